@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "verbs.h"
+#include "log.h"
+
+int verb_check(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	log_error("--check is not available in this build");
+	return 2;
+}

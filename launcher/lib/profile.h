@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A connector profile, as defined by docs/profiles.md (the format of record
+ * is ../shared/design/profiles.md). The loader is strict and all-or-nothing:
+ * cordon_profile_load() either returns a complete, validated profile or
+ * nothing at all. All strings are owned by the profile. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../basic/diag.h"
+
+#define CORDON_PROFILE_MAX_BYTES (1024 * 1024) /* files above 1 MiB are refused */
+#define CORDON_PROFILE_MAX_DEPTH 32	       /* YAML nesting limit */
+#define CORDON_CONNECTOR_ID_MAX 32
+
+enum cordon_fs_access {
+	CORDON_ACCESS_READ,
+	CORDON_ACCESS_READ_EXEC,
+	CORDON_ACCESS_READ_WRITE,
+};
+
+struct cordon_fs_entry {
+	char *path; /* host path, absolute and canonical */
+	char *at;   /* path inside the sandbox; equal to path when not given */
+	enum cordon_fs_access access;
+};
+
+enum cordon_net_mode {
+	CORDON_NET_NONE,
+	CORDON_NET_ALLOWLIST,
+};
+
+enum cordon_net_proto {
+	CORDON_PROTO_TCP = 1 << 0,
+	CORDON_PROTO_UDP = 1 << 1,
+	CORDON_PROTO_ANY = CORDON_PROTO_TCP | CORDON_PROTO_UDP,
+};
+
+struct cordon_net_rule {
+	int family;	     /* AF_INET or AF_INET6 */
+	uint8_t addr[16];    /* network address, host bits zero; IPv4 in the first 4 bytes */
+	uint8_t prefix_len;  /* 0..32 or 0..128 */
+	unsigned protocols;  /* enum cordon_net_proto bits; default TCP */
+	uint16_t *ports;     /* allowed destination ports, at least one */
+	size_t n_ports;
+};
+
+enum cordon_seccomp_base {
+	CORDON_SECCOMP_DEFAULT,
+	CORDON_SECCOMP_STRICT,
+};
+
+enum cordon_seccomp_action {
+	CORDON_SECCOMP_ERRNO,
+	CORDON_SECCOMP_KILL,
+	CORDON_SECCOMP_LOG,
+};
+
+/* Controls a profile can name in `sandbox.require`. */
+enum cordon_control {
+	CORDON_CONTROL_LANDLOCK = 1 << 0,
+	CORDON_CONTROL_SECCOMP = 1 << 1,
+	CORDON_CONTROL_CGROUP = 1 << 2,
+	CORDON_CONTROL_NAMESPACES = 1 << 3,
+	CORDON_CONTROL_NETWORK = 1 << 4,
+};
+
+/* Risk tiers, lowest first; the order is meaningful (comparisons). */
+enum cordon_risk {
+	CORDON_RISK_READ,
+	CORDON_RISK_WRITE,
+	CORDON_RISK_DESTRUCTIVE,
+	CORDON_RISK_HIGH,
+	CORDON_RISK_CRITICAL,
+};
+
+enum cordon_replay {
+	CORDON_REPLAY_UNSAFE, /* the default */
+	CORDON_REPLAY_SAFE,
+};
+
+enum cordon_instances {
+	CORDON_INSTANCES_PER_SESSION,
+	CORDON_INSTANCES_SHARED,
+};
+
+enum cordon_client_request {
+	CORDON_CLIENT_SAMPLING = 1 << 0,
+	CORDON_CLIENT_ELICITATION = 1 << 1,
+};
+
+struct cordon_env_var {
+	char *name;
+	char *value;
+};
+
+struct cordon_credential {
+	char *env;  /* environment variable name */
+	char *file; /* absolute path the broker reads */
+};
+
+struct cordon_tool_risk {
+	char *tool;
+	enum cordon_risk risk;
+};
+
+struct cordon_tool_replay {
+	char *tool;
+	enum cordon_replay replay;
+};
+
+struct cordon_profile {
+	char *id; /* from the file name */
+	char *path;
+
+	/* connector: */
+	char *description;
+	char **command; /* NULL-terminated argv; command[0] absolute */
+	size_t n_command;
+	char *workdir; /* NULL when not given */
+	char **env_pass;
+	size_t n_env_pass;
+	struct cordon_env_var *env_set;
+	size_t n_env_set;
+	struct cordon_credential *credentials;
+	size_t n_credentials;
+	enum cordon_instances instances;
+
+	/* sandbox: */
+	char *user; /* NULL means "dynamic" */
+	struct cordon_fs_entry *fs_system;
+	size_t n_fs_system;
+	struct cordon_fs_entry *fs_roots;
+	size_t n_fs_roots;
+	char **ceiling;
+	size_t n_ceiling;
+	uint64_t tmp_bytes; /* private tmpfs size at /tmp */
+	enum cordon_net_mode net_mode;
+	struct cordon_net_rule *net_allow;
+	size_t n_net_allow;
+	uint64_t mem_bytes;   /* 0 = no limit given */
+	uint64_t pids_max;    /* 0 = no limit given */
+	uint64_t cpu_micro;   /* CPUs in millionths; 0 = no limit given */
+	uint64_t nofile;      /* RLIMIT_NOFILE; 0 = default */
+	enum cordon_seccomp_base seccomp_base;
+	char **seccomp_allow;
+	size_t n_seccomp_allow;
+	char **seccomp_deny;
+	size_t n_seccomp_deny;
+	enum cordon_seccomp_action seccomp_action;
+	unsigned require; /* enum cordon_control bits */
+
+	/* tools: */
+	enum cordon_risk default_risk;
+	struct cordon_tool_risk *risk;
+	size_t n_risk;
+	struct cordon_tool_replay *replay;
+	size_t n_replay;
+	char **grant;
+	size_t n_grant;
+
+	bool resources_read;
+	bool prompts_read;
+	unsigned client_requests; /* enum cordon_client_request bits */
+	uint64_t approval_ttl_sec;
+};
+
+/* Loads and validates the profile at path; the connector id is the file name
+ * without ".yaml". Returns 0 and writes *ret on success. On failure returns
+ * -errno, writes nothing to *ret and, when reterr_diag is non-NULL, fills it
+ * with the line, column and a message naming the key. */
+int cordon_profile_load(const char *path, struct cordon_profile **ret, struct cordon_diag *reterr_diag);
+
+/* Parses a profile from memory; `id` is the connector id, `name` is used in
+ * messages. Same contract as cordon_profile_load(). */
+int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len,
+			 struct cordon_profile **ret, struct cordon_diag *reterr_diag);
+
+void cordon_profile_free(struct cordon_profile *p);
+
+/* Risk tier for a tool: the profile's table, else default_risk. */
+enum cordon_risk cordon_profile_tool_risk(const struct cordon_profile *p, const char *tool);
+enum cordon_replay cordon_profile_tool_replay(const struct cordon_profile *p, const char *tool);
+
+const char *cordon_risk_to_string(enum cordon_risk r);
+int cordon_risk_from_string(const char *s, enum cordon_risk *ret);
+const char *cordon_access_to_string(enum cordon_fs_access a);
+const char *cordon_control_to_string(enum cordon_control c);
+
+static inline void cordon_profile_freep(struct cordon_profile **p)
+{
+	if (*p)
+		cordon_profile_free(*p);
+}

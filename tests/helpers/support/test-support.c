@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "test-support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void cordon_test_skip(const char *fmt, ...)
+{
+	const char *must = getenv("CORDON_TEST_MUST_RUN");
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "SKIP: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	if (must && strcmp(must, "1") == 0) {
+		fprintf(stderr, "FAIL: CORDON_TEST_MUST_RUN=1 forbids skipping\n");
+		exit(1);
+	}
+	exit(CORDON_TEST_SKIP);
+}
+
+void cordon_test_require_root(void)
+{
+	if (geteuid() != 0)
+		cordon_test_skip("needs root (euid is %u)", (unsigned)geteuid());
+}
+
+int cordon_test_wait(pid_t pid)
+{
+	int status;
+
+	for (;;) {
+		if (waitpid(pid, &status, 0) >= 0)
+			return status;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+char *cordon_test_mkdtemp(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *path = NULL;
+
+	if (!base || !*base)
+		base = "/tmp";
+	if (asprintf(&path, "%s/cordon-test-%s-XXXXXX", base, tag) < 0)
+		abort();
+	if (!mkdtemp(path)) {
+		fprintf(stderr, "mkdtemp(%s): %s\n", path, strerror(errno));
+		abort();
+	}
+	return path;
+}
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		return rmdir(path) < 0 ? -1 : 0;
+	return unlink(path) < 0 ? -1 : 0;
+}
+
+int cordon_test_rm_rf(const char *path)
+{
+	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return 0;
+}
+
+const char *cordon_test_env(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Shared helpers for cordon's tests. */
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#define CORDON_TEST_SKIP 77
+
+/* Prints why and exits 77, or exits 1 when CORDON_TEST_MUST_RUN=1 (CI on a
+ * capable machine must not skip). */
+__attribute__((noreturn, format(printf, 1, 2))) void cordon_test_skip(const char *fmt, ...);
+
+/* Skips unless running as root. */
+void cordon_test_require_root(void);
+
+/* Inside a forked child that runs restricted code: never use cmocka asserts
+ * (they longjmp into the copied runner). CHILD_CHECK prints the failed
+ * condition and _exits with a distinctive status; the parent asserts the exit
+ * status with cordon_test_wait_exit(). */
+#define CHILD_CHECK(cond)                                                                       \
+	do {                                                                                    \
+		if (!(cond)) {                                                                  \
+			fprintf(stderr, "CHILD_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			fflush(stderr);                                                         \
+			_exit(99);                                                              \
+		}                                                                               \
+	} while (0)
+
+/* CHILD_CHECK_ERRNO(expr, e): expr must return -1 with errno == e. */
+#define CHILD_CHECK_ERRNO(expr, e)                                                                     \
+	do {                                                                                           \
+		errno = 0;                                                                             \
+		long _r = (long)(expr);                                                                \
+		int _e = errno;                                                                        \
+		if (_r != -1 || _e != (e)) {                                                           \
+			fprintf(stderr, "CHILD_CHECK_ERRNO failed at %s:%d: %s returned %ld errno %d (%s), want errno %d (%s)\n", \
+				__FILE__, __LINE__, #expr, _r, _e, strerror(_e), (e), strerror(e));   \
+			fflush(stderr);                                                                \
+			_exit(98);                                                                     \
+		}                                                                                      \
+	} while (0)
+
+/* Waits for pid; returns the raw wait status, or -errno. */
+int cordon_test_wait(pid_t pid);
+
+/* Creates a fresh directory under $TMPDIR (or /tmp) and returns its malloc'd
+ * path. Aborts on failure. */
+char *cordon_test_mkdtemp(const char *tag);
+
+/* Removes a directory tree this test created (does not follow symlinks, does
+ * not cross mount points). Returns 0 or -errno. */
+int cordon_test_rm_rf(const char *path);
+
+/* Environment lookups with a fallback; the paths ctest exports. */
+const char *cordon_test_env(const char *name, const char *fallback);
