@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One cgroup per connector instance, on pure cgroup v2 and on hybrid hosts
+ * (v1 memory/pids/cpu hierarchies plus a controller-less cgroup2 hierarchy
+ * used for BPF programs and cgroup.kill).
+ *
+ * Lifecycle (parent = launcher, child = the post-clone process):
+ *   parent: cordon_cgroup_create()   limits written before anything runs
+ *   parent: cordon_cgroup_v2_fd()    for clone3(CLONE_INTO_CGROUP) and BPF attach
+ *   child:  cordon_cgroup_enter()    v1 only: joins the v1 hierarchies
+ *                                    (async-signal-safe, no malloc)
+ *   parent: cordon_cgroup_stats()    peak memory, OOM kills, pids peak, CPU time
+ *   parent: cordon_cgroup_destroy()  kills every process, removes every directory
+ *
+ * Instance directories are named so that a later launcher can recognise
+ * ones whose owner died (cordon_cgroup_cleanup_stale()). */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../basic/diag.h"
+#include "probe.h"
+
+struct cordon_cgroup;
+
+struct cordon_cgroup_limits {
+	uint64_t mem_bytes; /* memory.max (v2) / memory.limit_in_bytes (v1); 0 = none */
+	uint64_t pids_max;  /* 0 = none */
+	uint64_t cpu_micro; /* CPUs in millionths (500000 = half a CPU); 0 = none */
+};
+
+struct cordon_cgroup_stats {
+	uint64_t mem_peak_bytes;
+	uint64_t oom_kills;
+	uint64_t pids_peak; /* 0 when the kernel does not report it */
+	uint64_t cpu_usage_usec;
+};
+
+/* Creates the instance's cgroup(s) named after `name` (connector id plus an
+ * instance number, [a-z0-9-]) and writes the limits. Controllers named in
+ * `required` (CORDON_CTRL_* bits) must be usable or this fails with a diag
+ * naming the controller; others are best effort and recorded in
+ * *ret_missing (bits of controllers that could not be applied). */
+int cordon_cgroup_create(const struct cordon_caps *caps, const char *name, const struct cordon_cgroup_limits *lim,
+			 unsigned required, struct cordon_cgroup **ret, unsigned *ret_missing,
+			 struct cordon_diag *reterr_diag);
+
+/* O_DIRECTORY fd of the instance's cgroup2 directory (pure v2, or the
+ * unified hierarchy on hybrid hosts); -EBADF when there is none. Owned by the
+ * cgroup object. */
+int cordon_cgroup_v2_fd(const struct cordon_cgroup *cg);
+
+/* Path of the cgroup2 directory, or NULL. */
+const char *cordon_cgroup_v2_path(const struct cordon_cgroup *cg);
+
+/* In the child after clone: joins every v1 hierarchy of the instance (writes
+ * "0" to the cgroup.procs fds opened by create). On pure v2 with
+ * CLONE_INTO_CGROUP this is a no-op; when clone3 could not place the child
+ * it joins the v2 directory too. Async-signal-safe. Returns 0 or -errno. */
+int cordon_cgroup_enter(const struct cordon_cgroup *cg);
+
+/* Moves an existing process into the instance (parent side; used by tests
+ * and by cordon-exec jobs). */
+int cordon_cgroup_attach_pid(const struct cordon_cgroup *cg, pid_t pid);
+
+int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *ret);
+
+/* True when the instance's cgroups hold no process. */
+bool cordon_cgroup_is_empty(const struct cordon_cgroup *cg);
+
+/* Kills every process in the instance (cgroup.kill where available, else
+ * freeze + SIGKILL each pid), waits until it is empty (bounded), removes the
+ * directories and frees cg. Returns 0 or the first -errno; cg is freed
+ * either way. */
+int cordon_cgroup_destroy(struct cordon_cgroup *cg);
+
+/* Removes instance cgroups left behind by a launcher that died (its pid no
+ * longer exists or belongs to another process start time): kills what is
+ * inside and removes the directories. Returns the number cleaned or -errno. */
+int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps);
