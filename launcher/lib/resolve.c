@@ -68,7 +68,7 @@ static int resolve_openat2(int root_fd, const char *path, const struct cordon_re
 	 * mode is only accepted with O_CREAT or O_TMPFILE. */
 	if (!(how->open_flags & O_PATH))
 		oh.flags |= O_NOCTTY;
-	if (how->open_flags & (O_CREAT | __O_TMPFILE))
+	if ((how->open_flags & O_CREAT) || (how->open_flags & O_TMPFILE) == O_TMPFILE)
 		oh.mode = how->mode;
 	if (!(how->flags & CORDON_RESOLVE_SYMLINKS))
 		oh.resolve |= RESOLVE_NO_SYMLINKS;

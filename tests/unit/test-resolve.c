@@ -156,6 +156,15 @@ static void test_inside_paths(void **state)
 	expect_read("a//b///file", 0, "inside");   /* "//" */
 	expect_read("./a/./b/file", 0, "inside");
 	expect_read("a/../a/b/file", 0, "inside"); /* ".." inside the root */
+	/* A directory open with a mode set (ignored without O_CREAT). */
+	for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+		int fd = -1;
+
+		assert_int_equal(try_open(modes[m], "/", O_RDONLY | O_DIRECTORY, 0, &fd), 0);
+		close(fd);
+		assert_int_equal(try_open(modes[m], "a", O_PATH | O_DIRECTORY, 0, &fd), 0);
+		close(fd);
+	}
 }
 
 static void test_dotdot_escape(void **state)
