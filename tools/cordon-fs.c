@@ -218,7 +218,7 @@ static json_t *read_one(struct fs *fs, const char *argname, const char *path, un
 	return o;
 }
 
-static int tool_read_file(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_read_file(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", "offset", "length", NULL };
 	struct fs *fs = ctx;
@@ -233,7 +233,7 @@ static int tool_read_file(void *ctx, json_t *args, struct mcp_call_result *res)
 	return res->structured ? 0 : -1;
 }
 
-static int tool_read_many(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_read_many(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "paths", NULL };
 	struct fs *fs = ctx;
@@ -266,7 +266,7 @@ static int tool_read_many(void *ctx, json_t *args, struct mcp_call_result *res)
 	return 0;
 }
 
-static int tool_list_directory(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_list_directory(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", NULL };
 	struct fs *fs = ctx;
@@ -306,7 +306,7 @@ static int tool_list_directory(void *ctx, json_t *args, struct mcp_call_result *
 	return 0;
 }
 
-static int tool_stat(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_stat(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", NULL };
 	struct fs *fs = ctx;
@@ -379,7 +379,7 @@ static void find_walk(struct find_state *st, int dfd, const char *prefix, unsign
 	closedir(d);
 }
 
-static int tool_find(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_find(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", "pattern", "max_results", "max_depth", NULL };
 	struct fs *fs = ctx;
@@ -488,7 +488,7 @@ static int decode_content(json_t *args, char **ret, size_t *ret_len, struct mcp_
 	return mcp_error(res, "argument 'encoding': must be \"utf-8\" or \"base64\"");
 }
 
-static int tool_write_file(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_write_file(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", "content", "encoding", NULL };
 	struct fs *fs = ctx;
@@ -580,7 +580,7 @@ static int diff_append(char **diff, size_t *dlen, unsigned line, const char *old
 	return 0;
 }
 
-static int tool_edit_file(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_edit_file(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", "edits", "dryRun", NULL };
 	struct fs *fs = ctx;
@@ -659,7 +659,7 @@ static int tool_edit_file(void *ctx, json_t *args, struct mcp_call_result *res)
 	return 0;
 }
 
-static int tool_create_directory(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_create_directory(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", NULL };
 	struct fs *fs = ctx;
@@ -704,7 +704,7 @@ static int copy_across(int sdir, const char *sname, int ddir, const char *dname)
 	return atomic_replace(ddir, dname, data, (size_t)n, true, st.st_mode & 0777);
 }
 
-static int tool_move(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_move(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "source", "destination", NULL };
 	struct fs *fs = ctx;
@@ -791,7 +791,7 @@ static int remove_tree(int dfd, unsigned depth, unsigned long *count)
 	return r;
 }
 
-static int tool_delete(void *ctx, json_t *args, struct mcp_call_result *res)
+static int tool_delete(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	static const char *const allowed[] = { "path", "recursive", NULL };
 	struct fs *fs = ctx;

@@ -123,13 +123,42 @@ static int handle_tools_list(const struct mcp_server *srv, int fd, json_t *id)
 	return send_result(fd, id, result);
 }
 
+static int send_tool_result(int fd, json_t *id, struct mcp_call_result *res, bool ok);
+
+int mcp_server_send_tool_result(struct mcp_server *srv, json_t *id, struct mcp_call_result *res)
+{
+	return send_tool_result(srv->out_fd, id, res, !res->error[0] && res->structured);
+}
+
+static int send_tool_result(int fd, json_t *id, struct mcp_call_result *res, bool ok)
+{
+	json_t *result;
+
+	if (!ok) {
+		json_decref(res->structured);
+		res->structured = NULL;
+		if (!res->error[0])
+			snprintf(res->error, sizeof(res->error), "tool failed");
+		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res->error, "isError",
+				   1);
+	} else {
+		_cleanup_free_ char *text = json_dumps(res->structured, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+		result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text ? text : "{}",
+				   "structuredContent", res->structured, "isError", 0);
+		res->structured = NULL;
+	}
+	if (!result)
+		return -ENOMEM;
+	return send_result(fd, id, result);
+}
+
 static int handle_tools_call(const struct mcp_server *srv, int fd, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	struct mcp_call_result res = { 0 };
 	const struct mcp_tool *tool = NULL;
-	json_t *result;
 	int r;
 
 	if (!name)
@@ -143,22 +172,10 @@ static int handle_tools_call(const struct mcp_server *srv, int fd, json_t *id, j
 		return send_error(fd, id, -32602, "tools/call: params.arguments must be an object");
 
 	_cleanup_(json_decrefp) json_t *empty = json_object();
-	r = tool->call(srv->ctx, args ? args : empty, &res);
-	if (r < 0 || !res.structured) {
-		json_decref(res.structured);
-		if (!res.error[0])
-			snprintf(res.error, sizeof(res.error), "%s failed", name);
-		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res.error, "isError",
-				   1);
-	} else {
-		_cleanup_free_ char *text = json_dumps(res.structured, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-		result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text ? text : "{}",
-				   "structuredContent", res.structured, "isError", 0);
-	}
-	if (!result)
-		return -ENOMEM;
-	return send_result(fd, id, result);
+	r = tool->call(srv->ctx, id, args ? args : empty, &res);
+	if (r == MCP_DEFERRED)
+		return 0;
+	return send_tool_result(fd, id, &res, r == 0 && res.structured);
 }
 
 static int handle_line(const struct mcp_server *srv, int out, const char *line, size_t len)
@@ -188,8 +205,11 @@ static int handle_line(const struct mcp_server *srv, int out, const char *line, 
 		/* A response to a request we never send: ignore. */
 		return 0;
 	}
-	if (!id) /* notification: nothing to answer */
+	if (!id) { /* notification: nothing to answer */
+		if (srv->on_notification)
+			srv->on_notification(srv->ctx, method, params);
 		return 0;
+	}
 	if (!json_is_string(id) && !json_is_integer(id))
 		return send_error(out, NULL, -32600, "id must be a string or an integer");
 	if (params && !json_is_object(params))
@@ -206,18 +226,35 @@ static int handle_line(const struct mcp_server *srv, int out, const char *line, 
 	return send_error(out, id, -32601, "method not found");
 }
 
-int mcp_server_run(const struct mcp_server *srv, int in_fd, int out_fd)
+int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t cap = 65536, len = 0;
 	bool discarding = false;
 
+	srv->out_fd = out_fd;
 	buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
+		struct pollfd fds[64];
+		size_t nfds = 1;
+		int timeout = -1;
 		ssize_t n;
 		char *nl;
+
+		fds[0] = (struct pollfd){ .fd = in_fd, .events = POLLIN };
+		if (srv->fill_pollfds)
+			nfds += srv->fill_pollfds(srv->ctx, fds + 1, ELEMENTSOF(fds) - 1, &timeout);
+		if (poll(fds, nfds, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (srv->handle_pollfds)
+			srv->handle_pollfds(srv->ctx, fds + 1, nfds - 1);
+		if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 
 		if (len == cap) {
 			if (cap >= MCP_MAX_LINE) {
@@ -242,7 +279,7 @@ int mcp_server_run(const struct mcp_server *srv, int in_fd, int out_fd)
 		}
 		n = read(in_fd, buf + len, cap - len);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return -errno;
 		}

@@ -9,6 +9,7 @@
  * them. */
 
 #include <jansson.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,9 +34,14 @@ struct mcp_tool {
 	const char *output_schema; /* JSON text or NULL */
 	bool read_only;		   /* annotations.readOnlyHint (a hint only: cordon never trusts it) */
 	bool destructive;
-	/* Returns 0 with res->structured set, or -1 with res->error set. */
-	int (*call)(void *ctx, json_t *args, struct mcp_call_result *res);
+	/* Returns 0 with res->structured set, -1 with res->error set, or
+	 * MCP_DEFERRED when the answer comes later through
+	 * mcp_server_send_tool_result() with `id` (the handler takes its own
+	 * reference with json_incref). */
+	int (*call)(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res);
 };
+
+#define MCP_DEFERRED 1
 
 struct mcp_server {
 	const char *name;
@@ -44,11 +50,23 @@ struct mcp_server {
 	const struct mcp_tool *tools;
 	size_t n_tools;
 	void *ctx;
+	int out_fd; /* set by mcp_server_run() */
+
+	/* Optional hooks for servers with asynchronous work. fill_pollfds adds
+	 * up to max fds and may lower *timeout_ms; handle_pollfds gets them
+	 * back after poll(); on_notification sees every client notification
+	 * (e.g. notifications/cancelled). */
+	size_t (*fill_pollfds)(void *ctx, struct pollfd *fds, size_t max, int *timeout_ms);
+	void (*handle_pollfds)(void *ctx, const struct pollfd *fds, size_t n);
+	void (*on_notification)(void *ctx, const char *method, json_t *params);
 };
+
+/* Sends the answer of a deferred tool call. Returns 0 or -errno. */
+int mcp_server_send_tool_result(struct mcp_server *srv, json_t *id, struct mcp_call_result *res);
 
 /* Serves requests from in_fd and writes responses to out_fd until EOF.
  * Returns 0 at EOF, or -errno on an I/O error. */
-int mcp_server_run(const struct mcp_server *srv, int in_fd, int out_fd);
+int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd);
 
 /* Argument helpers for tool handlers. Each returns 0 or -1 with res->error
  * naming the argument ("argument 'path': must be a string"). Optional
