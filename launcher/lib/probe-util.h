@@ -11,6 +11,12 @@
 
 #include "probe.h"
 
+/* Name of the probe's BPF program (BPF_OBJ_NAME_LEN includes the NUL). */
+#define CORDON_PROBE_BPF_NAME "cordon_probe"
+
+/* Prefix of every directory the probe creates (temp dir and cgroups). */
+#define CORDON_PROBE_DIR_PREFIX "cordon-probe-"
+
 /* Landlock rights and scopes a given ABI version handles (0 for abi < 1). */
 uint64_t cordon_landlock_fs_rights_for_abi(int abi);
 uint64_t cordon_landlock_net_rights_for_abi(int abi);

@@ -593,6 +593,8 @@ static int bpf_load_allow_connect4(void)
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = ELEMENTSOF(insns);
 	attr.license = (uint64_t)(uintptr_t)license;
+	/* A recognisable name, so a test can prove none is left loaded. */
+	memcpy(attr.prog_name, CORDON_PROBE_BPF_NAME, sizeof(CORDON_PROBE_BPF_NAME));
 	return sys_bpf(BPF_PROG_LOAD, &attr);
 }
 
