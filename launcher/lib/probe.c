@@ -61,9 +61,15 @@ static void child_killp(pid_t *pid)
 	if (*pid > 0) {
 		int saved = errno;
 
-		(void)kill(*pid, SIGKILL);
-		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		/* Signal only a child that is still ours and unreaped: if the
+		 * caller ignores SIGCHLD, an exited child is reaped by the
+		 * kernel and its pid may already belong to someone else. */
+		if (waitpid(*pid, NULL, WNOHANG) == 0) {
+			(void)kill(*pid, SIGKILL);
+			while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		*pid = 0;
 		errno = saved;
 	}
 }
@@ -76,8 +82,12 @@ static int child_reap(pid_t *pid)
 	for (;;) {
 		if (waitpid(*pid, &status, 0) >= 0)
 			break;
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			/* ECHILD: reaped by the kernel (SIGCHLD ignored); either
+			 * way the pid is no longer ours to signal. */
+			*pid = 0;
 			return -errno;
+		}
 	}
 	*pid = 0;
 	return status;
@@ -492,6 +502,18 @@ static bool word_list_has(const char *list, const char *word)
 	return false;
 }
 
+/* mkdir of a probe cgroup. A directory of the same name can only be left by
+ * an earlier process with our pid that died mid-probe: rmdir it (that fails
+ * harmlessly if anything still lives in it) and try once more. */
+static int cgroup_mkdir_fresh(const char *path)
+{
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0755) < 0)
+		return -errno;
+	return 0;
+}
+
 /* mkdir + rmdir of `name` under `parent`. */
 static bool cgroup_try_child(const char *parent, const char *name)
 {
@@ -499,7 +521,7 @@ static bool cgroup_try_child(const char *parent, const char *name)
 
 	if (snprintf(path, sizeof(path), "%s/%s", parent, name) >= (int)sizeof(path))
 		return false;
-	if (mkdir(path, 0755) < 0)
+	if (cgroup_mkdir_fresh(path) < 0)
 		return false;
 	return rmdir(path) == 0;
 }
@@ -674,7 +696,8 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 				}
 	}
 
-	if (snprintf(dir, sizeof(dir), "%s/%s", c->cgroup2_mount, name) < (int)sizeof(dir) && mkdir(dir, 0755) == 0) {
+	if (snprintf(dir, sizeof(dir), "%s/%s", c->cgroup2_mount, name) < (int)sizeof(dir) &&
+	    cgroup_mkdir_fresh(dir) == 0) {
 		made = true;
 		cg_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
