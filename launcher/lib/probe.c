@@ -229,45 +229,54 @@ static bool openat2_refuses(int dfd, const char *path, int want)
 	return errno == want;
 }
 
-static int probe_openat2(struct cordon_caps *c)
+/* Checks dfd with the full resolve set: "." must open (the allowed case
+ * first, else a kernel that refuses everything would look safe), `escape`
+ * must fail with ELOOP and ".." and "/" with EXDEV. */
+static void openat2_check(struct cordon_caps *c, int dfd, const char *escape, const char *escape_deeper)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | O_DIRECTORY,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
+	int fd = sys_openat2(dfd, ".", &how, sizeof(how));
+
+	if (fd < 0) {
+		c->openat2 = errno != ENOSYS;
+		return;
+	}
+	(void)close(fd);
+	c->openat2 = true;
+	c->openat2_beneath = openat2_refuses(dfd, "..", EXDEV) && openat2_refuses(dfd, "/", EXDEV) &&
+			     openat2_refuses(dfd, escape, ELOOP) && openat2_refuses(dfd, escape_deeper, ELOOP);
+}
+
+static int probe_openat2(struct cordon_caps *c)
+{
 	_cleanup_close_ int dfd = -EBADF;
 	char dir[PATH_MAX];
-	bool linked;
-	int fd;
 
-	if (snprintf(dir, sizeof(dir), "%s/cordon-probe-XXXXXX", probe_tmpdir()) >= (int)sizeof(dir))
-		return 0;
-	if (!mkdtemp(dir))
-		return errno == ENOMEM ? -ENOMEM : 0; /* no temp dir: recorded as not verified */
+	if (snprintf(dir, sizeof(dir), "%s/" CORDON_PROBE_DIR_PREFIX "XXXXXX", probe_tmpdir()) < (int)sizeof(dir) &&
+	    mkdtemp(dir)) {
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		/* An absolute symlink out of the directory: the escape that
+		 * RESOLVE_NO_SYMLINKS must refuse. */
+		if (dfd >= 0 && symlinkat("/", dfd, "escape") == 0) {
+			openat2_check(c, dfd, "escape", "escape/etc");
+			(void)unlinkat(dfd, "escape", 0);
+		}
+		(void)rmdir(dir);
+		if (c->openat2)
+			return 0;
+	} else if (errno == ENOMEM)
+		return -ENOMEM;
 
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	/* An absolute symlink pointing out of the directory: the escape that
-	 * RESOLVE_NO_SYMLINKS (ELOOP) must refuse. */
-	linked = dfd >= 0 && symlinkat("/", dfd, "escape") == 0;
-
-	if (dfd >= 0) {
-		/* The allowed case first: without it a kernel that refuses
-		 * everything (or lacks the syscall) would look safe. */
-		fd = sys_openat2(dfd, ".", &how, sizeof(how));
-		if (fd >= 0) {
-			(void)close(fd);
-			c->openat2 = true;
-			c->openat2_beneath = linked && openat2_refuses(dfd, "..", EXDEV) &&
-					     openat2_refuses(dfd, "escape", ELOOP) &&
-					     openat2_refuses(dfd, "escape/etc", ELOOP) &&
-					     openat2_refuses(dfd, "/", EXDEV);
-		} else
-			c->openat2 = errno != ENOSYS;
-	}
-
-	if (linked)
-		(void)unlinkat(dfd, "escape", 0);
-	(void)rmdir(dir);
+	/* No writable temp dir (read-only /tmp, full disk): /proc/self has
+	 * magic links of its own ("cwd" points outside it) and creating
+	 * nothing is needed. */
+	closep(&dfd);
+	dfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		openat2_check(c, dfd, "cwd", "cwd/.");
 	return 0;
 }
 

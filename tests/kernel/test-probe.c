@@ -365,6 +365,25 @@ static void test_openat2_escape(void **state)
 	free(dir);
 }
 
+static void child_probe_no_tmpdir(const void *arg)
+{
+	struct cordon_caps c;
+
+	(void)arg;
+	/* A temp dir that cannot be created: the probe falls back to
+	 * /proc/self's magic links and still proves the refusal. */
+	CHILD_CHECK(setenv("TMPDIR", "/proc/cordon-no-such-dir", 1) == 0);
+	CHILD_CHECK(cordon_probe(&c) == 0);
+	CHILD_CHECK(c.openat2 == caps.openat2);
+	CHILD_CHECK(c.openat2_beneath == caps.openat2_beneath);
+}
+
+static void test_openat2_without_tmpdir(void **state)
+{
+	(void)state;
+	assert_exited_0(run_child(child_probe_no_tmpdir, NULL));
+}
+
 /* ---- namespaces ---------------------------------------------------------- */
 
 static const struct {
@@ -1070,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_landlock_log_flags),
 		cmocka_unit_test(test_seccomp),
 		cmocka_unit_test(test_openat2_escape),
+		cmocka_unit_test(test_openat2_without_tmpdir),
 		cmocka_unit_test(test_namespaces),
 		cmocka_unit_test(test_userns_unprivileged),
 		cmocka_unit_test(test_cgroup_layout),
