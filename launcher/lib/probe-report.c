@@ -135,7 +135,7 @@ static void append_item(char *buf, size_t size, const char *sep, const char *ite
 static struct cordon_probe_row *row_add(struct cordon_probe_row *rows, size_t *n, size_t max, const char *control,
 					enum cordon_probe_status st)
 {
-	static struct cordon_probe_row sink;
+	static _Thread_local struct cordon_probe_row sink;
 	struct cordon_probe_row *r;
 
 	/* Past max the row goes to a scratch slot, so callers need no checks. */
