@@ -50,3 +50,18 @@ struct cordon_probe_row {
 /* Fills rows[0..n) with the verdict on every control, in report order, and
  * returns n (at most max). */
 size_t cordon_probe_rows(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t max);
+
+struct cordon_profile;
+struct cordon_diag;
+
+/* What this kernel means for one profile, as docs/kernel-matrix.md
+ * ("Controls") specifies. Returns 0 when the launch may go ahead and writes
+ * *ret_degraded (if non-NULL) with the enum cordon_control bits whose control
+ * is missing or degraded here (for /health: these ran without it, every other
+ * control stayed on). Returns -EOPNOTSUPP and fills reterr_diag (step
+ * "kernel", message naming the control and why) when a control the profile
+ * requires is missing or the kernel lacks no_new_privs; -EPERM when the
+ * caller lacks a capability every sandbox needs (CAP_SYS_ADMIN, CAP_SETUID,
+ * CAP_SETGID). */
+int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
+			       struct cordon_diag *reterr_diag);
