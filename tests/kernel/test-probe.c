@@ -17,6 +17,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <mntent.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -1079,6 +1080,39 @@ static void test_probe_is_stable(void **state)
 	free(b);
 }
 
+static void *blocked_thread(void *arg)
+{
+	char b;
+
+	return (void *)(intptr_t)read(*(int *)arg, &b, 1);
+}
+
+/* From a multi-threaded caller (the forked children must still work, and
+ * unshare(CLONE_NEWUSER) refuses multi-threaded processes, so it must run in
+ * the child) the probe finds the same. */
+static void test_probe_multithreaded(void **state)
+{
+	struct cordon_caps c;
+	pthread_t t;
+	char *a, *b;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(pthread_create(&t, NULL, blocked_thread, &p[0]), 0);
+	assert_int_equal(cordon_probe(&c), 0);
+	close(p[1]);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(p[0]);
+
+	c.probe_usec = caps.probe_usec;
+	a = cordon_probe_to_json(&caps);
+	b = cordon_probe_to_json(&c);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1104,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_no_new_privs_set),
 		cmocka_unit_test(test_leaves_nothing_behind),
 		cmocka_unit_test(test_probe_is_stable),
+		cmocka_unit_test(test_probe_multithreaded),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
