@@ -265,6 +265,11 @@ static bool name_valid(const char *s)
 	return true;
 }
 
+bool cordon_seccomp_syscall_name_known(const char *name)
+{
+	return name && name_valid(name) && resolve_name(name) != __NR_SCMP_ERROR;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -337,6 +337,19 @@ static void test_cache(void **state)
 	cordon_seccomp_cache_clear();
 }
 
+static void test_name_known(void **state)
+{
+	assert_true(cordon_seccomp_syscall_name_known("read"));
+	assert_true(cordon_seccomp_syscall_name_known("clone3"));
+	assert_true(cordon_seccomp_syscall_name_known("open_tree_attr")); /* cordon's table */
+	assert_true(cordon_seccomp_syscall_name_known("stime"));	  /* other arches only */
+	assert_false(cordon_seccomp_syscall_name_known("no_such_syscall"));
+	assert_false(cordon_seccomp_syscall_name_known("READ"));
+	assert_false(cordon_seccomp_syscall_name_known(""));
+	assert_false(cordon_seccomp_syscall_name_known(NULL));
+	assert_false(cordon_seccomp_syscall_name_known("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+}
+
 static void test_null_args(void **state)
 {
 	struct cordon_seccomp_program *prog = NULL;
@@ -361,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_caps_adapt),
 		cmocka_unit_test(test_strict_program_shape),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_name_known),
 		cmocka_unit_test(test_null_args),
 	};
 
