@@ -255,7 +255,7 @@ static int resolve_name(const char *name)
 
 static bool name_valid(const char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strnlen(s, NAME_MAX_LEN + 1);
 
 	if (n == 0 || n > NAME_MAX_LEN)
 		return false;
@@ -285,6 +285,8 @@ static int normalize_list(char *const *names, size_t n, const char *key, const c
 	if (n > 4096)
 		return cordon_diag_set(reterr_diag, E2BIG, STEP, "seccomp.%s: too many names (%zu, at most 4096)",
 				       key, n);
+	if (n > 0 && !names)
+		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.%s: %zu names but no list", key, n);
 	if (n > 0) {
 		v = calloc(n, sizeof(*v));
 		if (!v)
