@@ -202,7 +202,12 @@ static const struct cordon_authz_input *apply(struct fixture *f, enum mutation m
 		f->in.n_grant = 0;
 		break;
 	case M_NOT_IN_GRANT:
+		/* A near miss: grants match whole names only. */
 		f->grant[0] = "read_files";
+		f->grant[1] = "write_file_";
+		f->grant[2] = "delete";
+		f->grant[3] = "run_command.";
+		f->grant[4] = "Unnamed_tool";
 		break;
 	case M_NO_INVENTORY:
 		f->in.inventory = NULL;
@@ -248,7 +253,7 @@ static const struct cordon_authz_input *apply(struct fixture *f, enum mutation m
 		f->pol.default_risk = (enum cordon_risk)9;
 		break;
 	case M_BAD_NAMED_TIER:
-		f->bad_risk = (struct cordon_tool_risk){ .tool = "read_file", .risk = (enum cordon_risk)-1 };
+		f->bad_risk = (struct cordon_tool_risk){ .tool = (char *)f->in.tool, .risk = (enum cordon_risk)-1 };
 		f->pol.risk = &f->bad_risk;
 		f->pol.n_risk = 1;
 		break;
