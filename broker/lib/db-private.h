@@ -81,3 +81,7 @@ int db_column_strdup(sqlite3_stmt *st, int col, char **ret);
 
 /* Frees db->audit (audit.c). */
 void audit_state_free(struct cordon_audit_state *a);
+
+/* Called by db_commit()/db_rollback(): promotes or drops the audit module's
+ * in-memory state of the transaction (audit.c). */
+void audit_tx_end(struct cordon_db *db, bool committed);

@@ -185,6 +185,7 @@ void db_rollback(struct cordon_db *db)
 	 * rolled back after an I/O error); either way none is open afterwards. */
 	(void)exec_simple(db, "ROLLBACK");
 	db->in_tx = false;
+	audit_tx_end(db, false);
 	db->counters.transactions_rolled_back++;
 }
 
@@ -198,12 +199,21 @@ int db_commit(struct cordon_db *db)
 		db_rollback(db);
 		return db_failf(db, EIO, "injected commit failure");
 	}
+	/* After some I/O errors SQLite rolls the transaction back by itself;
+	 * committing "nothing" then would report success for lost work. */
+	if (sqlite3_get_autocommit(db->sql)) {
+		db->in_tx = false;
+		audit_tx_end(db, false);
+		db->counters.transactions_rolled_back++;
+		return db_failf(db, EIO, "the transaction was rolled back by SQLite after an error");
+	}
 	r = exec_simple(db, "COMMIT");
 	if (r < 0) {
 		db_rollback(db);
 		return r;
 	}
 	db->in_tx = false;
+	audit_tx_end(db, true);
 	db->counters.transactions_committed++;
 	return 0;
 }
