@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,15 @@
  * range, which admission refuses. Refusing them on the way in keeps
  * decode(jcs(x)) admissible for every admitted x. */
 #define JCS_INTEGER_FORM_LIMIT 1e21
+
+/* Every double of magnitude >= 2^52 is an integer, so no floor() is needed
+ * (and the library stays free of libm). */
+static bool in_integer_band(double x)
+{
+	double a = __builtin_fabs(x);
+
+	return a > (double)CORDON_CANON_MAX_SAFE_INTEGER && a < JCS_INTEGER_FORM_LIMIT;
+}
 
 
 void cordon_canon_limits_default(struct cordon_canon_limits *ret)
@@ -306,11 +314,10 @@ static int scan_number(struct scan *s)
 		errno = 0;
 		x = strtod(buf, &e);
 		if (e == buf + n) {
-			if (!isfinite(x))
+			if (!__builtin_isfinite(x))
 				return scan_fail(s, ERANGE, "number %.40s%s overflows a double", buf,
 						 n > 40 ? "…" : "");
-			if (x == floor(x) && fabs(x) > (double)CORDON_CANON_MAX_SAFE_INTEGER &&
-			    fabs(x) < JCS_INTEGER_FORM_LIMIT)
+			if (in_integer_band(x))
 				return scan_fail(s, ERANGE,
 						 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings",
 						 buf, n > 40 ? "…" : "");
@@ -477,9 +484,9 @@ static int admit_string(const char *s, size_t n, const struct path *p, struct co
 
 static int admit_number(double x, const struct path *p, struct cordon_diag *d)
 {
-	if (!isfinite(x))
+	if (!__builtin_isfinite(x))
 		return admit_fail(p, d, EDOM, "non-finite number");
-	if (x == floor(x) && fabs(x) > (double)CORDON_CANON_MAX_SAFE_INTEGER && fabs(x) < JCS_INTEGER_FORM_LIMIT)
+	if (in_integer_band(x))
 		return admit_fail(p, d, ERANGE, "integer-valued number outside ±(2^53−1)");
 	return 0;
 }
@@ -624,7 +631,7 @@ int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX])
 	int exp = 0, n;
 	bool found = false;
 
-	if (!isfinite(x))
+	if (!__builtin_isfinite(x))
 		return -EDOM;
 	if (x == 0) {
 		/* Both +0 and −0. */
@@ -939,9 +946,9 @@ static int encode(struct out *o, const json_t *v, unsigned depth)
 		char b[CORDON_JCS_NUMBER_MAX];
 		int w;
 
-		if (!isfinite(x))
+		if (!__builtin_isfinite(x))
 			return -EDOM;
-		if (x == floor(x) && fabs(x) > (double)CORDON_CANON_MAX_SAFE_INTEGER && fabs(x) < JCS_INTEGER_FORM_LIMIT)
+		if (in_integer_band(x))
 			return -ERANGE;
 		w = cordon_jcs_format_double(x, b);
 		if (w < 0)
