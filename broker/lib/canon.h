@@ -32,7 +32,8 @@ struct cordon_canon_limits {
 /* Admission errors. The return value is one of these negative errnos (stable,
  * tests and callers may switch on them); the diag (step "canon") carries a
  * message naming what and where: "line L, column C (byte P)" with 1-based
- * line/column (column counted in bytes) and 0-based byte offset.
+ * line/column (column counted in characters, as jansson does) and 0-based
+ * byte offset; d->line and d->column are set too.
  *
  *   -EMSGSIZE  input larger than limits->max_bytes
  *   -EBADMSG   not JSON (syntax error, trailing data, empty input)
@@ -90,6 +91,11 @@ int cordon_canon_arguments(const json_t *arguments, json_t **ret, struct cordon_
 /* Compares two strings by UTF-16 code units, as RFC 8785 §3.2.3 sorts member
  * names. Both must be valid UTF-8 (admitted). Returns <0, 0, >0. */
 int cordon_jcs_compare_keys(const char *a, size_t a_len, const char *b, size_t b_len);
+
+/* True if s[0..n) is strictly valid UTF-8 (shortest form, no surrogates, at
+ * most U+10FFFF) without NUL; otherwise false and, if ret_bad_offset is
+ * non-NULL, the offset of the first bad byte. */
+bool cordon_utf8_valid(const char *s, size_t n, size_t *ret_bad_offset);
 
 /* Formats a finite double as ECMAScript Number::toString (RFC 8785 §3.2.2.3)
  * into buf (at least CORDON_JCS_NUMBER_MAX bytes, NUL-terminated). Returns
