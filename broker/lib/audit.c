@@ -458,6 +458,26 @@ fail:
 	return cordon_diag_set(diag, -r, "audit", "loading the audit log: %s", db->last_error);
 }
 
+int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_options *o, const char *key_path,
+				const char *key_name, struct cordon_note_verifier *ret_verifier,
+				struct cordon_diag *diag)
+{
+	struct cordon_note_signer *s = NULL;
+	struct cordon_note_verifier v;
+	int r;
+
+	r = cordon_note_signer_load_or_create(key_path, key_name, &s, NULL, diag);
+	if (r < 0)
+		return r;
+	cordon_note_signer_verifier(s, &v);
+	r = cordon_audit_setup(db, o, s, diag);
+	if (r < 0)
+		return r;
+	if (ret_verifier)
+		*ret_verifier = v;
+	return 0;
+}
+
 /* ---- verify ---------------------------------------------------------------- */
 
 struct vrec {

@@ -76,6 +76,14 @@ struct cordon_audit_options {
 int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,
 		       struct cordon_diag *diag);
 
+/* Loads (creating on first start, mode 0600) the Ed25519 signing key at
+ * key_path with canon's cordon_note_signer_load_or_create() and calls
+ * cordon_audit_setup(). Writes the public verifier to *ret_verifier (may be
+ * NULL) for `verify`. */
+int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_options *o, const char *key_path,
+				const char *key_name, struct cordon_note_verifier *ret_verifier,
+				struct cordon_diag *diag);
+
 /* Appends one record in its own transaction. Returns 0 or -errno; on failure
  * the db's audit_append_failures counter is incremented. */
 int cordon_audit_append(struct cordon_db *db, const struct cordon_audit_event *ev);

@@ -31,6 +31,7 @@
 #include "db.h"
 #include "delegations.h"
 #include "grants.h"
+#include "merkle.h"
 #include "inventory.h"
 #include "test-support.h"
 
