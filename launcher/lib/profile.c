@@ -219,24 +219,36 @@ struct quoted {
 static struct quoted quote(const struct node *n)
 {
 	struct quoted q;
-	size_t o = 0;
+	size_t o = 0, chars = 0;
 
 	q.s[o++] = '"';
 	for (size_t i = 0; i < n->len; i++) {
 		unsigned char ch = (unsigned char)n->value[i];
+		size_t need = ch < 0x20 || ch == 0x7f ? 4 : ch == '"' || ch == '\\' ? 2 : 1;
+		bool continuation = (ch & 0xc0) == 0x80;
 
-		if (i >= 48) {
+		if (!continuation)
+			chars++;
+		/* Room must stay for `..."` and the NUL. */
+		if ((!continuation && chars > 48) || o + need > sizeof(q.s) - 5) {
+			/* Never leave half a UTF-8 sequence before the "...". */
+			if (continuation) {
+				while (o > 1 && ((unsigned char)q.s[o - 1] & 0xc0) == 0x80)
+					o--;
+				if (o > 1)
+					o--;
+			}
 			memcpy(q.s + o, "...", 3);
 			o += 3;
 			break;
 		}
-		if (ch < 0x20 || ch == 0x7f)
+		if (need == 4)
 			o += (size_t)snprintf(q.s + o, sizeof(q.s) - o, "\\x%02x", ch);
-		else if (ch == '"' || ch == '\\') {
-			q.s[o++] = '\\';
+		else {
+			if (need == 2)
+				q.s[o++] = '\\';
 			q.s[o++] = (char)ch;
-		} else
-			q.s[o++] = (char)ch;
+		}
 	}
 	q.s[o++] = '"';
 	q.s[o] = '\0';
@@ -1140,12 +1152,14 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 	return acc;
 }
 
-/* Two entries that would appear at the same place inside the sandbox. */
-static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct cordon_profile *p)
+/* Two entries that would appear at the same place inside the sandbox. The
+ * error points at the later entry. */
+static int check_fs_clashes(struct ctx *c, const struct node *system, const struct node *roots,
+			    const struct cordon_profile *p)
 {
 	int acc = 0;
 
-	for (size_t i = 0; i < p->n_fs_roots; i++) {
+	for (size_t i = 0; roots && i < p->n_fs_roots; i++) {
 		const char *at = p->fs_roots[i].at;
 		const char *other = NULL;
 		size_t m;
@@ -1162,10 +1176,10 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 			continue;
 		m = path_push_key(c, "roots");
 		path_push_index(c, i);
-		acc = err(c, fs, "sandbox path %s is already used by %s", at, other);
+		acc = err(c, roots->items[i], "sandbox path %s is already used by %s", at, other);
 		path_pop(c, m);
 	}
-	for (size_t i = 0; i < p->n_fs_system; i++)
+	for (size_t i = 0; system && i < p->n_fs_system; i++)
 		for (size_t j = 0; j < i; j++) {
 			size_t m;
 
@@ -1174,7 +1188,8 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 				continue;
 			m = path_push_key(c, "system");
 			path_push_index(c, i);
-			acc = err(c, fs, "%s is listed twice", p->fs_system[i].path);
+			acc = err(c, system->items[i], "%s is listed twice (first at line %u)", p->fs_system[i].path,
+				  system->items[j]->line);
 			path_pop(c, m);
 			break;
 		}
@@ -1203,7 +1218,8 @@ static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_p
 	p->tmp_bytes = TMPFS_DEFAULT;
 	if (v[3])
 		WITH_KEY(c, "tmp", &acc, get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
-	r = check_fs_clashes(c, n, p);
+	r = check_fs_clashes(c, v[0] && v[0]->type == NODE_SEQ ? v[0] : NULL,
+			     v[1] && v[1]->type == NODE_SEQ ? v[1] : NULL, p);
 	if (r < 0)
 		acc = r;
 	return acc;
@@ -1419,7 +1435,7 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 		return r;
 	acc = map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1T", &p->mem_bytes));
+		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1024G", &p->mem_bytes));
 	if (v[1])
 		WITH_KEY(c, "pids", &acc, get_uint(c, v[1], PIDS_MIN, PIDS_MAX, &p->pids_max));
 	if (v[2]) {

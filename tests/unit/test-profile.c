@@ -550,6 +550,35 @@ static void test_client_requests_and_surfaces(void **state)
 	cordon_profile_free(p);
 }
 
+/* Values quoted in messages are escaped and cut to fit (a fuzzer found the
+ * first version overflowing its buffer with escapes). */
+static void test_quoted_values_bounded(void **state)
+{
+	char yaml[1024], want[200];
+	size_t o;
+
+	o = (size_t)snprintf(yaml, sizeof(yaml), "%s", MINIMAL "resources: \"");
+	for (int i = 0; i < 60; i++)
+		o += (size_t)snprintf(yaml + o, sizeof(yaml) - o, "\\x01");
+	snprintf(yaml + o, sizeof(yaml) - o, "\"\n");
+	o = (size_t)snprintf(want, sizeof(want), "resources: must be one of none, read (got \"");
+	for (int i = 0; i < 18; i++)
+		o += (size_t)snprintf(want + o, sizeof(want) - o, "\\x01");
+	snprintf(want + o, sizeof(want) - o, "...\")");
+	check_error(yaml, 9, 12, want);
+
+	/* 60 two-byte characters: cut after 48 whole characters, never inside one */
+	o = (size_t)snprintf(yaml, sizeof(yaml), "%s", MINIMAL "resources: ");
+	for (int i = 0; i < 60; i++)
+		o += (size_t)snprintf(yaml + o, sizeof(yaml) - o, "\xc3\xa9");
+	snprintf(yaml + o, sizeof(yaml) - o, "\n");
+	o = (size_t)snprintf(want, sizeof(want), "resources: must be one of none, read (got \"");
+	for (int i = 0; i < 37; i++)
+		o += (size_t)snprintf(want + o, sizeof(want) - o, "\xc3\xa9");
+	snprintf(want + o, sizeof(want) - o, "...\")");
+	check_error(yaml, 9, 12, want);
+}
+
 /* Every error of a file is collected, in file order, whatever order the
  * checks ran in. */
 static void test_all_errors_collected(void **state)
@@ -960,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_connector_rules),
 		cmocka_unit_test(test_sandbox_rules),
 		cmocka_unit_test(test_client_requests_and_surfaces),
+		cmocka_unit_test(test_quoted_values_bounded),
 		cmocka_unit_test(test_all_errors_collected),
 		cmocka_unit_test(test_minimal_defaults),
 		cmocka_unit_test(test_full_profile),
