@@ -1934,6 +1934,8 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	_cleanup_free_ struct ctx *c = NULL;
 	int r;
 
+	if (ret_n_diags)
+		*ret_n_diags = 0;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
