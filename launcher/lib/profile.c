@@ -376,7 +376,16 @@ static int yaml_error(struct ctx *c, const yaml_parser_t *parser, const char *bu
 	}
 	line = (unsigned)parser->problem_mark.line + 1;
 	column = (unsigned)parser->problem_mark.column + 1;
-	off = parser->problem_mark.index;
+	/* Marks count characters, not bytes: walk to the byte the mark names. */
+	off = 0;
+	for (size_t l = 1; l < line && off < len; off++)
+		if (buf[off] == '\n')
+			l++;
+	for (unsigned col = 1; off < len && col < column; col++) {
+		off++;
+		while (off < len && ((unsigned char)buf[off] & 0xc0) == 0x80)
+			off++;
+	}
 	if (off < len && buf[off] == '\t')
 		return err_at(c, EINVAL, line, column,
 			      "tab character is not allowed here (YAML indents with spaces only)");
@@ -401,7 +410,8 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 	if (!yaml_parser_initialize(&parser))
 		return err_at(c, ENOMEM, 0, 0, "out of memory while parsing");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	/* No yaml_parser_set_encoding(): pass 1 proved the input is UTF-8, and
+	 * detection is what makes libyaml skip a byte-order mark. */
 
 	while (!done && r >= 0) {
 		unsigned line, column;
@@ -698,6 +708,13 @@ static int get_enum(struct ctx *c, const struct node *n, const char *const names
 	return err(c, n, "must be one of %s (got %s)", list, quote(n).s);
 }
 
+/* "0443" is 443 to us but octal 291 to a YAML 1.1 reader: refuse the
+ * ambiguity in every number. */
+static bool leading_zero(const char *s)
+{
+	return s[0] == '0' && s[1] >= '0' && s[1] <= '9';
+}
+
 /* Integers must be written plain: a quoted "64" is a string in YAML. */
 static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, uint64_t *ret)
 {
@@ -707,7 +724,7 @@ static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (!n->plain || parse_u64(n->value, &v) < 0 || v < min || v > max)
+	if (!n->plain || leading_zero(n->value) || parse_u64(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be an integer from %llu to %llu (got %s)", (unsigned long long)min,
 			   (unsigned long long)max, quote(n).s);
 	*ret = v;
@@ -723,7 +740,7 @@ static int get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_size(n->value, &v) < 0 || v < min || v > max)
+	if (leading_zero(n->value) || parse_size(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be a size from %s (K, M, G are powers of 1024; got %s)", range, quote(n).s);
 	*ret = v;
 	return 0;
@@ -738,7 +755,7 @@ static int get_duration(struct ctx *c, const struct node *n, uint64_t min, uint6
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
+	if (leading_zero(n->value) || parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range,
 			   quote(n).s);
 	*ret = v;
@@ -1444,7 +1461,8 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 
 		if (expect(c, v[2], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[2]->plain || parse_decimal_micro(v[2]->value, &micro) < 0 || micro < CPU_MIN_MICRO ||
+		else if (!v[2]->plain || leading_zero(v[2]->value) || parse_decimal_micro(v[2]->value, &micro) < 0 ||
+			 micro < CPU_MIN_MICRO ||
 			 micro > CPU_MAX_MICRO)
 			acc = err(c, v[2], "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
 				  quote(v[2]).s);
@@ -1740,7 +1758,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 
 		if (expect(c, v[0], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[0]->plain || parse_u64(v[0]->value, &ver) < 0)
+		else if (!v[0]->plain || leading_zero(v[0]->value) || parse_u64(v[0]->value, &ver) < 0)
 			acc = err(c, v[0], "must be the integer 1 (got %s)", quote(v[0]).s);
 		else if (ver != 1)
 			acc = err(c, v[0], "unsupported version %llu (this cordon reads version 1)",

@@ -219,6 +219,11 @@ static void test_tabs(void **state)
 		    "tab character in indentation (YAML indents with spaces only)");
 	check_error("version: 1\nconnector:\n  \tcommand: [/bin/true]\n", 3, 3,
 		    "tab character in indentation (YAML indents with spaces only)");
+	/* a tab libyaml itself trips over, after the indentation */
+	check_error("? a\n:\tb\n", 2, 2, "tab character is not allowed here (YAML indents with spaces only)");
+	/* an error after non-ASCII text still finds the tab (marks count characters) */
+	check_error("\xc3\xa9\xc3\xa9: x\n? a\n:\tb\n", 3, 2,
+		    "tab character is not allowed here (YAML indents with spaces only)");
 }
 
 static void test_wrong_types(void **state)
@@ -270,6 +275,7 @@ static void test_version(void **state)
 	check_error("version: \"1\"\n" REST, 1, 10, "version: must be the integer 1 (got \"1\")");
 	check_error("version: 1.0\n" REST, 1, 10, "version: must be the integer 1 (got \"1.0\")");
 	check_error("version:\n" REST, 1, 9, "version: expected a string, got an empty value");
+	check_error("version: 01\n" REST, 1, 10, "version: must be the integer 1 (got \"01\")");
 }
 
 static void test_file_name_not_an_id(void **state)
@@ -350,6 +356,15 @@ static void test_sizes_and_ranges(void **state)
 		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"0\")");
 	check_error(HEAD SANDBOX "  limits: {pids: 1048577}\n" TOOLS, 7, 18,
 		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"1048577\")");
+	/* leading zeros: octal to a YAML 1.1 reader, so refused */
+	check_error(HEAD SANDBOX "  limits: {pids: 010}\n" TOOLS, 7, 18,
+		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"010\")");
+	check_error(HEAD "sandbox:\n  filesystem: {system: [], tmp: 064M}\n" TOOLS, 5, 33,
+		    "sandbox.filesystem.tmp: must be a size from 1M to 16G (K, M, G are powers of 1024; got \"064M\")");
+	check_error(MINIMAL "approval: {ttl: 01m}\n", 9, 17,
+		    "approval.ttl: must be a duration from 1s to 24h with an s, m or h suffix (got \"01m\")");
+	check_error(HEAD SANDBOX "  limits: {cpu: 00.5}\n" TOOLS, 7, 17,
+		    "sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"00.5\")");
 	check_error(HEAD SANDBOX "  limits: {pids: \"64\"}\n" TOOLS, 7, 18,
 		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"64\")");
 	check_error(HEAD SANDBOX "  limits: {cpu: 0.009}\n" TOOLS, 7, 17,
@@ -836,6 +851,18 @@ static void test_string_styles(void **state)
 	cordon_profile_free(p);
 }
 
+/* Windows line endings and a UTF-8 byte-order mark are plain text too. */
+static void test_crlf_and_bom(void **state)
+{
+	struct cordon_profile *p;
+
+	p = parse_ok("\xef\xbb\xbfversion: 1\r\nconnector:\r\n  command: [/bin/true]\r\n"
+		     "sandbox:\r\n  filesystem:\r\n    system: []\r\ntools:\r\n  risk: {a: read}\r\n");
+	assert_string_equal(p->command[0], "/bin/true");
+	assert_string_equal(p->risk[0].tool, "a");
+	cordon_profile_free(p);
+}
+
 /* ---- files ---------------------------------------------------------------------- */
 
 static char *write_temp(const char *dir, const char *name, const char *content, size_t len)
@@ -994,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_defaults),
 		cmocka_unit_test(test_full_profile),
 		cmocka_unit_test(test_string_styles),
+		cmocka_unit_test(test_crlf_and_bom),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_bad_file_names),
 		cmocka_unit_test(test_load_ten_mib_file),
