@@ -1636,9 +1636,8 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 		else
 			p->default_risk = (enum cordon_risk)u;
 	}
-	if (!v[1])
-		acc = missing(c, n, "risk");
-	else {
+	/* No table is a valid policy: every tool then gets default_risk. */
+	if (v[1]) {
 		size_t m = path_push_key(c, "risk");
 		const struct node *t = v[1];
 

@@ -262,7 +262,6 @@ static void test_missing_required(void **state)
 	check_error(HEAD "sandbox:\n  filesystem:\n    tmp: 1M\n" TOOLS, 6, 5,
 		    "sandbox.filesystem.system: missing required key");
 	check_error(HEAD SANDBOX, 1, 1, "tools: missing required key");
-	check_error(HEAD SANDBOX "tools:\n  grant: []\n", 8, 3, "tools.risk: missing required key");
 	check_error(HEAD "sandbox:\n  filesystem:\n    system: [{access: read}]\n" TOOLS, 6, 14,
 		    "sandbox.filesystem.system[0].path: missing required key");
 	check_error(HEAD "sandbox:\n  filesystem:\n    system: [{path: /usr}]\n" TOOLS, 6, 14,
@@ -470,6 +469,13 @@ static void test_network_rules(void **state)
 static void test_tools_rules(void **state)
 {
 	struct cordon_profile *p;
+
+	/* no risk table: every tool gets default_risk */
+	p = parse_ok(HEAD SANDBOX "tools:\n  default_risk: write\n");
+	assert_int_equal(p->n_risk, 0);
+	assert_int_equal(cordon_profile_tool_risk(p, "anything"), CORDON_RISK_WRITE);
+	cordon_profile_free(p);
+	check_error(HEAD SANDBOX "tools:\n  grant: [a]\n", 8, 11, "tools.grant[0]: tool \"a\" is not named in tools.risk");
 
 	check_error(HEAD SANDBOX "tools:\n  risk: {read_file: medium}\n", 8, 21,
 		    "tools.risk.read_file: must be one of read, write, destructive, high, critical (got \"medium\")");
