@@ -230,12 +230,17 @@ static void test_tampered(void **state)
 	t = replace(g, "\xe2\x80\x94 cordon.test/audit ", "\xe2\x80\x94 cordon.test/other ");
 	expect_fail(f, t, -ENOKEY, "no signature by key");
 	free(t);
-	/* Truncated signature from our key. */
+	/* Truncated signature from our key (67 bytes): rejected, not ignored. */
 	t = replace(g, "QKVaJaGwg=", "QKVaJaGw==");
+	expect_fail(f, t, -EKEYREJECTED, "signature does not verify");
+	free(t);
+	t = replace(g, "QKVaJaGwg=", "QKVaJaGwg");
 	expect_fail(f, t, -EBADMSG, "signature must be base64");
 	free(t);
-	t = replace(g, "+4jZ9390vmrmJQKVaJaGwg=", "+4jZ9390vmrmJQKV");
-	expect_fail(f, t, -EKEYREJECTED, "signature does not verify"); /* 64 bytes: not 68 */
+	/* Only a key id, no signature. */
+	t = replace(g, "c7FDCY6WoK2IBAsKHmL/gx+Ot+DMlwJvGqMf/VuXDLKOCjl7R9xGH/Hhww42PxsoSeYpf+4jZ9390vmrmJQKVaJaGwg=",
+		    "c7FDCQ==");
+	expect_fail(f, t, -EBADMSG, "signature must be base64 of a key id and a signature");
 	free(t);
 }
 
