@@ -122,7 +122,32 @@ function messy(v) {
 	return '{' + ws() + keys.map((k) => messyString(k) + ws() + ':' + ws() + messy(v[k])).join(',' + ws()) + ws() + '}';
 }
 const values = [];
-if (mode === 'numbers') for (let i = 0; i < 20000; i++) values.push(randomDouble());
+if (mode === 'numbers') {
+	for (let i = 0; i < 20000; i++) values.push(randomDouble());
+	/* Powers of two, where the round-trip interval is asymmetric, and
+	 * powers of ten, where digit carries happen; with their neighbours. */
+	for (let e = -1074; e <= 1023; e++) {
+		for (const x of [Math.pow(2, e), -Math.pow(2, e)]) {
+			dv.setFloat64(0, x);
+			const lo = dv.getBigUint64(0);
+			for (const d of [-1n, 0n, 1n]) {
+				dv.setBigUint64(0, lo + d);
+				const y = dv.getFloat64(0);
+				if (Number.isFinite(y) && !inBand(y)) values.push(y);
+			}
+		}
+	}
+	for (let e = -323; e <= 308; e++) {
+		const x = Number('1e' + e);
+		dv.setFloat64(0, x);
+		const lo = dv.getBigUint64(0);
+		for (const d of [-1n, 0n, 1n]) {
+			dv.setBigUint64(0, lo + d);
+			const y = dv.getFloat64(0);
+			if (Number.isFinite(y) && !inBand(y) && y !== 0) values.push(y);
+		}
+	}
+}
 else for (let i = 0; i < 1500; i++) values.push(randomValue(0));
 /* One document: an array of the values (canonical array = joined items). */
 fs.writeFileSync(inPath, ws() + '[' + values.map(messy).join(',' + ws()) + ']' + ws());
