@@ -47,6 +47,12 @@ struct cordon_spawner {
 	void (*attach)(void *userdata, struct cordon_daemon *d);
 	void (*free)(void *userdata);
 	void *userdata;
+	/* Directories the spawner itself needs inside the broker's own
+	 * Landlock domain (NULL-terminated or NULL): the launcher helper
+	 * needs none (it was forked before the domain applied); a test
+	 * spawner that execs in-process lists its binaries and data. */
+	const char *const *sandbox_exec; /* read + execute */
+	const char *const *sandbox_rw;	 /* read + write */
 };
 
 /* Phases up to "bind sockets" (privileged), then drop and serve. Returns 0

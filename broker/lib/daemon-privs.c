@@ -252,6 +252,12 @@ int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 		return r;
 	if ((r = add_path(rfd, d->cfg.profiles_dir, ro, diag)) < 0)
 		return r;
+	for (const char *const *p = d->spawner.sandbox_exec; p && *p; p++)
+		if ((r = add_path(rfd, *p, ro | (1ULL << 0), diag)) < 0)
+			return r;
+	for (const char *const *p = d->spawner.sandbox_rw; p && *p; p++)
+		if ((r = add_path(rfd, *p, rw, diag)) < 0)
+			return r;
 	if (sys_landlock_restrict_self(rfd, 0) < 0)
 		return cordon_diag_set(diag, errno, "landlock", "restrict_self: %m");
 	*ret_report = json_pack("{s:s, s:i, s:[sss], s:b, s:b}", "landlock", "enforced", "abi", abi, "paths",

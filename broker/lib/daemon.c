@@ -249,6 +249,15 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Every session and worker holds fds: use the hard limit. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
