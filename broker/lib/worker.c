@@ -405,7 +405,7 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 	case DWREQ_TOOLS_LIST: {
 		json_t *res = json_object_get(msg, "result"), *tools = json_object_get(res, "tools");
 		const char *next = json_string_value(json_object_get(res, "nextCursor"));
-		static const int pages_max = WORKER_LIST_PAGES_MAX;
+		static const unsigned pages_max = WORKER_LIST_PAGES_MAX;
 
 		if (!w->list_accum)
 			w->list_accum = json_array();
