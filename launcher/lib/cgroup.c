@@ -348,22 +348,51 @@ static bool v2_list_has(int dirfd, const char *file, const char *ctrl)
 	return false;
 }
 
-/* Enables `ctrl` for the children of `dir`. Idempotent. EBUSY means the
- * directory holds processes (no-internal-processes rule). */
-static int v2_enable(const char *dir, const char *ctrl)
+/* Enables the controllers in `ctrls` (1 << CORDON_CTRL_*) for the children
+ * of `dir`. The kernel takes a space-separated list in one write, so the
+ * common case costs one write; when that fails, each controller is tried on
+ * its own to learn which one fails and why (errs[c], positive errno, 0 =
+ * enabled). Returns -EBUSY without trying one by one when the directory
+ * holds processes (the no-internal-processes rule), -errno when the
+ * directory cannot be opened, else 0. */
+static int v2_enable_set(const char *dir, unsigned ctrls, int errs[static _CORDON_CTRL_MAX])
 {
 	_cleanup_close_ int fd = -EBADF;
-	char s[32];
+	char list[128] = "";
+	unsigned todo = 0;
+	int r;
 
 	fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (v2_list_has(fd, "cgroup.subtree_control", ctrl))
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
+		const char *n = cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)c);
+
+		errs[c] = 0;
+		if (!(ctrls & (1u << c)) || v2_list_has(fd, "cgroup.subtree_control", n))
+			continue;
+		if (!v2_list_has(fd, "cgroup.controllers", n)) {
+			errs[c] = EOPNOTSUPP;
+			continue;
+		}
+		todo |= 1u << c;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s+%s", list[0] ? " " : "", n);
+	}
+	if (!todo)
 		return 0;
-	if (!v2_list_has(fd, "cgroup.controllers", ctrl))
-		return -EOPNOTSUPP;
-	snprintf(s, sizeof(s), "+%s", ctrl);
-	return write_small_file_at(fd, "cgroup.subtree_control", s);
+	r = write_small_file_at(fd, "cgroup.subtree_control", list);
+	if (r >= 0 || r == -EBUSY)
+		return r;
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
+		char one[32];
+
+		if (!(todo & (1u << c)))
+			continue;
+		snprintf(one, sizeof(one), "+%s", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)c));
+		r = write_small_file_at(fd, "cgroup.subtree_control", one);
+		errs[c] = r < 0 ? -r : 0;
+	}
+	return 0;
 }
 
 /* ---- Killing and removal --------------------------------------------- */
@@ -712,31 +741,26 @@ static const char *ctrl_name(unsigned c)
 
 /* Creates <parent> (shared, may exist) and <parent>/<dirname>, retrying
  * when a concurrent launcher removed the empty parent between the two
- * mkdirs. `prepare_parent` enables v2 controllers for the parent's
- * children. */
-static int make_instance_dir(struct hdir *h, const char *dirname, unsigned v2_ctrls, unsigned *failed_ctrls)
+ * mkdirs. For cgroup2, enables v2_ctrls for the parent's children; errs[c]
+ * says which failed. Opens the directory and its cgroup.procs. */
+static int make_instance_dir(struct hdir *h, unsigned v2_ctrls, int errs[static _CORDON_CTRL_MAX])
 {
 	int r;
 
-	for (int attempt = 0; attempt < 5; attempt++) {
+	for (int attempt = 0;; attempt++) {
 		if (mkdir(h->parent, 0755) < 0 && errno != EEXIST)
 			return -errno;
-		for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
-			if (v2_ctrls & (1u << c)) {
-				r = v2_enable(h->parent, ctrl_name(c));
-				if (r == -ENOENT)
-					break;
-				if (r < 0)
-					*failed_ctrls |= 1u << c;
-			}
+		if (v2_ctrls) {
+			r = v2_enable_set(h->parent, v2_ctrls, errs);
+			if (r < 0 && r != -ENOENT)
+				return r;
+		}
 		if (mkdir(h->path, 0755) >= 0) {
 			h->created = true;
 			break;
 		}
-		if (errno != ENOENT)
+		if (errno != ENOENT || attempt == 4)
 			return -errno;
-		if (attempt == 4)
-			return -ENOENT;
 	}
 	h->fd = open(h->path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (h->fd < 0)
@@ -879,8 +903,9 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 {
 	const struct cordon_caps *caps = x->caps;
 	_cleanup_free_ char *base = NULL;
-	unsigned want = 0, failed = 0;
-	int r;
+	int errs[_CORDON_CTRL_MAX] = { 0 };
+	unsigned want = 0;
+	int r = 0;
 
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
 		if ((HANDLED_CTRLS & (1u << c)) && caps->ctrl[c].available && caps->ctrl[c].v2)
@@ -893,47 +918,43 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 	/* Enable the controllers for the children of our own cgroup. When it
 	 * holds processes (EBUSY) use its parent, as delegated service cgroups
 	 * put the supervisor into a leaf of their own. */
-	if (want) {
-		for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
-			if (!(want & (1u << c)))
-				continue;
-			r = v2_enable(base, ctrl_name(c));
-			if (r == -EBUSY && path_is_strictly_below(base, caps->cgroup2_mount)) {
-				char *up;
+	while (want) {
+		char *up;
 
-				r = parent_path(base, &up);
-				if (r < 0)
-					return cordon_diag_set(x->diag, -r, "cgroup", "bad cgroup path %s", base);
-				free(base);
-				base = up;
-				/* restart with the new base */
-				c = (unsigned)-1;
-				continue;
-			}
-			if (r < 0) {
-				failed |= 1u << c;
-				want &= ~(1u << c);
-				r = ctrl_failed(x, c, -r, "cannot enable in cgroup.subtree_control of ", base);
-				if (r < 0)
-					return r;
-			}
-		}
+		r = v2_enable_set(base, want, errs);
+		if (r != -EBUSY || !path_is_strictly_below(base, caps->cgroup2_mount))
+			break;
+		r = parent_path(base, &up);
+		if (r < 0)
+			return cordon_diag_set(x->diag, -r, "cgroup", "bad cgroup path %s", base);
+		free(base);
+		base = up;
 	}
+	if (want && r < 0)
+		return cordon_diag_set(x->diag, -r, "cgroup", "cannot enable controllers in %s/cgroup.subtree_control: %s",
+				       base, strerror(-r));
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if (errs[c] && (want & (1u << c))) {
+			want &= ~(1u << c);
+			r = ctrl_failed(x, c, errs[c], "cannot enable in cgroup.subtree_control of ", base);
+			if (r < 0)
+				return r;
+		}
 
 	if (asprintf(&cg->v2.parent, "%s/" CORDON_PARENT, base) < 0 ||
 	    asprintf(&cg->v2.path, "%s/%s", cg->v2.parent, cg->dirname) < 0 ||
 	    !(cg->v2.mount = strdup(caps->cgroup2_mount)))
 		return cordon_diag_set(x->diag, ENOMEM, "cgroup", "out of memory");
 
-	failed = 0;
-	r = make_instance_dir(&cg->v2, cg->dirname, want, &failed);
+	memset(errs, 0, sizeof(errs));
+	r = make_instance_dir(&cg->v2, want, errs);
 	if (r < 0)
 		return cordon_diag_set(x->diag, -r, "cgroup", "cannot create cgroup2 directory %s: %s", cg->v2.path,
 				       strerror(-r));
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
-		if (failed & (1u << c)) {
+		if (errs[c] && (want & (1u << c))) {
 			want &= ~(1u << c);
-			r = ctrl_failed(x, c, EOPNOTSUPP, "cannot enable in cgroup.subtree_control of ", cg->v2.parent);
+			r = ctrl_failed(x, c, errs[c], "cannot enable in cgroup.subtree_control of ", cg->v2.parent);
 			if (r < 0)
 				return r;
 		}
@@ -964,7 +985,7 @@ static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
 	_cleanup_free_ char *base = NULL;
 	struct hdir *h = NULL;
 	const char *file = "";
-	unsigned dummy = 0;
+	int errs[_CORDON_CTRL_MAX];
 	int r;
 
 	/* Controllers mounted together (cpu,cpuacct) share one directory. */
@@ -989,7 +1010,7 @@ static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
 		/* Counted before mkdir so a partly made directory is removed
 		 * on failure. */
 		cg->n_v1++;
-		r = make_instance_dir(h, cg->dirname, 0, &dummy);
+		r = make_instance_dir(h, 0, errs);
 		if (r < 0) {
 			if (x->required & (1u << c))
 				return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot set up %s: %s",
