@@ -78,6 +78,11 @@ struct cordon_caps {
 	bool no_new_privs;
 	uint64_t caller_caps_effective; /* bit n = capability n */
 	uint64_t caller_caps_bounding;
+
+	/* Appended by the probe module; see docs/kernel-matrix.md. */
+	bool no_new_privs_set; /* the caller itself already runs with no_new_privs */
+	char lsm[256];	       /* active LSMs, /sys/kernel/security/lsm; "" when unreadable */
+	uint64_t probe_usec;   /* how long cordon_probe() took */
 };
 
 /* Probes the kernel and fills *ret. Never fails for a missing feature (that

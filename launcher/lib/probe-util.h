@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Helpers around the probe: rights per Landlock ABI, the mountinfo parser
+ * (exposed for unit tests) and the per-control verdicts that the JSON and
+ * human reports print and that the launcher can use to name a missing
+ * control. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe.h"
+
+/* Landlock rights and scopes a given ABI version handles (0 for abi < 1). */
+uint64_t cordon_landlock_fs_rights_for_abi(int abi);
+uint64_t cordon_landlock_net_rights_for_abi(int abi);
+uint64_t cordon_landlock_scopes_for_abi(int abi);
+
+/* Fills the cgroup layout, cgroup2_mount and the v1 controller entries of *c
+ * (available, v2 = false, path) from the text of /proc/self/mountinfo.
+ * Modifies text (it is tokenised in place). Touches no other field. Returns 0. */
+int cordon_probe_parse_mountinfo(char *text, struct cordon_caps *c);
+
+/* Status of one control in the report, as in docs/kernel-matrix.md. */
+enum cordon_probe_status {
+	CORDON_PROBE_AVAILABLE,
+	CORDON_PROBE_DEGRADED,
+	CORDON_PROBE_MISSING,
+};
+
+const char *cordon_probe_status_to_string(enum cordon_probe_status s);
+
+/* One line of the report: a control, its verdict, what the kernel offers and,
+ * unless available, what that means for a connector. */
+struct cordon_probe_row {
+	const char *control; /* stable name, e.g. "landlock", "cgroup-memory" */
+	enum cordon_probe_status status;
+	char detail[160];
+	char consequence[240]; /* "" when available */
+};
+
+#define CORDON_PROBE_MAX_ROWS 32
+
+/* Fills rows[0..n) with the verdict on every control, in report order, and
+ * returns n (at most max). */
+size_t cordon_probe_rows(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t max);
