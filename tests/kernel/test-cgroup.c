@@ -2,7 +2,9 @@
 /* cgroup module against the real kernel (root). Every test creates its own
  * instances (names start with "t-cg-") and destroys them; the children it
  * forks are reaped. On this machine the layout is hybrid (v1 memory, pids,
- * cpu plus a controller-less cgroup2 at /sys/fs/cgroup/unified). */
+ * cpu plus a controller-less cgroup2 at /sys/fs/cgroup/unified); the
+ * capability struct comes from cordon_probe(), and tests that simulate a
+ * kernel without something pass a modified copy. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -33,75 +35,7 @@
 
 static struct cordon_caps caps;
 
-/* ---- A test-local capability struct --------------------------------------
- * Filled from /proc/self/mountinfo the way cordon_probe() reports cgroups,
- * so these tests do not depend on the probe module. */
-
 static const char *const ctrl_names[_CORDON_CTRL_MAX] = { "memory", "pids", "cpu", "cpuset", "io" };
-
-static bool list_has(const char *list, const char *sep, const char *word)
-{
-	char buf[4096], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, sep, &save); tok; tok = strtok_r(NULL, sep, &save))
-		if (strcmp(tok, word) == 0)
-			return true;
-	return false;
-}
-
-static void fill_caps(struct cordon_caps *c)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	bool have_v1 = false;
-
-	memset(c, 0, sizeof(*c));
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX], fstype[64], superopts[1024];
-		char *dash = strstr(line, " - ");
-		int i = 0;
-		char *tok, *save = NULL;
-
-		if (!dash)
-			continue;
-		*dash = '\0';
-		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++)
-			if (i == 4)
-				snprintf(mnt, sizeof(mnt), "%s", tok);
-		if (sscanf(dash + 3, "%63s %*s %1023s", fstype, superopts) != 2)
-			continue;
-		if (strcmp(fstype, "cgroup2") == 0) {
-			char path[PATH_MAX + 32], ctrls[1024] = "";
-
-			snprintf(c->cgroup2_mount, sizeof(c->cgroup2_mount), "%s", mnt);
-			snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
-			(void)read_small_file(path, ctrls, sizeof(ctrls));
-			for (int k = 0; k < _CORDON_CTRL_MAX; k++)
-				if (list_has(ctrls, " ", ctrl_names[k])) {
-					c->ctrl[k].available = true;
-					c->ctrl[k].v2 = true;
-					c->ctrl[k].can_create = true;
-					snprintf(c->ctrl[k].path, sizeof(c->ctrl[k].path), "%s", mnt);
-				}
-		} else if (strcmp(fstype, "cgroup") == 0) {
-			for (int k = 0; k < _CORDON_CTRL_MAX; k++)
-				if (k != CORDON_CTRL_IO && list_has(superopts, ",", ctrl_names[k])) {
-					have_v1 = true;
-					c->ctrl[k].available = true;
-					c->ctrl[k].v2 = false;
-					c->ctrl[k].can_create = true;
-					snprintf(c->ctrl[k].path, sizeof(c->ctrl[k].path), "%s", mnt);
-				}
-		}
-	}
-	fclose(f);
-	c->cgroup_layout = have_v1 ? (c->cgroup2_mount[0] ? CORDON_CGROUP_HYBRID : CORDON_CGROUP_V1)
-				   : (c->cgroup2_mount[0] ? CORDON_CGROUP_V2 : CORDON_CGROUP_NONE);
-	c->cgroup_kill = true;
-	c->clone_into_cgroup = true;
-}
 
 /* ---- Helpers ------------------------------------------------------------ */
 
@@ -260,7 +194,14 @@ static void reap_all_children_expect_sigkill(int *ret_count)
 static int setup(void **state)
 {
 	(void)state;
-	fill_caps(&caps);
+	/* The real probe: these tests also check that what it reports is
+	 * what the cgroup module needs. */
+	assert_int_equal(cordon_probe(&caps), 0);
+	if (caps.cgroup_layout == CORDON_CGROUP_NONE)
+		cordon_test_skip("no cgroup hierarchy mounted");
+	for (int c = 0; c < 3; c++)
+		if (!caps.ctrl[c].available)
+			cordon_test_skip("cgroup controller %s is not available", ctrl_names[c]);
 	return 0;
 }
 
