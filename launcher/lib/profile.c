@@ -219,24 +219,36 @@ struct quoted {
 static struct quoted quote(const struct node *n)
 {
 	struct quoted q;
-	size_t o = 0;
+	size_t o = 0, chars = 0;
 
 	q.s[o++] = '"';
 	for (size_t i = 0; i < n->len; i++) {
 		unsigned char ch = (unsigned char)n->value[i];
+		size_t need = ch < 0x20 || ch == 0x7f ? 4 : ch == '"' || ch == '\\' ? 2 : 1;
+		bool continuation = (ch & 0xc0) == 0x80;
 
-		if (i >= 48) {
+		if (!continuation)
+			chars++;
+		/* Room must stay for `..."` and the NUL. */
+		if ((!continuation && chars > 48) || o + need > sizeof(q.s) - 5) {
+			/* Never leave half a UTF-8 sequence before the "...". */
+			if (continuation) {
+				while (o > 1 && ((unsigned char)q.s[o - 1] & 0xc0) == 0x80)
+					o--;
+				if (o > 1)
+					o--;
+			}
 			memcpy(q.s + o, "...", 3);
 			o += 3;
 			break;
 		}
-		if (ch < 0x20 || ch == 0x7f)
+		if (need == 4)
 			o += (size_t)snprintf(q.s + o, sizeof(q.s) - o, "\\x%02x", ch);
-		else if (ch == '"' || ch == '\\') {
-			q.s[o++] = '\\';
+		else {
+			if (need == 2)
+				q.s[o++] = '\\';
 			q.s[o++] = (char)ch;
-		} else
-			q.s[o++] = (char)ch;
+		}
 	}
 	q.s[o++] = '"';
 	q.s[o] = '\0';
@@ -364,7 +376,16 @@ static int yaml_error(struct ctx *c, const yaml_parser_t *parser, const char *bu
 	}
 	line = (unsigned)parser->problem_mark.line + 1;
 	column = (unsigned)parser->problem_mark.column + 1;
-	off = parser->problem_mark.index;
+	/* Marks count characters, not bytes: walk to the byte the mark names. */
+	off = 0;
+	for (size_t l = 1; l < line && off < len; off++)
+		if (buf[off] == '\n')
+			l++;
+	for (unsigned col = 1; off < len && col < column; col++) {
+		off++;
+		while (off < len && ((unsigned char)buf[off] & 0xc0) == 0x80)
+			off++;
+	}
 	if (off < len && buf[off] == '\t')
 		return err_at(c, EINVAL, line, column,
 			      "tab character is not allowed here (YAML indents with spaces only)");
@@ -389,7 +410,8 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 	if (!yaml_parser_initialize(&parser))
 		return err_at(c, ENOMEM, 0, 0, "out of memory while parsing");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	/* No yaml_parser_set_encoding(): pass 1 proved the input is UTF-8, and
+	 * detection is what makes libyaml skip a byte-order mark. */
 
 	while (!done && r >= 0) {
 		unsigned line, column;
@@ -686,6 +708,13 @@ static int get_enum(struct ctx *c, const struct node *n, const char *const names
 	return err(c, n, "must be one of %s (got %s)", list, quote(n).s);
 }
 
+/* "0443" is 443 to us but octal 291 to a YAML 1.1 reader: refuse the
+ * ambiguity in every number. */
+static bool leading_zero(const char *s)
+{
+	return s[0] == '0' && s[1] >= '0' && s[1] <= '9';
+}
+
 /* Integers must be written plain: a quoted "64" is a string in YAML. */
 static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, uint64_t *ret)
 {
@@ -695,7 +724,7 @@ static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (!n->plain || parse_u64(n->value, &v) < 0 || v < min || v > max)
+	if (!n->plain || leading_zero(n->value) || parse_u64(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be an integer from %llu to %llu (got %s)", (unsigned long long)min,
 			   (unsigned long long)max, quote(n).s);
 	*ret = v;
@@ -711,7 +740,7 @@ static int get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_size(n->value, &v) < 0 || v < min || v > max)
+	if (leading_zero(n->value) || parse_size(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be a size from %s (K, M, G are powers of 1024; got %s)", range, quote(n).s);
 	*ret = v;
 	return 0;
@@ -726,7 +755,7 @@ static int get_duration(struct ctx *c, const struct node *n, uint64_t min, uint6
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
+	if (leading_zero(n->value) || parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range,
 			   quote(n).s);
 	*ret = v;
@@ -1140,12 +1169,14 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 	return acc;
 }
 
-/* Two entries that would appear at the same place inside the sandbox. */
-static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct cordon_profile *p)
+/* Two entries that would appear at the same place inside the sandbox. The
+ * error points at the later entry. */
+static int check_fs_clashes(struct ctx *c, const struct node *system, const struct node *roots,
+			    const struct cordon_profile *p)
 {
 	int acc = 0;
 
-	for (size_t i = 0; i < p->n_fs_roots; i++) {
+	for (size_t i = 0; roots && i < p->n_fs_roots; i++) {
 		const char *at = p->fs_roots[i].at;
 		const char *other = NULL;
 		size_t m;
@@ -1162,10 +1193,10 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 			continue;
 		m = path_push_key(c, "roots");
 		path_push_index(c, i);
-		acc = err(c, fs, "sandbox path %s is already used by %s", at, other);
+		acc = err(c, roots->items[i], "sandbox path %s is already used by %s", at, other);
 		path_pop(c, m);
 	}
-	for (size_t i = 0; i < p->n_fs_system; i++)
+	for (size_t i = 0; system && i < p->n_fs_system; i++)
 		for (size_t j = 0; j < i; j++) {
 			size_t m;
 
@@ -1174,7 +1205,8 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 				continue;
 			m = path_push_key(c, "system");
 			path_push_index(c, i);
-			acc = err(c, fs, "%s is listed twice", p->fs_system[i].path);
+			acc = err(c, system->items[i], "%s is listed twice (first at line %u)", p->fs_system[i].path,
+				  system->items[j]->line);
 			path_pop(c, m);
 			break;
 		}
@@ -1203,7 +1235,8 @@ static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_p
 	p->tmp_bytes = TMPFS_DEFAULT;
 	if (v[3])
 		WITH_KEY(c, "tmp", &acc, get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
-	r = check_fs_clashes(c, n, p);
+	r = check_fs_clashes(c, v[0] && v[0]->type == NODE_SEQ ? v[0] : NULL,
+			     v[1] && v[1]->type == NODE_SEQ ? v[1] : NULL, p);
 	if (r < 0)
 		acc = r;
 	return acc;
@@ -1419,7 +1452,7 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 		return r;
 	acc = map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1T", &p->mem_bytes));
+		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1024G", &p->mem_bytes));
 	if (v[1])
 		WITH_KEY(c, "pids", &acc, get_uint(c, v[1], PIDS_MIN, PIDS_MAX, &p->pids_max));
 	if (v[2]) {
@@ -1428,7 +1461,8 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 
 		if (expect(c, v[2], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[2]->plain || parse_decimal_micro(v[2]->value, &micro) < 0 || micro < CPU_MIN_MICRO ||
+		else if (!v[2]->plain || leading_zero(v[2]->value) || parse_decimal_micro(v[2]->value, &micro) < 0 ||
+			 micro < CPU_MIN_MICRO ||
 			 micro > CPU_MAX_MICRO)
 			acc = err(c, v[2], "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
 				  quote(v[2]).s);
@@ -1602,9 +1636,8 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 		else
 			p->default_risk = (enum cordon_risk)u;
 	}
-	if (!v[1])
-		acc = missing(c, n, "risk");
-	else {
+	/* No table is a valid policy: every tool then gets default_risk. */
+	if (v[1]) {
 		size_t m = path_push_key(c, "risk");
 		const struct node *t = v[1];
 
@@ -1724,7 +1757,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 
 		if (expect(c, v[0], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[0]->plain || parse_u64(v[0]->value, &ver) < 0)
+		else if (!v[0]->plain || leading_zero(v[0]->value) || parse_u64(v[0]->value, &ver) < 0)
 			acc = err(c, v[0], "must be the integer 1 (got %s)", quote(v[0]).s);
 		else if (ver != 1)
 			acc = err(c, v[0], "unsupported version %llu (this cordon reads version 1)",
@@ -1918,6 +1951,8 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	_cleanup_free_ struct ctx *c = NULL;
 	int r;
 
+	if (ret_n_diags)
+		*ret_n_diags = 0;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
