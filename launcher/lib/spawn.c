@@ -454,6 +454,7 @@ static void child_drop_privileges(const struct child_args *a)
 
 	/* Bounding set first: dropping from it needs CAP_SETPCAP, which the uid
 	 * change below takes away. */
+	capng_setpid(0);
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
 		child_fail(fd, "capabilities", EPERM, "clearing the bounding set (libcap-ng)", NULL);
