@@ -493,6 +493,11 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 		r = cordon_diag_set(reterr_diag, errno, "launcher", "socketpair: %m");
 		goto fail;
 	}
+	/* Room for the largest message the protocol allows in one packet (a
+	 * unix SOCK_SEQPACKET send fails with EMSGSIZE above the send buffer,
+	 * whose default is below CORDON_SERVE_MAX_MSG). */
+	for (int i = 0; i < 2; i++)
+		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
 	argv[0] = (char *)launch_binary;
 	argv[1] = (char *)"--serve";
 	argv[2] = (char *)"3";

@@ -637,6 +637,8 @@ int verb_serve(int argc, char **argv)
 	s->profiles_fd = -EBADF;
 	s->profiles_dir = dir;
 	(void)fd_set_cloexec(s->sock, 1);
+	/* Room for the largest message (the default send buffer is smaller). */
+	(void)setsockopt(s->sock, SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
 	/* A closed connector pipe or socket must be an error, not a signal. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
