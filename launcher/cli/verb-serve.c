@@ -343,6 +343,19 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 						sr->host, p->id);
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, -r, &d);
 		}
+		/* A delegated root never shadows the system view (a tree mounted
+		 * at /usr or /lib would replace the binaries and libraries the
+		 * profile vetted), inside or around it. */
+		for (size_t j = 0; j < p->n_fs_system; j++) {
+			const char *at = sr->sandbox[0] ? sr->sandbox : sr->host;
+			const char *sys = p->fs_system[j].at ? p->fs_system[j].at : p->fs_system[j].path;
+
+			if (path_is_beneath(at, sys) || path_is_beneath(sys, at)) {
+				cordon_diag_set(&d, EPERM, "root", "root %u: sandbox path '%s' overlaps the system path '%s'",
+						i, printable(at, pbuf, sizeof(pbuf)), sys);
+				return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EPERM, &d);
+			}
+		}
 		roots[i] = (struct cordon_fs_entry){
 			.path = (char *)sr->host,
 			.at = sr->sandbox[0] ? (char *)sr->sandbox : NULL,

@@ -535,6 +535,20 @@ static void test_roots_outside_ceiling(void **state)
 	snprintf(p, sizeof(p), "%s/proj/../../work-evil", work);
 	assert_refused(lc, "cat", p, EINVAL, "not absolute and canonical");
 	assert_refused(lc, "cat", "relative/path", EINVAL, "not absolute and canonical");
+	/* Beneath the ceiling but mounted over the system view. */
+	{
+		struct cordon_launched l = { .stdin_fd = -EBADF };
+		struct cordon_diag d = { 0 };
+		struct cordon_serve_root root = { .access = CORDON_ACCESS_READ_EXEC };
+
+		snprintf(root.host, sizeof(root.host), "%s/proj", work);
+		snprintf(root.sandbox, sizeof(root.sandbox), "/usr");
+		assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-shadow", &root, 1, &l, &d), -EPERM);
+		assert_non_null(strstr(d.message, "overlaps the system path '/usr'"));
+		snprintf(root.sandbox, sizeof(root.sandbox), "/");
+		assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-shadow", &root, 1, &l, &d), -EPERM);
+		assert_int_equal(n_children(cordon_launcher_client_pid(lc)), 0);
+	}
 	/* The ceiling itself and below it are fine (control case). */
 	{
 		struct cordon_launched l = { 0 };
@@ -664,7 +678,7 @@ static void test_close_client_kills_instances(void **state)
 	/* free() closes the socket: the helper sees EOF, kills every
 	 * instance, removes their cgroups and exits 0 (free reaps it). */
 	cordon_launcher_client_free(lc);
-	assert_true(pid_gone(helper));
+	assert_true(pid_gone(helper)); /* and reaped by free() */
 	assert_pids_gone(pids, n);
 	assert_int_equal(access(cga, F_OK), -1);
 	close_launched(&a);
