@@ -898,6 +898,62 @@ static void test_malformed_packets(void **state)
 	raw_stop(&r);
 }
 
+static void test_start_failures(void **state)
+{
+	struct cordon_launcher_client *lc = NULL;
+	struct cordon_diag d = { 0 };
+
+	(void)state;
+	/* A binary that does not exist: the exec error comes back. */
+	assert_int_equal(cordon_launcher_client_start("/nonexistent/cordon-launch", profiles, &handlers, &lc, &d), -ENOENT);
+	assert_null(lc);
+	assert_non_null(strstr(d.message, "cannot execute /nonexistent/cordon-launch"));
+	/* An unsafe profiles directory: the helper refuses to serve at all
+	 * and start() says it exited. */
+	assert_int_equal(chmod(profiles, 0777), 0);
+	assert_int_equal(cordon_launcher_client_start(launch, profiles, &handlers, &lc, &d), -ECONNRESET);
+	assert_int_equal(chmod(profiles, 0755), 0);
+	assert_null(lc);
+	assert_non_null(strstr(d.message, "the launcher helper did not start"));
+	assert_non_null(strstr(d.message, "exited with status 1"));
+	/* Not a directory at all. */
+	assert_int_equal(cordon_launcher_client_start(launch, "/nonexistent-profiles", &handlers, &lc, &d), -ECONNRESET);
+	assert_null(lc);
+}
+
+/* An EXITED that arrives while a synchronous request waits is queued, the
+ * client fd turns readable for it, and only dispatch() delivers it. */
+static void test_events_queued_during_request(void **state)
+{
+	struct cordon_launcher_client *lc = start_client();
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
+	struct pollfd p;
+	json_t *caps = NULL;
+	char c;
+
+	(void)state;
+	assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-queue", NULL, 0, &l, &d), 0);
+	closep(&l.stdin_fd);
+	p = (struct pollfd){ .fd = l.stdout_fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(read(l.stdout_fd, &c, 1), 0); /* cat is gone */
+	usleep(300 * 1000);			       /* the helper reaps it and sends EXITED */
+	assert_int_equal(cordon_launcher_client_probe(lc, &caps, &d), 0);
+	json_decref(caps);
+	assert_int_equal(ev.n_exited, 0); /* not from inside the request */
+	p = (struct pollfd){ .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(cordon_launcher_client_dispatch(lc), 0);
+	assert_int_equal(ev.n_exited, 1);
+	assert_int_equal(ev.instance, l.instance);
+	assert_true(WIFEXITED(ev.wait_status));
+	/* Nothing further pending: the fd is quiet again. */
+	assert_int_equal(poll(&p, 1, 0), 0);
+	close_launched(&l);
+	cordon_launcher_client_free(lc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -911,6 +967,8 @@ int main(void)
 		cmocka_unit_test(test_kill9_helper),
 		cmocka_unit_test(test_close_client_kills_instances),
 		cmocka_unit_test(test_malformed_packets),
+		cmocka_unit_test(test_start_failures),
+		cmocka_unit_test(test_events_queued_during_request),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
