@@ -1671,6 +1671,16 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		if ((r = add_mount(&c, &pol->extra_roots[i], true, true, p, fs_view, d)) < 0)
 			goto fail;
 	qsort(c.mounts, c.n_mounts, sizeof(*c.mounts), cmp_mount);
+	/* A mount point beneath a read-write root would be created on the
+	 * host, inside the user's data: refuse. */
+	for (size_t i = 0; i < c.n_mounts; i++)
+		for (size_t j = i + 1; j < c.n_mounts; j++)
+			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink &&
+			    path_is_beneath(c.mounts[j].at, c.mounts[i].at)) {
+				r = cordon_diag_set(d, EINVAL, "policy", "'%s' cannot be mounted inside the read-write root at '%s'",
+						    c.mounts[j].at, c.mounts[i].at);
+				goto fail;
+			}
 
 	/* 4. Landlock ruleset from the host fds. */
 	if (c.plan.landlock != CORDON_STATE_UNAVAILABLE) {
