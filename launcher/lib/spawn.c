@@ -159,6 +159,7 @@ struct child_args {
 	uid_t uid;
 	gid_t gid;
 	uint64_t nofile;
+	int cap_last;
 	const int *keep_fds;
 	size_t n_keep_fds;
 };
@@ -241,7 +242,8 @@ static _noreturn_ void connector_fail(int fd, const char *step, int err, const c
 	struct sync_msg m = { .kind = MSG_DIAG };
 
 	fill_diag(&m.diag, step, err, msg, arg);
-	(void)write(fd, &m, sizeof(m));
+	if (write(fd, &m, sizeof(m)) < 0)
+		_exit(127);
 	_exit(127);
 }
 
@@ -453,11 +455,12 @@ static void child_drop_privileges(const struct child_args *a)
 	int fd = a->sync_fd;
 
 	/* Bounding set first: dropping from it needs CAP_SETPCAP, which the uid
-	 * change below takes away. */
-	capng_setpid(0);
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-		child_fail(fd, "capabilities", EPERM, "clearing the bounding set (libcap-ng)", NULL);
+	 * change below takes away. Done with prctl() directly: libcap-ng's
+	 * bounding-set path rereads /proc through stdio, which is not
+	 * async-signal-safe. */
+	for (int cap = 0; cap <= a->cap_last; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			child_fail(fd, "capabilities", errno, "clearing the bounding set", NULL);
 	/* Locked securebits: no way back to root semantics for this process
 	 * tree (no root-gets-all-caps on exec, no keep-caps, no ambient). The
 	 * setuid fixup stays on (and locked) so the uid change below really
@@ -473,8 +476,12 @@ static void child_drop_privileges(const struct child_args *a)
 		child_fail(fd, "user", errno, "setresgid", NULL);
 	if (setresuid(a->uid, a->uid, a->uid) < 0)
 		child_fail(fd, "user", errno, "setresuid", NULL);
+	/* libcap-ng's state was inherited from the parent: aim it at this
+	 * process, clear it, apply (capset with empty E, P, I). */
+	capng_setpid((int)getpid());
+	capng_clear(CAPNG_SELECT_BOTH);
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-		child_fail(fd, "capabilities", EPERM, "clearing capability sets (libcap-ng)", NULL);
+		child_fail(fd, "capabilities", errno, "clearing capability sets (libcap-ng)", NULL);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		child_fail(fd, "capabilities", errno, "clearing the ambient set", NULL);
 }
@@ -879,7 +886,7 @@ static int resolve_user(const struct cordon_profile *p, struct spawn_ctx *c, str
 	int r;
 
 	if (!p->user) {
-		uid_t uid;
+		uid_t uid = 0;
 
 		r = uid_allocate(&c->uid_lock_fd, &uid, d);
 		if (r < 0)
@@ -1005,8 +1012,11 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 	if (pid == 0) {
 		char b = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
 
-		(void)write(ready[1], &b, 1);
-		(void)read(hold[0], &b, 1);
+		(void)close(hold[1]);
+
+		if (write(ready[1], &b, 1) == 1)
+			while (read(hold[0], &b, 1) < 0 && errno == EINTR)
+				;
 		_exit(0);
 	}
 	(void)close(ready[1]), ready[1] = -EBADF;
@@ -1541,6 +1551,17 @@ oom:
 	return NULL;
 }
 
+static int cap_last_cap(void)
+{
+	char buf[16];
+	uint64_t v;
+
+	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 &&
+	    v < 64)
+		return (int)v;
+	return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
+}
+
 static bool instance_name_is_valid(const char *s)
 {
 	size_t n = strlen(s);
@@ -1650,6 +1671,16 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		if ((r = add_mount(&c, &pol->extra_roots[i], true, true, p, fs_view, d)) < 0)
 			goto fail;
 	qsort(c.mounts, c.n_mounts, sizeof(*c.mounts), cmp_mount);
+	/* A mount point beneath a read-write root would be created on the
+	 * host, inside the user's data: refuse. */
+	for (size_t i = 0; i < c.n_mounts; i++)
+		for (size_t j = i + 1; j < c.n_mounts; j++)
+			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink &&
+			    path_is_beneath(c.mounts[j].at, c.mounts[i].at)) {
+				r = cordon_diag_set(d, EINVAL, "policy", "'%s' cannot be mounted inside the read-write root at '%s'",
+						    c.mounts[j].at, c.mounts[i].at);
+				goto fail;
+			}
 
 	/* 4. Landlock ruleset from the host fds. */
 	if (c.plan.landlock != CORDON_STATE_UNAVAILABLE) {
@@ -1740,6 +1771,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		.uid = c.uid,
 		.gid = c.gid,
 		.nofile = p->nofile,
+		.cap_last = cap_last_cap(),
 		.keep_fds = pol->keep_fds,
 		.n_keep_fds = pol->n_keep_fds,
 	};
