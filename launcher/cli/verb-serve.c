@@ -143,7 +143,7 @@ static int load_profile(struct server *s, const char *id, struct cordon_profile 
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
-	char name[CORDON_CONNECTOR_ID_MAX + 8], path[PATH_MAX];
+	char name[80], path[PATH_MAX + 96];
 	struct stat st;
 	size_t len = 0;
 	int r;
