@@ -32,10 +32,10 @@
  * lets the helper tear its instances down before SIGKILL, and how many
  * events may queue before the helper counts as misbehaving. */
 #define REQUEST_TIMEOUT_MS 60000
-#define START_TIMEOUT_MS 30000
-#define FREE_TIMEOUT_MS 10000
-#define LOST_REAP_MS 1000
-#define MAX_QUEUED_EVENTS 4096u
+#define START_TIMEOUT_MS   30000
+#define FREE_TIMEOUT_MS	   10000
+#define LOST_REAP_MS	   1000
+#define MAX_QUEUED_EVENTS  4096u
 
 struct event {
 	uint16_t type;
@@ -91,7 +91,7 @@ static bool reap_helper(struct cordon_launcher_client *lc, int ms)
 	if (lc->reaped)
 		return true;
 	if (ms > 0 && lc->pidfd >= 0) {
-		struct pollfd p = { .fd = lc->pidfd, .events = POLLIN };
+		struct pollfd p = {.fd = lc->pidfd, .events = POLLIN};
 
 		while (poll(&p, 1, ms) < 0 && errno == EINTR)
 			;
@@ -162,7 +162,7 @@ static void queue_event(struct cordon_launcher_client *lc, struct cordon_serve_m
 		json_decref(j);
 		return; /* Out of memory: the event is lost, the instance is not. */
 	}
-	*e = (struct event){ .type = m->type, .instance = m->instance, .wait_status = m->wait_status, .json = j };
+	*e = (struct event){.type = m->type, .instance = m->instance, .wait_status = m->wait_status, .json = j};
 	if (lc->tail)
 		lc->tail->next = e;
 	else
@@ -176,8 +176,8 @@ static void queue_event(struct cordon_launcher_client *lc, struct cordon_serve_m
  * filled, 0 on timeout, or -errno (the helper is then marked lost). */
 static int read_one(struct cordon_launcher_client *lc, int timeout_ms, struct cordon_serve_msg *m)
 {
-	struct pollfd p = { .fd = lc->sock, .events = POLLIN };
-	struct cordon_diag d = { 0 };
+	struct pollfd p = {.fd = lc->sock, .events = POLLIN};
+	struct cordon_diag d = {0};
 	int r;
 
 	if (!lc->alive)
@@ -210,8 +210,8 @@ static int read_one(struct cordon_launcher_client *lc, int timeout_ms, struct co
 
 /* Sends a request and waits for the reply with the same id and the
  * expected type; events that arrive meanwhile are queued. */
-static int request(struct cordon_launcher_client *lc, struct cordon_serve_msg *req, uint16_t reply_type,
-		   int timeout_ms, struct cordon_serve_msg *ret, struct cordon_diag *d)
+static int request(struct cordon_launcher_client *lc, struct cordon_serve_msg *req, uint16_t reply_type, int timeout_ms,
+		   struct cordon_serve_msg *ret, struct cordon_diag *d)
 {
 	uint64_t deadline;
 	struct timespec ts;
@@ -228,8 +228,8 @@ static int request(struct cordon_launcher_client *lc, struct cordon_serve_msg *r
 		return cordon_diag_set(d, ECONNRESET, "launcher", "the launcher helper is gone");
 	}
 	if (r < 0)
-		return cordon_diag_set(d, -r, "launcher", "sending the %s request: %s", cordon_serve_type_name(req->type),
-				       strerror(-r));
+		return cordon_diag_set(d, -r, "launcher", "sending the %s request: %s",
+				       cordon_serve_type_name(req->type), strerror(-r));
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	deadline = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + (uint64_t)timeout_ms;
@@ -240,7 +240,8 @@ static int request(struct cordon_launcher_client *lc, struct cordon_serve_msg *r
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 		if (now >= deadline)
-			return cordon_diag_set(d, ETIMEDOUT, "launcher", "no reply from the launcher helper to %s within %d ms",
+			return cordon_diag_set(d, ETIMEDOUT, "launcher",
+					       "no reply from the launcher helper to %s within %d ms",
 					       cordon_serve_type_name(req->type), timeout_ms);
 		r = read_one(lc, (int)(deadline - now), &m);
 		if (r == 0)
@@ -295,7 +296,8 @@ int cordon_launcher_client_probe(struct cordon_launcher_client *lc, json_t **ret
 		j = json_loads(rep.json ? rep.json : "", JSON_REJECT_DUPLICATES, &jerr);
 		if (!j || !json_is_object(j)) {
 			json_decref(j);
-			r = cordon_diag_set(d, EBADMSG, "launcher", "the helper's capability report is not a JSON object");
+			r = cordon_diag_set(d, EBADMSG, "launcher",
+					    "the helper's capability report is not a JSON object");
 		} else
 			*ret_caps = j;
 	}
@@ -333,7 +335,8 @@ int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *
 		return r;
 	r = reply_status(&rep, reterr_diag);
 	if (r >= 0 && rep.n_fds != 3)
-		r = cordon_diag_set(reterr_diag, EBADMSG, "launcher", "the spawn reply carries %u fds, not 3", rep.n_fds);
+		r = cordon_diag_set(reterr_diag, EBADMSG, "launcher", "the spawn reply carries %u fds, not 3",
+				    rep.n_fds);
 	if (r < 0) {
 		cordon_serve_msg_clear(&rep);
 		return r;
@@ -344,11 +347,11 @@ int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *
 		j = json_object();
 	}
 	*ret = (struct cordon_launched){
-		.instance = rep.instance,
-		.stdin_fd = TAKE_FD(rep.fds[0]),
-		.stdout_fd = TAKE_FD(rep.fds[1]),
-		.stderr_fd = TAKE_FD(rep.fds[2]),
-		.report = j,
+	    .instance = rep.instance,
+	    .stdin_fd = TAKE_FD(rep.fds[0]),
+	    .stdout_fd = TAKE_FD(rep.fds[1]),
+	    .stderr_fd = TAKE_FD(rep.fds[2]),
+	    .report = j,
 	};
 	rep.n_fds = 0;
 	cordon_serve_msg_clear(&rep);
@@ -439,7 +442,7 @@ bool cordon_launcher_client_alive(const struct cordon_launcher_client *lc)
  * CLOEXEC error pipe. */
 _noreturn_ static void child_exec(int sock, int errfd, const char *binary, char *const argv[])
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
 	int e, s2, nul;
 
@@ -473,7 +476,7 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 {
 	struct cordon_launcher_client *lc;
 	struct cordon_serve_msg req, rep;
-	int sv[2] = { -EBADF, -EBADF }, ep[2] = { -EBADF, -EBADF };
+	int sv[2] = {-EBADF, -EBADF}, ep[2] = {-EBADF, -EBADF};
 	char *argv[6];
 	pid_t pid;
 	int r, e = 0;
@@ -497,7 +500,7 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 	 * unix SOCK_SEQPACKET send fails with EMSGSIZE above the send buffer,
 	 * whose default is below CORDON_SERVE_MAX_MSG). */
 	for (int i = 0; i < 2; i++)
-		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
+		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){CORDON_SERVE_MAX_MSG + 4096}, sizeof(int));
 	argv[0] = (char *)launch_binary;
 	argv[1] = (char *)"--serve";
 	argv[2] = (char *)"3";
@@ -534,8 +537,8 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 		r = cordon_diag_set(reterr_diag, errno, "launcher", "eventfd/epoll: %m");
 		goto fail;
 	}
-	if (epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->sock, &(struct epoll_event){ .events = EPOLLIN }) < 0 ||
-	    epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->evfd, &(struct epoll_event){ .events = EPOLLIN }) < 0) {
+	if (epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->sock, &(struct epoll_event){.events = EPOLLIN}) < 0 ||
+	    epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->evfd, &(struct epoll_event){.events = EPOLLIN}) < 0) {
 		r = cordon_diag_set(reterr_diag, errno, "launcher", "epoll_ctl: %m");
 		goto fail;
 	}
@@ -549,8 +552,8 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 			/* It exited during start-up (bad profiles directory,
 			 * failed probe...): its log line says why. */
 			lost_diag_add_status(lc);
-			r = cordon_diag_set(reterr_diag, ECONNRESET, "launcher", "the launcher helper did not start: %s",
-					    lc->lost_why.message);
+			r = cordon_diag_set(reterr_diag, ECONNRESET, "launcher",
+					    "the launcher helper did not start: %s", lc->lost_why.message);
 		}
 		goto fail;
 	}

@@ -52,7 +52,7 @@ extern char **environ;
 /* Bounds: instances one helper runs at once (each holds a pidfd, a sync
  * socket, cgroup fds), and how many malformed messages are logged one by one
  * before the log only counts them. */
-#define MAX_INSTANCES 512u
+#define MAX_INSTANCES	    512u
 #define MALFORMED_LOG_BURST 20u
 
 struct slot {
@@ -131,8 +131,8 @@ static int check_owner_mode(const struct stat *st, const char *what, const char 
 		return cordon_diag_set(d, EPERM, "profile", "%s '%s' is owned by uid %u, not root", what, path,
 				       (unsigned)st->st_uid);
 	if (me != 0 && st->st_uid != 0 && st->st_uid != me)
-		return cordon_diag_set(d, EPERM, "profile", "%s '%s' is owned by uid %u, neither root nor uid %u",
-				       what, path, (unsigned)st->st_uid, (unsigned)me);
+		return cordon_diag_set(d, EPERM, "profile", "%s '%s' is owned by uid %u, neither root nor uid %u", what,
+				       path, (unsigned)st->st_uid, (unsigned)me);
 	return 0;
 }
 
@@ -219,7 +219,7 @@ static int handle_probe(struct server *s, const struct cordon_serve_msg *m)
 {
 	_cleanup_free_ char *json = NULL;
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	int r;
 
 	/* The start-up probe answers the first request (cordond's start-up
@@ -281,10 +281,10 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 	struct cordon_fs_entry roots[CORDON_SERVE_MAX_ROOTS];
 	struct cordon_launch_policy pol;
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	char pbuf[80];
 	uint32_t id;
-	int r, fds[3] = { -EBADF, -EBADF, -EBADF };
+	int r, fds[3] = {-EBADF, -EBADF, -EBADF};
 
 	if (!connector_id_is_valid(m->connector)) {
 		cordon_diag_set(&d, EINVAL, "request", "'%s' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})",
@@ -297,7 +297,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EINVAL, &d);
 	}
 	if (s->n_slots >= MAX_INSTANCES) {
-		cordon_diag_set(&d, EBUSY, "request", "the helper already runs %u instances (its limit)", MAX_INSTANCES);
+		cordon_diag_set(&d, EBUSY, "request", "the helper already runs %u instances (its limit)",
+				MAX_INSTANCES);
 		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EBUSY, &d);
 	}
 	if (m->n_roots > CORDON_SERVE_MAX_ROOTS) { /* the decoder refuses this too */
@@ -322,8 +323,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EINVAL, &d);
 		}
 		if (sr->sandbox[0] && !path_is_absolute_canonical(sr->sandbox)) {
-			cordon_diag_set(&d, EINVAL, "root", "root %u: sandbox path '%s' is not absolute and canonical", i,
-					printable(sr->sandbox, pbuf, sizeof(pbuf)));
+			cordon_diag_set(&d, EINVAL, "root", "root %u: sandbox path '%s' is not absolute and canonical",
+					i, printable(sr->sandbox, pbuf, sizeof(pbuf)));
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EINVAL, &d);
 		}
 		if (sr->access > CORDON_ACCESS_READ_WRITE) {
@@ -331,7 +332,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EINVAL, &d);
 		}
 		if (p->n_ceiling == 0) {
-			cordon_diag_set(&d, EPERM, "root", "root '%s' refused: profile '%s' has no ceiling, so no root can be added",
+			cordon_diag_set(&d, EPERM, "root",
+					"root '%s' refused: profile '%s' has no ceiling, so no root can be added",
 					sr->host, p->id);
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EPERM, &d);
 		}
@@ -339,7 +341,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 		if (r < 0) {
 			if (r == -EPERM)
 				cordon_diag_set(&d, EPERM, "root",
-						"root '%s' refused: not beneath the ceiling of profile '%s' (checked on disk, symlinks refused)",
+						"root '%s' refused: not beneath the ceiling of profile '%s' (checked "
+						"on disk, symlinks refused)",
 						sr->host, p->id);
 			return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, -r, &d);
 		}
@@ -351,25 +354,26 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 			const char *sys = p->fs_system[j].at ? p->fs_system[j].at : p->fs_system[j].path;
 
 			if (path_is_beneath(at, sys) || path_is_beneath(sys, at)) {
-				cordon_diag_set(&d, EPERM, "root", "root %u: sandbox path '%s' overlaps the system path '%s'",
-						i, printable(at, pbuf, sizeof(pbuf)), sys);
+				cordon_diag_set(&d, EPERM, "root",
+						"root %u: sandbox path '%s' overlaps the system path '%s'", i,
+						printable(at, pbuf, sizeof(pbuf)), sys);
 				return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, EPERM, &d);
 			}
 		}
 		roots[i] = (struct cordon_fs_entry){
-			.path = (char *)sr->host,
-			.at = sr->sandbox[0] ? (char *)sr->sandbox : NULL,
-			.access = (enum cordon_fs_access)sr->access,
+		    .path = (char *)sr->host,
+		    .at = sr->sandbox[0] ? (char *)sr->sandbox : NULL,
+		    .access = (enum cordon_fs_access)sr->access,
 		};
 	}
 
 	pol = (struct cordon_launch_policy){
-		.profile = p,
-		.extra_roots = roots,
-		.n_extra_roots = m->n_roots,
-		.env_source = environ,
-		.instance_name = m->tag[0] ? m->tag : NULL,
-		.stdio = CORDON_STDIO_PIPES,
+	    .profile = p,
+	    .extra_roots = roots,
+	    .n_extra_roots = m->n_roots,
+	    .env_source = environ,
+	    .instance_name = m->tag[0] ? m->tag : NULL,
+	    .stdio = CORDON_STDIO_PIPES,
 	};
 	r = cordon_spawn(&pol, &s->caps, &inst, &d);
 	if (r < 0)
@@ -403,14 +407,14 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 		}
 		return r;
 	}
-	s->slots[s->n_slots++] = (struct slot){ .id = id, .inst = TAKE_PTR(inst) };
+	s->slots[s->n_slots++] = (struct slot){.id = id, .inst = TAKE_PTR(inst)};
 	return 0;
 }
 
 static int handle_kill(struct server *s, const struct cordon_serve_msg *m)
 {
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct slot *sl = slot_find(s, m->instance);
 	int r;
 
@@ -472,7 +476,7 @@ static void log_malformed(struct server *s, const struct cordon_diag *d)
 static int handle_one(struct server *s, short revents)
 {
 	struct cordon_serve_msg m;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	uint8_t hdr[16];
 	uint16_t htype = 0;
 	uint32_t hid = 0;
@@ -562,10 +566,10 @@ static int serve_loop(struct server *s)
 	for (;;) {
 		size_t n = s->n_slots;
 
-		pfd[0] = (struct pollfd){ .fd = s->sock, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
+		pfd[0] = (struct pollfd){.fd = s->sock, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
 		for (size_t i = 0; i < n; i++)
-			pfd[2 + i] = (struct pollfd){ .fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN };
+			pfd[2 + i] = (struct pollfd){.fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN};
 		r = poll(pfd, 2 + n, -1);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -651,7 +655,7 @@ int verb_serve(int argc, char **argv)
 	s->profiles_dir = dir;
 	(void)fd_set_cloexec(s->sock, 1);
 	/* Room for the largest message (the default send buffer is smaller). */
-	(void)setsockopt(s->sock, SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
+	(void)setsockopt(s->sock, SOL_SOCKET, SO_SNDBUF, &(int){CORDON_SERVE_MAX_MSG + 4096}, sizeof(int));
 	/* A closed connector pipe or socket must be an error, not a signal. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
@@ -673,7 +677,7 @@ int verb_serve(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct cordon_diag d = { 0 };
+		struct cordon_diag d = {0};
 		struct stat st;
 
 		if (fstat(s->profiles_fd, &st) < 0) {

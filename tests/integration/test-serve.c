@@ -74,8 +74,8 @@ static void on_lost(void *u, const struct cordon_diag *why)
 }
 
 static const struct cordon_launcher_handlers handlers = {
-	.exited = on_exited,
-	.helper_lost = on_lost,
+    .exited = on_exited,
+    .helper_lost = on_lost,
 };
 
 static void reset_events(void)
@@ -94,23 +94,23 @@ static void write_file(const char *path, const char *content, mode_t mode)
 	assert_int_equal(chmod(path, mode), 0);
 }
 
-#define PROFILE_COMMON                                        \
-	"sandbox:\n"                                          \
-	"  user: dynamic\n"                                   \
-	"  filesystem:\n"                                     \
-	"    system:\n"                                       \
-	"      - {path: /usr, access: read-exec}\n"           \
-	"      - {path: /lib, access: read-exec}\n"           \
-	"      - {path: /lib64, access: read-exec}\n"         \
-	"      - {path: /bin, access: read-exec}\n"           \
-	"      - {path: /etc/ld.so.cache, access: read}\n"    \
-	"    ceiling: [%s]\n"                                 \
-	"    tmp: 1M\n"                                       \
-	"  network:\n"                                        \
-	"    mode: none\n"                                    \
-	"  limits: {memory: 64M, pids: 16}\n"                 \
-	"  require: [landlock, seccomp, cgroup, namespaces]\n" \
-	"tools:\n"                                            \
+#define PROFILE_COMMON                                                                                                 \
+	"sandbox:\n"                                                                                                   \
+	"  user: dynamic\n"                                                                                            \
+	"  filesystem:\n"                                                                                              \
+	"    system:\n"                                                                                                \
+	"      - {path: /usr, access: read-exec}\n"                                                                    \
+	"      - {path: /lib, access: read-exec}\n"                                                                    \
+	"      - {path: /lib64, access: read-exec}\n"                                                                  \
+	"      - {path: /bin, access: read-exec}\n"                                                                    \
+	"      - {path: /etc/ld.so.cache, access: read}\n"                                                             \
+	"    ceiling: [%s]\n"                                                                                          \
+	"    tmp: 1M\n"                                                                                                \
+	"  network:\n"                                                                                                 \
+	"    mode: none\n"                                                                                             \
+	"  limits: {memory: 64M, pids: 16}\n"                                                                          \
+	"  require: [landlock, seccomp, cgroup, namespaces]\n"                                                         \
+	"tools:\n"                                                                                                     \
 	"  default_risk: read\n"
 
 static void write_profile(const char *id, const char *command, mode_t mode)
@@ -118,8 +118,8 @@ static void write_profile(const char *id, const char *command, mode_t mode)
 	char path[4096 + 64], body[8192], sandbox[2048];
 
 	snprintf(sandbox, sizeof(sandbox), PROFILE_COMMON, work);
-	snprintf(body, sizeof(body), "version: 1\nconnector:\n  description: test connector\n  command: %s\n%s", command,
-		 sandbox);
+	snprintf(body, sizeof(body), "version: 1\nconnector:\n  description: test connector\n  command: %s\n%s",
+		 command, sandbox);
 	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
 	write_file(path, body, mode);
 }
@@ -170,7 +170,7 @@ static int teardown(void **state)
 static struct cordon_launcher_client *start_client(void)
 {
 	struct cordon_launcher_client *lc = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	int r;
 
 	reset_events();
@@ -191,7 +191,7 @@ static void dispatch_until(struct cordon_launcher_client *lc, bool (*cond)(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!cond()) {
-		struct pollfd p = { .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
+		struct pollfd p = {.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
@@ -216,7 +216,7 @@ static void read_line(int fd, char *buf, size_t size)
 	size_t n = 0;
 
 	while (n + 1 < size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t k;
 
 		assert_int_equal(poll(&p, 1, 10000), 1);
@@ -345,7 +345,8 @@ static size_t n_fds(pid_t pid)
 
 static const char *report_cgroup_path(const json_t *report)
 {
-	return json_string_value(json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
 }
 
 /* Same keys, recursively for objects (values differ between probes only
@@ -373,7 +374,7 @@ static void test_probe_matches_cli(void **state)
 	struct cordon_launcher_client *lc = start_client();
 	json_t *caps = NULL, *cli;
 	json_error_t jerr;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	char cmd[4200];
 	FILE *f;
 
@@ -409,8 +410,8 @@ static void assert_enforced(const json_t *report, const char *control)
 static void test_spawn_echo_and_exit(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_launched l = {0};
+	struct cordon_diag d = {0};
 	char line[128], cg[4096];
 	int r;
 
@@ -453,9 +454,9 @@ static void test_spawn_echo_and_exit(void **state)
 static void test_spawn_extra_root(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = { 0 };
-	struct cordon_diag d = { 0 };
-	struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
+	struct cordon_launched l = {0};
+	struct cordon_diag d = {0};
+	struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
 	char line[128];
 	int r;
 
@@ -476,8 +477,8 @@ static void test_spawn_extra_root(void **state)
 static void test_kill(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_launched l = {0};
+	struct cordon_diag d = {0};
 	pid_t pids[16];
 	size_t n;
 
@@ -504,9 +505,9 @@ static void test_kill(void **state)
 static void assert_refused(struct cordon_launcher_client *lc, const char *connector, const char *host, int err,
 			   const char *want)
 {
-	struct cordon_launched l = { .stdin_fd = -EBADF };
-	struct cordon_diag d = { 0 };
-	struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
+	struct cordon_launched l = {.stdin_fd = -EBADF};
+	struct cordon_diag d = {0};
+	struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
 	int r;
 
 	if (host)
@@ -537,9 +538,9 @@ static void test_roots_outside_ceiling(void **state)
 	assert_refused(lc, "cat", "relative/path", EINVAL, "not absolute and canonical");
 	/* Beneath the ceiling but mounted over the system view. */
 	{
-		struct cordon_launched l = { .stdin_fd = -EBADF };
-		struct cordon_diag d = { 0 };
-		struct cordon_serve_root root = { .access = CORDON_ACCESS_READ_EXEC };
+		struct cordon_launched l = {.stdin_fd = -EBADF};
+		struct cordon_diag d = {0};
+		struct cordon_serve_root root = {.access = CORDON_ACCESS_READ_EXEC};
 
 		snprintf(root.host, sizeof(root.host), "%s/proj", work);
 		snprintf(root.sandbox, sizeof(root.sandbox), "/usr");
@@ -551,9 +552,9 @@ static void test_roots_outside_ceiling(void **state)
 	}
 	/* The ceiling itself and below it are fine (control case). */
 	{
-		struct cordon_launched l = { 0 };
-		struct cordon_diag d = { 0 };
-		struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
+		struct cordon_launched l = {0};
+		struct cordon_diag d = {0};
+		struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
 
 		snprintf(root.host, sizeof(root.host), "%s/proj", work);
 		snprintf(root.sandbox, sizeof(root.sandbox), "/data");
@@ -602,8 +603,8 @@ static void test_unsafe_profiles_refused(void **state)
 	assert_int_equal(chmod(profiles, 0755), 0);
 	/* And the same profile works again once it is safe (control). */
 	{
-		struct cordon_launched l = { 0 };
-		struct cordon_diag d = { 0 };
+		struct cordon_launched l = {0};
+		struct cordon_diag d = {0};
 
 		assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-safe-again", NULL, 0, &l, &d), 0);
 		closep(&l.stdin_fd);
@@ -616,8 +617,8 @@ static void test_unsafe_profiles_refused(void **state)
 static void test_kill9_helper(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched a = { 0 }, b = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_launched a = {0}, b = {0};
+	struct cordon_diag d = {0};
 	struct cordon_caps caps;
 	char cga[4096], cgb[4096];
 	pid_t pids[32];
@@ -636,7 +637,7 @@ static void test_kill9_helper(void **state)
 	/* The connector's stdout reaches EOF: nothing holds it any more. */
 	{
 		char c;
-		struct pollfd p = { .fd = a.stdout_fd, .events = POLLIN };
+		struct pollfd p = {.fd = a.stdout_fd, .events = POLLIN};
 
 		assert_int_equal(poll(&p, 1, 10000), 1);
 		assert_int_equal(read(a.stdout_fd, &c, 1), 0);
@@ -662,8 +663,8 @@ static void test_kill9_helper(void **state)
 static void test_close_client_kills_instances(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched a = { 0 }, b = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_launched a = {0}, b = {0};
+	struct cordon_diag d = {0};
 	char cga[4096];
 	pid_t pids[32], helper;
 	size_t n;
@@ -710,7 +711,7 @@ static struct raw raw_start(void)
 		_exit(127);
 	}
 	close(sv[1]);
-	return (struct raw){ .sock = sv[0], .pid = pid };
+	return (struct raw){.sock = sv[0], .pid = pid};
 }
 
 static void raw_stop(struct raw *r)
@@ -729,8 +730,8 @@ static void raw_send(struct raw *r, const void *buf, size_t len, int fd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} c;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (fd >= 0) {
 		struct cmsghdr *h;
@@ -749,8 +750,8 @@ static void raw_send(struct raw *r, const void *buf, size_t len, int fd)
 
 static void raw_recv(struct raw *r, struct cordon_serve_msg *m)
 {
-	struct pollfd p = { .fd = r->sock, .events = POLLIN };
-	struct cordon_diag d = { 0 };
+	struct pollfd p = {.fd = r->sock, .events = POLLIN};
+	struct cordon_diag d = {0};
 	int e;
 
 	assert_int_equal(poll(&p, 1, 10000), 1);
@@ -761,7 +762,8 @@ static void raw_recv(struct raw *r, struct cordon_serve_msg *m)
 
 static size_t hdr(uint8_t *b, uint32_t magic, uint16_t type, uint32_t id, uint32_t payload)
 {
-	b[0] = (uint8_t)magic, b[1] = (uint8_t)(magic >> 8), b[2] = (uint8_t)(magic >> 16), b[3] = (uint8_t)(magic >> 24);
+	b[0] = (uint8_t)magic, b[1] = (uint8_t)(magic >> 8), b[2] = (uint8_t)(magic >> 16),
+	b[3] = (uint8_t)(magic >> 24);
 	b[4] = (uint8_t)type, b[5] = (uint8_t)(type >> 8), b[6] = b[7] = 0;
 	b[8] = (uint8_t)id, b[9] = (uint8_t)(id >> 8), b[10] = (uint8_t)(id >> 16), b[11] = (uint8_t)(id >> 24);
 	b[12] = (uint8_t)payload, b[13] = (uint8_t)(payload >> 8), b[14] = (uint8_t)(payload >> 16),
@@ -837,7 +839,13 @@ static void test_malformed_packets(void **state)
 
 	/* Too many roots. */
 	n = hdr(b, CORDON_SERVE_MAGIC, CORDON_SERVE_SPAWN, 7, 19);
-	memcpy(b + n, "\x03\x00\x00\x00" "cat" "\x00\x00\x00\x00" "\x04\x00\x00\x00" "\xe8\x03\x00\x00", 19);
+	memcpy(b + n,
+	       "\x03\x00\x00\x00"
+	       "cat"
+	       "\x00\x00\x00\x00"
+	       "\x04\x00\x00\x00"
+	       "\xe8\x03\x00\x00",
+	       19);
 	raw_send(&r, b, n + 19, -1);
 	assert_badmsg_reply(&r, CORDON_SERVE_SPAWN_REPLY, 7, "too many roots");
 
@@ -879,7 +887,13 @@ static void test_malformed_packets(void **state)
 	/* A decodable SPAWN for a connector with an invalid id: a request
 	 * error, not a protocol error. */
 	n = hdr(b, CORDON_SERVE_MAGIC, CORDON_SERVE_SPAWN, 15, 22);
-	memcpy(b + n, "\x06\x00\x00\x00" "../etc" "\x00\x00\x00\x00" "\x04\x00\x00\x00" "\x00\x00\x00\x00", 22);
+	memcpy(b + n,
+	       "\x06\x00\x00\x00"
+	       "../etc"
+	       "\x00\x00\x00\x00"
+	       "\x04\x00\x00\x00"
+	       "\x00\x00\x00\x00",
+	       22);
 	raw_send(&r, b, n + 22, -1);
 	{
 		struct cordon_serve_msg m;
@@ -901,11 +915,12 @@ static void test_malformed_packets(void **state)
 static void test_start_failures(void **state)
 {
 	struct cordon_launcher_client *lc = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 
 	(void)state;
 	/* A binary that does not exist: the exec error comes back. */
-	assert_int_equal(cordon_launcher_client_start("/nonexistent/cordon-launch", profiles, &handlers, &lc, &d), -ENOENT);
+	assert_int_equal(cordon_launcher_client_start("/nonexistent/cordon-launch", profiles, &handlers, &lc, &d),
+			 -ENOENT);
 	assert_null(lc);
 	assert_non_null(strstr(d.message, "cannot execute /nonexistent/cordon-launch"));
 	/* An unsafe profiles directory: the helper refuses to serve at all
@@ -917,7 +932,8 @@ static void test_start_failures(void **state)
 	assert_non_null(strstr(d.message, "the launcher helper did not start"));
 	assert_non_null(strstr(d.message, "exited with status 1"));
 	/* Not a directory at all. */
-	assert_int_equal(cordon_launcher_client_start(launch, "/nonexistent-profiles", &handlers, &lc, &d), -ECONNRESET);
+	assert_int_equal(cordon_launcher_client_start(launch, "/nonexistent-profiles", &handlers, &lc, &d),
+			 -ECONNRESET);
 	assert_null(lc);
 }
 
@@ -926,8 +942,8 @@ static void test_start_failures(void **state)
 static void test_events_queued_during_request(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_launched l = {0};
+	struct cordon_diag d = {0};
 	struct pollfd p;
 	json_t *caps = NULL;
 	char c;
@@ -935,14 +951,14 @@ static void test_events_queued_during_request(void **state)
 	(void)state;
 	assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-queue", NULL, 0, &l, &d), 0);
 	closep(&l.stdin_fd);
-	p = (struct pollfd){ .fd = l.stdout_fd, .events = POLLIN };
+	p = (struct pollfd){.fd = l.stdout_fd, .events = POLLIN};
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(read(l.stdout_fd, &c, 1), 0); /* cat is gone */
 	usleep(300 * 1000);			       /* the helper reaps it and sends EXITED */
 	assert_int_equal(cordon_launcher_client_probe(lc, &caps, &d), 0);
 	json_decref(caps);
 	assert_int_equal(ev.n_exited, 0); /* not from inside the request */
-	p = (struct pollfd){ .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
+	p = (struct pollfd){.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
 	assert_int_equal(poll(&p, 1, 0), 1);
 	assert_int_equal(cordon_launcher_client_dispatch(lc), 0);
 	assert_int_equal(ev.n_exited, 1);
@@ -957,18 +973,18 @@ static void test_events_queued_during_request(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe_matches_cli),
-		cmocka_unit_test(test_spawn_echo_and_exit),
-		cmocka_unit_test(test_spawn_extra_root),
-		cmocka_unit_test(test_kill),
-		cmocka_unit_test(test_roots_outside_ceiling),
-		cmocka_unit_test(test_bad_connector_ids),
-		cmocka_unit_test(test_unsafe_profiles_refused),
-		cmocka_unit_test(test_kill9_helper),
-		cmocka_unit_test(test_close_client_kills_instances),
-		cmocka_unit_test(test_malformed_packets),
-		cmocka_unit_test(test_start_failures),
-		cmocka_unit_test(test_events_queued_during_request),
+	    cmocka_unit_test(test_probe_matches_cli),
+	    cmocka_unit_test(test_spawn_echo_and_exit),
+	    cmocka_unit_test(test_spawn_extra_root),
+	    cmocka_unit_test(test_kill),
+	    cmocka_unit_test(test_roots_outside_ceiling),
+	    cmocka_unit_test(test_bad_connector_ids),
+	    cmocka_unit_test(test_unsafe_profiles_refused),
+	    cmocka_unit_test(test_kill9_helper),
+	    cmocka_unit_test(test_close_client_kills_instances),
+	    cmocka_unit_test(test_malformed_packets),
+	    cmocka_unit_test(test_start_failures),
+	    cmocka_unit_test(test_events_queued_during_request),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
