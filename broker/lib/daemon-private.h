@@ -13,6 +13,7 @@
 #include "actions.h"
 #include "approvals.h"
 #include "broker.h"
+#include "checkpoint.h"
 #include "daemon-core.h"
 #include "db.h"
 #include "loop.h"
@@ -185,6 +186,8 @@ struct cordon_daemon {
 	struct cordon_operator *op;
 	struct cordon_http *http;
 	uint64_t started_ms;
+	struct cordon_note_verifier verifier;
+	bool have_verifier;
 };
 
 /* daemon.c */

@@ -299,6 +299,12 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	if (r < 0)
 		goto fail;
 	d->notify_fd = sd_notify_open();
+	/* The operator and HTTP surfaces: the optional TCP listener is bound
+	 * here, before the Landlock domain denies TCP bind. Their handlers
+	 * only run once the loop serves, after the database is open. */
+	r = daemon_surfaces_start(d, diag);
+	if (r < 0)
+		goto fail;
 
 	/* 4. Drop. 5. Sandbox ourselves. */
 	r = privs_drop(d, diag);
@@ -314,9 +320,10 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	r = cordon_db_open(d->db_path, &dbo, &d->db, diag);
 	if (r < 0)
 		goto fail;
-	r = cordon_audit_setup_key_file(d->db, &ao, d->key_path, "cordond", NULL, diag);
+	r = cordon_audit_setup_key_file(d->db, &ao, d->key_path, "cordond", &d->verifier, diag);
 	if (r < 0)
 		goto fail;
+	d->have_verifier = true;
 	r = cordon_key_new(&d->key);
 	if (r < 0) {
 		cordon_diag_set(diag, -r, "key",
@@ -350,9 +357,6 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 		cordon_diag_set(diag, -r, "daemon", "cannot watch the sockets: %s", strerror(-r));
 		goto fail;
 	}
-	r = daemon_surfaces_start(d, diag);
-	if (r < 0)
-		goto fail;
 	*ret = d;
 	return 0;
 fail:
@@ -670,6 +674,23 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	}
 	worker_kill(w, "inventory timed out");
 	return cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector);
+}
+
+json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)
+{
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		for (struct dcall *c = s->calls; c; c = c->next)
+			if (c->approval_id[0] && !strcmp(c->approval_id, approval_id) && c->args_jcs)
+				return json_loadb(c->args_jcs, c->args_len, JSON_REJECT_DUPLICATES, NULL);
+	return NULL;
+}
+
+int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_verifier *ret)
+{
+	if (!d->have_verifier)
+		return -ENOENT;
+	*ret = d->verifier;
+	return 0;
 }
 
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
