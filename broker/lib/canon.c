@@ -608,9 +608,10 @@ static bool round_trips(const char *digits, size_t k, int exp, double x)
 }
 
 /* Adds delta (+1 or −1) to the last digit of a k-digit string, propagating
- * the carry. Returns false when the result would change the digit count
- * (999+1, 100−1), which the caller then skips. */
-static bool digits_step(char *digits, size_t k, int delta)
+ * the carry. 99…9 + 1 becomes 10…0 with the exponent raised by one. Returns
+ * false when the result would have fewer digits (10…0 − 1): such a decimal
+ * has a shorter form that an earlier, shorter probe already tried. */
+static bool digits_step(char *digits, size_t k, int delta, int *exp)
 {
 	for (size_t i = k; i-- > 0;) {
 		int c = digits[i] - '0' + delta;
@@ -621,15 +622,50 @@ static bool digits_step(char *digits, size_t k, int delta)
 		}
 		digits[i] = delta > 0 ? '0' : '9';
 	}
+	if (delta < 0)
+		return false;
+	digits[0] = '1'; /* carried out of the top digit */
+	(*exp)++;
+	return true;
+}
+
+/* Is there a p-significant-digit decimal that reads back as x? If so, writes
+ * the one closest to x. printf gives the nearest p-digit decimal; if that
+ * does not round-trip but another does, it is the neighbour on the other
+ * side of x (the round-trip interval is asymmetric at powers of two), so the
+ * neighbours are tried too. */
+static bool probe(double x, int p, char digits[static 24], size_t *ret_k, int *ret_exp)
+{
+	char tmp[40], alt[24];
+	size_t k;
+	int exp;
+
+	snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
+	split_e(tmp, digits, &k, &exp);
+	*ret_k = k;
+	*ret_exp = exp;
+	if (round_trips(digits, k, exp, x))
+		return true;
+	for (int delta = -1; delta <= 1; delta += 2) {
+		int e2 = exp;
+
+		memcpy(alt, digits, k + 1);
+		if (!digits_step(alt, k, delta, &e2))
+			continue;
+		if (round_trips(alt, k, e2, x)) {
+			memcpy(digits, alt, k + 1);
+			*ret_exp = e2;
+			return true;
+		}
+	}
 	return false;
 }
 
 int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX])
 {
-	char digits[24], tmp[40];
+	char digits[24];
 	size_t k = 0, o = 0;
 	int exp = 0, n;
-	bool found = false;
 
 	if (!__builtin_isfinite(x))
 		return -EDOM;
@@ -643,33 +679,23 @@ int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX])
 		x = -x;
 	}
 
-	/* The shortest k such that some k-digit decimal reads back as x. For each
-	 * k, printf gives the nearest k-digit decimal; if it does not round-trip
-	 * but one does, it is its neighbour on the other side of x (the
-	 * round-trip interval is asymmetric at powers of two), so try both. */
-	for (int p = 1; p <= 17 && !found; p++) {
-		char alt[24];
-		int e2;
+	/* The shortest p such that some p-digit decimal reads back as x. The
+	 * predicate is monotonic in p (append a zero), so binary search over
+	 * 1..17; 17 significant digits always round-trip. */
+	{
+		int lo = 1, hi = 17;
 
-		snprintf(tmp, sizeof(tmp), "%.*e", p - 1, x);
-		split_e(tmp, digits, &k, &exp);
-		if (round_trips(digits, k, exp, x)) {
-			found = true;
-			break;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+
+			if (probe(x, mid, digits, &k, &exp))
+				hi = mid;
+			else
+				lo = mid + 1;
 		}
-		for (int delta = -1; delta <= 1 && !found; delta += 2) {
-			memcpy(alt, digits, k + 1);
-			e2 = exp;
-			if (!digits_step(alt, k, delta))
-				continue;
-			if (round_trips(alt, k, e2, x)) {
-				memcpy(digits, alt, k + 1);
-				found = true;
-			}
-		}
+		if (!probe(x, lo, digits, &k, &exp))
+			return -EDOM; /* cannot happen */
 	}
-	if (!found) /* cannot happen: 17 significant digits always round-trip */
-		return -EDOM;
 
 	/* Strip trailing zeros: k is the number of significant digits. */
 	while (k > 1 && digits[k - 1] == '0')

@@ -410,37 +410,63 @@ int cordon_note_signer_load_or_create(const char *path, const char *name, struct
 
 /* ---- Checkpoints ------------------------------------------------------------------ */
 
-int cordon_checkpoint_sign(const struct cordon_note_signer *s, const struct cordon_checkpoint *c, char **ret,
-			   size_t *ret_len)
+int cordon_note_sign(const struct cordon_note_signer *s, const char *text, size_t len, char **ret, size_t *ret_len)
 {
-	char root64[sodium_base64_ENCODED_LEN(32, sodium_base64_VARIANT_ORIGINAL)];
 	char sig64[sodium_base64_ENCODED_LEN(68, sodium_base64_VARIANT_ORIGINAL)];
 	uint8_t sig[68];
-	char *body = NULL, *note = NULL;
-	int body_len, note_len;
+	char *note;
+	size_t name_len, sig_len, n = 0;
 
-	if (!s || !c || !name_valid(c->origin, CORDON_CHECKPOINT_ORIGIN_MAX))
+	if (!s || !text || len < 2 || text[len - 1] != '\n' || text[len - 2] == '\n' ||
+	    !cordon_utf8_valid(text, len, NULL))
 		return -EINVAL;
-	sodium_bin2base64(root64, sizeof(root64), c->root, 32, sodium_base64_VARIANT_ORIGINAL);
-	body_len = asprintf(&body, "%s\n%" PRIu64 "\n%s\n", c->origin, c->size, root64);
-	if (body_len < 0)
-		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)text[i] < 0x20 && text[i] != '\n')
+			return -EINVAL;
 
 	sig[0] = (uint8_t)(s->pub.key_id >> 24);
 	sig[1] = (uint8_t)(s->pub.key_id >> 16);
 	sig[2] = (uint8_t)(s->pub.key_id >> 8);
 	sig[3] = (uint8_t)s->pub.key_id;
-	crypto_sign_detached(sig + 4, NULL, (const uint8_t *)body, (size_t)body_len, s->sk);
+	crypto_sign_detached(sig + 4, NULL, (const uint8_t *)text, len, s->sk);
 	sodium_bin2base64(sig64, sizeof(sig64), sig, sizeof(sig), sodium_base64_VARIANT_ORIGINAL);
 
-	note_len = asprintf(&note, "%s\n" EM_DASH " %s %s\n", body, s->pub.name, sig64);
-	free(body);
-	if (note_len < 0)
+	/* text ‖ "\n" ‖ "— " ‖ name ‖ " " ‖ sig64 ‖ "\n" */
+	name_len = strlen(s->pub.name);
+	sig_len = strlen(sig64);
+	note = malloc(len + 1 + strlen(EM_DASH " ") + name_len + 1 + sig_len + 2);
+	if (!note)
 		return -ENOMEM;
+	memcpy(note, text, len), n += len;
+	note[n++] = '\n';
+	memcpy(note + n, EM_DASH " ", strlen(EM_DASH " ")), n += strlen(EM_DASH " ");
+	memcpy(note + n, s->pub.name, name_len), n += name_len;
+	note[n++] = ' ';
+	memcpy(note + n, sig64, sig_len), n += sig_len;
+	note[n++] = '\n';
+	note[n] = 0;
 	*ret = note;
 	if (ret_len)
-		*ret_len = (size_t)note_len;
+		*ret_len = n;
 	return 0;
+}
+
+int cordon_checkpoint_sign(const struct cordon_note_signer *s, const struct cordon_checkpoint *c, char **ret,
+			   size_t *ret_len)
+{
+	char root64[sodium_base64_ENCODED_LEN(32, sodium_base64_VARIANT_ORIGINAL)];
+	_cleanup_free_ char *body = NULL;
+	int body_len;
+
+	if (!s || !c || !name_valid(c->origin, CORDON_CHECKPOINT_ORIGIN_MAX))
+		return -EINVAL;
+	sodium_bin2base64(root64, sizeof(root64), c->root, 32, sodium_base64_VARIANT_ORIGINAL);
+	body_len = asprintf(&body, "%s\n%" PRIu64 "\n%s\n", c->origin, c->size, root64);
+	if (body_len < 0) {
+		body = NULL;
+		return -ENOMEM;
+	}
+	return cordon_note_sign(s, body, (size_t)body_len, ret, ret_len);
 }
 
 static int note_fail(struct cordon_diag *d, int error, unsigned line, const char *what)

@@ -83,6 +83,13 @@ static inline void cordon_note_signer_freep(struct cordon_note_signer **s)
 /* The signer's public half. */
 void cordon_note_signer_verifier(const struct cordon_note_signer *s, struct cordon_note_verifier *ret);
 
+/* Signs an arbitrary note text (generic C2SP signed note): text[0..len) must
+ * end with '\n' after a non-empty last line, and be valid UTF-8 without
+ * control bytes other than '\n'. Writes
+ * "<text>\n— <name> <base64(key id ‖ signature)>\n" malloc'd to *ret.
+ * Returns 0, -EINVAL, -ENOMEM. */
+int cordon_note_sign(const struct cordon_note_signer *s, const char *text, size_t len, char **ret, size_t *ret_len);
+
 /* Formats and signs a checkpoint. Writes a malloc'd NUL-terminated note to
  * *ret and its length to *ret_len (may be NULL). Returns 0, -EINVAL (origin
  * invalid), -ENOMEM. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Approval binding, subkeys, display and confirmation codes, tool fingerprint. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -386,6 +387,45 @@ static void test_random_keys_differ(void **state)
 	cordon_key_free(NULL);
 }
 
+/* The key serializes its users: concurrent MACs (each unprotecting and
+ * re-protecting the key memory) all see the key and agree. */
+struct mac_thread {
+	uint8_t want[32];
+	int mismatches;
+};
+
+static void *mac_thread_main(void *arg)
+{
+	struct mac_thread *t = arg;
+
+	for (int i = 0; i < 2000; i++) {
+		uint8_t got[32];
+
+		if (cordon_key_mac(key, CORDON_KEY_PURPOSE_TOKEN, "concurrent", 10, got) < 0 ||
+		    memcmp(got, t->want, 32) != 0)
+			t->mismatches++;
+	}
+	return NULL;
+}
+
+static void test_key_concurrent_use(void **state)
+{
+	pthread_t th[4];
+	struct mac_thread t[4];
+	uint8_t want[32];
+
+	assert_int_equal(cordon_key_mac(key, CORDON_KEY_PURPOSE_TOKEN, "concurrent", 10, want), 0);
+	for (int i = 0; i < 4; i++) {
+		memcpy(t[i].want, want, 32);
+		t[i].mismatches = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, mac_thread_main, &t[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(t[i].mismatches, 0);
+	}
+}
+
 static void test_base32(void **state)
 {
 	/* RFC 4648 §10 vectors, without padding. */
@@ -579,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_binding_invalid),
 		cmocka_unit_test(test_subkey_separation),
 		cmocka_unit_test(test_random_keys_differ),
+		cmocka_unit_test(test_key_concurrent_use),
 		cmocka_unit_test(test_base32),
 		cmocka_unit_test(test_display_code),
 		cmocka_unit_test(test_confirmation_code),
