@@ -45,6 +45,7 @@ struct cordon_action_begin {
 	struct cordon_call call;	 /* what will be forwarded (tier from the decision) */
 	const char *approval_id;	 /* required above read tier */
 	const char *idempotency_key;	 /* from _meta; NULL when absent */
+	const char *delegation;		 /* delegated root the call relies on, or NULL */
 };
 
 enum cordon_begin_outcome {
@@ -62,10 +63,17 @@ struct cordon_action_begin_result {
 	size_t result_len;
 };
 
-/* In ONE transaction: idempotency check, approval consumption (CAS) above
- * read tier, action record `prepared`, audit records. Nothing is sent by this
- * function and nothing may be sent unless it returns 0 with outcome DISPATCH.
- * Returns 0; -EEXIST (identity reused for a different request),
+/* In ONE transaction: the decision again over the current state (grant,
+ * inventory, tier, epoch, generation, delegation: so nothing that changed
+ * since cordon_broker_decide() slips through, read tier included), the
+ * idempotency check, approval consumption (CAS) above read tier, the action
+ * record `prepared`, audit records. Nothing is sent by this function and
+ * nothing may be sent unless it returns 0 with outcome DISPATCH. A refused
+ * begin is audited (a "decision" deny record with a reason word) after the
+ * rollback.
+ * Returns 0; -EACCES (the decision now denies), -ESTALE (the call's tier,
+ * policy epoch or launch generation is no longer current: decide again),
+ * -EEXIST (identity reused for a different request),
  * -EINPROGRESS (identity in flight), -ENOTRECOVERABLE (identity's action has
  * an unknown outcome: an operator must resolve it), -ENODATA (stored result
  * was sealed by an earlier broker process and cannot be opened; the call ran

@@ -72,8 +72,8 @@ int cordon_broker_stop(struct cordon_db *db)
 	return r < 0 ? r : 0;
 }
 
-static int load_snapshot_and_decide(struct cordon_db *db, const struct cordon_decide_request *req,
-				    struct cordon_broker_decision *out)
+int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
+		       struct cordon_broker_decision *out)
 {
 	struct cordon_inventory_record rec = {};
 	struct cordon_inventory_entry entry;
@@ -115,7 +115,7 @@ static int load_snapshot_and_decide(struct cordon_db *db, const struct cordon_de
 						     .connector = req->connector,
 						     .tool = req->tool,
 						     .fingerprint = req->fingerprint,
-						     .policy_epoch = out->policy_epoch,
+						     .policy_epoch = request_epoch ? request_epoch : out->policy_epoch,
 						     .delegation = req->delegation,
 						     .now = cordon_db_now(db) };
 		struct cordon_authz_input in = { .connector = req->connector,
@@ -158,7 +158,7 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = load_snapshot_and_decide(db, req, &out);
+	r = snapshot_decide_tx(db, req, 0, &out);
 	if (r < 0)
 		return r;
 	{
