@@ -701,6 +701,40 @@ int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon
 	return 0;
 }
 
+int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db,
+		       "SELECT id, session, connector, tool, state, tier, replay, created_at, updated_at FROM actions "
+		       "WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+		return r;
+	for (;;) {
+		struct cordon_action_info a = {};
+
+		r = db_step_row(db, st);
+		if (r <= 0)
+			return r;
+		snprintf(a.id, sizeof(a.id), "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(a.session, sizeof(a.session), "%s", (const char *)sqlite3_column_text(st, 1));
+		snprintf(a.connector, sizeof(a.connector), "%s", (const char *)sqlite3_column_text(st, 2));
+		snprintf(a.tool, sizeof(a.tool), "%s", (const char *)sqlite3_column_text(st, 3));
+		a.state = (enum cordon_action_state)sqlite3_column_int(st, 4);
+		a.tier = (enum cordon_risk)sqlite3_column_int(st, 5);
+		a.replay = sqlite3_column_int(st, 6) ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
+		a.created_at = (uint64_t)sqlite3_column_int64(st, 7);
+		a.updated_at = (uint64_t)sqlite3_column_int64(st, 8);
+		r = cb(&a, userdata);
+		if (r < 0)
+			return r;
+	}
+}
+
 /* ---- locks --------------------------------------------------------------- */
 
 int cordon_lock_acquire(struct cordon_db *db, const char *resource, const char *holder, uint64_t lease_usec,

@@ -102,6 +102,20 @@ int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor
 			  bool succeeded);
 
 int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon_action_state *ret);
+
+struct cordon_action_info {
+	char id[CORDON_ID_STRING_MAX];
+	char session[64], connector[33], tool[129];
+	enum cordon_action_state state;
+	enum cordon_risk tier;
+	enum cordon_replay replay;
+	uint64_t created_at, updated_at;
+};
+
+/* Calls cb for each action in `state` (every state when < 0), oldest first:
+ * the operator's queue is state CORDON_ACTION_OUTCOME_UNKNOWN. */
+typedef int (*cordon_action_cb)(const struct cordon_action_info *info, void *userdata);
+int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata);
 const char *cordon_action_state_to_string(enum cordon_action_state s);
 
 /* Request identity for idempotency: SHA-256(LP("cordon.request.v1") ‖

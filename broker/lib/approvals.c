@@ -479,6 +479,34 @@ int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_appr
 	return 0;
 }
 
+int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb, void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db,
+		       "SELECT " AROW_COLUMNS " FROM approvals WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+		return r;
+	for (;;) {
+		struct cordon_approval_info info;
+		struct arow a;
+
+		r = db_step_row(db, st);
+		if (r <= 0)
+			return r;
+		r = arow_read(db, st, &a);
+		if (r < 0)
+			return r;
+		arow_info(&a, &info);
+		r = cb(&info, userdata);
+		if (r < 0)
+			return r;
+	}
+}
+
 int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, enum approvals_scope scope,
 			const char *arg1, const char *arg2, const char *reason, uint64_t *ret_n)
 {

@@ -185,6 +185,14 @@ static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf
 
 static int checkpoint_tx(struct cordon_db *db);
 
+/* A clock that steps backwards must not make every append a checkpoint. */
+static bool interval_elapsed(struct cordon_db *db, uint64_t since)
+{
+	uint64_t now = cordon_db_now(db);
+
+	return now >= since && now - since >= db->audit->interval_usec;
+}
+
 static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event *ev, uint64_t *ret_seq)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -269,7 +277,7 @@ static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon
 		return r;
 	if (cp_time < a->since)
 		cp_time = a->since;
-	if (seq - cp_size >= a->every || cordon_db_now(db) - cp_time >= a->interval_usec)
+	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time))
 		return checkpoint_tx(db);
 	return 0;
 }
@@ -391,7 +399,7 @@ static int checkpoint(struct cordon_db *db, bool only_if_due)
 		return 0;
 	if (cp_time < a->since)
 		cp_time = a->since;
-	if (only_if_due && seq - cp_size < a->every && cordon_db_now(db) - cp_time < a->interval_usec)
+	if (only_if_due && seq - cp_size < a->every && !interval_elapsed(db, cp_time))
 		return 0;
 	r = checkpoint_tx(db);
 	if (r < 0) {

@@ -72,6 +72,22 @@ int cordon_broker_stop(struct cordon_db *db)
 	return r < 0 ? r : 0;
 }
 
+int cordon_broker_tick(struct cordon_db *db)
+{
+	int r, ret = 0;
+
+	r = cordon_approvals_expire(db, NULL);
+	if (r < 0 && ret == 0)
+		ret = r;
+	r = cordon_delegations_expire(db, NULL);
+	if (r < 0 && ret == 0)
+		ret = r;
+	r = cordon_audit_maybe_checkpoint(db);
+	if (r < 0 && ret == 0)
+		ret = r;
+	return ret;
+}
+
 int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
 		       struct cordon_broker_decision *out)
 {

@@ -35,6 +35,11 @@ int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result 
 /* Shutdown: a broker.stop record and a final checkpoint. */
 int cordon_broker_stop(struct cordon_db *db);
 
+/* Periodic work for the daemon's timer (say every second): expires
+ * approvals and delegations past their time and writes a checkpoint when one
+ * is due. Returns 0 or the first -errno (the others still run). */
+int cordon_broker_tick(struct cordon_db *db);
+
 struct cordon_decide_request {
 	const char *session;
 	const char *connector;

@@ -293,6 +293,30 @@ static void test_stale_token_refused_after_lease_expiry(void **state)
 	assert_int_equal(cordon_lock_release(t->db, "nope", 1), -ENOENT);
 }
 
+static int collect_cb(const struct cordon_action_info *info, void *userdata)
+{
+	char *out = userdata;
+
+	assert_int_equal(info->state, CORDON_ACTION_OUTCOME_UNKNOWN);
+	assert_string_equal(info->tool, "write_file");
+	memcpy(out, info->id, CORDON_ID_STRING_MAX);
+	return 0;
+}
+
+static void test_operator_queue_lists_outcome_unknown(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	char found[CORDON_ID_STRING_MAX] = "";
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(cordon_actions_list(t->db, CORDON_ACTION_OUTCOME_UNKNOWN, collect_cb, found), 0);
+	assert_string_equal(found, res.action_id);
+	cordon_action_begin_result_done(&res);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -312,6 +336,7 @@ int main(void)
 		T(test_request_hash_separates_tool_and_args),
 		T(test_lock_tokens_are_monotonic),
 		T(test_stale_token_refused_after_lease_expiry),
+		T(test_operator_queue_lists_outcome_unknown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -559,6 +559,54 @@ static void test_restart_revokes_outstanding(void **state)
 	bt_call_done(&a);
 }
 
+static int count_cb(const struct cordon_approval_info *info, void *userdata)
+{
+	(*(int *)userdata)++;
+	assert_int_equal(strlen(info->display_code), CORDON_DISPLAY_CODE_LEN);
+	return 0;
+}
+
+static void test_list_pending_for_operator(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a, b;
+	struct cordon_approval_info info;
+	char id[CORDON_ID_STRING_MAX];
+	int pending = 0, all = 0;
+
+	bt_call_init(t, &a, "s1", "write_file", "{\"n\":1}");
+	bt_call_init(t, &b, "s1", "write_file", "{\"n\":2}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	bt_approve(t, &b.call, id);
+	assert_int_equal(cordon_approvals_list(t->db, CORDON_APPROVAL_REQUESTED, count_cb, &pending), 0);
+	assert_int_equal(cordon_approvals_list(t->db, -1, count_cb, &all), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(all, 2);
+	bt_call_done(&a);
+	bt_call_done(&b);
+}
+
+static void test_tick_expires_and_checkpoints(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a;
+	struct cordon_approval_info info;
+
+	bt_call_init(t, &a, "s1", "write_file", "{}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	cordon_virtual_clock_advance(&t->clock, 3601 * SEC);
+	assert_int_equal(cordon_broker_tick(t->db), 0);
+	assert_int_equal(cordon_approval_get(t->db, info.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_EXPIRED);
+	{
+		struct cordon_audit_report rep;
+		assert_int_equal(cordon_audit_verify(t->db, &t->verifier, &rep), 0);
+		assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+		assert_int_equal(rep.signed_through, rep.last);
+	}
+	bt_call_done(&a);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -598,6 +646,8 @@ int main(void)
 		T(test_only_operators_decide),
 		T(test_read_tier_needs_no_approval),
 		T(test_restart_revokes_outstanding),
+		T(test_list_pending_for_operator),
+		T(test_tick_expires_and_checkpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
