@@ -12,6 +12,7 @@
 #include "delegations.h"
 #include "grants.h"
 #include "inventory.h"
+#include "parse-util.h"
 
 int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result *ret)
 {
@@ -168,15 +169,33 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	*ret = (struct cordon_broker_decision){
 		.decision = { .verdict = CORDON_VERDICT_DENY, .tier = CORDON_RISK_HIGH, .reason = CORDON_DENY_INVALID_INPUT }
 	};
-	if (!req || !req->connector || !req->tool || !cordon_session_id_is_valid(req->session))
+	if (!req || !connector_id_is_valid(req->connector) || !cordon_tool_name_is_valid(req->tool) ||
+	    !cordon_session_id_is_valid(req->session))
 		return db_failf(db, EINVAL, "invalid decision request");
 
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
 	r = snapshot_decide_tx(db, req, 0, &out);
-	if (r < 0)
+	if (r < 0) {
+		/* Denied for an error (an unknown connector, say): still on record. */
+		char saved[sizeof(db->last_error)];
+		struct cordon_actor actor = cordon_actor_session(req->session);
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+						 .event = CORDON_AUDIT_DECISION,
+						 .actor = &actor,
+						 .connector = req->connector,
+						 .tool = req->tool,
+						 .decision = "deny",
+						 .reason = r == -ENOENT ? "unknown-connector" : "error" };
+
+		memcpy(saved, db->last_error, sizeof(saved));
+		db_tx_cleanup(&tx);
+		tx.open = false;
+		(void)cordon_audit_append(db, &ev);
+		memcpy(db->last_error, saved, sizeof(saved));
 		return r;
+	}
 	{
 		struct cordon_actor actor = cordon_actor_session(req->session);
 		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
