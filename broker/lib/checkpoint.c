@@ -102,8 +102,20 @@ static ssize_t b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, siz
 	const char *end;
 	size_t got;
 
-	if (n == 0)
+	if (n == 0 || n % 4 != 0)
 		return -1;
+	/* libsodium's decoder is not strict about bytes outside the alphabet
+	 * (found by fuzz-checkpoint: 0xaf decoded like an alphabet character),
+	 * so check the alphabet and the padding ourselves. */
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/')
+			continue;
+		if (c == '=' && (i == n - 1 || (i == n - 2 && s[n - 1] == '=')))
+			continue;
+		return -1;
+	}
 	if (sodium_base642bin(out, cap, s, n, NULL, &got, &end, sodium_base64_VARIANT_ORIGINAL) < 0)
 		return -1;
 	if (end != s + n || (want && got != want))
