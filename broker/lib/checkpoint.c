@@ -384,7 +384,9 @@ int cordon_note_signer_load_or_create(const char *path, const char *name, struct
 	/* Two rounds: if another process creates the file between our failed
 	 * open and our O_EXCL create, load what it wrote. */
 	for (int round = 0; round < 2; round++) {
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		/* O_NONBLOCK: a FIFO planted at the path must not hang us; fstat
+		 * then refuses anything but a regular file. */
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 		if (fd >= 0) {
 			r = key_file_load(fd, path, name, &s, d);

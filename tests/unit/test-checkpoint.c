@@ -616,9 +616,13 @@ static void test_key_file_refusals(void **state)
 	}
 	unlink(path);
 
-	/* Not a regular file. */
+	/* Not a regular file: a directory, a FIFO (which must not block us). */
 	assert_int_equal(cordon_note_signer_load_or_create(f->dir, "PeterNeumann", &s, &created, &d), -EINVAL);
 	assert_non_null(strstr(d.message, "not a regular file"));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(cordon_note_signer_load_or_create(path, "PeterNeumann", &s, &created, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "not a regular file"));
+	unlink(path);
 
 	/* Cannot create: the directory does not exist. */
 	snprintf(path, sizeof(path), "%s/missing/k.key", f->dir);
