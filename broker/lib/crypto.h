@@ -81,6 +81,11 @@ static inline void cordon_key_freep(struct cordon_key **k)
 	cordon_key_free(*k);
 }
 
+/* For tests only: the address of the key memory, so a test can check that
+ * touching it outside a MAC computation faults (PROT_NONE). Never use it to
+ * read the key. */
+const void *cordon_key_memory_for_tests(const struct cordon_key *k);
+
 /* HMAC-SHA-256(subkey(purpose), msg). Writes 32 bytes to ret, returns 0 or
  * -EINVAL (unknown purpose / NULL key). */
 int cordon_key_mac(struct cordon_key *k, enum cordon_key_purpose purpose, const void *msg, size_t len,
