@@ -13,6 +13,7 @@
  *                                           the action and the audit records, or
  *                                           returns a stored idempotent result
  *   5. cordon_action_dispatched()        -> committed BEFORE the first byte is sent
+ *                                           (or .dispatch_now in step 4: one commit less)
  *   6. send the JCS bytes, read the result
  *   7. cordon_action_complete()
  * Any error at 2–5 means the call is not sent. */

@@ -53,6 +53,26 @@ static void test_ledger_happy_path(void **state)
 	cordon_action_begin_result_done(&res);
 }
 
+static void test_dispatch_now_skips_prepared(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result res;
+
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	b.call = c.call;
+	b.dispatch_now = true;
+	assert_int_equal(cordon_action_begin(t->db, t->key, &b, &res), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_DISPATCHED);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), -ESTALE);
+	/* A crash now: the conservative answer. */
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_OUTCOME_UNKNOWN);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
 static void test_ledger_transitions_are_strict(void **state)
 {
 	struct bt *t = *state;
@@ -323,6 +343,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_ledger_happy_path),
+		T(test_dispatch_now_skips_prepared),
 		T(test_ledger_transitions_are_strict),
 		T(test_recovery_abandons_prepared_and_flags_dispatched),
 		T(test_idempotent_replay_returns_stored_result),
