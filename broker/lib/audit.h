@@ -31,7 +31,6 @@
 #define CORDON_AUDIT_GRANT "grant"
 #define CORDON_AUDIT_CONNECTOR "connector"
 #define CORDON_AUDIT_DELEGATION "delegation"
-#define CORDON_AUDIT_LOCK "lock"
 #define CORDON_AUDIT_BROKER_START "broker.start"
 #define CORDON_AUDIT_BROKER_STOP "broker.stop"
 #define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
