@@ -35,6 +35,7 @@
 #define CORDON_AUDIT_BROKER_STOP "broker.stop"
 #define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
 #define CORDON_AUDIT_CHECKPOINT "checkpoint"
+#define CORDON_AUDIT_RETENTION "retention"
 
 struct cordon_audit_event {
 	const char *event; /* one of the CORDON_AUDIT_* types */
