@@ -292,6 +292,11 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
 	bool saved_valid = false;
 	int r;
 
+	if (!db->in_tx) {
+		/* A SAVEPOINT outside a transaction would open one of its own. */
+		db->counters.audit_append_failures++;
+		return db_failf(db, EINVAL, "audit append outside a transaction");
+	}
 	if (db->audit) {
 		saved = db->audit->pending;
 		saved_valid = db->audit->pending_valid;
