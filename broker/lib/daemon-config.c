@@ -304,19 +304,51 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 	return 0;
 }
 
+/* Makes a flag path absolute and canonical: an existing path is resolved
+ * (realpath), a new one is joined to the working directory with "." and
+ * empty components dropped; ".." in a path that does not exist yet is
+ * refused rather than guessed. */
 static int make_absolute(char **p, struct cordon_diag *diag, const char *what)
 {
-	char cwd[PATH_MAX], *n;
+	char cwd[PATH_MAX], *n = NULL, *out, *save = NULL;
+	size_t len = 0;
 
-	if (!*p || (*p)[0] == '/')
+	if (!*p)
 		return 0;
-	if (!getcwd(cwd, sizeof(cwd)))
-		return cordon_diag_set(diag, errno, "config", "cannot get the working directory");
-	if (asprintf(&n, "%s/%s", cwd, *p) < 0)
-		return cordon_diag_set(diag, ENOMEM, "config", "out of memory");
-	if (strlen(n) >= PATH_MAX) {
+	n = realpath(*p, NULL);
+	if (!n) {
+		if ((*p)[0] == '/')
+			snprintf(cwd, sizeof(cwd), "%s", "");
+		else if (!getcwd(cwd, sizeof(cwd)))
+			return cordon_diag_set(diag, errno, "config", "cannot get the working directory");
+		if (asprintf(&n, "%s/%s", cwd, *p) < 0)
+			return cordon_diag_set(diag, ENOMEM, "config", "out of memory");
+		out = calloc(1, strlen(n) + 2);
+		if (!out) {
+			free(n);
+			return cordon_diag_set(diag, ENOMEM, "config", "out of memory");
+		}
+		for (char *tok = strtok_r(n, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+			if (!strcmp(tok, "."))
+				continue;
+			if (!strcmp(tok, "..")) {
+				free(out);
+				free(n);
+				return cordon_diag_set(diag, EINVAL, "config", "%s: '..' in a path that does not exist yet",
+						       what);
+			}
+			out[len++] = '/';
+			memcpy(out + len, tok, strlen(tok));
+			len += strlen(tok);
+		}
+		if (!len)
+			out[len++] = '/';
 		free(n);
-		return cordon_diag_set(diag, ENAMETOOLONG, "config", "%s: path too long", what);
+		n = out;
+	}
+	if (strlen(n) >= PATH_MAX || !path_is_absolute_canonical(n)) {
+		free(n);
+		return cordon_diag_set(diag, ENAMETOOLONG, "config", "%s: not a usable path", what);
 	}
 	free(*p);
 	*p = n;

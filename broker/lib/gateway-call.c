@@ -21,6 +21,7 @@
 
 #include "actions.h"
 #include "approvals.h"
+#include "call.h"
 #include "canon.h"
 #include "cleanup.h"
 #include "daemon-private.h"
@@ -466,7 +467,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	const char *name = json_string_value(json_object_get(params, "name"));
 	const char *sep = strstr(name, "__");
 	json_t *meta = json_object_get(params, "_meta");
-	_cleanup_(json_decrefp) json_t *args = NULL;
+	struct cordon_tool_call tc = {};
 	struct cordon_diag diag = {};
 	struct dcall *c;
 	struct dconn *conn;
@@ -485,25 +486,27 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;
 	}
-	r = cordon_canon_arguments(json_object_get(params, "arguments"), &args, &diag);
+	/* The broker library's parser admits and canonicalises the params:
+	 * arguments (absent is {}), the gateway's idempotency key. */
+	r = cordon_tool_call_parse(params, &tc, &diag);
 	if (r < 0) {
 		session_send_error(s, id, -32602, "Invalid params: %s", diag.message);
 		return;
 	}
 	if (meta && !json_is_object(meta)) {
+		cordon_tool_call_done(&tc);
 		session_send_error(s, id, -32602, "Invalid params: _meta must be an object");
 		return;
 	}
 	json_t *tok = json_object_get(meta, "progressToken");
-	json_t *idem = json_object_get(meta, CORDON_IDEMPOTENCY_META_KEY);
-	if ((tok && !json_is_string(tok) && !json_is_integer(tok)) ||
-	    (idem && (!json_is_string(idem) || json_string_length(idem) == 0 ||
-		      json_string_length(idem) > CORDON_IDEMPOTENCY_KEY_MAX))) {
-		session_send_error(s, id, -32602, "Invalid params: bad progressToken or %s", CORDON_IDEMPOTENCY_META_KEY);
+	if (tok && !json_is_string(tok) && !json_is_integer(tok)) {
+		cordon_tool_call_done(&tc);
+		session_send_error(s, id, -32602, "Invalid params: progressToken must be a string or an integer");
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
+		cordon_tool_call_done(&tc);
 		session_send_error(s, id, -32603, "Internal error: out of memory");
 		return;
 	}
@@ -512,12 +515,14 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	snprintf(c->connector, sizeof(c->connector), "%s", connector);
 	snprintf(c->tool, sizeof(c->tool), "%s", sep + 2);
 	c->progress_token = tok ? json_deep_copy(tok) : NULL;
-	c->idem_key = idem ? strdup(json_string_value(idem)) : NULL;
-	r = cordon_jcs_encode(args, &c->args_jcs, &c->args_len);
+	c->idem_key = TAKE_PTR(tc.idempotency_key);
+	c->args_jcs = TAKE_PTR(tc.arguments_jcs);
+	c->args_len = tc.arguments_jcs_len;
+	cordon_tool_call_done(&tc);
 	c->next = s->calls;
 	s->calls = c;
-	if (r < 0 || !c->rpc_id || (idem && !c->idem_key)) {
-		session_send_error(s, id, -32602, "Invalid params: arguments cannot be canonicalized");
+	if (!c->rpc_id) {
+		session_send_error(s, id, -32603, "Internal error: out of memory");
 		call_free(c);
 		return;
 	}
