@@ -13,6 +13,7 @@
 #include "daemon-config.h"
 #include "daemon.h"
 #include "diag.h"
+#include "serve-proto.h"
 
 struct cordon_profile;
 
@@ -27,9 +28,11 @@ struct cordon_worker_io {
 };
 
 struct cordon_spawner {
-	/* Starts connector `p` (tag: [a-z0-9-]). Returns 0 and fills *ret or
-	 * -errno with diag. */
-	int (*spawn)(void *userdata, const struct cordon_profile *p, const char *tag, struct cordon_worker_io *ret,
+	/* Starts connector `p` (tag: [a-z0-9-]) with extra roots (active
+	 * delegations; the launcher re-checks them against the profile's
+	 * ceiling). Returns 0 and fills *ret or -errno with diag. */
+	int (*spawn)(void *userdata, const struct cordon_profile *p, const char *tag,
+		     const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		     struct cordon_diag *diag);
 	/* Kills an instance (idempotent). */
 	void (*kill)(void *userdata, uint32_t instance);

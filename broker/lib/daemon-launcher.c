@@ -43,14 +43,15 @@ static void on_helper_lost(void *userdata, const struct cordon_diag *why)
 		cordon_daemon_helper_lost(ls->d, why);
 }
 
-static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *tag, struct cordon_worker_io *ret,
+static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *tag,
+		    const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		    struct cordon_diag *diag)
 {
 	struct lspawner *ls = userdata;
 	struct cordon_launched l = {};
 	int r;
 
-	r = cordon_launcher_client_spawn(ls->lc, p->id, tag, NULL, 0, &l, diag);
+	r = cordon_launcher_client_spawn(ls->lc, p->id, tag, roots, n_roots, &l, diag);
 	if (r < 0)
 		return r;
 	*ret = (struct cordon_worker_io){ .instance = l.instance,

@@ -94,6 +94,8 @@ struct dworker {
 	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
 	bool inventory_synced;
 	unsigned list_pages;
+	size_t n_roots; /* delegated roots it was started with */
+	json_t *delegated; /* their sandbox paths */
 	bool for_install; /* launched by connector_add only to take the inventory */
 	char tag[64];
 	struct dcall *waiting; /* calls queued until ready */

@@ -27,6 +27,7 @@
 #include "crypto.h"
 #include "daemon-private.h"
 #include "fd-util.h"
+#include "delegations.h"
 #include "grants.h"
 #include "inventory.h"
 #include "log.h"
@@ -300,6 +301,15 @@ static json_t *instance_roots(struct dworker *w)
 		char uri[4200];
 
 		snprintf(uri, sizeof(uri), "file://%s", p->fs_roots[i].at ? p->fs_roots[i].at : p->fs_roots[i].path);
+		json_array_append_new(roots, json_pack("{s:s}", "uri", uri));
+	}
+	/* Delegated roots it was started with (already inside the sandbox). */
+	size_t i;
+	json_t *x;
+	json_array_foreach(w->delegated, i, x) {
+		char uri[4200];
+
+		snprintf(uri, sizeof(uri), "file://%s", json_string_value(x));
 		json_array_append_new(roots, json_pack("{s:s}", "uri", uri));
 	}
 	return json_pack("{s:o}", "roots", roots);
@@ -645,6 +655,8 @@ static void worker_free_resources(struct dworker *w)
 	json_decref(w->list_accum);
 	json_decref(w->report);
 	json_decref(w->server_caps);
+	json_decref(w->delegated);
+	w->delegated = NULL;
 	free(w->instructions);
 	w->tools = w->fingerprints = w->list_accum = w->report = w->server_caps = NULL;
 	w->instructions = NULL;
@@ -732,11 +744,39 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	if (!w)
 		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
 	snprintf(w->tag, sizeof(w->tag), "%s-%llu", c->id, (unsigned long long)++counter);
-	r = d->spawner.spawn(d->spawner.userdata, c->profile, w->tag, &io, diag);
+	/* Active delegations of this session become extra roots (a shared
+	 * instance serves every session, so it gets none: one session's
+	 * delegation must not widen what another session's calls reach). */
+	_cleanup_free_ struct cordon_serve_root *roots = NULL;
+	size_t n_roots = 0;
+
+	if (s && daemon_conn_installed(d, c->id)) {
+		struct cordon_delegation_info *dv = NULL;
+		size_t n = 0;
+		uint64_t now = cordon_db_now(d->db);
+
+		if (cordon_delegations_active(d->db, c->id, &dv, &n) >= 0 && n) {
+			roots = calloc(n < CORDON_SERVE_MAX_ROOTS ? n : CORDON_SERVE_MAX_ROOTS, sizeof(*roots));
+			for (size_t i = 0; roots && i < n && n_roots < CORDON_SERVE_MAX_ROOTS; i++) {
+				if (strcmp(dv[i].session, s->id) != 0 || (dv[i].expires_at && dv[i].expires_at <= now))
+					continue;
+				snprintf(roots[n_roots].host, sizeof(roots[n_roots].host), "%s", dv[i].path);
+				snprintf(roots[n_roots].sandbox, sizeof(roots[n_roots].sandbox), "%s", dv[i].path);
+				roots[n_roots].access = dv[i].access;
+				n_roots++;
+			}
+		}
+		cordon_delegations_free(dv);
+	}
+	r = d->spawner.spawn(d->spawner.userdata, c->profile, w->tag, roots, n_roots, &io, diag);
 	if (r < 0) {
 		free(w);
 		return r;
 	}
+	w->n_roots = n_roots;
+	w->delegated = json_array();
+	for (size_t i = 0; i < n_roots; i++)
+		json_array_append_new(w->delegated, json_string(roots[i].sandbox));
 	daemon_spawn_observed(d, cordon_loop_now_ms() - t0);
 	w->d = d;
 	w->conn = c;

@@ -80,6 +80,7 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "      - {path: /usr, access: read-exec}\n"
 		 "    roots:\n"
 		 "      - {path: %s, access: read-write, at: /data}\n"
+		 "    ceiling: [%s]\n"
 		 "    tmp: 1M\n"
 		 "  network: {mode: none}\n"
 		 "tools:\n"
@@ -88,7 +89,7 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  grant: [echo, append, crash, garbage, roots]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->data);
+		 helpers, h->out_file, instances, h->data, h->data);
 	write_text(path, text);
 }
 
@@ -114,9 +115,11 @@ void harness_setup(struct harness *h, const char *tag)
 struct tspawn {
 	pid_t pids[4096];
 	uint32_t n;
+	size_t last_roots;
 };
 
-static int t_spawn(void *userdata, const struct cordon_profile *p, const char *tag, struct cordon_worker_io *ret,
+static int t_spawn(void *userdata, const struct cordon_profile *p, const char *tag,
+		   const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		   struct cordon_diag *diag)
 {
 	struct tspawn *ts = userdata;
@@ -124,6 +127,8 @@ static int t_spawn(void *userdata, const struct cordon_profile *p, const char *t
 	pid_t pid;
 
 	(void)tag;
+	(void)roots;
+	ts->last_roots = n_roots;
 	if (ts->n + 1 >= 4096)
 		return cordon_diag_set(diag, EAGAIN, "spawn", "too many instances");
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
@@ -481,4 +486,17 @@ const char *result_text(const json_t *result)
 	const char *s = json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 
 	return s ? s : "";
+}
+
+int harness_ctl(struct harness *h, const char *args)
+{
+	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
+	char cmd[2048];
+	int st;
+
+	if (!b)
+		DIE("CORDON_BUILD_DIR is not set");
+	snprintf(cmd, sizeof(cmd), "%s/tools/cordonctl --socket %s/operator.sock %s >&2", b, h->runtime, args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }

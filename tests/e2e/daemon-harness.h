@@ -51,6 +51,10 @@ int harness_out_lines(struct harness *h);
 /* Verifies the audit chain; returns true on PASS. */
 bool harness_audit_ok(struct harness *h, char *msg, size_t size);
 
+/* Runs cordonctl against the daemon's operator socket with args (a shell
+ * word list); returns its exit status. */
+int harness_ctl(struct harness *h, const char *args);
+
 /* MCP over the gateway socket. */
 int mcp_peer_connect(struct mcp_peer *p, const char *path);
 void mcp_peer_disconnect(struct mcp_peer *p);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -345,6 +346,47 @@ static void test_per_session_instances(void **state)
 	mcp_peer_disconnect(&b);
 }
 
+static void test_delegation_relaunches_with_root(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	char sub[700], args[900];
+	const char *did;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/sub", H.data);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	session(&p);
+	r = call(&p, "fakeps__roots", NULL, 10000);
+	assert_null(strstr(result_text(r), sub));
+	json_decref(r);
+	/* The agent asks; that grants nothing. */
+	r = mcp_peer_call(&p, "cordon__request_root",
+			  json_pack("{s:s, s:s, s:s}", "connector", "fakeps", "path", sub, "access", "read"), 10000);
+	assert_non_null(r);
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	did = json_string_value(json_object_get(json_object_get(r, "structuredContent"), "delegation"));
+	assert_non_null(did);
+	snprintf(args, sizeof(args), "delegations approve %s", did);
+	json_incref(r);
+	/* Still nothing before the operator approves. */
+	{
+		json_t *r2 = call(&p, "fakeps__roots", NULL, 10000);
+
+		assert_null(strstr(result_text(r2), sub));
+		json_decref(r2);
+	}
+	assert_int_equal(harness_ctl(&H, args), 0);
+	json_decref(r);
+	json_decref(r);
+	/* The instance was relaunched with the root (Landlock cannot widen a
+	 * running process); the broker's roots/list answer names it. */
+	r = call(&p, "fakeps__roots", NULL, 10000);
+	assert_non_null(strstr(result_text(r), sub));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -396,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_traffic),
 		cmocka_unit_test(test_worker_crash_and_garbage),
 		cmocka_unit_test(test_per_session_instances),
+		cmocka_unit_test(test_delegation_relaunches_with_root),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 
