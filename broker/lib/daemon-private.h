@@ -111,7 +111,8 @@ enum dcall_state {
 };
 
 struct dcall {
-	struct dsession *s;
+	struct cordon_daemon *d;
+	struct dsession *s; /* NULL once the session ended (in-flight call on a shared instance) */
 	json_t *rpc_id;
 	char connector[CORDON_CONNECTOR_ID_MAX + 1];
 	char tool[130];

@@ -157,13 +157,24 @@ static const char *begin_error(int r)
 
 static void call_dispatch(struct dcall *c)
 {
-	struct cordon_daemon *d = c->s ? c->s->d : NULL;
+	struct cordon_daemon *d = c->d;
 	struct cordon_action_begin b = {};
 	struct cordon_action_begin_result res = {};
 	int r;
 
 	if (!d || !c->w || c->w->state != DW_READY) {
 		call_fail(c, "cordon: the connector instance is not available; nothing was sent");
+		return;
+	}
+	if (c->dec.decision.tier == CORDON_RISK_READ && !c->idem_key) {
+		/* Read tier: no effect to make replay-safe, so no action record
+		 * (the decision itself is audited by cordon_broker_decide). This
+		 * keeps a read call at one durable transaction instead of four.
+		 * With an idempotency key the ledger still serves stored results. */
+		c->state = DC_IN_FLIGHT;
+		c->action_id[0] = 0;
+		if (worker_send_call(c->w, c) < 0)
+			call_fail(c, "cordon: the call could not be sent to the connector.");
 		return;
 	}
 	b.call = call_view(c);
@@ -373,22 +384,24 @@ void call_worker_failed(struct dcall *c, const char *why)
 
 void call_worker_lost(struct dcall *c, const char *why)
 {
-	struct cordon_daemon *d = c->s ? c->s->d : NULL;
+	struct cordon_daemon *d = c->d;
 
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
 		(void)ledger_action_outcome_unknown(d->db, c->action_id);
-	if (c->state == DC_IN_FLIGHT)
+	if (c->state == DC_IN_FLIGHT && c->action_id[0])
 		call_fail(c,
 			  "cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
 			  "is not retried: an operator must resolve it.",
 			  c->connector, why, c->action_id);
+	else if (c->state == DC_IN_FLIGHT)
+		call_fail(c, "cordon: connector %s %s while this read call was in flight; no result.", c->connector, why);
 	else
 		call_worker_failed(c, why);
 }
 
 void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *msg)
 {
-	struct cordon_daemon *d = c->s ? c->s->d : NULL;
+	struct cordon_daemon *d = c->d;
 	json_t *result = json_object_get(msg, "result");
 	_cleanup_free_ char *bytes = NULL;
 	size_t n = 0;
@@ -396,14 +409,11 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 
 	(void)line;
 	(void)len;
-	if (!d) {
-		/* The session went away; the ledger still learns the outcome
-		 * (needs the daemon: reachable through the worker). */
-		call_free(c);
-		return;
-	}
+	/* When the session went away meanwhile (c->s NULL) the ledger still
+	 * learns the outcome; only the answer has nobody to go to. */
 	if (!json_is_object(result)) {
-		(void)cordon_action_complete(d->db, d->key, c->action_id, false, NULL, 0);
+		if (c->action_id[0])
+			(void)cordon_action_complete(d->db, d->key, c->action_id, false, NULL, 0);
 		tool_error_result(c->s, c->rpc_id, "cordon: connector %s answered with an error.", c->connector);
 		call_free(c);
 		return;
@@ -412,7 +422,8 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 	bytes = json_dumps(result, JSON_COMPACT);
 	n = bytes ? strlen(bytes) : 0;
 	if (!bytes || n > d->cfg.result_cap) {
-		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, NULL, 0);
+		if (c->action_id[0])
+			(void)cordon_action_complete(d->db, d->key, c->action_id, ok, NULL, 0);
 		tool_error_result(c->s, c->rpc_id,
 				  "cordon: the connector's result (%zu bytes) exceeds the %llu-byte cap and was dropped; "
 				  "the call ran (action %s).",
@@ -420,15 +431,16 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 		call_free(c);
 		return;
 	}
-	(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes,
-				     n <= CORDON_RESULT_MAX_BYTES ? n : 0);
+	if (c->action_id[0])
+		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes, n <= CORDON_RESULT_MAX_BYTES ? n : 0);
 	{
 		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
 		char *out = NULL;
 		int m = id ? asprintf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, bytes) : -1;
 
 		if (m > 0) {
-			session_send(c->s, out, (size_t)m);
+			if (c->s)
+				session_send(c->s, out, (size_t)m);
 			free(out);
 		}
 	}
@@ -450,7 +462,8 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 				worker_cancel_request(c->w, c->worker_req_id, "cancelled by the client");
 			c->w = NULL;
 			/* The connector may or may not have acted. */
-			(void)ledger_action_outcome_unknown(s->d->db, c->action_id);
+			if (c->action_id[0])
+				(void)ledger_action_outcome_unknown(s->d->db, c->action_id);
 			break;
 		default:
 			break;
@@ -511,6 +524,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 		return;
 	}
 	c->s = s;
+	c->d = d;
 	c->rpc_id = json_deep_copy(id);
 	snprintf(c->connector, sizeof(c->connector), "%s", connector);
 	snprintf(c->tool, sizeof(c->tool), "%s", sep + 2);

@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 				out("{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"roots/list\"}");
 			continue;
 		}
-		fprintf(stderr, "fake-connector: %s\n", method);
+		if (strcmp(method, "tools/call") != 0)
+			fprintf(stderr, "fake-connector: %s\n", method);
 		if (!strcmp(method, "initialize")) {
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
