@@ -396,7 +396,7 @@ static struct bpf_program *prog_at(struct cordon_netpolicy *skel, int i)
  * verifier's reason) for the diag instead. */
 static char last_libbpf_msg[160];
 
-static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+_printf_(2, 0) static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[sizeof(last_libbpf_msg)];
 
