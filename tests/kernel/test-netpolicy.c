@@ -12,17 +12,23 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <linux/io_uring.h>
+#include <net/if.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +160,67 @@ static long try_fastopen(const char *addr, uint16_t port)
 		return -errno;
 	n = sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&ss, len);
 	return n < 0 ? -errno : n;
+}
+
+/* connect() submitted through io_uring (raw syscalls, no liburing): the
+ * request may run in an io-wq worker thread, below the syscall layer that
+ * seccomp and Landlock see. Returns the completion's result. */
+static int try_uring_connect(const char *addr, uint16_t port)
+{
+	struct io_uring_params p = {};
+	_cleanup_close_ int ring = -EBADF, fd = -EBADF;
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(&ss, addr, port);
+	size_t sq_sz, cq_sz, sqe_sz;
+	uint8_t *sq, *cq;
+	struct io_uring_sqe *sqes;
+	unsigned tail, idx;
+	int res;
+
+	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return -errno;
+	fd = socket(family_of(addr), SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (!(p.features & IORING_FEAT_SINGLE_MMAP))
+		return -ENOTSUP;
+	sq_sz = cq_sz = sq_sz > cq_sz ? sq_sz : cq_sz;
+	sqe_sz = p.sq_entries * sizeof(struct io_uring_sqe);
+	sq = mmap(NULL, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	if (sq == MAP_FAILED)
+		return -errno;
+	cq = sq;
+	sqes = mmap(NULL, sqe_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sqes == MAP_FAILED) {
+		res = -errno;
+		munmap(sq, sq_sz);
+		return res;
+	}
+
+	tail = *(unsigned *)(sq + p.sq_off.tail);
+	idx = tail & *(unsigned *)(sq + p.sq_off.ring_mask);
+	memset(&sqes[idx], 0, sizeof(sqes[idx]));
+	sqes[idx].opcode = IORING_OP_CONNECT;
+	sqes[idx].fd = fd;
+	sqes[idx].addr = (uint64_t)(uintptr_t)&ss;
+	sqes[idx].off = len; /* addr2: the address length */
+	((unsigned *)(sq + p.sq_off.array))[idx] = idx;
+	__atomic_store_n((unsigned *)(sq + p.sq_off.tail), tail + 1, __ATOMIC_RELEASE);
+
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
+		res = -errno;
+	} else {
+		unsigned head = __atomic_load_n((unsigned *)(cq + p.cq_off.head), __ATOMIC_ACQUIRE);
+		struct io_uring_cqe *cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+
+		res = cqes[head & *(unsigned *)(cq + p.cq_off.ring_mask)].res;
+	}
+	munmap(sqes, sqe_sz);
+	munmap(sq, sq_sz);
+	return res;
 }
 
 /* ---- parent helpers ---- */
@@ -456,6 +523,8 @@ static void child_allowlist(void)
 	EXPECT(try_socket(AF_INET6, SOCK_RAW, IPPROTO_RAW), -EPERM);
 	EXPECT(try_connect(SOCK_STREAM, IPPROTO_MPTCP, "127.0.0.3", f->p1), -EPERM);
 	EXPECT(try_fastopen("127.0.0.3", f->p1), -EPERM);
+	EXPECT(try_uring_connect("127.0.0.3", f->p1), -EPERM);
+	EXPECT(try_uring_connect("127.0.0.2", f->p1), 0);
 	EXPECT(try_bind(AF_INET, SOCK_STREAM, "0.0.0.0", 0), -EPERM);
 	EXPECT(try_bind(AF_INET, SOCK_STREAM, "127.0.0.1", f->p2), -EPERM);
 	EXPECT(try_bind(AF_INET6, SOCK_STREAM, "::", 0), -EPERM);
@@ -512,6 +581,7 @@ static void test_allowlist(void **state)
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.2", f->p1, IPPROTO_UDP, SOCK_DGRAM, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SOCK_CREATE, AF_INET, NULL, 0, IPPROTO_ICMP, SOCK_RAW, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SOCK_CREATE, AF_INET6, NULL, 0, IPPROTO_RAW, SOCK_RAW, false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_BIND4, AF_INET, "0.0.0.0", 0, IPPROTO_TCP, SOCK_STREAM, false);
@@ -705,6 +775,120 @@ static void test_invalid_rules(void **state)
 	assert_null(a);
 }
 
+/* A failure after the entries are written rolls them back: the fd of a
+ * cgroup directory that was removed passes the cgroup2 checks, but the
+ * kernel refuses to attach to a dead cgroup. */
+static void test_attach_failure_rolls_back(void **state)
+{
+	struct fixture *f = *state;
+	uint16_t ports[] = { f->p1 };
+	struct cordon_net_rule r = v4rule("127.0.0.2", 32, CORDON_PROTO_TCP, ports, 1);
+	struct cordon_netpolicy_attachment *a = NULL;
+	struct cordon_diag d = {};
+	char dead[PATH_MAX + 8];
+	_cleanup_close_ int dead_fd = -EBADF;
+	struct stat st;
+	int ret;
+
+	assert_true((size_t)snprintf(dead, sizeof(dead), "%s-dead", f->cg_path[0]) < sizeof(dead));
+	assert_int_equal(mkdir(dead, 0755), 0);
+	dead_fd = open(dead, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	assert_true(dead_fd >= 0);
+	assert_int_equal(rmdir(dead), 0);
+	assert_int_equal(fstat(dead_fd, &st), 0);
+
+	ret = cordon_netpolicy_attach(f->np, dead_fd, &r, 1, &a, &d);
+	if (ret == 0)
+		(void)cordon_netpolicy_detach(f->np, a);
+	assert_int_equal(ret, -ENOENT);
+	assert_non_null(strstr(d.message, "attaching"));
+	assert_int_equal(cordon_netpolicy_count_entries(f->np, st.st_ino), 0);
+
+	/* A live cgroup is then attached normally. */
+	attach(f, 0, &r, 1);
+	expect_attached(f, 0, 1);
+}
+
+/* ---- mode "none": the policy holds inside a new network namespace too ---- */
+
+static int own_loopback_connect(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	_cleanup_close_ int ctl = -EBADF, lfd = -EBADF;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return -1000 - errno;
+	ctl = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ctl < 0 || ioctl(ctl, SIOCGIFFLAGS, &ifr) < 0)
+		return -2000 - errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(ctl, SIOCSIFFLAGS, &ifr) < 0)
+		return -3000 - errno;
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 4) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+		return -4000 - errno;
+	return try_connect(SOCK_STREAM, 0, "127.0.0.1", ntohs(sa.sin_port));
+}
+
+static void child_netns_policed(void)
+{
+	EXPECT(own_loopback_connect(), -EPERM);
+}
+
+static void child_netns_unpoliced(void)
+{
+	EXPECT(own_loopback_connect(), 0);
+}
+
+static void test_empty_netns_still_policed(void **state)
+{
+	struct fixture *f = *state;
+
+	attach(f, 0, NULL, 0);
+	drain_events(f);
+	run_in_cgroup(f, 0, child_netns_policed);
+	run_in_cgroup(f, 1, child_netns_unpoliced); /* the same steps succeed without the policy */
+	drain_events(f);
+	assert_int_equal(f->n_ev, 1);
+	expect_event(f, 0, cgid_of(f, 0), CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.1", f->ev[0].port,
+		     IPPROTO_TCP, SOCK_STREAM, false);
+}
+
+/* ---- a full ring buffer loses events, never denials ---- */
+
+#define FLOOD 6000
+
+static void child_flood(void)
+{
+	for (int i = 0; i < FLOOD; i++)
+		EXPECT(try_connect(SOCK_STREAM, 0, "127.0.0.2", F->p1), -EPERM);
+}
+
+static int count_only(const struct cordon_netpolicy_event *ev, void *userdata)
+{
+	(*(size_t *)userdata)++;
+	return 0;
+}
+
+static void test_ringbuf_full_counts_lost(void **state)
+{
+	struct fixture *f = *state;
+	size_t delivered = 0;
+	int r;
+
+	attach(f, 0, NULL, 0);
+	run_in_cgroup(f, 0, child_flood);
+	r = cordon_netpolicy_poll_events(f->np, count_only, &delivered);
+	assert_true(r >= 0);
+	assert_int_equal((size_t)r, delivered);
+	assert_true(delivered > 0 && delivered < FLOOD);
+	assert_int_equal(delivered + cordon_netpolicy_events_lost(f->np), FLOOD);
+}
+
 /* ---- close() detaches whatever is still attached ---- */
 
 static void test_close_detaches(void **state)
@@ -730,6 +914,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_cgroup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_union_of_prefixes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_failure_rolls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_netns_still_policed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ringbuf_full_counts_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_detaches, setup, teardown),
 	};
 
