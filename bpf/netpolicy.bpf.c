@@ -35,6 +35,7 @@
 #define IPPROTO_TCP	6
 #define IPPROTO_UDP	17
 #define IPPROTO_MPTCP	262
+#define TCP_LISTEN	10	/* BPF_TCP_LISTEN */
 /* clang-format on */
 
 /* "GPL" because the file is dual licensed; no GPL-only helper is used. */
@@ -60,8 +61,10 @@ struct {
 	__type(value, __u64);
 } np_lost SEC(".maps");
 
-static __always_inline void report(__u16 family, const __u8 *addr, __u16 port, __u16 protocol, __u16 sock_type,
-				   __u8 hook, __u8 flags)
+/* cgid is the cgroup to report; task is false in softirq context, where
+ * "current" is whatever task the packet interrupted. */
+static __always_inline void report_as(__u64 cgid, bool task, __u16 family, const __u8 *addr, __u16 port,
+				      __u16 protocol, __u16 sock_type, __u8 hook, __u8 flags)
 {
 	struct cordon_np_event *ev;
 
@@ -74,9 +77,9 @@ static __always_inline void report(__u16 family, const __u8 *addr, __u16 port, _
 			*lost += 1; /* per-CPU slot: no atomics needed */
 		return;
 	}
-	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->cgroup_id = cgid;
 	ev->time_ns = bpf_ktime_get_ns();
-	ev->pid = bpf_get_current_pid_tgid() >> 32;
+	ev->pid = task ? bpf_get_current_pid_tgid() >> 32 : 0;
 	ev->family = family;
 	ev->port = port;
 	__builtin_memcpy(ev->addr, addr, 16);
@@ -85,8 +88,17 @@ static __always_inline void report(__u16 family, const __u8 *addr, __u16 port, _
 	ev->flags = flags;
 	ev->sock_type = sock_type;
 	ev->_pad = 0;
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	if (task)
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	else
+		__builtin_memset(ev->comm, 0, sizeof(ev->comm));
 	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void report(__u16 family, const __u8 *addr, __u16 port, __u16 protocol, __u16 sock_type,
+				   __u8 hook, __u8 flags)
+{
+	report_as(bpf_get_current_cgroup_id(), true, family, addr, port, protocol, sock_type, hook, flags);
 }
 
 /* The protocol bit a socket's traffic is judged under; 0 for anything that
@@ -256,5 +268,57 @@ int cordon_sock_create(struct bpf_sock *ctx)
 	if ((family == AF_INET || family == AF_INET6) && proto_bit(type, protocol))
 		return 1;
 	report(family, addr, 0, protocol, type, CORDON_NP_HOOK_SOCK_CREATE, 0);
+	return 0;
+}
+
+/* listen() on a socket that was never bound binds it implicitly to the
+ * wildcard address, without running the bind hooks, and neither seccomp nor
+ * Landlock sees that either. So the listener can exist, but nothing reaches
+ * it: a packet for a listening socket of the instance (a connection
+ * request) is dropped unless the listener is bound to a loopback address.
+ * Packets for established connections are not affected. */
+SEC("cgroup_skb/ingress")
+int cordon_ingress(struct __sk_buff *skb)
+{
+	struct bpf_sock *sk = skb->sk;
+	__u8 addr[16] = {}, flags = 0;
+	__u32 family;
+	__u16 port;
+	bool loopback;
+
+	if (!sk)
+		return 1;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk || sk->state != TCP_LISTEN)
+		return 1;
+	family = sk->family;
+	port = sk->src_port;
+	if (family == AF_INET) {
+		__u32 ip = sk->src_ip4;
+
+		__builtin_memcpy(addr, &ip, 4);
+		loopback = (bpf_ntohl(ip) >> 24) == 127;
+	} else if (family == AF_INET6) {
+		__u32 w0 = sk->src_ip6[0], w1 = sk->src_ip6[1], w2 = sk->src_ip6[2], w3 = sk->src_ip6[3];
+
+		if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0x0000ffff)) {
+			family = AF_INET;
+			flags = CORDON_NP_EV_MAPPED;
+			__builtin_memcpy(addr, &w3, 4);
+			loopback = (bpf_ntohl(w3) >> 24) == 127;
+		} else {
+			__builtin_memcpy(addr, &w0, 4);
+			__builtin_memcpy(addr + 4, &w1, 4);
+			__builtin_memcpy(addr + 8, &w2, 4);
+			__builtin_memcpy(addr + 12, &w3, 4);
+			loopback = w0 == 0 && w1 == 0 && w2 == 0 && w3 == bpf_htonl(1);
+		}
+	} else {
+		return 1;
+	}
+	if (loopback)
+		return 1;
+	report_as(bpf_skb_cgroup_id(skb), false, family, addr, port, sk->protocol, sk->type,
+		  CORDON_NP_HOOK_INGRESS_LISTEN, flags);
 	return 0;
 }

@@ -33,6 +33,7 @@
 #define CORDON_NP_HOOK_BIND4		5
 #define CORDON_NP_HOOK_BIND6		6
 #define CORDON_NP_HOOK_SOCK_CREATE	7
+#define CORDON_NP_HOOK_INGRESS_LISTEN	8	/* cgroup_skb/ingress: a packet for a non-loopback listener */
 
 /* Event flags. */
 #define CORDON_NP_EV_MAPPED	(1u << 0)	/* an IPv6 ::ffff:a.b.c.d address, judged as IPv4 */
@@ -67,7 +68,7 @@ struct cordon_np_ports {
 struct cordon_np_event {
 	__u64 cgroup_id;
 	__u64 time_ns;	 /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 pid;	 /* thread group id, initial pid namespace */
+	__u32 pid;	 /* thread group id, initial pid namespace; 0 for ingress */
 	__u16 family;	 /* as judged (AF_INET for a mapped address); socket family for sock_create */
 	__u16 port;	 /* host byte order; 0 for sock_create */
 	__u8 addr[16];	 /* network byte order; IPv4 in addr[0..3] */
@@ -76,5 +77,5 @@ struct cordon_np_event {
 	__u8 flags;	 /* CORDON_NP_EV_* */
 	__u16 sock_type; /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
 	__u16 _pad;
-	char comm[16];	 /* task name; untrusted text, escape before printing */
+	char comm[16];	 /* task name; untrusted text, escape before printing; empty for ingress */
 };

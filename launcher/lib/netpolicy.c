@@ -31,7 +31,9 @@ _Static_assert(offsetof(struct cordon_netpolicy_key, cgroup_id) == offsetof(stru
 _Static_assert(offsetof(struct cordon_netpolicy_key, addr) == offsetof(struct cordon_np_key, addr), "key layout");
 _Static_assert(CORDON_NETPOLICY_MAX_PORTS == CORDON_NP_MAX_PORTS, "port limit");
 _Static_assert(CORDON_PROTO_TCP == CORDON_NP_TCP && CORDON_PROTO_UDP == CORDON_NP_UDP, "protocol bits");
-_Static_assert(CORDON_NETPOLICY_HOOK_SOCK_CREATE == CORDON_NP_HOOK_SOCK_CREATE, "hook numbers");
+_Static_assert(CORDON_NETPOLICY_HOOK_SOCK_CREATE == CORDON_NP_HOOK_SOCK_CREATE &&
+		       CORDON_NETPOLICY_HOOK_INGRESS_LISTEN == CORDON_NP_HOOK_INGRESS_LISTEN,
+	       "hook numbers");
 _Static_assert(sizeof(struct cordon_np_event) == 64, "event layout");
 #endif
 
@@ -45,6 +47,7 @@ static const char *const hook_names[] = {
 	[CORDON_NETPOLICY_HOOK_BIND4] = "bind4",
 	[CORDON_NETPOLICY_HOOK_BIND6] = "bind6",
 	[CORDON_NETPOLICY_HOOK_SOCK_CREATE] = "sock_create",
+	[CORDON_NETPOLICY_HOOK_INGRESS_LISTEN] = "ingress_listen",
 };
 
 const char *cordon_netpolicy_hook_to_string(enum cordon_netpolicy_hook h)
@@ -363,7 +366,7 @@ static int build_entries(uint64_t cgid, const struct cordon_net_rule *rules, siz
 
 /* ---- loaded object ---- */
 
-enum { N_PROGS = 7 };
+enum { N_PROGS = 8 };
 
 struct cordon_netpolicy_attachment {
 	uint64_t cgroup_id;
@@ -386,7 +389,7 @@ static struct bpf_program *prog_at(struct cordon_netpolicy *skel, int i)
 	struct bpf_program *progs[N_PROGS] = {
 		skel->progs.cordon_connect4, skel->progs.cordon_connect6,   skel->progs.cordon_sendmsg4,
 		skel->progs.cordon_sendmsg6, skel->progs.cordon_bind4,	    skel->progs.cordon_bind6,
-		skel->progs.cordon_sock_create,
+		skel->progs.cordon_sock_create, skel->progs.cordon_ingress,
 	};
 	return progs[i];
 }

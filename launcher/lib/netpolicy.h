@@ -47,13 +47,14 @@ enum cordon_netpolicy_hook {
 	CORDON_NETPOLICY_HOOK_BIND4 = 5,
 	CORDON_NETPOLICY_HOOK_BIND6 = 6,
 	CORDON_NETPOLICY_HOOK_SOCK_CREATE = 7,
+	CORDON_NETPOLICY_HOOK_INGRESS_LISTEN = 8, /* a connection request for a non-loopback listener, dropped */
 };
 
 /* One denial. */
 struct cordon_netpolicy_event {
 	uint64_t cgroup_id; /* the denied process's cgroup2 id */
 	uint64_t time_ns;   /* CLOCK_MONOTONIC */
-	uint32_t pid;	    /* thread group id in the initial pid namespace */
+	uint32_t pid;	    /* thread group id in the initial pid namespace; 0 for ingress_listen */
 	int family;	    /* AF_INET or AF_INET6 as judged (a mapped ::ffff:a.b.c.d is
 			     * AF_INET with mapped=true); for sock_create the socket's family */
 	uint8_t addr[16];   /* network byte order; IPv4 in addr[0..3]; zero for sock_create */
@@ -62,7 +63,7 @@ struct cordon_netpolicy_event {
 	int sock_type;	    /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
 	bool mapped;
 	enum cordon_netpolicy_hook hook;
-	char comm[16]; /* NUL-terminated task name: untrusted text */
+	char comm[16]; /* NUL-terminated task name: untrusted text; empty for ingress_listen */
 };
 
 /* Same layout as struct cordon_np_key in bpf/include/netpolicy-types.h
@@ -95,8 +96,8 @@ static inline void cordon_netpolicy_closep(struct cordon_netpolicy_state **np)
 
 /* Polices the cgroup2 directory cgroup_fd (O_DIRECTORY, on a cgroup2 mount)
  * with the allowlist rules[0..n_rules): writes the map entries first, then
- * attaches all seven programs (connect4/6, sendmsg4/6, bind4/6,
- * sock_create) with BPF links. n_rules == 0 denies everything. The cgroup
+ * attaches all eight programs (connect4/6, sendmsg4/6, bind4/6, sock_create,
+ * cgroup_skb ingress) with BPF links. n_rules == 0 denies everything. The cgroup
  * id is read from the directory itself. On failure nothing stays attached
  * and no entry stays in the map. Returns 0 and writes *ret, or -errno:
  * -EINVAL for an invalid rule (the diag names its index), -E2BIG for too

@@ -443,7 +443,7 @@ static void expect_attached(const struct fixture *f, int idx, uint32_t want)
 {
 	static const enum bpf_attach_type types[] = {
 		BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG,
-		BPF_CGROUP_INET4_BIND,	  BPF_CGROUP_INET6_BIND,    BPF_CGROUP_INET_SOCK_CREATE,
+		BPF_CGROUP_INET4_BIND,	  BPF_CGROUP_INET6_BIND,    BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
@@ -889,6 +889,104 @@ static void test_ringbuf_full_counts_lost(void **state)
 	assert_int_equal(delivered + cordon_netpolicy_events_lost(f->np), FLOOD);
 }
 
+/* ---- listen() without bind(): the listener exists, nothing reaches it ---- */
+
+/* Non-blocking connect; 1 when it completed within ms, 0 when it did not. */
+static int connect_completes(const char *addr, uint16_t port, int ms)
+{
+	_cleanup_close_ int fd = socket(family_of(addr), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(&ss, addr, port);
+	struct pollfd p = { .events = POLLOUT };
+	int err = 0;
+	socklen_t elen = sizeof(err);
+
+	assert_true(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&ss, len) == 0)
+		return 1;
+	assert_int_equal(errno, EINPROGRESS);
+	p.fd = fd;
+	if (poll(&p, 1, ms) == 0)
+		return 0;
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen), 0);
+	assert_int_equal(err, 0);
+	return 1;
+}
+
+static uint16_t local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	return ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					     : ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static void test_unbound_listener_unreachable(void **state)
+{
+	struct fixture *f = *state;
+	int to_parent[2], to_child[2];
+	uint16_t ports[3];
+	uint64_t cg = cgid_of(f, 0);
+	char go = 'x';
+
+	attach(f, 0, NULL, 0);
+	drain_events(f);
+	assert_int_equal(pipe2(to_parent, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	f->child = fork();
+	assert_true(f->child >= 0);
+	if (f->child == 0) {
+		_cleanup_close_ int procs = openat(f->cg_fd[0], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		int a, b, c;
+		uint16_t p[3];
+
+		alarm(30);
+		EXPECT(procs >= 0, 1);
+		EXPECT(write(procs, "0", 1), 1);
+		a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  /* wildcard, implicit bind */
+		c = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0); /* [::], implicit bind */
+		b = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  /* 127.0.0.1:0, explicit */
+		struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		EXPECT(a >= 0 && b >= 0 && c >= 0, 1);
+		EXPECT(listen(a, 4), 0);
+		EXPECT(listen(c, 4), 0);
+		EXPECT(bind(b, (struct sockaddr *)&lo, sizeof(lo)), 0);
+		EXPECT(listen(b, 4), 0);
+		p[0] = local_port(a);
+		p[1] = local_port(b);
+		p[2] = local_port(c);
+		EXPECT(write(to_parent[1], p, sizeof(p)), sizeof(p));
+		EXPECT(read(to_child[0], &go, 1), 1);
+		_exit(0);
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	assert_int_equal(read(to_parent[0], ports, sizeof(ports)), sizeof(ports));
+	close(to_parent[0]);
+
+	assert_int_equal(connect_completes("127.0.0.2", ports[0], 300), 0); /* SYN dropped */
+	assert_int_equal(connect_completes("::1", ports[2], 300), 0);
+	assert_int_equal(connect_completes("127.0.0.1", ports[1], 2000), 1); /* loopback listener */
+
+	assert_int_equal(write(to_child[1], &go, 1), 1);
+	close(to_child[1]);
+	int status = cordon_test_wait(f->child);
+	f->child = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	drain_events(f);
+	assert_int_equal(f->n_ev, 2);
+	expect_event(f, 0, cg, CORDON_NETPOLICY_HOOK_INGRESS_LISTEN, AF_INET, "0.0.0.0", ports[0], IPPROTO_TCP,
+		     SOCK_STREAM, false);
+	expect_event(f, 1, cg, CORDON_NETPOLICY_HOOK_INGRESS_LISTEN, AF_INET6, "::", ports[2], IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	assert_int_equal(f->ev[0].pid, 0);
+	assert_string_equal(f->ev[0].comm, "");
+}
+
 /* ---- close() detaches whatever is still attached ---- */
 
 static void test_close_detaches(void **state)
@@ -917,6 +1015,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_failure_rolls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_netns_still_policed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ringbuf_full_counts_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unbound_listener_unreachable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_detaches, setup, teardown),
 	};
 
