@@ -97,7 +97,9 @@ static inline void cordon_netpolicy_closep(struct cordon_netpolicy_state **np)
 /* Polices the cgroup2 directory cgroup_fd (O_DIRECTORY, on a cgroup2 mount)
  * with the allowlist rules[0..n_rules): writes the map entries first, then
  * attaches all eight programs (connect4/6, sendmsg4/6, bind4/6, sock_create,
- * cgroup_skb ingress) with BPF links. n_rules == 0 denies everything. The cgroup
+ * cgroup_skb ingress) with BPF links. n_rules == 0 denies everything: pass
+ * 0 for network mode "none" (the policy is attached in every mode). A rule
+ * with protocols == 0 allows TCP (the profile's default). The cgroup
  * id is read from the directory itself. On failure nothing stays attached
  * and no entry stays in the map. Returns 0 and writes *ret, or -errno:
  * -EINVAL for an invalid rule (the diag names its index), -E2BIG for too

@@ -987,6 +987,24 @@ static void test_unbound_listener_unreachable(void **state)
 	assert_string_equal(f->ev[0].comm, "");
 }
 
+/* ---- teardown may remove the cgroup before detaching ---- */
+
+static void test_detach_after_rmdir(void **state)
+{
+	struct fixture *f = *state;
+	uint16_t ports[] = { f->p1 };
+	struct cordon_net_rule r = v4rule("127.0.0.2", 32, CORDON_PROTO_TCP, ports, 1);
+	uint64_t cg = cgid_of(f, 0);
+
+	attach(f, 0, &r, 1);
+	run_in_cgroup(f, 0, child_cg0); /* the child has exited: the cgroup is empty */
+	assert_int_equal(rmdir(f->cg_path[0]), 0);
+	f->cg_path[0][0] = 0;
+	assert_int_equal(cordon_netpolicy_detach(f->np, f->att[0]), 0);
+	f->att[0] = NULL;
+	assert_int_equal(cordon_netpolicy_count_entries(f->np, cg), 0);
+}
+
 /* ---- close() detaches whatever is still attached ---- */
 
 static void test_close_detaches(void **state)
@@ -1016,6 +1034,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_netns_still_policed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ringbuf_full_counts_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_listener_unreachable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_detach_after_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_detaches, setup, teardown),
 	};
 
