@@ -115,7 +115,7 @@ static __always_inline __u8 proto_bit(__u32 type, __u32 protocol)
 /* True when the caller's cgroup may reach addr:port with protocol bit pbit.
  * The key's fixed part (family, cgroup id) is always matched in full, so the
  * trie returns the longest prefix of this instance only. */
-static __always_inline bool allowed(__u32 family, const __u8 *addr, __u16 port, __u8 pbit)
+static __always_inline bool allowed_for(__u64 cgid, __u32 family, const __u8 *addr, __u16 port, __u8 pbit)
 {
 	struct cordon_np_key key = {};
 	struct cordon_np_ports *val;
@@ -124,7 +124,7 @@ static __always_inline bool allowed(__u32 family, const __u8 *addr, __u16 port, 
 		return false;
 	key.prefixlen = CORDON_NP_KEY_FIXED_BITS + (family == AF_INET ? 32 : 128);
 	key.family = family;
-	key.cgroup_id = bpf_get_current_cgroup_id();
+	key.cgroup_id = cgid;
 	__builtin_memcpy(key.addr, addr, 16);
 
 	val = bpf_map_lookup_elem(&np_allow, &key);
@@ -137,6 +137,11 @@ static __always_inline bool allowed(__u32 family, const __u8 *addr, __u16 port, 
 			return true;
 	}
 	return false;
+}
+
+static __always_inline bool allowed(__u32 family, const __u8 *addr, __u16 port, __u8 pbit)
+{
+	return allowed_for(bpf_get_current_cgroup_id(), family, addr, port, pbit);
 }
 
 /* Reads the IPv6 address of a sock_addr context (the user-supplied one) into
@@ -271,12 +276,87 @@ int cordon_sock_create(struct bpf_sock *ctx)
 	return 0;
 }
 
-/* listen() on a socket that was never bound binds it implicitly to the
- * wildcard address, without running the bind hooks, and neither seccomp nor
- * Landlock sees that either. So the listener can exist, but nothing reaches
- * it: a packet for a listening socket of the instance (a connection
- * request) is dropped unless the listener is bound to a loopback address.
- * Packets for established connections are not affected. */
+/* Reads a socket's local address into addr (IPv4-mapped as IPv4); returns
+ * the family, or 0 for another family. Sets *loopback. */
+static __always_inline __u32 local_addr(const struct bpf_sock *sk, __u8 *addr, __u8 *flags, bool *loopback)
+{
+	if (sk->family == AF_INET) {
+		__u32 ip = sk->src_ip4;
+
+		__builtin_memcpy(addr, &ip, 4);
+		*loopback = (bpf_ntohl(ip) >> 24) == 127;
+		return AF_INET;
+	}
+	if (sk->family == AF_INET6) {
+		__u32 w0 = sk->src_ip6[0], w1 = sk->src_ip6[1], w2 = sk->src_ip6[2], w3 = sk->src_ip6[3];
+
+		if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0x0000ffff)) {
+			*flags |= CORDON_NP_EV_MAPPED;
+			__builtin_memcpy(addr, &w3, 4);
+			*loopback = (bpf_ntohl(w3) >> 24) == 127;
+			return AF_INET;
+		}
+		__builtin_memcpy(addr, &w0, 4);
+		__builtin_memcpy(addr + 4, &w1, 4);
+		__builtin_memcpy(addr + 8, &w2, 4);
+		__builtin_memcpy(addr + 12, &w3, 4);
+		*loopback = w0 == 0 && w1 == 0 && w2 == 0 && w3 == bpf_htonl(1);
+		return AF_INET6;
+	}
+	return 0;
+}
+
+/* Source address and UDP source port of the datagram in skb (whose data
+ * starts at the network header). Returns the family, or 0 when the packet
+ * is not plain UDP over IPv4/IPv6 (IPv6 extension headers included: such a
+ * packet is dropped, not guessed at). */
+static __always_inline __u32 udp_source(struct __sk_buff *skb, __u8 *addr, __u16 *port)
+{
+	__u8 b0, proto;
+	__u16 sport;
+	__u32 l4;
+
+	if (bpf_skb_load_bytes(skb, 0, &b0, 1) < 0)
+		return 0;
+	if ((b0 >> 4) == 4) {
+		if (bpf_skb_load_bytes(skb, 9, &proto, 1) < 0 || proto != IPPROTO_UDP)
+			return 0;
+		if (bpf_skb_load_bytes(skb, 12, addr, 4) < 0)
+			return 0;
+		l4 = (b0 & 0x0f) * 4;
+		if (l4 < 20 || bpf_skb_load_bytes(skb, l4, &sport, 2) < 0)
+			return 0;
+		*port = bpf_ntohs(sport);
+		return AF_INET;
+	}
+	if ((b0 >> 4) == 6) {
+		if (bpf_skb_load_bytes(skb, 6, &proto, 1) < 0 || proto != IPPROTO_UDP)
+			return 0;
+		if (bpf_skb_load_bytes(skb, 8, addr, 16) < 0)
+			return 0;
+		if (bpf_skb_load_bytes(skb, 40, &sport, 2) < 0)
+			return 0;
+		*port = bpf_ntohs(sport);
+		return AF_INET6;
+	}
+	return 0;
+}
+
+/* Inbound traffic the bind hooks cannot see, judged per received packet on
+ * the instance's sockets (dropping returns 0; the sender sees silence):
+ *
+ * - listen() on a socket that was never bound binds it implicitly to the
+ *   wildcard address, without running the bind hooks, and neither seccomp
+ *   nor Landlock sees that either. The listener can exist, but a packet for
+ *   it (a connection request) is dropped unless it is bound to loopback.
+ * - An unconnected UDP socket is bound implicitly to the wildcard address
+ *   by its first send, and would then receive datagrams from anyone: a
+ *   datagram is accepted only from an address and port the allowlist lets
+ *   the instance send UDP to (its resolver's replies, say), unless the
+ *   socket was bound explicitly to loopback.
+ *
+ * Packets of established TCP connections are not affected: those exist
+ * only with allowed peers or through loopback listeners. */
 SEC("cgroup_skb/ingress")
 int cordon_ingress(struct __sk_buff *skb)
 {
@@ -284,41 +364,39 @@ int cordon_ingress(struct __sk_buff *skb)
 	__u8 addr[16] = {}, flags = 0;
 	__u32 family;
 	__u16 port;
-	bool loopback;
+	bool loopback = false;
 
 	if (!sk)
 		return 1;
 	sk = bpf_sk_fullsock(sk);
-	if (!sk || sk->state != TCP_LISTEN)
+	if (!sk)
 		return 1;
-	family = sk->family;
-	port = sk->src_port;
-	if (family == AF_INET) {
-		__u32 ip = sk->src_ip4;
 
-		__builtin_memcpy(addr, &ip, 4);
-		loopback = (bpf_ntohl(ip) >> 24) == 127;
-	} else if (family == AF_INET6) {
-		__u32 w0 = sk->src_ip6[0], w1 = sk->src_ip6[1], w2 = sk->src_ip6[2], w3 = sk->src_ip6[3];
-
-		if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0x0000ffff)) {
-			family = AF_INET;
-			flags = CORDON_NP_EV_MAPPED;
-			__builtin_memcpy(addr, &w3, 4);
-			loopback = (bpf_ntohl(w3) >> 24) == 127;
-		} else {
-			__builtin_memcpy(addr, &w0, 4);
-			__builtin_memcpy(addr + 4, &w1, 4);
-			__builtin_memcpy(addr + 8, &w2, 4);
-			__builtin_memcpy(addr + 12, &w3, 4);
-			loopback = w0 == 0 && w1 == 0 && w2 == 0 && w3 == bpf_htonl(1);
-		}
-	} else {
-		return 1;
+	if (sk->type == SOCK_STREAM) {
+		if (sk->state != TCP_LISTEN)
+			return 1;
+		family = local_addr(sk, addr, &flags, &loopback);
+		if (!family || loopback)
+			return 1;
+		report_as(bpf_skb_cgroup_id(skb), false, family, addr, sk->src_port, sk->protocol, sk->type,
+			  CORDON_NP_HOOK_INGRESS_LISTEN, flags);
+		return 0;
 	}
-	if (loopback)
-		return 1;
-	report_as(bpf_skb_cgroup_id(skb), false, family, addr, port, sk->protocol, sk->type,
-		  CORDON_NP_HOOK_INGRESS_LISTEN, flags);
-	return 0;
+
+	if (sk->type == SOCK_DGRAM && sk->protocol == IPPROTO_UDP) {
+		__u64 cgid = bpf_skb_cgroup_id(skb);
+
+		family = local_addr(sk, addr, &flags, &loopback);
+		if (!family || loopback)
+			return 1;
+		__builtin_memset(addr, 0, sizeof(addr));
+		flags = 0;
+		port = 0;
+		family = udp_source(skb, addr, &port);
+		if (family && allowed_for(cgid, family, addr, port, CORDON_NP_UDP))
+			return 1;
+		report_as(cgid, false, family, addr, port, sk->protocol, sk->type, CORDON_NP_HOOK_INGRESS_UDP, 0);
+		return 0;
+	}
+	return 1;
 }

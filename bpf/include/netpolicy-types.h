@@ -34,6 +34,7 @@
 #define CORDON_NP_HOOK_BIND6		6
 #define CORDON_NP_HOOK_SOCK_CREATE	7
 #define CORDON_NP_HOOK_INGRESS_LISTEN	8	/* cgroup_skb/ingress: a packet for a non-loopback listener */
+#define CORDON_NP_HOOK_INGRESS_UDP	9	/* cgroup_skb/ingress: a datagram from outside the allowlist */
 
 /* Event flags. */
 #define CORDON_NP_EV_MAPPED	(1u << 0)	/* an IPv6 ::ffff:a.b.c.d address, judged as IPv4 */

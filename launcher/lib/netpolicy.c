@@ -32,7 +32,8 @@ _Static_assert(offsetof(struct cordon_netpolicy_key, addr) == offsetof(struct co
 _Static_assert(CORDON_NETPOLICY_MAX_PORTS == CORDON_NP_MAX_PORTS, "port limit");
 _Static_assert(CORDON_PROTO_TCP == CORDON_NP_TCP && CORDON_PROTO_UDP == CORDON_NP_UDP, "protocol bits");
 _Static_assert(CORDON_NETPOLICY_HOOK_SOCK_CREATE == CORDON_NP_HOOK_SOCK_CREATE &&
-		       CORDON_NETPOLICY_HOOK_INGRESS_LISTEN == CORDON_NP_HOOK_INGRESS_LISTEN,
+		       CORDON_NETPOLICY_HOOK_INGRESS_LISTEN == CORDON_NP_HOOK_INGRESS_LISTEN &&
+		       CORDON_NETPOLICY_HOOK_INGRESS_UDP == CORDON_NP_HOOK_INGRESS_UDP,
 	       "hook numbers");
 _Static_assert(sizeof(struct cordon_np_event) == 64, "event layout");
 #endif
@@ -48,6 +49,7 @@ static const char *const hook_names[] = {
 	[CORDON_NETPOLICY_HOOK_BIND6] = "bind6",
 	[CORDON_NETPOLICY_HOOK_SOCK_CREATE] = "sock_create",
 	[CORDON_NETPOLICY_HOOK_INGRESS_LISTEN] = "ingress_listen",
+	[CORDON_NETPOLICY_HOOK_INGRESS_UDP] = "ingress_udp",
 };
 
 const char *cordon_netpolicy_hook_to_string(enum cordon_netpolicy_hook h)
@@ -113,6 +115,8 @@ static const char *family_name(int family)
 		return "inet6";
 	case AF_PACKET:
 		return "packet";
+	case AF_UNSPEC:
+		return "unspec";
 	default:
 		return NULL;
 	}

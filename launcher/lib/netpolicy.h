@@ -48,22 +48,25 @@ enum cordon_netpolicy_hook {
 	CORDON_NETPOLICY_HOOK_BIND6 = 6,
 	CORDON_NETPOLICY_HOOK_SOCK_CREATE = 7,
 	CORDON_NETPOLICY_HOOK_INGRESS_LISTEN = 8, /* a connection request for a non-loopback listener, dropped */
+	CORDON_NETPOLICY_HOOK_INGRESS_UDP = 9,	  /* a datagram from outside the UDP allowlist, dropped */
 };
 
 /* One denial. */
 struct cordon_netpolicy_event {
 	uint64_t cgroup_id; /* the denied process's cgroup2 id */
 	uint64_t time_ns;   /* CLOCK_MONOTONIC */
-	uint32_t pid;	    /* thread group id in the initial pid namespace; 0 for ingress_listen */
+	uint32_t pid;	    /* thread group id in the initial pid namespace; 0 for ingress_* */
 	int family;	    /* AF_INET or AF_INET6 as judged (a mapped ::ffff:a.b.c.d is
-			     * AF_INET with mapped=true); for sock_create the socket's family */
+			     * AF_INET with mapped=true); for sock_create the socket's family;
+			     * ingress_listen: the listener's address; ingress_udp: the
+			     * datagram's source (AF_UNSPEC when it could not be parsed) */
 	uint8_t addr[16];   /* network byte order; IPv4 in addr[0..3]; zero for sock_create */
 	uint16_t port;	    /* host byte order; 0 for sock_create */
 	int protocol;	    /* IPPROTO_* of the socket */
 	int sock_type;	    /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
 	bool mapped;
 	enum cordon_netpolicy_hook hook;
-	char comm[16]; /* NUL-terminated task name: untrusted text; empty for ingress_listen */
+	char comm[16]; /* NUL-terminated task name: untrusted text; empty for ingress_* */
 };
 
 /* Same layout as struct cordon_np_key in bpf/include/netpolicy-types.h

@@ -987,6 +987,88 @@ static void test_unbound_listener_unreachable(void **state)
 	assert_string_equal(f->ev[0].comm, "");
 }
 
+/* ---- datagrams reach an implicitly bound UDP socket only from the allowlist ---- */
+
+static void test_udp_ingress_only_from_allowlist(void **state)
+{
+	struct fixture *f = *state;
+	uint16_t uports[] = { f->u2 };
+	struct cordon_net_rule r = v4rule("127.0.0.2", 32, CORDON_PROTO_UDP, uports, 1);
+	int to_parent[2], to_child[2];
+	uint16_t child_port[2], stranger_port = 0;
+	uint64_t cg = cgid_of(f, 0);
+	_cleanup_close_ int stranger = listener(SOCK_DGRAM, "127.0.0.3", &stranger_port);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char buf[64], go = 'x';
+	int status;
+
+	assert_true(stranger >= 0);
+	attach(f, 0, &r, 1);
+	drain_events(f);
+	assert_int_equal(pipe2(to_parent, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	f->child = fork();
+	assert_true(f->child >= 0);
+	if (f->child == 0) {
+		_cleanup_close_ int procs = openat(f->cg_fd[0], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		struct sockaddr_storage dst, lo;
+		socklen_t dlen = make_addr(&dst, "127.0.0.2", f->u2), llen = make_addr(&lo, "127.0.0.1", 0);
+		uint16_t p[2];
+		char rb[64];
+		int implicit, bound;
+
+		alarm(30);
+		EXPECT(procs >= 0, 1);
+		EXPECT(write(procs, "0", 1), 1);
+		implicit = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		bound = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		EXPECT(implicit >= 0 && bound >= 0, 1);
+		EXPECT(sendto(implicit, "hello", 5, 0, (struct sockaddr *)&dst, dlen), 5); /* binds 0.0.0.0:port */
+		EXPECT(bind(bound, (struct sockaddr *)&lo, llen), 0);
+		p[0] = local_port(implicit);
+		p[1] = local_port(bound);
+		EXPECT(write(to_parent[1], p, sizeof(p)), sizeof(p));
+		EXPECT(read(to_child[0], &go, 1), 1);
+		/* The allowed peer's reply arrived; the stranger's datagram did not. */
+		EXPECT(recv(implicit, rb, sizeof(rb), MSG_DONTWAIT), 5);
+		EXPECT(memcmp(rb, "reply", 5), 0);
+		EXPECT(recv(implicit, rb, sizeof(rb), MSG_DONTWAIT), -1);
+		EXPECT(errno, EAGAIN);
+		/* A socket bound explicitly to loopback hears loopback peers. */
+		EXPECT(recv(bound, rb, sizeof(rb), MSG_DONTWAIT), 5);
+		EXPECT(memcmp(rb, "local", 5), 0);
+		_exit(0);
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	assert_int_equal(read(to_parent[0], child_port, sizeof(child_port)), sizeof(child_port));
+	close(to_parent[0]);
+
+	/* The allowed peer (127.0.0.2:U2) got "hello" and answers. */
+	len = sizeof(ss);
+	assert_int_equal(recvfrom(f->udp_a_u2, buf, sizeof(buf), 0, (struct sockaddr *)&ss, &len), 5);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), child_port[0]);
+	/* The stranger first, so an accepted stranger would be read first. */
+	len = make_addr(&ss, "127.0.0.1", child_port[0]);
+	assert_int_equal(sendto(stranger, "stranger", 8, 0, (struct sockaddr *)&ss, len), 8);
+	assert_int_equal(sendto(f->udp_a_u2, "reply", 5, 0, (struct sockaddr *)&ss, len), 5);
+	len = make_addr(&ss, "127.0.0.1", child_port[1]);
+	assert_int_equal(sendto(stranger, "local", 5, 0, (struct sockaddr *)&ss, len), 5);
+
+	assert_int_equal(write(to_child[1], &go, 1), 1);
+	close(to_child[1]);
+	status = cordon_test_wait(f->child);
+	f->child = 0;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	drain_events(f);
+	assert_int_equal(f->n_ev, 1);
+	expect_event(f, 0, cg, CORDON_NETPOLICY_HOOK_INGRESS_UDP, AF_INET, "127.0.0.3", stranger_port, IPPROTO_UDP,
+		     SOCK_DGRAM, false);
+}
+
 /* ---- teardown may remove the cgroup before detaching ---- */
 
 static void test_detach_after_rmdir(void **state)
@@ -1034,6 +1116,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_netns_still_policed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ringbuf_full_counts_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_listener_unreachable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_udp_ingress_only_from_allowlist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detach_after_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_detaches, setup, teardown),
 	};

@@ -256,6 +256,7 @@ static void test_hook_names(void **state)
 	assert_string_equal(cordon_netpolicy_hook_to_string(CORDON_NETPOLICY_HOOK_BIND6), "bind6");
 	assert_string_equal(cordon_netpolicy_hook_to_string(CORDON_NETPOLICY_HOOK_SOCK_CREATE), "sock_create");
 	assert_string_equal(cordon_netpolicy_hook_to_string(CORDON_NETPOLICY_HOOK_INGRESS_LISTEN), "ingress_listen");
+	assert_string_equal(cordon_netpolicy_hook_to_string(CORDON_NETPOLICY_HOOK_INGRESS_UDP), "ingress_udp");
 	assert_null(cordon_netpolicy_hook_to_string((enum cordon_netpolicy_hook)0));
 	assert_null(cordon_netpolicy_hook_to_string((enum cordon_netpolicy_hook)99));
 }
