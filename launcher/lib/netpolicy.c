@@ -548,6 +548,7 @@ int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, co
 {
 	_cleanup_free_ struct cordon_netpolicy_attachment *a = NULL;
 	_cleanup_free_ struct entry *e = NULL;
+	libbpf_print_fn_t old;
 	size_t n = 0;
 	uint64_t cgid;
 	int fd, r;
@@ -586,18 +587,21 @@ int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, co
 					       strerror(-r));
 		}
 
+	old = libbpf_set_print(capture_print); /* libbpf would print attach failures */
 	for (int i = 0; i < N_PROGS; i++) {
 		struct bpf_program *prog = prog_at(np->skel, i);
 
 		a->links[i] = bpf_program__attach_cgroup(prog, cgroup_fd);
 		if (!a->links[i]) {
 			r = negative_errno();
+			(void)libbpf_set_print(old);
 			destroy_links(a, NULL);
 			(void)delete_entries(np, cgid);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "attaching %s to cgroup %llu: %s",
 					       bpf_program__section_name(prog), (unsigned long long)cgid, strerror(-r));
 		}
 	}
+	(void)libbpf_set_print(old);
 
 	a->next = np->attachments;
 	np->attachments = a;

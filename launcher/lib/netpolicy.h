@@ -24,6 +24,10 @@
  * O_CLOEXEC; a clone'd child must still close them (close_range) before it
  * runs connector code.
  *
+ * Not thread-safe: one thread (the launcher's event loop) uses a given
+ * object. libbpf's process-wide print callback is swapped while loading and
+ * attaching, so libbpf's messages end up in the diag, not on stderr.
+ *
  * Built with CORDON_BPF=OFF (no clang/bpftool), every call that needs the
  * programs returns -EOPNOTSUPP; the key conversion and the event formatter
  * still work. */
