@@ -260,7 +260,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 {
 	struct rbuf r = { .p = buf, .diag = diag, .field = "header" };
 	struct cordon_serve_msg m;
-	uint32_t pl, u;
+	uint32_t pl, u = 0;
 	int e = 0;
 
 	cordon_serve_msg_init(&m, 0, 0);
