@@ -112,7 +112,6 @@ static bool node_is_null(const struct node *n)
 /* ---- error collection ------------------------------------------------------ */
 
 struct ctx {
-	const char *name; /* used in nothing but messages */
 	struct cordon_diag errs[CORDON_PROFILE_MAX_ERRORS];
 	size_t n_errs;
 	char path[512]; /* the key path of the value being validated */
@@ -1964,7 +1963,6 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->name = name ? name : "profile";
 
 	if (!id || !connector_id_is_valid(id)) {
 		err_at(c, EINVAL, 0, 0,
