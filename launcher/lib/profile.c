@@ -33,11 +33,10 @@
 #include "fd-util.h"
 #include "parse-util.h"
 
-/* libseccomp's <seccomp.h> is shadowed by our launcher/lib/seccomp.h on the
- * include path; this is its documented resolver (seccomp_syscall_resolve_name(3)),
- * which returns __NR_SCMP_ERROR (-1) for a name unknown on the native arch. */
-int seccomp_syscall_resolve_name(const char *name);
-#define SCMP_RESOLVE_ERROR (-1)
+/* Syscall names are checked with the seccomp module's own resolver, so the
+ * loader accepts exactly what the compiler accepts (libseccomp's names plus
+ * cordon's table of syscalls newer than libseccomp). */
+#include "seccomp.h"
 
 #define MAX_NODES	 65536
 #define MAX_LIST	 4096 /* entries in any list or free-form map */
@@ -892,7 +891,7 @@ static int check_syscall(struct ctx *c, const struct node *n)
 		if (!((n->value[i] >= 'a' && n->value[i] <= 'z') || (n->value[i] >= '0' && n->value[i] <= '9') ||
 		      n->value[i] == '_'))
 			len = 0;
-	if (len == 0 || len > MAX_SYSCALL_NAME || seccomp_syscall_resolve_name(n->value) == SCMP_RESOLVE_ERROR)
+	if (len == 0 || len > MAX_SYSCALL_NAME || !cordon_seccomp_syscall_name_known(n->value))
 		return err(c, n, "unknown system call %s", quote(n).s);
 	return 0;
 }
