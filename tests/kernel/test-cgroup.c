@@ -723,6 +723,73 @@ static void test_failure_midway_leaves_nothing(void **state)
 	free(tmp);
 }
 
+static void test_v1_only_layout(void **state)
+{
+	/* A kernel with v1 hierarchies and no cgroup2 at all: no directory
+	 * for BPF, no cgroup.kill, enter() joins the v1 hierarchies and
+	 * destroy falls back to SIGKILL per pid. */
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16 };
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_cgroup_stats st;
+	struct paths ps;
+	unsigned missing = 0xff;
+	pid_t pid;
+	int n;
+
+	(void)state;
+	c.cgroup_layout = CORDON_CGROUP_V1;
+	c.cgroup2_mount[0] = '\0';
+	c.cgroup_kill = false;
+	c.clone_into_cgroup = false;
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-v1only", &lim, MEM_CTRLS, &cg, &missing, NULL), 0);
+	assert_int_equal(missing, 0);
+	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
+	assert_null(cordon_cgroup_v2_path(cg));
+	assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS), "pids.max"), 16);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	pid = spawn_stubborn(cg, 2);
+	assert_false(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_int_equal(st.pids_peak, 3);
+	assert_true(st.mem_peak_bytes > 0);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 3);
+	(void)pid;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+static void test_no_cgroups_at_all(void **state)
+{
+	/* Layout NONE: nothing can be required; best effort yields an empty
+	 * instance whose enter/destroy are no-ops and every requested limit
+	 * reported missing. */
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000 };
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_diag d = { 0 };
+	unsigned missing = 0;
+
+	(void)state;
+	c.cgroup_layout = CORDON_CGROUP_NONE;
+	c.cgroup2_mount[0] = '\0';
+	for (int k = 0; k < _CORDON_CTRL_MAX; k++)
+		c.ctrl[k].available = false;
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+			 -EOPNOTSUPP);
+	assert_non_null(strstr(d.message, "pids"));
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(missing, MEM_CTRLS);
+	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
+	assert_true(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_enter(cg), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-none"), 0);
+}
+
 static void test_invalid_arguments(void **state)
 {
 	struct cordon_cgroup_limits lim = { 0 };
@@ -782,6 +849,8 @@ int main(void)
 		cmocka_unit_test(test_cleanup_stale),
 		cmocka_unit_test(test_required_controller_missing),
 		cmocka_unit_test(test_failure_midway_leaves_nothing),
+		cmocka_unit_test(test_v1_only_layout),
+		cmocka_unit_test(test_no_cgroups_at_all),
 		cmocka_unit_test(test_invalid_arguments),
 		cmocka_unit_test(test_duplicate_name_refused),
 	};
