@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -348,6 +349,51 @@ static void test_clone3_into_cgroup(void **state)
 		_exit(0);
 	}
 	status = cordon_test_wait((pid_t)pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+static void test_enter_after_userns_and_uid_drop(void **state)
+{
+	/* The spawner may enter namespaces or drop privileges before enter():
+	 * the fds were opened by root in the parent and the kernel checks the
+	 * opener's credentials, so the writes still work. */
+	struct cordon_cgroup *cg = create_ok("t-cg-userns", 0, 16, 0);
+	pid_t pid;
+	int status;
+
+	(void)state;
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(setresgid(65534, 65534, 65534) == 0);
+		CHILD_CHECK(setresuid(65534, 65534, 65534) == 0);
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		/* Opening cgroup.procs anew as nobody is refused. */
+		{
+			char p[PATH_MAX + 32];
+
+			snprintf(p, sizeof(p), "%s/cgroup.procs", cordon_cgroup_v2_path(cg));
+			CHILD_CHECK_ERRNO(open(p, O_WRONLY | O_CLOEXEC), EACCES);
+		}
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
@@ -840,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_quota_rounding),
 		cmocka_unit_test(test_enter_forked_child),
 		cmocka_unit_test(test_clone3_into_cgroup),
+		cmocka_unit_test(test_enter_after_userns_and_uid_drop),
 		cmocka_unit_test(test_attach_pid),
 		cmocka_unit_test(test_fork_bomb_stops_at_pids_max),
 		cmocka_unit_test(test_memory_bomb_oom_killed),
