@@ -172,18 +172,46 @@ static int proc_starttime(pid_t pid, uint64_t *ret)
 	return 0;
 }
 
+/* /proc/self/cgroup and /proc/self/mountinfo, read once per create() or
+ * cleanup_stale() rather than once per hierarchy. */
+struct proc_view {
+	char *cgroup;
+	char *mountinfo;
+};
+
+static void proc_view_done(struct proc_view *pv)
+{
+	free(pv->cgroup);
+	free(pv->mountinfo);
+	*pv = (struct proc_view){ 0 };
+}
+
+static int proc_view_load(struct proc_view *pv)
+{
+	int r;
+
+	*pv = (struct proc_view){ 0 };
+	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &pv->cgroup, NULL);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(AT_FDCWD, "/proc/self/mountinfo", 4 * 1024 * 1024, &pv->mountinfo, NULL);
+	if (r < 0) {
+		proc_view_done(pv);
+		return r;
+	}
+	return 0;
+}
+
 /* The launcher's own cgroup path in one hierarchy, from /proc/self/cgroup:
  * ctrl NULL for the cgroup2 line ("0::/path"), else the v1 line whose
  * controller list names ctrl. */
-static int own_cgroup_path(const char *ctrl, char **ret)
+static int own_cgroup_path(const struct proc_view *pv, const char *ctrl, char **ret)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *buf = strdup(pv->cgroup);
 	char *line, *save = NULL;
-	int r;
 
-	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &buf, NULL);
-	if (r < 0)
-		return r;
+	if (!buf)
+		return -ENOMEM;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2, *path;
 		bool match = false;
@@ -217,15 +245,13 @@ static int own_cgroup_path(const char *ctrl, char **ret)
 /* The root (field 4 of mountinfo) of the mount at `mount`: a hierarchy may be
  * mounted from a sub-cgroup (containers without a cgroup namespace), and
  * /proc/self/cgroup paths are then relative to the hierarchy's real root. */
-static int mount_root(const char *mount, char **ret)
+static int mount_root(const struct proc_view *pv, const char *mount, char **ret)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *buf = strdup(pv->mountinfo);
 	char *line, *save = NULL;
-	int r;
 
-	r = read_file_bounded(AT_FDCWD, "/proc/self/mountinfo", 4 * 1024 * 1024, &buf, NULL);
-	if (r < 0)
-		return r;
+	if (!buf)
+		return -ENOMEM;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[5], *s2 = NULL;
 		int i;
@@ -246,7 +272,7 @@ static int mount_root(const char *mount, char **ret)
 }
 
 /* <mount> + own cgroup path (made relative to the mount's root). */
-static int hierarchy_base(const char *mount, const char *ctrl, char **ret)
+static int hierarchy_base(const struct proc_view *pv, const char *mount, const char *ctrl, char **ret)
 {
 	_cleanup_free_ char *own = NULL, *root = NULL;
 	const char *rel;
@@ -254,10 +280,10 @@ static int hierarchy_base(const char *mount, const char *ctrl, char **ret)
 	char *s;
 	int r;
 
-	r = own_cgroup_path(ctrl, &own);
+	r = own_cgroup_path(pv, ctrl, &own);
 	if (r < 0)
 		return r;
-	if (mount_root(mount, &root) < 0 || strcmp(root, "/") == 0) {
+	if (mount_root(pv, mount, &root) < 0 || strcmp(root, "/") == 0) {
 		rel = own;
 	} else {
 		rl = strlen(root);
@@ -781,6 +807,7 @@ struct create_ctx {
 	unsigned required;
 	unsigned missing;
 	struct cordon_diag *diag;
+	struct proc_view pv;
 };
 
 static bool limit_requested(const struct cordon_cgroup_limits *lim, unsigned c)
@@ -911,7 +938,7 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		if ((HANDLED_CTRLS & (1u << c)) && caps->ctrl[c].available && caps->ctrl[c].v2)
 			want |= 1u << c;
 
-	r = hierarchy_base(caps->cgroup2_mount, NULL, &base);
+	r = hierarchy_base(&x->pv, caps->cgroup2_mount, NULL, &base);
 	if (r < 0)
 		return cordon_diag_set(x->diag, -r, "cgroup", "cannot find own cgroup2 path: %s", strerror(-r));
 
@@ -994,7 +1021,7 @@ static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
 			h = &cg->v1[i];
 	if (!h) {
 		h = &cg->v1[cg->n_v1];
-		r = hierarchy_base(mount, ctrl_name(c), &base);
+		r = hierarchy_base(&x->pv, mount, ctrl_name(c), &base);
 		if (r < 0) {
 			if (x->required & (1u << c))
 				return cordon_diag_set(x->diag, -r, "cgroup",
@@ -1076,9 +1103,15 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read start time of owner pid %d: %s",
 				       (int)owner, strerror(-r));
 
+	r = proc_view_load(&x.pv);
+	if (r < 0)
+		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read /proc/self/cgroup or mountinfo: %s",
+				       strerror(-r));
 	cg = cg_new();
-	if (!cg)
+	if (!cg) {
+		proc_view_done(&x.pv);
 		return cordon_diag_set(reterr_diag, ENOMEM, "cgroup", "out of memory");
+	}
 	snprintf(cg->dirname, sizeof(cg->dirname), "i-%d-%" PRIu64 "-%s", (int)owner, start, name);
 
 	if (caps->cgroup2_mount[0] && caps->cgroup_layout != CORDON_CGROUP_NONE &&
@@ -1101,11 +1134,13 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 
 	cg->use_kill = caps->cgroup_kill && cg->v2.fd >= 0 && faccessat(cg->v2.fd, "cgroup.kill", F_OK, 0) >= 0;
 	cg->placed_by_clone = caps->clone_into_cgroup && cg->v2.fd >= 0;
+	proc_view_done(&x.pv);
 	*ret = cg;
 	if (ret_missing)
 		*ret_missing = x.missing;
 	return 0;
 fail:
+	proc_view_done(&x.pv);
 	(void)cg_teardown(cg);
 	return r;
 }
@@ -1362,11 +1397,11 @@ static void parent_list_add(struct parent_list *l, const char *base, bool v2)
 	l->v2[l->n++] = v2;
 }
 
-static void parent_list_fill(const struct cordon_caps *caps, struct parent_list *l)
+static void parent_list_fill(const struct proc_view *pv, const struct cordon_caps *caps, struct parent_list *l)
 {
 	char *base = NULL, *up = NULL;
 
-	if (caps->cgroup2_mount[0] && hierarchy_base(caps->cgroup2_mount, NULL, &base) >= 0) {
+	if (caps->cgroup2_mount[0] && hierarchy_base(pv, caps->cgroup2_mount, NULL, &base) >= 0) {
 		parent_list_add(l, base, true);
 		if (path_is_strictly_below(base, caps->cgroup2_mount) && parent_path(base, &up) >= 0)
 			parent_list_add(l, up, true);
@@ -1377,7 +1412,7 @@ static void parent_list_fill(const struct cordon_caps *caps, struct parent_list 
 		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
 			continue;
 		base = NULL;
-		if (hierarchy_base(caps->ctrl[c].path, ctrl_name(c), &base) >= 0)
+		if (hierarchy_base(pv, caps->ctrl[c].path, ctrl_name(c), &base) >= 0)
 			parent_list_add(l, base, false);
 		free(base);
 	}
@@ -1420,13 +1455,18 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps)
 {
 	struct parent_list l = { 0 };
+	struct proc_view pv;
 	char **stale = NULL;
 	size_t n_stale = 0, cap = 0;
 	int r = 0, cleaned = 0;
 
 	if (!caps)
 		return -EINVAL;
-	parent_list_fill(caps, &l);
+	r = proc_view_load(&pv);
+	if (r < 0)
+		return r;
+	parent_list_fill(&pv, caps, &l);
+	proc_view_done(&pv);
 	for (size_t i = 0; i < l.n && r >= 0; i++) {
 		DIR *d = opendir(l.path[i]);
 		struct dirent *de;

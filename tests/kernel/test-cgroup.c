@@ -613,6 +613,57 @@ static void test_destroy_job_subcgroups(void **state)
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
+/* As nobody: make <v2>/job-N and move itself there. */
+static void child_make_job(const struct cordon_cgroup *cg, bool delegated)
+{
+	char job[PATH_MAX + 16], procs[PATH_MAX + 32];
+
+	CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+	CHILD_CHECK(setresgid(65534, 65534, 65534) == 0);
+	CHILD_CHECK(setresuid(65534, 65534, 65534) == 0);
+	snprintf(job, sizeof(job), "%s/job-%d", cordon_cgroup_v2_path(cg), delegated);
+	if (!delegated) {
+		CHILD_CHECK_ERRNO(mkdir(job, 0755), EACCES);
+		_exit(0);
+	}
+	CHILD_CHECK(mkdir(job, 0755) == 0);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", job);
+	CHILD_CHECK(write_small_file(procs, "0") == 0);
+	CHILD_CHECK(child_in("0::", caps.cgroup2_mount, job));
+	_exit(0);
+}
+
+static void test_delegate_for_jobs(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-deleg", 0, 16, 0);
+	struct paths ps;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	cordon_cgroup_set_clone_placed(cg, false);
+	/* Not delegated: the unprivileged worker cannot make job cgroups. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_make_job(cg, false);
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	assert_int_equal(cordon_cgroup_delegate(cg, 65534, 65534), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_make_job(cg, true);
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+}
+
 static void test_cleanup_stale(void **state)
 {
 	struct cordon_cgroup_limits lim = { .pids_max = 16 };
@@ -893,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_destroy_kills_sigterm_ignorers),
 		cmocka_unit_test(test_destroy_without_cgroup_kill),
 		cmocka_unit_test(test_destroy_job_subcgroups),
+		cmocka_unit_test(test_delegate_for_jobs),
 		cmocka_unit_test(test_cleanup_stale),
 		cmocka_unit_test(test_required_controller_missing),
 		cmocka_unit_test(test_failure_midway_leaves_nothing),
