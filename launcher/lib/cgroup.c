@@ -27,7 +27,6 @@
  * was created so far: an instance is either complete or absent. */
 #include "cgroup.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -958,8 +957,10 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		base = up;
 	}
 	if (want && r < 0)
-		return cordon_diag_set(x->diag, -r, "cgroup", "cannot enable controllers in %s/cgroup.subtree_control: %s",
-				       base, strerror(-r));
+		/* The base itself is unusable (not writable, still busy):
+		 * every controller failed with that error. */
+		for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+			errs[c] = (want & (1u << c)) ? -r : 0;
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
 		if (errs[c] && (want & (1u << c))) {
 			want &= ~(1u << c);

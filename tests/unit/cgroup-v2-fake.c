@@ -302,6 +302,36 @@ static void test_v2_controller_not_offered(void **state)
 	put(fake_root, "cgroup.subtree_control", "");
 }
 
+static void test_v2_subtree_control_unwritable(void **state)
+{
+	/* A base whose cgroup.subtree_control cannot be written (here: it is
+	 * a directory, EISDIR): every controller fails with that errno. */
+	struct cordon_cgroup_limits lim = { .mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000 };
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_diag d = { 0 };
+	unsigned missing = 0;
+	char p[PATH_MAX];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", fake_root);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(__real_mkdir(p, 0755), 0);
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+			 -EISDIR);
+	assert_null(cg);
+	assert_non_null(strstr(d.message, "pids"));
+	assert_non_null(strstr(d.message, "Is a directory"));
+	assert_fake_clean();
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(missing, (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU));
+	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS));
+	assert_non_null(cordon_cgroup_v2_path(cg));
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_fake_clean();
+	assert_int_equal(__real_rmdir(p), 0);
+	put(fake_root, "cgroup.subtree_control", "");
+}
+
 static void test_v2_stale_cleanup(void **state)
 {
 	struct cordon_cgroup_limits lim = { .pids_max = 4 };
@@ -340,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_v2_stats),
 		cmocka_unit_test(test_v2_enter),
 		cmocka_unit_test(test_v2_controller_not_offered),
+		cmocka_unit_test(test_v2_subtree_control_unwritable),
 		cmocka_unit_test(test_v2_stale_cleanup),
 	};
 
