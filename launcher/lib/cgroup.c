@@ -66,6 +66,7 @@ struct hdir {
 	int fd;		    /* O_DIRECTORY of path */
 	int procs_fd;	    /* O_WRONLY cgroup.procs, for enter() in the child */
 	bool created;	    /* we made `path` (so we remove it) */
+	bool cpuacct;	    /* has cpuacct.usage (v1 CPU time) */
 };
 
 struct cordon_cgroup {
@@ -1006,49 +1007,55 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 	return 0;
 }
 
-static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
+/* Finds or makes the instance directory in the v1 hierarchy mounted at
+ * `mount`; `ctrl` names a controller of that hierarchy as /proc/self/cgroup
+ * lists it. Controllers mounted together (cpu,cpuacct) share one directory.
+ * *ret_h is set even on failure (with fd < 0) when an entry was used, so
+ * that teardown removes a partly made directory. */
+static int v1_dir(struct cordon_cgroup *cg, struct create_ctx *x, const char *mount, const char *ctrl,
+		  struct hdir **ret_h)
 {
-	const struct cordon_caps *caps = x->caps;
-	const char *mount = caps->ctrl[c].path;
 	_cleanup_free_ char *base = NULL;
-	struct hdir *h = NULL;
-	const char *file = "";
 	int errs[_CORDON_CTRL_MAX];
+	struct hdir *h;
 	int r;
 
-	/* Controllers mounted together (cpu,cpuacct) share one directory. */
+	*ret_h = NULL;
 	for (size_t i = 0; i < cg->n_v1; i++)
-		if (strcmp(cg->v1[i].mount, mount) == 0)
-			h = &cg->v1[i];
-	if (!h) {
-		h = &cg->v1[cg->n_v1];
-		r = hierarchy_base(&x->pv, mount, ctrl_name(c), &base);
-		if (r < 0) {
-			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup",
-						       "cgroup controller %s: cannot find own cgroup in %s: %s",
-						       ctrl_name(c), mount, strerror(-r));
-			if (limit_requested(x->lim, c))
-				x->missing |= 1u << c;
-			return 0;
+		if (strcmp(cg->v1[i].mount, mount) == 0) {
+			*ret_h = &cg->v1[i];
+			return cg->v1[i].fd >= 0 ? 0 : -EBADF;
 		}
-		if (!(h->mount = strdup(mount)) || asprintf(&h->parent, "%s/" CORDON_PARENT, base) < 0 ||
-		    asprintf(&h->path, "%s/%s", h->parent, cg->dirname) < 0)
+	if (cg->n_v1 >= ELEMENTSOF(cg->v1))
+		return -E2BIG;
+	r = hierarchy_base(&x->pv, mount, ctrl, &base);
+	if (r < 0)
+		return r;
+	h = &cg->v1[cg->n_v1];
+	if (!(h->mount = strdup(mount)) || asprintf(&h->parent, "%s/" CORDON_PARENT, base) < 0 ||
+	    asprintf(&h->path, "%s/%s", h->parent, cg->dirname) < 0)
+		return -ENOMEM;
+	/* Counted before mkdir so a partly made directory is removed on
+	 * failure. */
+	cg->n_v1++;
+	*ret_h = h;
+	return make_instance_dir(h, 0, errs);
+}
+
+static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
+{
+	const char *mount = x->caps->ctrl[c].path;
+	const char *file = "";
+	struct hdir *h;
+	int r;
+
+	r = v1_dir(cg, x, mount, ctrl_name(c), &h);
+	if (r < 0) {
+		if (r == -ENOMEM)
 			return cordon_diag_set(x->diag, ENOMEM, "cgroup", "out of memory");
-		/* Counted before mkdir so a partly made directory is removed
-		 * on failure. */
-		cg->n_v1++;
-		r = make_instance_dir(h, 0, errs);
-		if (r < 0) {
-			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot set up %s: %s",
-						       ctrl_name(c), h->path, strerror(-r));
-			if (limit_requested(x->lim, c))
-				x->missing |= 1u << c;
-			return 0;
-		}
-	}
-	if (h->fd < 0) {
+		if (x->required & (1u << c))
+			return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot set up %s: %s",
+					       ctrl_name(c), h ? h->path : mount, strerror(-r));
 		if (limit_requested(x->lim, c))
 			x->missing |= 1u << c;
 		return 0;
@@ -1064,6 +1071,63 @@ static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
 	}
 	h->ctrls |= 1u << c;
 	return 0;
+}
+
+/* Mount point of the v1 hierarchy that has controller `ctrl`, from
+ * mountinfo ("... - cgroup <source> rw,cpuacct"). */
+static int find_v1_mount(const struct proc_view *pv, const char *ctrl, char **ret)
+{
+	_cleanup_free_ char *buf = strdup(pv->mountinfo);
+	char *line, *save = NULL;
+
+	if (!buf)
+		return -ENOMEM;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *dash = strstr(line, " - "), *f[5], *s2 = NULL, *fstype, *opts, *tok, *s3 = NULL;
+		int i;
+
+		if (!dash)
+			continue;
+		*dash = '\0';
+		f[0] = strtok_r(line, " ", &s2);
+		for (i = 1; i < 5 && f[i - 1]; i++)
+			f[i] = strtok_r(NULL, " ", &s2);
+		if (i < 5 || !f[4])
+			continue;
+		fstype = strtok_r(dash + 3, " ", &s3);
+		if (!fstype || strcmp(fstype, "cgroup") != 0 || !strtok_r(NULL, " ", &s3))
+			continue;
+		opts = strtok_r(NULL, " ", &s3);
+		for (tok = opts ? strtok_r(opts, ",", &s2) : NULL; tok; tok = strtok_r(NULL, ",", &s2))
+			if (strcmp(tok, ctrl) == 0) {
+				*ret = strdup(f[4]);
+				return *ret ? 0 : -ENOMEM;
+			}
+	}
+	return -ENOENT;
+}
+
+/* Without a cgroup2 directory, CPU time comes from v1 cpuacct. When cpuacct
+ * is not mounted with cpu it has a hierarchy of its own, and the instance
+ * gets a directory there too, for the statistic only (best effort). */
+static void setup_cpuacct(struct cordon_cgroup *cg, struct create_ctx *x)
+{
+	_cleanup_free_ char *mount = NULL;
+	struct hdir *h;
+
+	/* Only alongside other v1 directories: an instance that has none
+	 * (no cgroups usable at all) gets nothing. */
+	if (cg->v2.fd >= 0 || cg->n_v1 == 0)
+		return;
+	for (size_t i = 0; i < cg->n_v1; i++)
+		if (cg->v1[i].fd >= 0 && faccessat(cg->v1[i].fd, "cpuacct.usage", F_OK, 0) >= 0) {
+			cg->v1[i].cpuacct = true;
+			return;
+		}
+	if (find_v1_mount(&x->pv, "cpuacct", &mount) < 0)
+		return;
+	if (v1_dir(cg, x, mount, "cpuacct", &h) >= 0 && faccessat(h->fd, "cpuacct.usage", F_OK, 0) >= 0)
+		h->cpuacct = true;
 }
 
 int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
@@ -1128,6 +1192,7 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		if (r < 0)
 			goto fail;
 	}
+	setup_cpuacct(cg, &x);
 	/* Controllers we wanted that the kernel does not have at all. */
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
 		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(lim, c))
@@ -1295,12 +1360,16 @@ int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_sta
 		if (r < 0 && r != -ENOENT)
 			return r;
 	} else {
-		fd = ctrl_fd(cg, CORDON_CTRL_CPU, &v2);
-		if (fd >= 0) {
+		for (size_t i = 0; i < cg->n_v1; i++) {
 			uint64_t ns;
 
-			if (read_u64_at(fd, "cpuacct.usage", &ns) >= 0)
-				s.cpu_usage_usec = ns / 1000;
+			if (cg->v1[i].fd < 0 || !cg->v1[i].cpuacct)
+				continue;
+			r = read_u64_at(cg->v1[i].fd, "cpuacct.usage", &ns);
+			if (r < 0)
+				return r;
+			s.cpu_usage_usec = ns / 1000;
+			break;
 		}
 	}
 	*ret = s;
@@ -1407,6 +1476,7 @@ static void parent_list_fill(const struct proc_view *pv, const struct cordon_cap
 		if (path_is_strictly_below(base, caps->cgroup2_mount) && parent_path(base, &up) >= 0)
 			parent_list_add(l, up, true);
 		free(up);
+		up = NULL;
 		free(base);
 	}
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
@@ -1416,6 +1486,14 @@ static void parent_list_fill(const struct proc_view *pv, const struct cordon_cap
 		if (hierarchy_base(pv, caps->ctrl[c].path, ctrl_name(c), &base) >= 0)
 			parent_list_add(l, base, false);
 		free(base);
+	}
+	/* The stats-only cpuacct directory of hosts without cgroup2. */
+	if (find_v1_mount(pv, "cpuacct", &up) >= 0) {
+		base = NULL;
+		if (hierarchy_base(pv, up, "cpuacct", &base) >= 0)
+			parent_list_add(l, base, false);
+		free(base);
+		free(up);
 	}
 }
 

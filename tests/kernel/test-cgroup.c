@@ -178,6 +178,16 @@ static bool child_in_all(const struct cordon_cgroup *cg)
 	return true;
 }
 
+static void burn_cpu_ms(long ms)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < ms * 1000000L);
+}
+
 static void reap_all_children_expect_sigkill(int *ret_count)
 {
 	int n = 0, status;
@@ -192,9 +202,24 @@ static void reap_all_children_expect_sigkill(int *ret_count)
 	*ret_count = n;
 }
 
+/* The runner itself must never end up in an instance (destroy would kill
+ * it): /proc/self/cgroup is the same before and after every test. */
+static char runner_cgroups[4096];
+
+static int check_runner(void **state)
+{
+	char now[4096];
+
+	(void)state;
+	assert_true(read_small_file("/proc/self/cgroup", now, sizeof(now)) > 0);
+	assert_string_equal(now, runner_cgroups);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	(void)state;
+	assert_true(read_small_file("/proc/self/cgroup", runner_cgroups, sizeof(runner_cgroups)) > 0);
 	/* The real probe: these tests also check that what it reports is
 	 * what the cgroup module needs. */
 	assert_int_equal(cordon_probe(&caps), 0);
@@ -298,16 +323,11 @@ static void test_enter_forked_child(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct timespec t0, t1;
-
 		CHILD_CHECK(!child_in_all(cg));
 		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
 		CHILD_CHECK(child_in_all(cg));
-		/* Burn ~50 ms of CPU so the parent can read CPU time. */
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-		do
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-		while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 50000000L);
+		/* Burn 50 ms of CPU so the parent can read CPU time. */
+		burn_cpu_ms(50);
 		_exit(0);
 	}
 	status = cordon_test_wait(pid);
@@ -844,6 +864,18 @@ static void test_v1_only_layout(void **state)
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
 	assert_null(cordon_cgroup_v2_path(cg));
 	assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS), "pids.max"), 16);
+	/* CPU time comes from v1 cpuacct (its own hierarchy here). */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		burn_cpu_ms(50);
+		_exit(0);
+	}
+	n = cordon_test_wait(pid);
+	assert_true(WIFEXITED(n) && WEXITSTATUS(n) == 0);
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_true(st.cpu_usage_usec >= 40000);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	pid = spawn_stubborn(cg, 2);
 	assert_false(cordon_cgroup_is_empty(cg));
@@ -882,9 +914,21 @@ static void test_no_cgroups_at_all(void **state)
 	assert_int_equal(missing, MEM_CTRLS);
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
 	assert_true(cordon_cgroup_is_empty(cg));
-	assert_int_equal(cordon_cgroup_enter(cg), 0);
-	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_int_equal(count_instances(&caps, "t-cg-none"), 0);
+	{
+		/* enter() in a child: a no-op that must not fail. */
+		pid_t pid = fork();
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+			_exit(0);
+		}
+		status = cordon_test_wait(pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 }
 
 static void test_invalid_arguments(void **state)
@@ -933,25 +977,25 @@ static void test_duplicate_name_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_limits_readback),
-		cmocka_unit_test(test_cpu_quota_rounding),
-		cmocka_unit_test(test_enter_forked_child),
-		cmocka_unit_test(test_clone3_into_cgroup),
-		cmocka_unit_test(test_enter_after_userns_and_uid_drop),
-		cmocka_unit_test(test_attach_pid),
-		cmocka_unit_test(test_fork_bomb_stops_at_pids_max),
-		cmocka_unit_test(test_memory_bomb_oom_killed),
-		cmocka_unit_test(test_destroy_kills_sigterm_ignorers),
-		cmocka_unit_test(test_destroy_without_cgroup_kill),
-		cmocka_unit_test(test_destroy_job_subcgroups),
-		cmocka_unit_test(test_delegate_for_jobs),
-		cmocka_unit_test(test_cleanup_stale),
-		cmocka_unit_test(test_required_controller_missing),
-		cmocka_unit_test(test_failure_midway_leaves_nothing),
-		cmocka_unit_test(test_v1_only_layout),
-		cmocka_unit_test(test_no_cgroups_at_all),
-		cmocka_unit_test(test_invalid_arguments),
-		cmocka_unit_test(test_duplicate_name_refused),
+		cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
+		cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
+		cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
+		cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
+		cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
+		cmocka_unit_test_teardown(test_attach_pid, check_runner),
+		cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
+		cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
+		cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
+		cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
+		cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
+		cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
+		cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
+		cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
+		cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
+		cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
+		cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
+		cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
+		cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
 	};
 
 	cordon_test_require_root();
