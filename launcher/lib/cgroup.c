@@ -146,10 +146,12 @@ static void sleep_msec(unsigned ms)
 }
 
 /* Start time of a process in clock ticks since boot (field 22 of
- * /proc/<pid>/stat). -ENOENT when there is no such process. */
-static int proc_starttime(pid_t pid, uint64_t *ret)
+ * /proc/<pid>/stat) and whether it has exited (state Z or X: a zombie
+ * nobody reaped yet). -ENOENT when there is no such process. */
+static int proc_starttime(pid_t pid, uint64_t *ret, bool *ret_dead)
 {
 	char path[64], buf[2048], *p, *tok, *save = NULL;
+	bool dead;
 	ssize_t n;
 	uint64_t v;
 
@@ -164,11 +166,16 @@ static int proc_starttime(pid_t pid, uint64_t *ret)
 		return -EBADMSG;
 	p++;
 	tok = strtok_r(p, " ", &save);
+	if (!tok)
+		return -EBADMSG;
+	dead = strcmp(tok, "Z") == 0 || strcmp(tok, "X") == 0;
 	for (int field = 3; tok && field < 22; field++)
 		tok = strtok_r(NULL, " ", &save);
 	if (!tok || parse_u64(tok, &v) < 0)
 		return -EBADMSG;
 	*ret = v;
+	if (ret_dead)
+		*ret_dead = dead;
 	return 0;
 }
 
@@ -1163,7 +1170,7 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 	if (required & ~((1u << _CORDON_CTRL_MAX) - 1))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown controller bits 0x%x", required);
 
-	r = proc_starttime(owner, &start);
+	r = proc_starttime(owner, &start, NULL);
 	if (r < 0)
 		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read start time of owner pid %d: %s",
 				       (int)owner, strerror(-r));
@@ -1434,13 +1441,16 @@ static int parse_dirname(const char *s, pid_t *ret_pid, uint64_t *ret_start)
 static bool owner_is_gone(pid_t pid, uint64_t start)
 {
 	uint64_t now;
-	int r = proc_starttime(pid, &now);
+	bool dead = false;
+	int r = proc_starttime(pid, &now, &dead);
 
 	if (r == -ENOENT || r == -ESRCH)
 		return true;
 	if (r < 0)
 		return false; /* unsure: leave it alone */
-	return now != start;
+	/* Another process now has the pid, or the owner has exited and is
+	 * only waiting to be reaped. */
+	return now != start || dead;
 }
 
 /* The "cordon" parent directories this launcher would use: one per v1

@@ -690,16 +690,45 @@ static void test_cleanup_stale(void **state)
 	struct cordon_cgroup *stale = NULL, *live;
 	struct paths stale_ps, live_ps;
 	char fake[PATH_MAX + 64];
-	pid_t owner, victim;
+	struct cordon_cgroup *other = NULL, *zombie = NULL;
+	struct paths other_ps, zombie_ps;
+	pid_t owner, alive_owner, zombie_owner, victim;
 	int status, r, n;
 
 	(void)state;
-	/* An owner that will die. */
+	/* An owner that will die, and one that stays alive. */
 	owner = fork();
 	assert_true(owner >= 0);
 	if (owner == 0) {
 		for (;;)
 			pause();
+	}
+	alive_owner = fork();
+	assert_true(alive_owner >= 0);
+	if (alive_owner == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(
+		cordon_cgroup_create_owned(&caps, alive_owner, "t-cg-other", &lim, MEM_CTRLS, &other, NULL, NULL), 0);
+	save_paths(other, &other_ps);
+	/* An owner that has exited but is not reaped yet (a zombie whose
+	 * parent is slow): gone too. */
+	zombie_owner = fork();
+	assert_true(zombie_owner >= 0);
+	if (zombie_owner == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(
+		cordon_cgroup_create_owned(&caps, zombie_owner, "t-cg-zombie", &lim, MEM_CTRLS, &zombie, NULL, NULL), 0);
+	save_paths(zombie, &zombie_ps);
+	assert_int_equal(kill(zombie_owner, SIGKILL), 0);
+	{
+		siginfo_t si;
+
+		/* Wait for the exit without reaping. */
+		assert_int_equal(waitid(P_PID, (id_t)zombie_owner, &si, WEXITED | WNOWAIT), 0);
 	}
 	assert_int_equal(cordon_cgroup_create_owned(&caps, owner, "t-cg-stale", &lim, MEM_CTRLS, &stale, NULL, NULL),
 			 0);
@@ -731,12 +760,29 @@ static void test_cleanup_stale(void **state)
 	assert_true(WIFSIGNALED(status));
 
 	r = cordon_cgroup_cleanup_stale(&caps);
-	assert_true(r >= 2);
+	assert_true(r >= 3);
 	assert_paths_gone(&stale_ps);
+	assert_paths_gone(&zombie_ps);
+	status = cordon_test_wait(zombie_owner);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(cordon_cgroup_destroy(zombie), 0);
 	assert_false(dir_exists(fake));
-	/* The live instance stays. */
+	/* Live instances stay: ours and another live launcher's. */
 	for (int i = 0; i < live_ps.n; i++)
 		assert_true(dir_exists(live_ps.p[i]));
+	for (int i = 0; i < other_ps.n; i++)
+		assert_true(dir_exists(other_ps.p[i]));
+	/* A second run finds nothing more of ours and keeps the live ones. */
+	assert_true(cordon_cgroup_cleanup_stale(&caps) >= 0);
+	assert_int_equal(count_instances(&caps, "t-cg-stale"), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-live"), live_ps.n);
+	assert_int_equal(count_instances(&caps, "t-cg-other"), other_ps.n);
+	assert_int_equal(cordon_cgroup_destroy(other), 0);
+	assert_paths_gone(&other_ps);
+	assert_int_equal(kill(alive_owner, SIGKILL), 0);
+	status = cordon_test_wait(alive_owner);
+	assert_true(WIFSIGNALED(status));
+
 	/* What ran inside the stale instance was killed. */
 	status = cordon_test_wait(victim);
 	assert_true(WIFSIGNALED(status));
@@ -744,9 +790,6 @@ static void test_cleanup_stale(void **state)
 	reap_all_children_expect_sigkill(&n);
 	assert_int_equal(n, 1);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
-
-	/* A second run finds nothing of ours. */
-	assert_int_equal(count_instances(&caps, "t-cg-stale"), 0);
 	assert_int_equal(cordon_cgroup_destroy(live), 0);
 	assert_paths_gone(&live_ps);
 	/* The stale object's directories are gone; destroying it now only
