@@ -33,121 +33,21 @@
 #include "probe.h"
 #include "test-support.h"
 
-int __real_mkdir(const char *path, mode_t mode);
-int __real_rmdir(const char *path);
-int __wrap_mkdir(const char *path, mode_t mode);
-int __wrap_rmdir(const char *path);
-
-static char *fake_root;
-static const char *fake_controllers = "cpuset cpu io memory pids\n";
-
-static void put(const char *dir, const char *file, const char *content)
-{
-	char p[PATH_MAX + 64];
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		abort();
-	if (write_all(fd, content, strlen(content)) < 0)
-		abort();
-	close(fd);
-}
-
-static void populate(const char *dir)
-{
-	put(dir, "cgroup.controllers", fake_controllers);
-	put(dir, "cgroup.subtree_control", "");
-	put(dir, "cgroup.procs", "");
-	put(dir, "cgroup.events", "populated 0\nfrozen 0\n");
-	put(dir, "cgroup.kill", "");
-	put(dir, "cgroup.freeze", "");
-	/* Writable limit files start empty: cordon's writes land at offset
-	 * 0 of a regular file, so the content is exactly what it wrote. */
-	put(dir, "memory.max", "");
-	put(dir, "memory.swap.max", "");
-	put(dir, "memory.peak", "33550336\n");
-	put(dir, "memory.events", "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n");
-	put(dir, "pids.max", "");
-	put(dir, "pids.peak", "16\n");
-	put(dir, "cpu.max", "");
-	put(dir, "cpu.stat", "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n");
-}
-
-static bool under_fake(const char *path)
-{
-	size_t n = fake_root ? strlen(fake_root) : 0;
-
-	return n && strncmp(path, fake_root, n) == 0 && path[n] == '/';
-}
-
-int __wrap_mkdir(const char *path, mode_t mode)
-{
-	int r = __real_mkdir(path, mode);
-
-	if (r == 0 && under_fake(path))
-		populate(path);
-	return r;
-}
-
-int __wrap_rmdir(const char *path)
-{
-	if (under_fake(path)) {
-		DIR *d = opendir(path);
-		struct dirent *de;
-
-		if (d) {
-			bool subdir = false;
-
-			/* Like cgroupfs: a directory with child cgroups is
-			 * busy; control files go with the directory. */
-			while ((de = readdir(d)))
-				if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-					subdir = true;
-			if (subdir) {
-				closedir(d);
-				errno = EBUSY;
-				return -1;
-			}
-			rewinddir(d);
-			while ((de = readdir(d)))
-				if (de->d_type == DT_REG)
-					(void)unlinkat(dirfd(d), de->d_name, 0);
-			closedir(d);
-		}
-	}
-	return __real_rmdir(path);
-}
+#include "cgroup-fakefs.h"
 
 static struct cordon_caps caps;
 
 static int setup(void **state)
 {
 	(void)state;
-	fake_root = cordon_test_mkdtemp("cgroup2-fake");
-	put(fake_root, "cgroup.controllers", fake_controllers);
-	put(fake_root, "cgroup.subtree_control", "");
-	memset(&caps, 0, sizeof(caps));
-	caps.cgroup_layout = CORDON_CGROUP_V2;
-	snprintf(caps.cgroup2_mount, sizeof(caps.cgroup2_mount), "%s", fake_root);
-	for (int c = 0; c < _CORDON_CTRL_MAX; c++) {
-		caps.ctrl[c].available = true;
-		caps.ctrl[c].v2 = true;
-		caps.ctrl[c].can_create = true;
-		snprintf(caps.ctrl[c].path, sizeof(caps.ctrl[c].path), "%s", fake_root);
-	}
-	caps.cgroup_kill = true;
-	caps.clone_into_cgroup = true;
+	fakefs_setup(&caps);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	assert_int_equal(cordon_test_rm_rf(fake_root), 0);
-	free(fake_root);
-	fake_root = NULL;
+	assert_int_equal(fakefs_teardown(), 0);
 	return 0;
 }
 
@@ -212,7 +112,7 @@ static void test_v2_limits_written(void **state)
 
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_stats(void **state)
@@ -230,7 +130,7 @@ static void test_v2_stats(void **state)
 	assert_int_equal(st.cpu_usage_usec, 123456);
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_enter(void **state)
@@ -265,7 +165,7 @@ static void test_v2_enter(void **state)
 	assert_string_equal(buf, "0");
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_controller_not_offered(void **state)
@@ -279,7 +179,7 @@ static void test_v2_controller_not_offered(void **state)
 	char buf[64];
 
 	(void)state;
-	put(fake_root, "cgroup.controllers", "memory pids\n");
+	fakefs_put(fake_root, "cgroup.controllers", "memory pids\n");
 	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, req, &cg, &missing, &d), -EOPNOTSUPP);
 	assert_null(cg);
 	assert_string_equal(d.step, "cgroup");
@@ -298,8 +198,8 @@ static void test_v2_controller_not_offered(void **state)
 	assert_string_equal(buf, "");
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.controllers", fake_controllers);
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.controllers", fake_controllers);
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_subtree_control_unwritable(void **state)
@@ -329,7 +229,7 @@ static void test_v2_subtree_control_unwritable(void **state)
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
 	assert_int_equal(__real_rmdir(p), 0);
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_stale_cleanup(void **state)
@@ -360,7 +260,7 @@ static void test_v2_stale_cleanup(void **state)
 	assert_int_equal(cordon_cgroup_destroy(dead), 0);
 	assert_int_equal(cordon_cgroup_destroy(live), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 int main(void)
