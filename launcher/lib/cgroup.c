@@ -45,28 +45,28 @@
 #include "parse-util.h"
 #include "syscall-compat.h"
 
-#define CORDON_PARENT "cordon"
+#define CORDON_PARENT	"cordon"
 #define CPU_PERIOD_USEC 100000ULL
 /* The kernel refuses a CFS quota below 1 ms. */
 #define CPU_QUOTA_MIN_USEC 1000ULL
-#define NAME_MAX_LEN 64
-#define KILL_TIMEOUT_MSEC 5000
-#define PROCS_MAX_BYTES (1024 * 1024)
-#define TREE_MAX_DEPTH 16
+#define NAME_MAX_LEN	   64
+#define KILL_TIMEOUT_MSEC  5000
+#define PROCS_MAX_BYTES	   (1024 * 1024)
+#define TREE_MAX_DEPTH	   16
 
 /* Controllers this module applies limits with. */
 #define HANDLED_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
 
 /* One directory of the instance in one hierarchy. */
 struct hdir {
-	unsigned ctrls;	    /* 1 << CORDON_CTRL_* applied through this directory */
-	char *mount;	    /* mount point of the hierarchy */
-	char *parent;	    /* <base>/cordon */
-	char *path;	    /* <base>/cordon/<dirname> */
-	int fd;		    /* O_DIRECTORY of path */
-	int procs_fd;	    /* O_WRONLY cgroup.procs, for enter() in the child */
-	bool created;	    /* we made `path` (so we remove it) */
-	bool cpuacct;	    /* has cpuacct.usage (v1 CPU time) */
+	unsigned ctrls; /* 1 << CORDON_CTRL_* applied through this directory */
+	char *mount;	/* mount point of the hierarchy */
+	char *parent;	/* <base>/cordon */
+	char *path;	/* <base>/cordon/<dirname> */
+	int fd;		/* O_DIRECTORY of path */
+	int procs_fd;	/* O_WRONLY cgroup.procs, for enter() in the child */
+	bool created;	/* we made `path` (so we remove it) */
+	bool cpuacct;	/* has cpuacct.usage (v1 CPU time) */
 };
 
 struct cordon_cgroup {
@@ -80,7 +80,7 @@ struct cordon_cgroup {
 
 static void hdir_init(struct hdir *h)
 {
-	*h = (struct hdir){ .fd = -EBADF, .procs_fd = -EBADF };
+	*h = (struct hdir){.fd = -EBADF, .procs_fd = -EBADF};
 }
 
 static void hdir_free(struct hdir *h)
@@ -139,7 +139,7 @@ static uint64_t now_msec(void)
 
 static void sleep_msec(unsigned ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -190,14 +190,14 @@ static void proc_view_done(struct proc_view *pv)
 {
 	free(pv->cgroup);
 	free(pv->mountinfo);
-	*pv = (struct proc_view){ 0 };
+	*pv = (struct proc_view){0};
 }
 
 static int proc_view_load(struct proc_view *pv)
 {
 	int r;
 
-	*pv = (struct proc_view){ 0 };
+	*pv = (struct proc_view){0};
 	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &pv->cgroup, NULL);
 	if (r < 0)
 		return r;
@@ -552,7 +552,7 @@ static bool v2_populated(int fd)
 
 static bool cg_empty(const struct cordon_cgroup *cg)
 {
-	struct pidset s = { 0 };
+	struct pidset s = {0};
 	bool empty;
 
 	if (cg->v2.fd >= 0 && v2_populated(cg->v2.fd))
@@ -586,7 +586,7 @@ static int wait_empty(const struct cordon_cgroup *cg, uint64_t deadline)
 		if (now >= deadline)
 			return -EBUSY;
 		if (ev >= 0) {
-			struct pollfd p = { .fd = ev, .events = POLLPRI };
+			struct pollfd p = {.fd = ev, .events = POLLPRI};
 			char b[64];
 
 			/* A read re-arms the notification; its content is
@@ -628,7 +628,7 @@ static void v2_freeze(const struct cordon_cgroup *cg, bool on)
  * processes signalled or -errno. */
 static int kill_round(const struct cordon_cgroup *cg)
 {
-	struct pidset first = { 0 }, second = { 0 };
+	struct pidset first = {0}, second = {0};
 	int *pidfds = NULL;
 	int r, killed = 0;
 
@@ -937,7 +937,7 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 {
 	const struct cordon_caps *caps = x->caps;
 	_cleanup_free_ char *base = NULL;
-	int errs[_CORDON_CTRL_MAX] = { 0 };
+	int errs[_CORDON_CTRL_MAX] = {0};
 	unsigned want = 0;
 	int r = 0;
 
@@ -1003,8 +1003,9 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		r = write_v2_limits(cg->v2.fd, c, x->lim, &file);
 		if (r < 0) {
 			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot write %s/%s: %s",
-						       ctrl_name(c), cg->v2.path, file, strerror(-r));
+				return cordon_diag_set(x->diag, -r, "cgroup",
+						       "cgroup controller %s: cannot write %s/%s: %s", ctrl_name(c),
+						       cg->v2.path, file, strerror(-r));
 			if (limit_requested(x->lim, c))
 				x->missing |= 1u << c;
 			continue;
@@ -1142,7 +1143,7 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
 	struct cordon_cgroup *cg;
-	struct create_ctx x = { .caps = caps, .lim = lim, .required = required, .diag = reterr_diag };
+	struct create_ctx x = {.caps = caps, .lim = lim, .required = required, .diag = reterr_diag};
 	uint64_t start;
 	int r;
 
@@ -1150,8 +1151,8 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
 	if (!name_is_valid(name))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup",
-				       "invalid instance name '%.64s' (want [a-z0-9-], 1-%d characters)", name ? name : "",
-				       NAME_MAX_LEN);
+				       "invalid instance name '%.64s' (want [a-z0-9-], 1-%d characters)",
+				       name ? name : "", NAME_MAX_LEN);
 	if (owner <= 0)
 		owner = getpid();
 
@@ -1336,7 +1337,7 @@ static int ctrl_fd(const struct cordon_cgroup *cg, unsigned c, bool *ret_v2)
 
 int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *ret)
 {
-	struct cordon_cgroup_stats s = { 0 };
+	struct cordon_cgroup_stats s = {0};
 	bool v2;
 	int fd, r;
 
@@ -1399,7 +1400,7 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid)
 {
 	/* The files cgroup-v2.rst names for delegation: the directory, and
 	 * cgroup.procs, cgroup.threads and cgroup.subtree_control in it. */
-	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
+	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
 
 	if (!cg || cg->v2.fd < 0)
 		return -EBADF;
@@ -1526,7 +1527,8 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 			free(path);
 			continue;
 		}
-		h = (l->v2[i] && cg->v2.fd < 0) ? &cg->v2 : (cg->n_v1 < ELEMENTSOF(cg->v1) ? &cg->v1[cg->n_v1++] : NULL);
+		h = (l->v2[i] && cg->v2.fd < 0) ? &cg->v2
+						: (cg->n_v1 < ELEMENTSOF(cg->v1) ? &cg->v1[cg->n_v1++] : NULL);
 		if (!h) {
 			(void)close(fd);
 			free(path);
@@ -1543,7 +1545,7 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps)
 {
-	struct parent_list l = { 0 };
+	struct parent_list l = {0};
 	struct proc_view pv;
 	char **stale = NULL;
 	size_t n_stale = 0, cap = 0;

@@ -32,7 +32,7 @@
 #define ALL_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
 
 static struct cordon_caps caps;
-static const struct cordon_cgroup_limits lim = { .mem_bytes = 256ull << 20, .pids_max = 64, .cpu_micro = 1000000 };
+static const struct cordon_cgroup_limits lim = {.mem_bytes = 256ull << 20, .pids_max = 64, .cpu_micro = 1000000};
 
 static uint64_t now_ns(void)
 {
@@ -56,7 +56,7 @@ struct result {
 
 static struct result summarize(const char *name, uint64_t *v, int n)
 {
-	struct result r = { .name = name };
+	struct result r = {.name = name};
 
 	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
 	r.median_us = (double)v[n / 2] / 1000.0;
@@ -68,7 +68,7 @@ static struct result summarize(const char *name, uint64_t *v, int n)
 static struct cordon_cgroup *make(const struct cordon_caps *c)
 {
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 
 	if (cordon_cgroup_create(c, "bench-cg", &lim, ALL_CTRLS, &cg, NULL, &d) < 0) {
 		fprintf(stderr, "create: %s: %s\n", d.step, d.message);
@@ -124,7 +124,7 @@ static uint64_t time_enter(struct cordon_cgroup *cg)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 		return 1;
 	printf("bench-cgroup: %d iterations, layout %s, cgroup2 at %s\n", n,
 	       caps.cgroup_layout == CORDON_CGROUP_HYBRID ? "hybrid"
-	       : caps.cgroup_layout == CORDON_CGROUP_V2   ? "v2"
+	       : caps.cgroup_layout == CORDON_CGROUP_V2	  ? "v2"
 							  : "v1",
 	       caps.cgroup2_mount[0] ? caps.cgroup2_mount : "(none)");
 
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	/* Spawn round trips: plain fork vs clone3 into the cgroup. */
 	{
 		struct cordon_cgroup *cg = make(&caps);
-		struct clone_args args = { .exit_signal = SIGCHLD };
+		struct clone_args args = {.exit_signal = SIGCHLD};
 
 		for (int i = 0; i < n; i++) {
 			uint64_t t0 = now_ns();
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		c.cgroup_kill = mode == 0;
 		for (int i = 0; i < n; i++) {
 			struct cordon_cgroup *cg = make(&c);
-			struct clone_args args = { .exit_signal = SIGCHLD, .flags = CLONE_INTO_CGROUP };
+			struct clone_args args = {.exit_signal = SIGCHLD, .flags = CLONE_INTO_CGROUP};
 			long pid;
 			uint64_t t0;
 
@@ -278,7 +278,8 @@ int main(int argc, char **argv)
 			v[i] = now_ns() - t0;
 			wait_ok((pid_t)pid);
 		}
-		r = summarize(mode == 0 ? "destroy, 1 process (cgroup.kill)" : "destroy, 1 process (freeze+kill)", v, n);
+		r = summarize(mode == 0 ? "destroy, 1 process (cgroup.kill)" : "destroy, 1 process (freeze+kill)", v,
+			      n);
 		(void)r;
 	}
 	free(v);

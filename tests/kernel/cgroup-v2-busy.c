@@ -71,10 +71,10 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
+		struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
 		unsigned req = (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS);
 		struct cordon_cgroup *cg = NULL;
-		struct cordon_diag d = { 0 };
+		struct cordon_diag d = {0};
 		char want[PATH_MAX + 32];
 
 		/* A real cgroup2 cgroup of our own, so /proc/self/cgroup reads
@@ -131,7 +131,7 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_busy_own_cgroup_uses_parent),
+	    cmocka_unit_test(test_busy_own_cgroup_uses_parent),
 	};
 
 	struct cordon_caps real;

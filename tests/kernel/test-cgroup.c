@@ -36,7 +36,7 @@
 
 static struct cordon_caps caps;
 
-static const char *const ctrl_names[_CORDON_CTRL_MAX] = { "memory", "pids", "cpu", "cpuset", "io" };
+static const char *const ctrl_names[_CORDON_CTRL_MAX] = {"memory", "pids", "cpu", "cpuset", "io"};
 
 /* ---- Helpers ------------------------------------------------------------ */
 
@@ -127,8 +127,8 @@ static void assert_paths_gone(const struct paths *ps)
 
 static struct cordon_cgroup *create_ok(const char *name, uint64_t mem, uint64_t pids, uint64_t cpu)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0xff;
 	int r;
@@ -347,7 +347,7 @@ static void test_enter_forked_child(void **state)
 static void test_clone3_into_cgroup(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-clone3", 64ull << 20, 16, 0);
-	struct clone_args args = { 0 };
+	struct clone_args args = {0};
 	long pid;
 	int status;
 
@@ -572,7 +572,7 @@ static pid_t spawn_stubborn(const struct cordon_cgroup *cg, int nkids)
 static void destroy_stubborn(bool with_cgroup_kill)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup_limits lim = {.pids_max = 16};
 	struct cordon_cgroup *cg = NULL;
 	struct paths ps;
 	pid_t pid;
@@ -686,7 +686,7 @@ static void test_delegate_for_jobs(void **state)
 
 static void test_cleanup_stale(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup_limits lim = {.pids_max = 16};
 	struct cordon_cgroup *stale = NULL, *live;
 	struct paths stale_ps, live_ps;
 	char fake[PATH_MAX + 64];
@@ -710,7 +710,7 @@ static void test_cleanup_stale(void **state)
 			pause();
 	}
 	assert_int_equal(
-		cordon_cgroup_create_owned(&caps, alive_owner, "t-cg-other", &lim, MEM_CTRLS, &other, NULL, NULL), 0);
+	    cordon_cgroup_create_owned(&caps, alive_owner, "t-cg-other", &lim, MEM_CTRLS, &other, NULL, NULL), 0);
 	save_paths(other, &other_ps);
 	/* An owner that has exited but is not reaped yet (a zombie whose
 	 * parent is slow): gone too. */
@@ -721,7 +721,7 @@ static void test_cleanup_stale(void **state)
 			pause();
 	}
 	assert_int_equal(
-		cordon_cgroup_create_owned(&caps, zombie_owner, "t-cg-zombie", &lim, MEM_CTRLS, &zombie, NULL, NULL), 0);
+	    cordon_cgroup_create_owned(&caps, zombie_owner, "t-cg-zombie", &lim, MEM_CTRLS, &zombie, NULL, NULL), 0);
 	save_paths(zombie, &zombie_ps);
 	assert_int_equal(kill(zombie_owner, SIGKILL), 0);
 	{
@@ -748,8 +748,7 @@ static void test_cleanup_stale(void **state)
 	{
 		const char *p = cordon_cgroup_ctrl_path(live, CORDON_CTRL_PIDS);
 
-		snprintf(fake, sizeof(fake), "%.*s/i-%d-1-t-cg-reused", (int)(strrchr(p, '/') - p), p,
-			 (int)getpid());
+		snprintf(fake, sizeof(fake), "%.*s/i-%d-1-t-cg-reused", (int)(strrchr(p, '/') - p), p, (int)getpid());
 	}
 	assert_int_equal(mkdir(fake, 0755), 0);
 
@@ -800,8 +799,8 @@ static void test_cleanup_stale(void **state)
 static void test_required_controller_missing(void **state)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	int r;
@@ -840,8 +839,8 @@ static void test_failure_midway_leaves_nothing(void **state)
 	 * cgroup2 and memory directories were already made. */
 	char *tmp = cordon_test_mkdtemp("cgroup-fake");
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	char sub[PATH_MAX];
@@ -889,7 +888,7 @@ static void test_v1_only_layout(void **state)
 	 * for BPF, no cgroup.kill, enter() joins the v1 hierarchies and
 	 * destroy falls back to SIGKILL per pid. */
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16};
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_cgroup_stats st;
 	struct paths ps;
@@ -940,9 +939,9 @@ static void test_no_cgroups_at_all(void **state)
 	 * instance whose enter/destroy are no-ops and every requested limit
 	 * reported missing. */
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000};
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0;
 
 	(void)state;
@@ -976,8 +975,8 @@ static void test_no_cgroups_at_all(void **state)
 
 static void test_invalid_arguments(void **state)
 {
-	struct cordon_cgroup_limits lim = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {0};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	char longname[80];
 
@@ -1003,9 +1002,9 @@ static void test_invalid_arguments(void **state)
 static void test_duplicate_name_refused(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-dup", 0, 8, 0);
-	struct cordon_cgroup_limits lim = { .pids_max = 8 };
+	struct cordon_cgroup_limits lim = {.pids_max = 8};
 	struct cordon_cgroup *cg2 = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 
 	(void)state;
 	assert_int_equal(cordon_cgroup_create(&caps, "t-cg-dup", &lim, MEM_CTRLS, &cg2, NULL, &d), -EEXIST);
@@ -1020,25 +1019,25 @@ static void test_duplicate_name_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
-		cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
-		cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
-		cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
-		cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
-		cmocka_unit_test_teardown(test_attach_pid, check_runner),
-		cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
-		cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
-		cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
-		cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
-		cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
-		cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
-		cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
-		cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
-		cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
-		cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
-		cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
-		cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
-		cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
+	    cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
+	    cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
+	    cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
+	    cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
+	    cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
+	    cmocka_unit_test_teardown(test_attach_pid, check_runner),
+	    cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
+	    cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
+	    cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
+	    cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
+	    cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
+	    cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
+	    cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
+	    cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
+	    cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
+	    cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
 	};
 
 	cordon_test_require_root();

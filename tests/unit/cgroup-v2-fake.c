@@ -75,9 +75,9 @@ static void assert_fake_clean(void)
 
 static void test_v2_limits_written(void **state)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000};
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0xff, all = (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	char buf[256], parent[PATH_MAX];
 	const char *path;
@@ -117,7 +117,7 @@ static void test_v2_limits_written(void **state)
 
 static void test_v2_stats(void **state)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20};
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_cgroup_stats st;
 
@@ -135,7 +135,7 @@ static void test_v2_stats(void **state)
 
 static void test_v2_enter(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 4 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4};
 	struct cordon_cgroup *cg = NULL;
 	char buf[64];
 	pid_t pid;
@@ -171,10 +171,10 @@ static void test_v2_enter(void **state)
 static void test_v2_controller_not_offered(void **state)
 {
 	/* The parent does not offer cpu (cgroup.controllers lacks it). */
-	struct cordon_cgroup_limits lim = { .pids_max = 4, .cpu_micro = 100000 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4, .cpu_micro = 100000};
 	unsigned req = (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0;
 	char buf[64];
 
@@ -188,8 +188,7 @@ static void test_v2_controller_not_offered(void **state)
 	assert_fake_clean();
 
 	/* Best effort: pids applied, cpu reported missing, no cpu.max. */
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
-			 0);
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d), 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_CPU);
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_CPU));
 	read_file(cordon_cgroup_v2_path(cg), "pids.max", buf, sizeof(buf));
@@ -206,9 +205,9 @@ static void test_v2_subtree_control_unwritable(void **state)
 {
 	/* A base whose cgroup.subtree_control cannot be written (here: it is
 	 * a directory, EISDIR): every controller fails with that errno. */
-	struct cordon_cgroup_limits lim = { .mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000};
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0;
 	char p[PATH_MAX];
 
@@ -234,7 +233,7 @@ static void test_v2_subtree_control_unwritable(void **state)
 
 static void test_v2_stale_cleanup(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 4 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4};
 	struct cordon_cgroup *dead = NULL, *live = NULL;
 	char dead_path[PATH_MAX];
 	pid_t owner;
@@ -266,12 +265,12 @@ static void test_v2_stale_cleanup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v2_limits_written),
-		cmocka_unit_test(test_v2_stats),
-		cmocka_unit_test(test_v2_enter),
-		cmocka_unit_test(test_v2_controller_not_offered),
-		cmocka_unit_test(test_v2_subtree_control_unwritable),
-		cmocka_unit_test(test_v2_stale_cleanup),
+	    cmocka_unit_test(test_v2_limits_written),
+	    cmocka_unit_test(test_v2_stats),
+	    cmocka_unit_test(test_v2_enter),
+	    cmocka_unit_test(test_v2_controller_not_offered),
+	    cmocka_unit_test(test_v2_subtree_control_unwritable),
+	    cmocka_unit_test(test_v2_stale_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
