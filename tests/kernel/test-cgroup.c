@@ -419,6 +419,58 @@ static void test_enter_after_userns_and_uid_drop(void **state)
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 }
 
+/* In a child: the /proc/self/cgroup line that starts with `key` ends with
+ * `suffix`. */
+static bool child_line_ends(const char *key, const char *suffix)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (read_small_file("/proc/self/cgroup", buf, sizeof(buf)) < 0)
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c = strchr(line, ':');
+		size_t l = strlen(line), sl = strlen(suffix);
+
+		if (c && strncmp(c + 1, key, strlen(key)) == 0)
+			return l >= sl && strcmp(line + l - sl, suffix) == 0;
+	}
+	return false;
+}
+
+static void test_clone3_into_cgroup_with_cgroupns(void **state)
+{
+	/* The spawner clones with CLONE_INTO_CGROUP | CLONE_NEWCGROUP: the
+	 * namespace is rooted at the instance's cgroup2 directory, and
+	 * enter() still joins the v1 hierarchies from inside it. */
+	struct cordon_cgroup *cg = create_ok("t-cg-cgns", 64ull << 20, 16, 0);
+	struct clone_args args = {0};
+	long pid;
+	int status;
+
+	(void)state;
+	args.flags = CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cordon_cgroup_v2_fd(cg);
+	pid = sys_clone3(&args, sizeof(args));
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char suffix[PATH_MAX];
+
+		CHILD_CHECK(child_line_ends(":", "::/"));
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		snprintf(suffix, sizeof(suffix), "/cordon/%s", cordon_cgroup_dir_name(cg));
+		CHILD_CHECK(child_line_ends("memory:", suffix));
+		CHILD_CHECK(child_line_ends("pids:", suffix));
+		CHILD_CHECK(child_line_ends("cpu:", suffix));
+		CHILD_CHECK(child_line_ends(":", "::/"));
+		_exit(0);
+	}
+	status = cordon_test_wait((pid_t)pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
 static void test_attach_pid(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-attach", 0, 8, 0);
@@ -1024,6 +1076,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
 	    cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
 	    cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
+	    cmocka_unit_test_teardown(test_clone3_into_cgroup_with_cgroupns, check_runner),
 	    cmocka_unit_test_teardown(test_attach_pid, check_runner),
 	    cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
 	    cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
