@@ -1261,18 +1261,57 @@ void cordon_cgroup_set_clone_placed(struct cordon_cgroup *cg, bool placed)
 		cg->placed_by_clone = placed && cg->v2.fd >= 0;
 }
 
-/* Async-signal-safe: write(2) of a constant to fds opened by create. "0"
- * names the writing process itself. */
+/* Async-signal-safe: write of a constant to fds opened by create. "0" names
+ * the writing process itself. pwrite at offset 0 because every child shares
+ * the open file description (and its offset) with the launcher; cgroupfs
+ * ignores the offset, but nothing should depend on that. */
 static int write_self(int fd)
 {
 	ssize_t n;
 
 	do
-		n = write(fd, "0", 1);
+		n = pwrite(fd, "0", 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	return n == 1 ? 0 : -EIO;
+}
+
+/* Async-signal-safe: whether the cgroup2 directory's cgroup.procs lists the
+ * calling process. Pids there are shown in the reader's pid namespace, so
+ * getpid() compares correctly inside a new pid namespace too. A list larger
+ * than the buffer counts as "not found" (the caller then writes, which is
+ * harmless when already there). */
+static bool v2_holds_self(const struct cordon_cgroup *cg)
+{
+	char buf[4096];
+	long self = (long)getpid(), cur = -1;
+	ssize_t n, len = 0;
+	int fd;
+
+	fd = openat(cg->v2.fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	do {
+		n = read(fd, buf + len, sizeof(buf) - (size_t)len);
+		if (n > 0)
+			len += n;
+	} while ((n > 0 && len < (ssize_t)sizeof(buf)) || (n < 0 && errno == EINTR));
+	(void)close(fd);
+	if (n != 0)
+		return false; /* read error or truncated */
+	for (ssize_t i = 0; i < len; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			cur = (cur < 0 ? 0 : cur) * 10 + (buf[i] - '0');
+			if (cur > INT32_MAX)
+				return false;
+		} else {
+			if (cur == self)
+				return true;
+			cur = -1;
+		}
+	}
+	return cur == self;
 }
 
 int cordon_cgroup_enter(const struct cordon_cgroup *cg)
@@ -1281,7 +1320,11 @@ int cordon_cgroup_enter(const struct cordon_cgroup *cg)
 
 	if (!cg)
 		return -EINVAL;
-	if (cg->v2.procs_fd >= 0 && !cg->placed_by_clone) {
+	/* Trust but verify the clone3 placement: a spawner that fell back to
+	 * a clone without CLONE_INTO_CGROUP and forgot to say so would
+	 * otherwise leave the connector outside the cgroup2 directory, and so
+	 * outside its BPF egress policy and cgroup.kill. */
+	if (cg->v2.procs_fd >= 0 && (!cg->placed_by_clone || !v2_holds_self(cg))) {
 		r = write_self(cg->v2.procs_fd);
 		if (r < 0)
 			return r;

@@ -94,7 +94,9 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 /* Tells enter() whether clone3(CLONE_INTO_CGROUP) placed the child in the
  * cgroup2 directory. create() presets it from caps->clone_into_cgroup; the
  * spawner calls this with false (before cloning) when it falls back to a
- * clone without CLONE_INTO_CGROUP, so that enter() joins cgroup2 too. */
+ * clone without CLONE_INTO_CGROUP, so that enter() joins cgroup2 too
+ * directly. (When it says "placed", enter() still checks cgroup.procs and
+ * joins if the child is not there.) */
 void cordon_cgroup_set_clone_placed(struct cordon_cgroup *cg, bool placed);
 
 /* Directory through which controller c's limits were applied (the cgroup2

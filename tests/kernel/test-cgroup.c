@@ -471,6 +471,29 @@ static void test_clone3_into_cgroup_with_cgroupns(void **state)
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 }
 
+static void test_enter_checks_clone_placement(void **state)
+{
+	/* The instance says "placed by clone3" (caps.clone_into_cgroup) but
+	 * the child came from a plain fork: enter() notices and joins cgroup2
+	 * as well, so BPF policy and cgroup.kill still cover it. */
+	struct cordon_cgroup *cg = create_ok("t-cg-verify", 0, 16, 0);
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
 static void test_attach_pid(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-attach", 0, 8, 0);
@@ -1077,6 +1100,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
 	    cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
 	    cmocka_unit_test_teardown(test_clone3_into_cgroup_with_cgroupns, check_runner),
+	    cmocka_unit_test_teardown(test_enter_checks_clone_placement, check_runner),
 	    cmocka_unit_test_teardown(test_attach_pid, check_runner),
 	    cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
 	    cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),

@@ -143,7 +143,26 @@ static void test_v2_enter(void **state)
 
 	(void)state;
 	assert_int_equal(cordon_cgroup_create(&caps, "fake-enter", &lim, 0, &cg, NULL, NULL), 0);
-	/* Placed by clone3: enter() writes nothing. */
+	/* Placed by clone3 (cgroup.procs lists the child, here among other
+	 * pids): enter() writes nothing. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char list[64];
+
+		snprintf(list, sizeof(list), "1\n%d\n99999999\n", (int)getpid());
+		fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", list);
+		_exit(cordon_cgroup_enter(cg) == 0 ? 0 : 1);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	read_file(cordon_cgroup_v2_path(cg), "cgroup.procs", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "99999999"));
+	assert_int_equal(buf[0], '1');
+
+	/* Said to be placed, but not listed (a spawner fell back to clone
+	 * without saying so): enter() checks and joins. */
+	fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", "");
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
@@ -151,7 +170,8 @@ static void test_v2_enter(void **state)
 	status = cordon_test_wait(pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	read_file(cordon_cgroup_v2_path(cg), "cgroup.procs", buf, sizeof(buf));
-	assert_string_equal(buf, "");
+	assert_string_equal(buf, "0");
+	fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", "");
 
 	/* Not placed: enter() joins cgroup2 by writing "0". */
 	cordon_cgroup_set_clone_placed(cg, false);
