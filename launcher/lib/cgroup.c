@@ -53,6 +53,9 @@
 #define KILL_TIMEOUT_MSEC  5000
 #define PROCS_MAX_BYTES	   (1024 * 1024)
 #define TREE_MAX_DEPTH	   16
+/* Limits on job cgroups a delegated worker may create below its instance. */
+#define DELEGATE_MAX_DEPTH	 4
+#define DELEGATE_MAX_DESCENDANTS 256
 
 /* Controllers this module applies limits with. */
 #define HANDLED_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
@@ -1453,8 +1456,19 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid)
 	 * cgroup.procs, cgroup.threads and cgroup.subtree_control in it. */
 	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
 
+	int r;
+
 	if (!cg || cg->v2.fd < 0)
 		return -EBADF;
+	/* Bound what the delegate can build below the instance before it
+	 * gets write access: these two files stay root's, and teardown walks
+	 * at most TREE_MAX_DEPTH levels. */
+	r = write_u64_at(cg->v2.fd, "cgroup.max.depth", DELEGATE_MAX_DEPTH);
+	if (r < 0)
+		return r;
+	r = write_u64_at(cg->v2.fd, "cgroup.max.descendants", DELEGATE_MAX_DESCENDANTS);
+	if (r < 0)
+		return r;
 	if (fchown(cg->v2.fd, uid, gid) < 0)
 		return -errno;
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)

@@ -109,5 +109,7 @@ const char *cordon_cgroup_dir_name(const struct cordon_cgroup *cg);
 /* Delegates the cgroup2 directory to uid/gid (chown of the directory and of
  * cgroup.procs, cgroup.threads, cgroup.subtree_control), so an unprivileged
  * worker (cordon-exec) can create job cgroups below it and move its children
- * there. Returns 0, -EBADF without a cgroup2 directory, or -errno. */
+ * there. First bounds the subtree (cgroup.max.depth 4,
+ * cgroup.max.descendants 256; those files stay root's). Returns 0, -EBADF
+ * without a cgroup2 directory, or -errno. */
 int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid);

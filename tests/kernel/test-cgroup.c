@@ -725,6 +725,16 @@ static void child_make_job(const struct cordon_cgroup *cg, bool delegated)
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", job);
 	CHILD_CHECK(write_small_file(procs, "0") == 0);
 	CHILD_CHECK(child_in("0::", caps.cgroup2_mount, job));
+	/* The delegate cannot lift the bounds on its subtree... */
+	snprintf(procs, sizeof(procs), "%s/cgroup.max.depth", cordon_cgroup_v2_path(cg));
+	CHILD_CHECK_ERRNO(open(procs, O_WRONLY | O_CLOEXEC), EACCES);
+	/* ...and nesting stops at depth 4. */
+	for (int i = 0; i < 3; i++) {
+		strcat(job, "/j");
+		CHILD_CHECK(mkdir(job, 0755) == 0);
+	}
+	strcat(job, "/j");
+	CHILD_CHECK_ERRNO(mkdir(job, 0755), EAGAIN);
 	_exit(0);
 }
 
