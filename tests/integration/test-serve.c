@@ -970,6 +970,49 @@ static void test_events_queued_during_request(void **state)
 	cordon_launcher_client_free(lc);
 }
 
+/* kill -9 of the broker itself: a forked "cordond" starts the helper and
+ * one connector, then is SIGKILLed. The helper reads EOF (and its
+ * PR_SET_PDEATHSIG fires), and every connector dies with it. */
+static void test_kill9_broker(void **state)
+{
+	struct cordon_caps caps;
+	pid_t broker, helper = 0, pids[32];
+	int pfd[2], st;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	broker = fork();
+	assert_true(broker >= 0);
+	if (broker == 0) {
+		struct cordon_launcher_client *lc = NULL;
+		struct cordon_launched l;
+		struct cordon_diag d = { 0 };
+		pid_t hp;
+
+		CHILD_CHECK(cordon_launcher_client_start(launch, profiles, NULL, &lc, &d) == 0);
+		CHILD_CHECK(cordon_launcher_client_spawn(lc, "cat", "svt-b9", NULL, 0, &l, &d) == 0);
+		hp = cordon_launcher_client_pid(lc);
+		CHILD_CHECK(write(pfd[1], &hp, sizeof(hp)) == (ssize_t)sizeof(hp));
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &helper, sizeof(helper)), (ssize_t)sizeof(helper));
+	close(pfd[0]);
+	n = pids_in_instance("svt-b9", pids, 32);
+	assert_true(n >= 2);
+	assert_int_equal(kill(broker, SIGKILL), 0);
+	assert_int_equal(waitpid(broker, &st, 0), broker);
+	assert_true(WIFSIGNALED(st));
+	pids[n++] = helper;
+	assert_pids_gone(pids, n);
+	/* Whatever cgroup the killed helper could not remove goes at the next
+	 * start; do it now. */
+	assert_int_equal(cordon_probe(&caps), 0);
+	assert_true(cordon_cgroup_cleanup_stale(&caps) >= 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -982,6 +1025,7 @@ int main(void)
 	    cmocka_unit_test(test_unsafe_profiles_refused),
 	    cmocka_unit_test(test_kill9_helper),
 	    cmocka_unit_test(test_close_client_kills_instances),
+	    cmocka_unit_test(test_kill9_broker),
 	    cmocka_unit_test(test_malformed_packets),
 	    cmocka_unit_test(test_start_failures),
 	    cmocka_unit_test(test_events_queued_during_request),
