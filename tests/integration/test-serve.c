@@ -343,6 +343,25 @@ static size_t n_fds(pid_t pid)
 	return n;
 }
 
+/* True when an instance cgroup whose name contains tag exists in the
+ * cgroup2 hierarchy's cordon directory. */
+static bool cgroup_dir_exists(const char *tag)
+{
+	static const char *const roots[] = {"/sys/fs/cgroup/unified/cordon", "/sys/fs/cgroup/cordon"};
+
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_(closedirp_) DIR *d = opendir(roots[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (strstr(de->d_name, tag))
+				return true;
+	}
+	return false;
+}
+
 static const char *report_cgroup_path(const json_t *report)
 {
 	return json_string_value(
@@ -987,7 +1006,7 @@ static void test_kill9_broker(void **state)
 	if (broker == 0) {
 		struct cordon_launcher_client *lc = NULL;
 		struct cordon_launched l;
-		struct cordon_diag d = { 0 };
+		struct cordon_diag d = {0};
 		pid_t hp;
 
 		CHILD_CHECK(cordon_launcher_client_start(launch, profiles, NULL, &lc, &d) == 0);
@@ -1008,9 +1027,15 @@ static void test_kill9_broker(void **state)
 	pids[n++] = helper;
 	assert_pids_gone(pids, n);
 	/* Whatever cgroup the killed helper could not remove goes at the next
-	 * start; do it now. */
+	 * start; do it now, once the helper is reaped (a zombie still owns its
+	 * cgroups as far as stale detection is concerned). */
+	for (int i = 0; i < 200 && kill(helper, 0) == 0; i++)
+		usleep(25 * 1000);
+	assert_int_equal(kill(helper, 0), -1);
 	assert_int_equal(cordon_probe(&caps), 0);
 	assert_true(cordon_cgroup_cleanup_stale(&caps) >= 0);
+	assert_int_equal(pids_in_instance("svt-b9", pids, 32), 0);
+	assert_false(cgroup_dir_exists("svt-b9"));
 }
 
 int main(void)
