@@ -29,14 +29,14 @@ static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[
 static char cordond[600], cordonctl[600], launch[600], helper[600];
 static pid_t daemon_pid;
 
-static void write_profile(void)
+static void write_profile(const char *id, const char *ttl)
 {
 	char path[700], helpers_dir[600];
 	FILE *f;
 
 	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
 	*strrchr(helpers_dir, '/') = 0;
-	snprintf(path, sizeof(path), "%s/fake.yaml", profiles);
+	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fprintf(f,
@@ -63,8 +63,8 @@ static void write_profile(void)
 		"  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
 		"  grant: [echo, append, roots]\n"
 		"approval:\n"
-		"  ttl: 120s\n",
-		helper, helpers_dir, data);
+		"  ttl: %s\n",
+		helper, helpers_dir, data, ttl);
 	assert_int_equal(fclose(f), 0);
 }
 
@@ -363,9 +363,89 @@ static void test_real_broker(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* The official TypeScript SDK through `cordonctl mcp`, with a parallel
+ * operator (tests/e2e/sdk-broker.mjs). */
+static void test_sdk_through_cordonctl(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	char script[700], *out = NULL;
+	json_t *v, *tools, *t;
+	size_t i;
+	int base, st, p[2];
+	pid_t pid;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	snprintf(script, sizeof(script), "%s/sdk-broker.mjs", node_dir);
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "sdk", (char *)NULL), 0);
+	v = ctl_json("inventory", "show", "sdk");
+	json_array_foreach(first_array(v), i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
+				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+	base = out_lines();
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execlp("node", "node", script, cordonctl, gw, opsock, "sdk", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	{
+		size_t len = 0, cap = 65536;
+
+		out = malloc(cap);
+		for (ssize_t r; (r = read(p[0], out + len, cap - len - 1)) > 0;)
+			len += (size_t)r;
+		out[len] = 0;
+	}
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	printf("sdk: %s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	/* Only granted, reviewed tools (+ the broker's own): echo, append and
+	 * roots of fake (installed by the previous test) and of sdk; never the
+	 * ungranted crash/garbage. */
+	tools = json_object_get(v, "tools");
+	assert_int_equal(json_array_size(tools), 9);
+	json_array_foreach(tools, i, t) {
+		assert_null(strstr(json_string_value(t), "crash"));
+		assert_null(strstr(json_string_value(t), "garbage"));
+	}
+	assert_true(json_is_true(json_object_get(json_object_get(v, "readOnly"), "sdk__echo")));
+	assert_true(json_is_false(json_object_get(json_object_get(v, "readOnly"), "sdk__append")));
+	assert_string_equal(json_string_value(json_object_get(v, "echo")), "echo: from the sdk");
+	/* Waited, approved in parallel, ran once. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "write1"), "text")), "appended");
+	assert_non_null(json_string_value(json_object_get(json_object_get(v, "write1"), "code")));
+	/* A changed nested argument needs a new approval; it expired unused. */
+	assert_true(json_is_true(json_object_get(json_object_get(v, "changed"), "isError")));
+	assert_non_null(json_string_value(json_object_get(v, "changedCode")));
+	assert_string_not_equal(json_string_value(json_object_get(v, "changedCode")),
+				json_string_value(json_object_get(json_object_get(v, "write1"), "code")));
+	assert_string_equal(json_string_value(json_object_get(v, "approveExpired")), "refused");
+	/* Cancelled: aborted on the client, the pending approval withdrawn. */
+	assert_int_equal(json_integer_value(json_object_get(v, "beforeCancel")), 1);
+	assert_string_equal(json_string_value(json_object_get(v, "cancel")), "aborted");
+	assert_int_equal(json_integer_value(json_object_get(v, "afterCancel")), 0);
+	json_decref(v);
+	assert_int_equal(out_lines(), base + 1);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
+					    cmocka_unit_test(test_sdk_through_cordonctl) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 
@@ -391,7 +471,8 @@ int main(void)
 	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
 	mkdir(profiles, 0755);
 	mkdir(data, 0755);
-	write_profile();
+	write_profile("fake", "120s");
+	write_profile("sdk", "3s");
 	r = cmocka_run_group_tests(tests, NULL, NULL);
 	if (daemon_pid > 0)
 		stop_daemon(SIGKILL);
