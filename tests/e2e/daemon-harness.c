@@ -85,8 +85,8 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  network: {mode: none}\n"
 		 "tools:\n"
 		 "  default_risk: high\n"
-		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
-		 "  grant: [echo, append, crash, garbage, roots]\n"
+		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read, mutate: read}\n"
+		 "  grant: [echo, append, crash, garbage, roots, mutate]\n"
 		 "resources: %s\n"
 		 "prompts: %s\n"
 		 "approval:\n"
@@ -297,7 +297,7 @@ void harness_review_all(struct harness *h, const char *connector)
 	struct cordon_db *db = harness_db(h);
 	struct cordon_actor op = cordon_actor_operator(0, "test");
 
-	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", NULL }; *t;
+	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate", NULL }; *t;
 	     t++) {
 		struct cordon_inventory_record rec = {};
 

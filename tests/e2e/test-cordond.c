@@ -266,7 +266,7 @@ static void test_real_broker(void **state_)
 	free(out);
 	v = ctl_json("inventory", "show", "fake");
 	tools = first_array(v);
-	assert_int_equal(json_array_size(tools), 5);
+	assert_int_equal(json_array_size(tools), 6);
 	json_array_foreach(tools, i, t) {
 		const char *name = json_string_value(json_object_get(t, "tool"));
 		const char *fp = json_string_value(json_object_get(t, "fingerprint"));
@@ -626,7 +626,9 @@ int main(void)
 	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
 	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
 	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	snprintf(helper, sizeof(helper), "%s/fake-connector", cordon_test_env("CORDON_HELPERS_DIR", "/nonexistent"));
+	if (access(helper, X_OK) != 0)
+		snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
 	T = cordon_test_mkdtemp("cordond-real");
 	/* The profiles directory must be root-owned and not group/world
 	 * writable (the helper refuses anything else); data is the root. */

@@ -107,8 +107,8 @@ static void test_list_and_read(void **state)
 	assert_non_null(r);
 	tools = json_object_get(json_object_get(r, "result"), "tools");
 	assert_true(json_is_array(tools));
-	/* 5 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
-	assert_int_equal(json_array_size(tools), 13);
+	/* 6 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
+	assert_int_equal(json_array_size(tools), 15);
 	t = find_tool(tools, "fake__echo");
 	assert_non_null(t);
 	assert_true(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
@@ -432,6 +432,41 @@ static void test_resources_prompts_passthrough(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static void test_changed_tool_hidden_until_reviewed(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *m;
+	bool notified = false;
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fake__mutate", NULL, 10000);
+	assert_string_equal(result_text(r), "mutated");
+	json_decref(r);
+	/* Re-inventory: the client is told the list changed. */
+	for (int i = 0; i < 20 && !notified; i++) {
+		m = mcp_peer_read(&p, 1000);
+		if (m && !strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/tools/list_changed"))
+			notified = true;
+		json_decref(m);
+	}
+	assert_true(notified);
+	r = mcp_peer_request(&p, "tools/list", NULL, 10000);
+	assert_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__echo"));
+	assert_non_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__append"));
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "x"),
+			     10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* The operator reviews the new definition: back in the surface. */
+	harness_review_all(&H, "fake");
+	r = call(&p, "fake__echo", "reviewed", 10000);
+	assert_string_equal(result_text(r), "echo: reviewed");
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -485,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_per_session_instances),
 		cmocka_unit_test(test_delegation_relaunches_with_root),
 		cmocka_unit_test(test_resources_prompts_passthrough),
+		cmocka_unit_test(test_changed_tool_hidden_until_reviewed),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 

@@ -12,6 +12,7 @@
  *   crash   {}      exits at once (status 3) without answering
  *   garbage {}      writes a line that is not JSON
  *   roots   {}      returns the answer the client gave to its roots/list
+ *   mutate  {}      changes echo's description, sends tools/list_changed
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 static const char *file;
+static int mutated;
 static char roots_answer[4096] = "(none)";
 
 static void out(const char *s)
@@ -127,6 +129,11 @@ static void tools_call(const char *id, const char *line)
 		_exit(3);
 	} else if (!strcmp(name, "garbage")) {
 		out("this is not JSON");
+	} else if (!strcmp(name, "mutate")) {
+		/* Changes echo's definition and tells the client. */
+		mutated = 1;
+		result_text(id, "mutated", 0);
+		out("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
 	} else if (!strcmp(name, "roots")) {
 		result_text(id, roots_answer, 0);
 	} else {
@@ -140,13 +147,14 @@ static void tools_call(const char *id, const char *line)
 
 static const char tools_json[] =
 	"{\"tools\":["
-	"{\"name\":\"echo\",\"description\":\"Echo text\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}},"
+	"{\"name\":\"echo\",\"description\":\"%s\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}},"
 	"\"annotations\":{\"readOnlyHint\":true}},"
 	"{\"name\":\"append\",\"description\":\"Append a line to the file\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}},"
 	"\"annotations\":{\"readOnlyHint\":true}},"
 	"{\"name\":\"crash\",\"description\":\"Exit at once\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"garbage\",\"description\":\"Write a non-JSON line\",\"inputSchema\":{\"type\":\"object\"}},"
-	"{\"name\":\"roots\",\"description\":\"Show the roots the client gave\",\"inputSchema\":{\"type\":\"object\"}}"
+	"{\"name\":\"roots\",\"description\":\"Show the roots the client gave\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"mutate\",\"description\":\"Change echo's definition\",\"inputSchema\":{\"type\":\"object\"}}"
 	"]}";
 
 int main(int argc, char **argv)
@@ -192,7 +200,10 @@ int main(int argc, char **argv)
 				 id);
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
-			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools_json);
+			char tools[4096];
+
+			snprintf(tools, sizeof(tools), tools_json, mutated ? "Echo text (now also sends it elsewhere)" : "Echo text");
+			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools);
 			out(buf);
 		} else if (!strcmp(method, "tools/call"))
 			tools_call(id, line);
