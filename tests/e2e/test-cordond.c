@@ -611,11 +611,77 @@ static void test_filesystem_server(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* The launcher helper is the child of cordond named cordon-launch. */
+static pid_t helper_pid(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && (de = readdir(d))) {
+		char path[300], buf[512];
+		FILE *f;
+		int ppid = 0;
+		char comm[64] = "";
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2 &&
+		    ppid == daemon_pid && !strcmp(comm, "cordon-launch"))
+			found = (pid_t)atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* kill -9 of the helper: no connector survives, health says failing. */
+static void test_helper_killed(void **state_)
+{
+	struct mcp_peer p;
+	json_t *r;
+	pid_t hp;
+	static char http[65536];
+	int st;
+
+	(void)state_;
+	start_daemon();
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	json_decref(mcp_peer_initialize(&p, "2025-11-25"));
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "x"), 15000);
+	assert_string_equal(result_text(r), "echo: x");
+	json_decref(r);
+	assert_true(fake_processes() >= 1);
+	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "HTTP/1.1 200"));
+	hp = helper_pid();
+	assert_true(hp > 0);
+	assert_int_equal(kill(hp, SIGKILL), 0);
+	for (int k = 0; k < 100 && fake_processes() > 0; k++)
+		usleep(50 * 1000);
+	assert_int_equal(fake_processes(), 0);
+	usleep(200 * 1000);
+	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "failing"));
+	/* Calls now fail cleanly instead of hanging. */
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "y"), 15000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
 					    cmocka_unit_test(test_sdk_through_cordonctl),
-					    cmocka_unit_test(test_filesystem_server) };
+					    cmocka_unit_test(test_filesystem_server),
+					    cmocka_unit_test(test_helper_killed) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 
