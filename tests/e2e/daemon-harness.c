@@ -57,6 +57,11 @@ static const char *helpers_dir(void)
 	}
 	if (!b)
 		DIE("CORDON_BUILD_DIR is not set");
+	snprintf(buf, sizeof(buf), "%s/tests/helpers/fake-connector", b);
+	if (access(buf, X_OK) == 0) {
+		snprintf(buf, sizeof(buf), "%s/tests/helpers", b);
+		return buf;
+	}
 	snprintf(buf, sizeof(buf), "%s/tests", b);
 	return buf;
 }
