@@ -306,13 +306,22 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	if (r < 0)
 		goto fail;
 
-	/* 4. Drop. 5. Sandbox ourselves. */
+	/* 4. Drop. 5. Sandbox ourselves: Landlock, then our seccomp allowlist. */
 	r = privs_drop(d, diag);
 	if (r < 0)
 		goto fail;
 	r = privs_sandbox_self(d, &d->self_sandbox, diag);
 	if (r < 0)
 		goto fail;
+	{
+		json_t *sc = NULL;
+
+		r = privs_seccomp_self(d, &sc, diag);
+		if (r < 0)
+			goto fail;
+		json_object_update(d->self_sandbox, sc);
+		json_decref(sc);
+	}
 
 	/* 6. Database (0600, owned by us), audit key, approval key. */
 	snprintf(d->db_path, sizeof(d->db_path), "%s/cordon.db", d->cfg.state_dir);

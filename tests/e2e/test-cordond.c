@@ -81,8 +81,13 @@ static bool connectable(const char *path)
 	return ok;
 }
 
+static int stop_daemon(int sig);
+
 static void start_daemon(void)
 {
+	/* A failed test may have left its daemon running: never orphan it. */
+	if (daemon_pid > 0)
+		stop_daemon(SIGKILL);
 	unlink(gw);
 	daemon_pid = fork();
 	assert_true(daemon_pid >= 0);
@@ -292,6 +297,29 @@ static void test_real_broker(void **state_)
 	r = mcp_peer_call(&p, "fake__crash", json_object(), 5000);
 	assert_null(r); /* not granted: a JSON-RPC error, no result */
 
+	/* cordond itself: nobody, no capabilities, no_new_privs, seccomp, and
+	 * Landlock (reported in the detail). */
+	{
+		char path[64], line[256];
+		FILE *f;
+		int seen = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+		f = fopen(path, "re");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "Uid:", 4))
+				seen += !!strstr(line, "65534\t65534\t65534\t65534");
+			if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "CapBnd:", 7))
+				seen += !!strstr(line, "0000000000000000");
+			if (!strncmp(line, "NoNewPrivs:", 11))
+				seen += !!strstr(line, "1");
+			if (!strncmp(line, "Seccomp:", 8))
+				seen += !!strstr(line, "2");
+		}
+		fclose(f);
+		assert_int_equal(seen, 6);
+	}
 	/* Health: the instance's enforcement report is in the detail. */
 	body = strstr(http_get("/health", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
@@ -299,6 +327,8 @@ static void test_real_broker(void **state_)
 	body = strstr(http_get("/health/detail", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
 	assert_non_null(strstr(body, "\"report\""));
+	assert_non_null(strstr(body, "\"landlock\": \"enforced\"") ?: strstr(body, "\"landlock\":\"enforced\""));
+	assert_non_null(strstr(body, "\"seccomp\": \"enforced\"") ?: strstr(body, "\"seccomp\":\"enforced\""));
 	assert_non_null(strstr(http_get("/metrics", http, sizeof(http)), "cordon_calls_total{decision=\"allow\"} 1"));
 
 	/* A write waits, then approval from cordonctl, then exactly once. */
