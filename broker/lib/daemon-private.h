@@ -198,6 +198,7 @@ struct cordon_daemon {
 	gid_t run_gid, operator_gid, gateway_gid;
 	bool helper_lost;
 	char db_path[4200], key_path[4200];
+	struct drelay *relays;
 	struct cordon_operator *op;
 	struct cordon_http *http;
 	uint64_t started_ms;
@@ -233,6 +234,22 @@ void call_tick(struct dcall *c, uint64_t now_ms);
 void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
 json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s);
 bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args);
+
+/* A connector's sampling/elicitation request relayed to a client. */
+struct drelay {
+	struct dsession *s;
+	struct dworker *w; /* NULL once the instance is gone */
+	char client_id[40]; /* the id the broker used toward the client */
+	json_t *worker_id;  /* the connector's request id */
+	struct drelay *next;
+};
+
+/* gateway-relay.c */
+void relay_server_request(struct dworker *w, json_t *msg, unsigned bit);
+bool relay_client_response(struct dsession *s, const json_t *msg);
+void relay_session_closed(struct dsession *s);
+void relay_worker_gone(struct dworker *w);
+void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error);
 
 /* gateway-pass.c */
 bool pass_offered(struct cordon_daemon *d, bool prompts);

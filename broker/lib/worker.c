@@ -11,8 +11,8 @@
  * answered by the broker from the instance's own roots and never forwarded
  * (server-filesystem replaces its allowed directories with whatever roots a
  * client returns); sampling and elicitation are refused unless the profile
- * lists them in client_requests (relaying is not implemented yet, so they
- * are refused in every case, labelled). */
+ * lists them in client_requests: then they are relayed to the session's
+ * client, labelled with the connector (gateway-relay.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -280,6 +280,17 @@ static void tools_listed(struct dworker *w, json_t *tools)
 	}
 }
 
+void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error)
+{
+	json_t *m = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
+
+	if (result)
+		json_object_set(m, "result", result);
+	else
+		json_object_set(m, "error", error);
+	send_json(w, m);
+}
+
 static void answer(struct dworker *w, json_t *id, json_t *result)
 {
 	send_json(w, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
@@ -327,10 +338,10 @@ static void handle_server_request(struct dworker *w, json_t *msg)
 	else if (!strcmp(method, "sampling/createMessage") || !strcmp(method, "elicitation/create")) {
 		unsigned bit = method[0] == 's' ? CORDON_CLIENT_SAMPLING : CORDON_CLIENT_ELICITATION;
 
-		answer_error(w, id, -32601,
-			     (w->conn->profile->client_requests & bit)
-				     ? "cordon: relaying this request to the MCP client is not supported by this broker"
-				     : "cordon: the connector's profile does not permit this client request");
+		if (!(w->conn->profile->client_requests & bit))
+			answer_error(w, id, -32601, "cordon: the connector's profile does not permit this client request");
+		else
+			relay_server_request(w, msg, bit);
 	} else
 		answer_error(w, id, -32601, "method not available from the broker");
 }
@@ -680,6 +691,7 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 			(void)d->spawner.reap(d->spawner.userdata, w->instance);
 	}
 	unlink_worker(w);
+	relay_worker_gone(w);
 	if (w->session)
 		worker_detach_session(w);
 	if (crashed) {
@@ -823,6 +835,12 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 		c->shared = w;
 	struct dwreq *q = req_new(w, DWREQ_INITIALIZE);
 	json_t *caps = json_pack("{s:{s:b}}", "roots", "listChanged", 0);
+
+	/* Offer what the profile lets through to the client. */
+	if (c->profile->client_requests & CORDON_CLIENT_SAMPLING)
+		json_object_set_new(caps, "sampling", json_object());
+	if (c->profile->client_requests & CORDON_CLIENT_ELICITATION)
+		json_object_set_new(caps, "elicitation", json_object());
 
 	if (!q || !caps) {
 		json_decref(caps);

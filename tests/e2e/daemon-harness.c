@@ -90,13 +90,15 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  network: {mode: none}\n"
 		 "tools:\n"
 		 "  default_risk: high\n"
-		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read, mutate: read}\n"
-		 "  grant: [echo, append, crash, garbage, roots, mutate]\n"
+		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read, mutate: read, ask: read}\n"
+		 "  grant: [echo, append, crash, garbage, roots, mutate, ask]\n"
 		 "resources: %s\n"
 		 "prompts: %s\n"
+		 "client_requests: [%s]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->data, h->data, pass, pass);
+		 helpers, h->out_file, instances, h->data, h->data, pass, pass,
+		 !strcmp(pass, "read") ? "elicitation" : "");
 	write_text(path, text);
 }
 
@@ -302,7 +304,7 @@ void harness_review_all(struct harness *h, const char *connector)
 	struct cordon_db *db = harness_db(h);
 	struct cordon_actor op = cordon_actor_operator(0, "test");
 
-	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate", NULL }; *t;
+	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate", "ask", NULL }; *t;
 	     t++) {
 		struct cordon_inventory_record rec = {};
 

@@ -107,8 +107,8 @@ static void test_list_and_read(void **state)
 	assert_non_null(r);
 	tools = json_object_get(json_object_get(r, "result"), "tools");
 	assert_true(json_is_array(tools));
-	/* 6 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
-	assert_int_equal(json_array_size(tools), 15);
+	/* 7 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
+	assert_int_equal(json_array_size(tools), 17);
 	t = find_tool(tools, "fake__echo");
 	assert_non_null(t);
 	assert_true(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
@@ -467,6 +467,60 @@ static void test_changed_tool_hidden_until_reviewed(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static void test_elicitation_relay(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *m = NULL;
+	long id;
+
+	(void)state;
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	r = mcp_peer_request(&p, "initialize",
+			     json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities",
+				       "elicitation", "clientInfo", "name", "t", "version", "1"),
+			     10000);
+	json_decref(r);
+	{
+		static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+	/* Profile lists elicitation: relayed, labelled with the connector. */
+	id = mcp_peer_send_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fakeps__ask", "arguments"));
+	for (int i = 0; i < 10; i++) {
+		m = mcp_peer_read(&p, 5000);
+		if (m && json_object_get(m, "method"))
+			break;
+		json_decref(m);
+		m = NULL;
+	}
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "method")), "elicitation/create");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "message")),
+			    "[fakeps] Proceed?");
+	{
+		json_t *ans = json_pack("{s:s, s:O, s:{s:s, s:{}}}", "jsonrpc", "2.0", "id", json_object_get(m, "id"),
+					"result", "action", "accept", "content");
+		char *t = json_dumps(ans, JSON_COMPACT);
+
+		assert_int_equal(mcp_peer_send_raw(&p, t, strlen(t)), 0);
+		assert_int_equal(mcp_peer_send_raw(&p, "\n", 1), 0);
+		free(t);
+		json_decref(ans);
+	}
+	json_decref(m);
+	r = mcp_peer_wait(&p, id, 10000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(json_object_get(r, "result")), "accept"));
+	json_decref(r);
+	/* Profile without client_requests: refused, the client never asked. */
+	r = call(&p, "fake__ask", NULL, 10000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "does not permit"));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -521,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_delegation_relaunches_with_root),
 		cmocka_unit_test(test_resources_prompts_passthrough),
 		cmocka_unit_test(test_changed_tool_hidden_until_reviewed),
+		cmocka_unit_test(test_elicitation_relay),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 

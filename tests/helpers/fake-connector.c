@@ -13,6 +13,7 @@
  *   garbage {}      writes a line that is not JSON
  *   roots   {}      returns the answer the client gave to its roots/list
  *   mutate  {}      changes echo's description, sends tools/list_changed
+ *   ask     {}      sends elicitation/create to the client, returns its answer
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -25,6 +26,7 @@
 
 static const char *file;
 static int mutated;
+static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
 
 static void out(const char *s)
@@ -129,6 +131,10 @@ static void tools_call(const char *id, const char *line)
 		_exit(3);
 	} else if (!strcmp(name, "garbage")) {
 		out("this is not JSON");
+	} else if (!strcmp(name, "ask")) {
+		/* Asks the user through the client; answers when the reply comes. */
+		snprintf(pending_ask, sizeof(pending_ask), "%s", id);
+		out("{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"Proceed?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}");
 	} else if (!strcmp(name, "mutate")) {
 		/* Changes echo's definition and tells the client. */
 		mutated = 1;
@@ -154,6 +160,7 @@ static const char tools_json[] =
 	"{\"name\":\"crash\",\"description\":\"Exit at once\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"garbage\",\"description\":\"Write a non-JSON line\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"roots\",\"description\":\"Show the roots the client gave\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"ask\",\"description\":\"Ask the user\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"mutate\",\"description\":\"Change echo's definition\",\"inputSchema\":{\"type\":\"object\"}}"
 	"]}";
 
@@ -174,7 +181,20 @@ int main(int argc, char **argv)
 		if (line[n - 1] == '\n')
 			line[n - 1] = 0;
 		if (str_value(line, "method", method, sizeof(method)) < 0) {
-			/* A response: our roots/list request. */
+			/* A response: to our elicitation (answer the waiting call
+			 * with what came back) or to our roots/list request. */
+			if (strstr(line, "\"id\":\"e1\"") && pending_ask[0]) {
+				char txt[1024];
+				size_t k = 0;
+
+				for (const char *r = line; *r && k + 2 < sizeof(txt); r++)
+					if (*r != '"' && *r != '\\')
+						txt[k++] = *r;
+				txt[k] = 0;
+				result_text(pending_ask, txt, 0);
+				pending_ask[0] = 0;
+				continue;
+			}
 			if (strstr(line, "\"id\":\"r1\"")) {
 				const char *r = strstr(line, "\"result\":");
 				size_t k = 0;
