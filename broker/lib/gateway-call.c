@@ -224,6 +224,46 @@ static void call_dispatch(struct dcall *c)
 	}
 }
 
+/* A replay-safe call carrying an idempotency identity that already ran:
+ * the ledger checks the identity before it asks for an approval, so a
+ * finished identical request returns its stored result without a new
+ * approval, and a reused or in-flight identity is refused at once. Returns
+ * true when the call was answered. */
+static bool call_replay_stored(struct dcall *c)
+{
+	struct cordon_daemon *d = c->d;
+	struct cordon_action_begin b = { .call = call_view(c), .approval_id = NULL, .idempotency_key = c->idem_key };
+	struct cordon_action_begin_result res = {};
+	int r;
+
+	r = cordon_action_begin(d->db, d->key, &b, &res);
+	if (r == -EEXIST || r == -EINPROGRESS || r == -ENOTRECOVERABLE || r == -ENODATA) {
+		call_fail(c, "cordon: not sent: %s.", begin_error(r));
+		return true;
+	}
+	if (r < 0 || res.outcome != CORDON_BEGIN_STORED_RESULT) {
+		/* Not a replay (the approval it lacks is what stopped it). */
+		cordon_action_begin_result_done(&res);
+		return false;
+	}
+	if (res.result && c->s) {
+		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *line = NULL;
+		int n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id, (int)res.result_len,
+				      res.result)
+			   : -1;
+
+		if (n > 0) {
+			session_send(c->s, line, (size_t)n);
+			free(line);
+		}
+	} else
+		tool_error_result(c->s, c->rpc_id, "cordon: this call already ran; no result was stored.");
+	cordon_action_begin_result_done(&res);
+	call_free(c);
+	return true;
+}
+
 static void call_check_approval(struct dcall *c)
 {
 	struct cordon_daemon *d = c->s->d;
@@ -357,6 +397,8 @@ void call_worker_ready(struct dcall *c)
 		struct cordon_call cv = call_view(c);
 
 		d->m.calls_approve++;
+		if (c->idem_key && call_replay_stored(c))
+			return;
 		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
 		if (r == -EDQUOT) {
 			call_fail(c, "cordon: too many approvals are pending; this call was refused.");

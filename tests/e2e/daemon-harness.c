@@ -92,12 +92,13 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  default_risk: high\n"
 		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read, mutate: read, ask: read}\n"
 		 "  grant: [echo, append, crash, garbage, roots, mutate, ask]\n"
+		 "  replay: {append: %s}\n"
 		 "resources: %s\n"
 		 "prompts: %s\n"
 		 "client_requests: [%s]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->data, h->data, pass, pass,
+		 helpers, h->out_file, instances, h->data, h->data, !strcmp(pass, "read") ? "safe" : "unsafe", pass, pass,
 		 !strcmp(pass, "read") ? "elicitation" : "");
 	write_text(path, text);
 }

@@ -521,6 +521,53 @@ static void test_elicitation_relay(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static json_t *idem_call(struct mcp_peer *p, const char *text, const char *key)
+{
+	json_t *r = mcp_peer_request(p, "tools/call",
+				     json_pack("{s:s, s:{s:s}, s:{s:s}}", "name", "fakeps__append", "arguments", "text",
+					       text, "_meta", "io.cordon/idempotency-key", key),
+				     10000);
+	json_t *res = json_incref(json_object_get(r, "result"));
+
+	json_decref(r);
+	assert_non_null(res);
+	return res;
+}
+
+static void test_idempotent_replay(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&p);
+	/* fakeps's append is replay-safe: first run needs an approval. */
+	r = idem_call(&p, "idem", "key-1");
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	assert_int_equal(harness_approve_all(&H), 1);
+	r = idem_call(&p, "idem", "key-1");
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	/* Same identity, same request: the stored result, no re-execution,
+	 * no new approval. */
+	r = idem_call(&p, "idem", "key-1");
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 0);
+	/* Same identity, different request: conflict. */
+	r = idem_call(&p, "other", "key-1");
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	assert_non_null(strstr(result_text(r), "idempotency key"));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -576,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_resources_prompts_passthrough),
 		cmocka_unit_test(test_changed_tool_hidden_until_reviewed),
 		cmocka_unit_test(test_elicitation_relay),
+		cmocka_unit_test(test_idempotent_replay),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 
