@@ -4,6 +4,7 @@
  * runs the fake connector in a real sandbox, cordonctl on the operator
  * socket for every operator step, an MCP client on the gateway socket. */
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -319,6 +320,39 @@ static void test_real_broker(void **state_)
 		}
 		fclose(f);
 		assert_int_equal(seen, 6);
+	}
+	/* Nothing on the gateway reaches an operator operation: the method
+	 * table has no such entry under any spelling an agent might try. */
+	for (const char *const *m = (const char *const[]){ "approvals/approve", "approvals.approve", "approve",
+							      "grants/add", "inventory/review", "revoke-all",
+							      "cordon/approve", "operator/execute", NULL };
+	     *m; m++) {
+		r = mcp_peer_request(&p, *m, json_pack("{s:s}", "id", "x"), 5000);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32601);
+		json_decref(r);
+	}
+	/* A gateway process (any other uid) cannot open the database, nor
+	 * connect to the operator socket. */
+	{
+		pid_t c = fork();
+		int cst;
+
+		if (c == 0) {
+			char dbp[800];
+			struct sockaddr_un sa = { .sun_family = AF_UNIX };
+			int fd;
+
+			snprintf(dbp, sizeof(dbp), "%s/cordon.db", state);
+			if (setgroups(0, NULL) < 0 || setresgid(23456, 23456, 23456) < 0 || setresuid(23456, 23456, 23456) < 0)
+				_exit(90);
+			CHILD_CHECK_ERRNO(open(dbp, O_RDONLY | O_CLOEXEC), EACCES);
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", opsock);
+			CHILD_CHECK_ERRNO(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), EACCES);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(c, &cst, 0), c);
+		assert_true(WIFEXITED(cst) && WEXITSTATUS(cst) == 0);
 	}
 	/* Health: the instance's enforcement report is in the detail. */
 	body = strstr(http_get("/health", http, sizeof(http)), "\r\n\r\n");
