@@ -280,6 +280,10 @@ int ledger_approval_cancel(struct cordon_db *db, const char *session, const char
 /* Last audit seq, size and time (usec) of the newest checkpoint (0 when none). */
 int ledger_audit_state(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
 void calls_tick(struct cordon_daemon *d);
+/* Uninstalls a connector (-EBUSY while it has unresolved actions). */
+int ledger_connector_remove(struct cordon_db *db, const char *connector);
+/* Temp storage in memory (the Landlock domain has no temp directory). */
+int ledger_db_confine(struct cordon_db *db);
 
 /* daemon-privs.c */
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag);

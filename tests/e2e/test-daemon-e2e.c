@@ -568,6 +568,29 @@ static void test_idempotent_replay(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static void test_connector_remove(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fakeps__echo", "before", 10000);
+	assert_string_equal(result_text(r), "echo: before");
+	json_decref(r);
+	assert_int_equal(harness_ctl(&H, "connectors remove fakeps"), 0);
+	r = mcp_peer_request(&p, "tools/list", NULL, 10000);
+	assert_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fakeps__echo"));
+	assert_non_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__echo"));
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fakeps__echo", "arguments"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* Removing it again: not installed. */
+	assert_int_not_equal(harness_ctl(&H, "connectors remove fakeps"), 0);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -624,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_changed_tool_hidden_until_reviewed),
 		cmocka_unit_test(test_elicitation_relay),
 		cmocka_unit_test(test_idempotent_replay),
+		cmocka_unit_test(test_connector_remove),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 
