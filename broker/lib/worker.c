@@ -978,9 +978,12 @@ void workers_kill_all(struct cordon_daemon *d)
 
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report)
 {
+	/* The final enforcement report carries the cgroup's statistics. */
+	json_int_t oom = json_integer_value(json_object_get(json_object_get(report, "cgroup_stats"), "oom_kills"));
+
 	(void)status;
-	if (json_is_object(report) && json_integer_value(json_object_get(report, "oom_kills")) > 0)
-		d->m.oom_kills += (uint64_t)json_integer_value(json_object_get(report, "oom_kills"));
+	if (oom > 0)
+		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
 			worker_died(w, "exited", true);
