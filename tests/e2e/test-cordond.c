@@ -675,6 +675,158 @@ static void test_filesystem_server(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* profiles/everything.yaml with the npm prefix replaced by the test-local
+ * install. */
+static void write_everything_profile(const char *node_dir)
+{
+	char src[700], dst[700], line[1024];
+	const char *srcdir = cordon_test_env("CORDON_SOURCE_DIR", NULL);
+	FILE *in, *out;
+
+	assert_non_null(srcdir);
+	snprintf(src, sizeof(src), "%s/profiles/everything.yaml", srcdir);
+	snprintf(dst, sizeof(dst), "%s/everything.yaml", profiles);
+	in = fopen(src, "re");
+	out = fopen(dst, "we");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in)) {
+		char *opt = strstr(line, "/opt/cordon/mcp");
+
+		if (opt) {
+			*opt = 0;
+			fprintf(out, "%s%s%s", line, node_dir, opt + strlen("/opt/cordon/mcp"));
+		} else
+			fputs(line, out);
+	}
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/* @modelcontextprotocol/server-everything under profiles/everything.yaml:
+ * resources, prompts, progress and cancellation pass through (granted by
+ * the profile); ungranted tools are neither listed nor callable. */
+static void test_everything_server(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	struct mcp_peer p;
+	json_t *v, *r, *t, *list;
+	size_t i;
+	long id;
+	int progress = 0, st;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	write_everything_profile(node_dir);
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "everything", (char *)NULL), 0);
+	v = ctl_json("inventory", "show", "everything");
+	json_array_foreach(first_array(v), i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "everything",
+				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
+				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	r = mcp_peer_initialize(&p, "2025-11-25");
+	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "resources"));
+	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "prompts"));
+	json_decref(r);
+
+	/* Tools: granted ones only (get-env is tier high, never granted). */
+	r = mcp_peer_request(&p, "tools/list", NULL, 20000);
+	list = json_object_get(json_object_get(r, "result"), "tools");
+	{
+		bool has_echo = false, has_env = false;
+
+		json_array_foreach(list, i, t) {
+			has_echo |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__echo");
+			has_env |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__get-env");
+		}
+		assert_true(has_echo);
+		assert_false(has_env);
+	}
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "everything__get-env", "arguments"),
+			     10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+
+	/* Resources: list, then read one that listing produced. */
+	r = mcp_peer_request(&p, "resources/list", NULL, 20000);
+	list = json_object_get(json_object_get(r, "result"), "resources");
+	assert_true(json_array_size(list) > 0);
+	{
+		const char *uri = json_string_value(json_object_get(json_array_get(list, 0), "uri"));
+		json_t *rr = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", uri), 20000);
+
+		assert_true(json_array_size(json_object_get(json_object_get(rr, "result"), "contents")) > 0);
+		json_decref(rr);
+	}
+	json_decref(r);
+
+	/* Prompts: namespaced names, get passes through. */
+	r = mcp_peer_request(&p, "prompts/list", NULL, 20000);
+	{
+		bool found = false;
+
+		json_array_foreach(json_object_get(json_object_get(r, "result"), "prompts"), i, t)
+			found |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__simple-prompt");
+		assert_true(found);
+	}
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "everything__simple-prompt"), 20000);
+	assert_true(json_array_size(json_object_get(json_object_get(r, "result"), "messages")) > 0);
+	json_decref(r);
+
+	/* Progress: relayed with the client's own token. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:i, s:i}, s:{s:s}}", "name",
+					     "everything__trigger-long-running-operation", "arguments", "duration", 1,
+					     "steps", 4, "_meta", "progressToken", "tok-1"));
+	for (;;) {
+		json_t *m = mcp_peer_read(&p, 20000);
+
+		assert_non_null(m);
+		if (json_is_integer(json_object_get(m, "id")) && json_integer_value(json_object_get(m, "id")) == id) {
+			assert_non_null(json_object_get(m, "result"));
+			json_decref(m);
+			break;
+		}
+		if (!strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/progress")) {
+			assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "progressToken")),
+					    "tok-1");
+			progress++;
+		}
+		json_decref(m);
+	}
+	assert_int_equal(progress, 4);
+
+	/* Cancellation: no response for the cancelled call; the session goes on. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:i, s:i}}", "name", "everything__trigger-long-running-operation",
+					     "arguments", "duration", 5, "steps", 5));
+	usleep(500 * 1000);
+	{
+		char note[200];
+
+		snprintf(note, sizeof(note),
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+	r = mcp_peer_wait(&p, id, 7000);
+	assert_null(r);
+	r = mcp_peer_call(&p, "everything__echo", json_pack("{s:s}", "message", "after cancel"), 20000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "after cancel"));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* The launcher helper is the child of cordond named cordon-launch. */
 static pid_t helper_pid(void)
 {
@@ -745,6 +897,7 @@ int main(void)
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
 					    cmocka_unit_test(test_sdk_through_cordonctl),
 					    cmocka_unit_test(test_filesystem_server),
+					    cmocka_unit_test(test_everything_server),
 					    cmocka_unit_test(test_helper_killed) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
