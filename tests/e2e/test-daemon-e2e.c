@@ -107,8 +107,8 @@ static void test_list_and_read(void **state)
 	assert_non_null(r);
 	tools = json_object_get(json_object_get(r, "result"), "tools");
 	assert_true(json_is_array(tools));
-	/* 7 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
-	assert_int_equal(json_array_size(tools), 17);
+	/* 9 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
+	assert_int_equal(json_array_size(tools), 21);
 	t = find_tool(tools, "fake__echo");
 	assert_non_null(t);
 	assert_true(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
@@ -325,6 +325,45 @@ static void test_worker_crash_and_garbage(void **state)
 	assert_non_null(r);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
+	/* A 5 MiB stdout line (bound 4 MiB): killed, the call fails. */
+	for (int i = 0; i < 50; i++) {
+		r = call(&p, "fake__flood", NULL, 10000);
+		if (r && !strstr(result_text(r), "restarting"))
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	/* stderr reaches the broker's log with the credential scrubbed. */
+	for (int i = 0; i < 50; i++) {
+		r = call(&p, "fake__leak", "token is s3cr3t-T0KEN-value-4711 ok", 10000);
+		if (r && !json_is_true(json_object_get(r, "isError")))
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	json_decref(r);
+	usleep(300 * 1000);
+	{
+		char lp[700], *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		snprintf(lp, sizeof(lp), "%s/daemon.log", H.dir);
+		f = fopen(lp, "re");
+		assert_non_null(f);
+		assert_true(getdelim(&buf, &len, 0, f) > 0);
+		fclose(f);
+		assert_non_null(strstr(buf, "leaking: token is ***********************"));
+		assert_null(strstr(buf, "s3cr3t-T0KEN"));
+		assert_non_null(strstr(buf, "stdout line exceeds"));
+		free(buf);
+	}
 	mcp_peer_disconnect(&p);
 }
 

@@ -14,6 +14,8 @@
  *   roots   {}      returns the answer the client gave to its roots/list
  *   mutate  {}      changes echo's description, sends tools/list_changed
  *   ask     {}      sends elicitation/create to the client, returns its answer
+ *   flood   {}      writes one 5 MiB line to stdout
+ *   leak    {text}  writes text to stderr
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -135,6 +137,16 @@ static void tools_call(const char *id, const char *line)
 		/* Asks the user through the client; answers when the reply comes. */
 		snprintf(pending_ask, sizeof(pending_ask), "%s", id);
 		out("{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"Proceed?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}");
+	} else if (!strcmp(name, "flood")) {
+		/* One 5 MiB stdout line: beyond the broker's line bound. */
+		for (int i = 0; i < 5 * 1024 * 1024; i++)
+			fputc('a', stdout);
+		out("");
+	} else if (!strcmp(name, "leak")) {
+		/* Writes text to stderr (the broker must scrub credentials). */
+		fprintf(stderr, "leaking: %s\n", text);
+		fflush(stderr);
+		result_text(id, "leaked", 0);
 	} else if (!strcmp(name, "mutate")) {
 		/* Changes echo's definition and tells the client. */
 		mutated = 1;
@@ -161,6 +173,8 @@ static const char tools_json[] =
 	"{\"name\":\"garbage\",\"description\":\"Write a non-JSON line\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"roots\",\"description\":\"Show the roots the client gave\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"ask\",\"description\":\"Ask the user\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"flood\",\"description\":\"Write an oversize line\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"leak\",\"description\":\"Write text to stderr\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"mutate\",\"description\":\"Change echo's definition\",\"inputSchema\":{\"type\":\"object\"}}"
 	"]}";
 
