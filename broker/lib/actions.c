@@ -9,7 +9,9 @@
 #include "audit.h"
 #include "authz.h"
 #include "broker-private.h"
+#include "broker.h"
 #include "grants.h"
+#include "parse-util.h"
 
 const char *cordon_action_state_to_string(enum cordon_action_state s)
 {
@@ -218,8 +220,8 @@ static int idem_load(struct cordon_db *db, const char *connector, const char *k,
 	return 0;
 }
 
-int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const struct cordon_action_begin *req,
-			struct cordon_action_begin_result *ret)
+static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct cordon_action_begin *req,
+		      struct cordon_action_begin_result *ret)
 {
 	_cleanup_tx_ struct db_tx tx = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -231,7 +233,7 @@ int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const stru
 	bool use_idem;
 	int r;
 
-	if (!req || !cordon_session_id_is_valid(req->call.session) || !req->call.connector ||
+	if (!req || !cordon_session_id_is_valid(req->call.session) || !connector_id_is_valid(req->call.connector) ||
 	    !cordon_tool_name_is_valid(req->call.tool) || (unsigned)req->call.tier > CORDON_RISK_CRITICAL)
 		return db_failf(db, EINVAL, "invalid call");
 	call = &req->call;
@@ -246,6 +248,27 @@ int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const stru
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
+	{
+		struct cordon_decide_request dr = { .session = call->session,
+						    .connector = call->connector,
+						    .tool = call->tool,
+						    .fingerprint = call->fingerprint,
+						    .delegation = req->delegation };
+		struct cordon_broker_decision dec;
+
+		r = snapshot_decide_tx(db, &dr, call->policy_epoch, &dec);
+		if (r < 0)
+			return r;
+		if (dec.decision.verdict == CORDON_VERDICT_DENY)
+			return db_failf(db, dec.decision.reason == CORDON_DENY_STALE_POLICY ? ESTALE : EACCES,
+					"denied: %s", cordon_deny_reason_to_string(dec.decision.reason));
+		if (dec.decision.tier != call->tier)
+			return db_failf(db, ESTALE, "the tool's tier is now %s, not %s",
+					cordon_risk_name(dec.decision.tier), cordon_risk_name(call->tier));
+		if (dec.generation != call->generation)
+			return db_failf(db, ESTALE, "the connector was relaunched (generation %llu, not %llu)",
+					(unsigned long long)dec.generation, (unsigned long long)call->generation);
+	}
 	r = cordon_tool_replay_class(db, call->connector, call->tool, &res.replay);
 	if (r < 0)
 		return r;
@@ -318,7 +341,7 @@ int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const stru
 	}
 	r = db_prepare(db,
 		       "INSERT INTO actions(id, session, connector, tool, tier, replay, approval_id, request_hash, state, "
-		       "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?9)",
+		       "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?9, ?9)",
 		       &st);
 	if (r < 0)
 		goto out;
@@ -326,7 +349,8 @@ int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const stru
 	    (r = db_bind_text(db, st, 3, call->connector)) < 0 || (r = db_bind_text(db, st, 4, call->tool)) < 0 ||
 	    (r = db_bind_int64(db, st, 5, call->tier)) < 0 || (r = db_bind_int64(db, st, 6, res.replay)) < 0 ||
 	    (r = db_bind_text(db, st, 7, call->tier > CORDON_RISK_READ ? req->approval_id : NULL)) < 0 ||
-	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 || (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0)
+	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 || (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_int64(db, st, 10, req->dispatch_now ? CORDON_ACTION_DISPATCHED : CORDON_ACTION_PREPARED)) < 0)
 		goto out;
 	r = db_step_done(db, st);
 	if (r < 0)
@@ -351,7 +375,8 @@ int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const stru
 			goto out;
 	}
 	r = audit_action(db, &actor, res.action_id, call->session, call->connector, call->tool, (int)call->tier,
-			 "prepared", call->tier > CORDON_RISK_READ ? req->approval_id : NULL, NULL);
+			 req->dispatch_now ? "dispatched" : "prepared",
+			 call->tier > CORDON_RISK_READ ? req->approval_id : NULL, NULL);
 	if (r < 0)
 		goto out;
 	r = db_tx_commit(&tx);
@@ -364,6 +389,92 @@ out:
 	free(idem.sealed);
 	if (r < 0)
 		cordon_action_begin_result_done(&res);
+	return r;
+}
+
+/* Only values of our own shape reach a refused call's record. */
+static bool id_is_ours(const char *s)
+{
+	if (!s || strlen(s) != 35 || strncmp(s, "ap_", 3) != 0)
+		return false;
+	for (size_t i = 3; i < 35; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static bool id_is_fingerprint(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static const char *refusal_reason(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "approval-missing";
+	case -EAGAIN:
+		return "approval-pending";
+	case -EACCES:
+		return "denied";
+	case -ETIME:
+		return "approval-expired";
+	case -ECANCELED:
+		return "approval-revoked";
+	case -EALREADY:
+		return "approval-reused";
+	case -EBADMSG:
+		return "approval-mismatch";
+	case -ESTALE:
+		return "stale-call";
+	case -EEXIST:
+		return "idempotency-conflict";
+	case -EINPROGRESS:
+		return "idempotency-in-progress";
+	case -ENOTRECOVERABLE:
+		return "idempotency-outcome-unknown";
+	case -ENODATA:
+		return "idempotency-result-unavailable";
+	default:
+		return "error";
+	}
+}
+
+int cordon_action_begin(struct cordon_db *db, struct cordon_key *key, const struct cordon_action_begin *req,
+			struct cordon_action_begin_result *ret)
+{
+	char saved[sizeof(db->last_error)];
+	int r;
+
+	r = begin_impl(db, key, req, ret);
+	if (r >= 0 || r == -EINVAL || !req)
+		return r;
+	/* The refusal is worth a record (a mismatching or reused approval is
+	 * an attack signal), written after the rollback in its own
+	 * transaction, best effort: the call is refused either way. */
+	memcpy(saved, db->last_error, sizeof(saved));
+	{
+		struct cordon_actor actor = cordon_actor_session(req->call.session);
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+						 .event = CORDON_AUDIT_DECISION,
+						 .actor = &actor,
+						 .connector = req->call.connector,
+						 .tool = req->call.tool,
+						 .tier = (int)req->call.tier,
+						 .decision = "deny",
+						 .reason = refusal_reason(r),
+						 .approval_id = id_is_ours(req->approval_id) ? req->approval_id : NULL,
+						 .fingerprint = id_is_fingerprint(req->call.fingerprint)
+									? req->call.fingerprint
+									: NULL };
+		(void)cordon_audit_append(db, &ev);
+	}
+	memcpy(db->last_error, saved, sizeof(saved));
 	return r;
 }
 
@@ -590,6 +701,40 @@ int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon
 		return r;
 	*ret = a.state;
 	return 0;
+}
+
+int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db,
+		       "SELECT id, session, connector, tool, state, tier, replay, created_at, updated_at FROM actions "
+		       "WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+		return r;
+	for (;;) {
+		struct cordon_action_info a = {};
+
+		r = db_step_row(db, st);
+		if (r <= 0)
+			return r;
+		snprintf(a.id, sizeof(a.id), "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(a.session, sizeof(a.session), "%s", (const char *)sqlite3_column_text(st, 1));
+		snprintf(a.connector, sizeof(a.connector), "%s", (const char *)sqlite3_column_text(st, 2));
+		snprintf(a.tool, sizeof(a.tool), "%s", (const char *)sqlite3_column_text(st, 3));
+		a.state = (enum cordon_action_state)sqlite3_column_int(st, 4);
+		a.tier = (enum cordon_risk)sqlite3_column_int(st, 5);
+		a.replay = sqlite3_column_int(st, 6) ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
+		a.created_at = (uint64_t)sqlite3_column_int64(st, 7);
+		a.updated_at = (uint64_t)sqlite3_column_int64(st, 8);
+		r = cb(&a, userdata);
+		if (r < 0)
+			return r;
+	}
 }
 
 /* ---- locks --------------------------------------------------------------- */

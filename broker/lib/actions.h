@@ -45,6 +45,11 @@ struct cordon_action_begin {
 	struct cordon_call call;	 /* what will be forwarded (tier from the decision) */
 	const char *approval_id;	 /* required above read tier */
 	const char *idempotency_key;	 /* from _meta; NULL when absent */
+	const char *delegation;		 /* delegated root the call relies on, or NULL */
+	/* Create the action already `dispatched` (one commit fewer per call).
+	 * A crash between this commit and the send then shows the action as
+	 * outcome_unknown rather than abandoned: conservative, never a replay. */
+	bool dispatch_now;
 };
 
 enum cordon_begin_outcome {
@@ -62,10 +67,17 @@ struct cordon_action_begin_result {
 	size_t result_len;
 };
 
-/* In ONE transaction: idempotency check, approval consumption (CAS) above
- * read tier, action record `prepared`, audit records. Nothing is sent by this
- * function and nothing may be sent unless it returns 0 with outcome DISPATCH.
- * Returns 0; -EEXIST (identity reused for a different request),
+/* In ONE transaction: the decision again over the current state (grant,
+ * inventory, tier, epoch, generation, delegation: so nothing that changed
+ * since cordon_broker_decide() slips through, read tier included), the
+ * idempotency check, approval consumption (CAS) above read tier, the action
+ * record `prepared`, audit records. Nothing is sent by this function and
+ * nothing may be sent unless it returns 0 with outcome DISPATCH. A refused
+ * begin is audited (a "decision" deny record with a reason word) after the
+ * rollback.
+ * Returns 0; -EACCES (the decision now denies), -ESTALE (the call's tier,
+ * policy epoch or launch generation is no longer current: decide again),
+ * -EEXIST (identity reused for a different request),
  * -EINPROGRESS (identity in flight), -ENOTRECOVERABLE (identity's action has
  * an unknown outcome: an operator must resolve it), -ENODATA (stored result
  * was sealed by an earlier broker process and cannot be opened; the call ran
@@ -94,6 +106,20 @@ int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor
 			  bool succeeded);
 
 int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon_action_state *ret);
+
+struct cordon_action_info {
+	char id[CORDON_ID_STRING_MAX];
+	char session[64], connector[33], tool[129];
+	enum cordon_action_state state;
+	enum cordon_risk tier;
+	enum cordon_replay replay;
+	uint64_t created_at, updated_at;
+};
+
+/* Calls cb for each action in `state` (every state when < 0), oldest first:
+ * the operator's queue is state CORDON_ACTION_OUTCOME_UNKNOWN. */
+typedef int (*cordon_action_cb)(const struct cordon_action_info *info, void *userdata);
+int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata);
 const char *cordon_action_state_to_string(enum cordon_action_state s);
 
 /* Request identity for idempotency: SHA-256(LP("cordon.request.v1") ‖

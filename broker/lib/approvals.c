@@ -141,16 +141,19 @@ static int set_state_cas(struct cordon_db *db, const char *id, enum cordon_appro
 	char who[128];
 	int r;
 
-	actor_describe(actor, who, sizeof(who));
+	/* actor NULL (consumption): keep who decided and when. */
+	if (actor)
+		actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
-		       "UPDATE approvals SET state = ?3, decided_at = ?4, decided_by = ?5, reason = ?6, "
+		       "UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
+		       "decided_by = coalesce(?5, decided_by), reason = ?6, "
 		       "expires_at = coalesce(?7, expires_at) WHERE id = ?1 AND state = ?2",
 		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, id)) < 0 || (r = db_bind_int64(db, st, 2, from)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, to)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)cordon_db_now(db))) < 0 ||
-	    (r = db_bind_text(db, st, 5, who)) < 0 || (r = db_bind_text(db, st, 6, reason)) < 0)
+	    (r = db_bind_text(db, st, 5, actor ? who : NULL)) < 0 || (r = db_bind_text(db, st, 6, reason)) < 0)
 		return r;
 	r = new_expiry ? db_bind_int64(db, st, 7, (int64_t)new_expiry) : (sqlite3_bind_null(st, 7), 0);
 	if (r < 0)
@@ -477,6 +480,34 @@ int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_appr
 		return r;
 	arow_info(&a, ret);
 	return 0;
+}
+
+int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb, void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db,
+		       "SELECT " AROW_COLUMNS " FROM approvals WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+		return r;
+	for (;;) {
+		struct cordon_approval_info info;
+		struct arow a;
+
+		r = db_step_row(db, st);
+		if (r <= 0)
+			return r;
+		r = arow_read(db, st, &a);
+		if (r < 0)
+			return r;
+		arow_info(&a, &info);
+		r = cb(&info, userdata);
+		if (r < 0)
+			return r;
+	}
 }
 
 int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, enum approvals_scope scope,

@@ -93,6 +93,12 @@ int cordon_approval_revoke(struct cordon_db *db, const struct cordon_actor *acto
 
 int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_approval_info *ret);
 
+/* Calls cb for each approval in `state` (or every state when state < 0),
+ * oldest first, for the operator surface. cb returning < 0 stops the walk
+ * and is returned. Returns 0 or -errno. */
+typedef int (*cordon_approval_cb)(const struct cordon_approval_info *info, void *userdata);
+int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb, void *userdata);
+
 /* Marks every requested/approved approval past its expiry expired (audited).
  * Writes the count to *ret_n (may be NULL). */
 int cordon_approvals_expire(struct cordon_db *db, uint64_t *ret_n);

@@ -185,6 +185,14 @@ static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf
 
 static int checkpoint_tx(struct cordon_db *db);
 
+/* A clock that steps backwards must not make every append a checkpoint. */
+static bool interval_elapsed(struct cordon_db *db, uint64_t since)
+{
+	uint64_t now = cordon_db_now(db);
+
+	return now >= since && now - since >= db->audit->interval_usec;
+}
+
 static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event *ev, uint64_t *ret_seq)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -269,7 +277,7 @@ static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon
 		return r;
 	if (cp_time < a->since)
 		cp_time = a->since;
-	if (seq - cp_size >= a->every || cordon_db_now(db) - cp_time >= a->interval_usec)
+	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time))
 		return checkpoint_tx(db);
 	return 0;
 }
@@ -284,6 +292,11 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
 	bool saved_valid = false;
 	int r;
 
+	if (!db->in_tx) {
+		/* A SAVEPOINT outside a transaction would open one of its own. */
+		db->counters.audit_append_failures++;
+		return db_failf(db, EINVAL, "audit append outside a transaction");
+	}
 	if (db->audit) {
 		saved = db->audit->pending;
 		saved_valid = db->audit->pending_valid;
@@ -391,7 +404,7 @@ static int checkpoint(struct cordon_db *db, bool only_if_due)
 		return 0;
 	if (cp_time < a->since)
 		cp_time = a->since;
-	if (only_if_due && seq - cp_size < a->every && cordon_db_now(db) - cp_time < a->interval_usec)
+	if (only_if_due && seq - cp_size < a->every && !interval_elapsed(db, cp_time))
 		return 0;
 	r = checkpoint_tx(db);
 	if (r < 0) {
@@ -677,7 +690,8 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 	r = cordon_db_meta_get(db, "audit_last_seq", &high);
 	if (r < 0)
 		return r;
-	qsort(cps, n_cps, sizeof(*cps), cmp_vcp);
+	if (n_cps > 1)
+		qsort(cps, n_cps, sizeof(*cps), cmp_vcp);
 	if (n_cps > 0 && cps[n_cps - 1].size > n_ok) {
 		report(&rep, CORDON_AUDIT_TRUNCATION, n_ok + 1,
 		       "a checkpoint covers %llu records but only %llu are present",

@@ -452,15 +452,24 @@ void cordon_delegations_free(struct cordon_delegation_info *v)
 int cordon_delegations_active(struct cordon_db *db, const char *connector, struct cordon_delegation_info **ret,
 			      size_t *ret_n)
 {
+	return cordon_delegations_list(db, connector, CORDON_DELEGATION_ACTIVE, ret, ret_n);
+}
+
+int cordon_delegations_list(struct cordon_db *db, const char *connector, int state,
+			    struct cordon_delegation_info **ret, size_t *ret_n)
+{
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	struct cordon_delegation_info *v = NULL;
 	size_t n = 0;
 	int r;
 
-	r = db_prepare(db, "SELECT " DROW_COLUMNS " FROM delegations WHERE connector = ?1 AND state = 1", &st);
+	r = db_prepare(db,
+		       "SELECT " DROW_COLUMNS " FROM delegations WHERE connector = ?1 AND (?2 < 0 OR state = ?2) "
+		       "ORDER BY created_at, id",
+		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_int64(db, st, 2, state)) < 0)
 		return r;
 	for (;;) {
 		struct cordon_delegation_info *nv;

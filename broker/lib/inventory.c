@@ -146,6 +146,57 @@ int cordon_inventory_get(struct cordon_db *db, const char *connector, const char
 	return load_record(db, connector, tool, ret);
 }
 
+int cordon_inventory_list(struct cordon_db *db, const char *connector, cordon_inventory_cb cb, void *userdata)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	r = db_prepare(db, "SELECT name FROM tool_inventory WHERE connector = ?1 ORDER BY name", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0)
+		return r;
+	for (;;) {
+		char **nn;
+
+		r = db_step_row(db, st);
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		nn = reallocarray(names, n + 1, sizeof(char *));
+		if (!nn) {
+			r = -ENOMEM;
+			goto out;
+		}
+		names = nn;
+		r = db_column_strdup(st, 0, &names[n]);
+		if (r < 0)
+			goto out;
+		n++;
+	}
+	sqlite3_finalize(TAKE_PTR(st));
+	for (size_t i = 0; i < n; i++) {
+		struct cordon_inventory_record rec;
+
+		r = load_record(db, connector, names[i], &rec);
+		if (r < 0)
+			goto out;
+		r = cb(&rec, userdata);
+		cordon_inventory_record_done(&rec);
+		if (r < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
 static int audit_inventory(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
 			   const char *tool, enum cordon_inventory_state state, const char *fingerprint,
 			   const char *reason)
@@ -233,9 +284,9 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 		r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, t->name, "fingerprint-change", NULL);
 	if (r >= 0)
 		r = audit_inventory(db, actor, connector, t->name, next, t->fingerprint,
-				    next == CORDON_INVENTORY_REVIEWED ? "matches-pinned"
-				    : next == CORDON_INVENTORY_CHANGED ? "fingerprint-change"
-								       : "re-advertised");
+				    next == CORDON_INVENTORY_REVIEWED		      ? "matches-pinned"
+				    : strcmp(rec.fingerprint, t->fingerprint) != 0 ? "fingerprint-change"
+										    : "re-advertised");
 	if (r >= 0) {
 		if (next == CORDON_INVENTORY_REVIEWED)
 			res->reverted++;

@@ -74,5 +74,10 @@ int cordon_inventory_get(struct cordon_db *db, const char *connector, const char
 			 struct cordon_inventory_record *ret);
 void cordon_inventory_record_done(struct cordon_inventory_record *r);
 
+/* Calls cb for each inventory entry of a connector, by name (the record is
+ * borrowed for the call). cb returning < 0 stops and is returned. */
+typedef int (*cordon_inventory_cb)(const struct cordon_inventory_record *rec, void *userdata);
+int cordon_inventory_list(struct cordon_db *db, const char *connector, cordon_inventory_cb cb, void *userdata);
+
 /* A view for cordon_authz_decide() borrowing r's strings. */
 void cordon_inventory_record_view(const struct cordon_inventory_record *r, struct cordon_inventory_entry *ret);

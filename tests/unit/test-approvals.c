@@ -159,6 +159,15 @@ static void test_wrong_connector_fails(void **state)
 	bt_profile(&p, NULL, 0);
 	p.id = (char *)"gh";
 	assert_int_equal(cordon_connector_install(t->db, &t->op, &p), 0);
+	/* gh advertises the very same, reviewed tools: only the binding differs. */
+	{
+		struct cordon_tool_advert adv[8];
+		for (size_t i = 0; i < t->n_adv; i++)
+			adv[i] = t->adv[i].advert;
+		assert_int_equal(cordon_inventory_sync(t->db, &t->sys, "gh", adv, t->n_adv, NULL), 0);
+		for (size_t i = 0; i < t->n_adv; i++)
+			assert_int_equal(cordon_inventory_review(t->db, &t->op, "gh", adv[i].name, adv[i].fingerprint), 0);
+	}
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_approve(t, &a.call, id);
 	b = a;
@@ -177,7 +186,6 @@ static void test_wrong_tool_fails(void **state)
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_approve(t, &a.call, id);
 	bt_call_init(t, &b, "s1", "delete_file", "{\"path\":\"/a\"}");
-	b.call.tier = CORDON_RISK_WRITE; /* even with the same tier */
 	assert_int_equal(bt_begin(t, &b.call, id, NULL, NULL), -EBADMSG);
 	bt_call_done(&a);
 	bt_call_done(&b);
@@ -191,8 +199,10 @@ static void test_wrong_tier_fails(void **state)
 
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_approve(t, &a.call, id);
+	/* A call claiming another tier than the policy's is stale before the
+	 * binding is even compared (the binding covers the tier too). */
 	a.call.tier = CORDON_RISK_DESTRUCTIVE;
-	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -EBADMSG);
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ESTALE);
 	bt_call_done(&a);
 }
 
@@ -299,7 +309,8 @@ static void test_relaunch_revokes(void **state)
 	assert_int_equal(gen, a.call.generation + 1);
 	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
 	assert_int_equal(info.state, CORDON_APPROVAL_REVOKED);
-	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ECANCELED);
+	/* The old generation is stale; with the new one the approval is revoked. */
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ESTALE);
 	a.call.generation = gen;
 	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ECANCELED);
 	bt_call_done(&a);
@@ -310,7 +321,7 @@ static void test_binding_covers_generation_and_epoch(void **state)
 {
 	struct bt *t = *state;
 	struct bt_call a;
-	uint8_t b0[32], b1[32], b2[32], b3[32];
+	uint8_t b0[32], b1[32], b2[32], b3[32], b4[32];
 
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	assert_int_equal(cordon_call_binding(t->key, &a.call, b0), 0);
@@ -322,6 +333,10 @@ static void test_binding_covers_generation_and_epoch(void **state)
 	a.call.policy_epoch--;
 	a.call.fingerprint = bt_fp(t, "read_file");
 	assert_int_equal(cordon_call_binding(t->key, &a.call, b3), 0);
+	a.call.fingerprint = bt_fp(t, "write_file");
+	a.call.tier = CORDON_RISK_HIGH;
+	assert_int_equal(cordon_call_binding(t->key, &a.call, b4), 0);
+	assert_memory_not_equal(b0, b4, 32);
 	assert_memory_not_equal(b0, b1, 32);
 	assert_memory_not_equal(b0, b2, 32);
 	assert_memory_not_equal(b0, b3, 32);
@@ -350,6 +365,8 @@ static void test_policy_epoch_change_revokes(void **state)
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_approve(t, &a.call, id);
 	assert_int_equal(cordon_grant_add(t->db, &t->op, "fs", "other_tool"), 0);
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ESTALE);
+	a.call.policy_epoch++;
 	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ECANCELED);
 	bt_call_done(&a);
 }
@@ -377,7 +394,8 @@ static void test_fingerprint_change_revokes(void **state)
 	bt_sync(t);
 	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
 	assert_int_equal(info.state, CORDON_APPROVAL_REVOKED);
-	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ECANCELED);
+	/* Denied before the approval is looked at: the definition changed. */
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -EACCES);
 	bt_call_done(&a);
 }
 
@@ -541,6 +559,54 @@ static void test_restart_revokes_outstanding(void **state)
 	bt_call_done(&a);
 }
 
+static int count_cb(const struct cordon_approval_info *info, void *userdata)
+{
+	(*(int *)userdata)++;
+	assert_int_equal(strlen(info->display_code), CORDON_DISPLAY_CODE_LEN);
+	return 0;
+}
+
+static void test_list_pending_for_operator(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a, b;
+	struct cordon_approval_info info;
+	char id[CORDON_ID_STRING_MAX];
+	int pending = 0, all = 0;
+
+	bt_call_init(t, &a, "s1", "write_file", "{\"n\":1}");
+	bt_call_init(t, &b, "s1", "write_file", "{\"n\":2}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	bt_approve(t, &b.call, id);
+	assert_int_equal(cordon_approvals_list(t->db, CORDON_APPROVAL_REQUESTED, count_cb, &pending), 0);
+	assert_int_equal(cordon_approvals_list(t->db, -1, count_cb, &all), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(all, 2);
+	bt_call_done(&a);
+	bt_call_done(&b);
+}
+
+static void test_tick_expires_and_checkpoints(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a;
+	struct cordon_approval_info info;
+
+	bt_call_init(t, &a, "s1", "write_file", "{}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	cordon_virtual_clock_advance(&t->clock, 3601 * SEC);
+	assert_int_equal(cordon_broker_tick(t->db), 0);
+	assert_int_equal(cordon_approval_get(t->db, info.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_EXPIRED);
+	{
+		struct cordon_audit_report rep;
+		assert_int_equal(cordon_audit_verify(t->db, &t->verifier, &rep), 0);
+		assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+		assert_int_equal(rep.signed_through, rep.last);
+	}
+	bt_call_done(&a);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -580,6 +646,8 @@ int main(void)
 		T(test_only_operators_decide),
 		T(test_read_tier_needs_no_approval),
 		T(test_restart_revokes_outstanding),
+		T(test_list_pending_for_operator),
+		T(test_tick_expires_and_checkpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -399,19 +399,38 @@ static void test_merkle_state_survives_reopen(void **state)
 	assert_int_equal(rep.n_checkpoints, 2);
 }
 
-static void test_rolled_back_append_leaves_no_trace(void **state)
+static void test_refused_begin_rolls_back_and_is_audited(void **state)
 {
 	struct bt *t = *state;
 	struct bt_call a;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_approval_info info;
 	uint64_t before;
 	struct cordon_audit_report rep;
+	sqlite3 *s;
+	sqlite3_stmt *st;
 
+	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
+	bt_approve(t, &a.call, id);
 	before = last_seq(t);
-	/* A begin that fails after the approval's consumption would have been
-	 * audited: the whole transaction, record included, rolls back. */
-	bt_call_init(t, &a, "s1", "write_file", "{}");
-	assert_int_equal(bt_begin(t, &a.call, "ap_nope", NULL, NULL), -ENOENT);
-	assert_int_equal(last_seq(t), before);
+	/* Wrong arguments: the consumption and its records roll back; one
+	 * refusal record follows. */
+	free(a.jcs);
+	a.jcs = strdup("{\"path\":\"/b\"}");
+	a.call.arguments_jcs = a.jcs;
+	a.call.arguments_jcs_len = strlen(a.jcs);
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -EBADMSG);
+	assert_int_equal(last_seq(t), before + 1);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	s = raw_open(t);
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit ORDER BY id DESC LIMIT 1", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), "\"reason\":\"approval-mismatch\""));
+	assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), "\"decision\":\"deny\""));
+	sqlite3_finalize(st);
+	sqlite3_close(s);
 	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
 	rep = verify(t);
 	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
@@ -682,7 +701,7 @@ int main(void)
 		T(test_checkpoint_every_t_seconds),
 		T(test_shutdown_signs_everything),
 		T(test_merkle_state_survives_reopen),
-		T(test_rolled_back_append_leaves_no_trace),
+		T(test_refused_begin_rolls_back_and_is_audited),
 		T(test_record_holds_binding_prefix_only),
 		T(test_no_argument_or_result_reaches_the_database_file),
 		T(test_audit_failure_fails_closed_above_read),

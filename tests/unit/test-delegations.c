@@ -286,6 +286,25 @@ static void test_operator_refuses_pending(void **state)
 	assert_int_equal(cordon_delegation_activate(t->db, &t->op, d.id, NULL), -EALREADY);
 }
 
+static void test_list_by_state(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_delegation_info d, *v = NULL;
+	size_t n = 0;
+
+	assert_int_equal(request_and_activate(f, "work/proj", CORDON_ACCESS_READ, &d), 0);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj/sub"), CORDON_ACCESS_READ, 0,
+						   &d),
+			 0);
+	assert_int_equal(cordon_delegations_list(f->t->db, "fs", CORDON_DELEGATION_PENDING, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].id, d.id);
+	cordon_delegations_free(v);
+	assert_int_equal(cordon_delegations_list(f->t->db, "fs", -1, &v, &n), 0);
+	assert_int_equal(n, 2);
+	cordon_delegations_free(v);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -306,6 +325,7 @@ int main(void)
 		T(test_session_revokes_only_its_own),
 		T(test_session_end_ends_delegations),
 		T(test_operator_refuses_pending),
+		T(test_list_by_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,7 +218,7 @@ static void test_revoke_all_in_one_transaction(void **state)
 	cordon_strv_free(g);
 	assert_int_equal(cordon_approval_get(t->db, pending.id, &pending), 0);
 	assert_int_equal(pending.state, CORDON_APPROVAL_REVOKED);
-	assert_int_equal(bt_begin(t, &a.call, approved, NULL, NULL), -ECANCELED);
+	assert_int_equal(bt_begin(t, &a.call, approved, NULL, NULL), -EACCES);
 	assert_int_equal(cordon_delegation_get(t->db, del.id, &del), 0);
 	assert_int_equal(del.state, CORDON_DELEGATION_REVOKED);
 	assert_int_equal(decide(t, "s1", "read_file").reason, CORDON_DENY_NOT_GRANTED);
@@ -239,6 +239,40 @@ static void test_revoke_all_is_atomic_on_failure(void **state)
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 5);
 	cordon_strv_free(g);
+}
+
+/* A grant removed between the decision and the dispatch: begin decides
+ * again inside its transaction, so even a read-tier call is refused. */
+static void test_begin_rechecks_grant(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	assert_int_equal(decide(t, "s1", "read_file").verdict, CORDON_VERDICT_ALLOW);
+	assert_int_equal(cordon_grant_remove(t->db, &t->op, "fs", "read_file"), 0);
+	c.call.policy_epoch++; /* even a caller that refreshed its epoch */
+	assert_int_equal(bt_begin(t, &c.call, NULL, NULL, NULL), -EACCES);
+	bt_call_done(&c);
+}
+
+static void test_unknown_connector_denied_and_audited(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_decide_request r = { .session = "s1", .connector = "nope", .tool = "read_file",
+					   .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_broker_decision d;
+	int64_t before, after;
+
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &before), 0);
+	assert_int_equal(cordon_broker_decide(t->db, &r, &d), -ENOENT);
+	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &after), 0);
+	assert_int_equal(after, before + 1);
+	/* Malformed names are refused before anything is read or written. */
+	r.connector = "Bad Connector";
+	assert_int_equal(cordon_broker_decide(t->db, &r, &d), -EINVAL);
+	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
 }
 
 static void test_replay_class_from_profile_only(void **state)
@@ -275,6 +309,8 @@ int main(void)
 		T(test_stale_epoch_snapshot_denied),
 		T(test_revoke_all_in_one_transaction),
 		T(test_revoke_all_is_atomic_on_failure),
+		T(test_begin_rechecks_grant),
+		T(test_unknown_connector_denied_and_audited),
 		T(test_replay_class_from_profile_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

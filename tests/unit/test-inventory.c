@@ -254,6 +254,28 @@ static void test_sync_unknown_connector_is_enoent(void **state)
 	assert_int_equal(cordon_inventory_sync(t->db, &t->sys, "nope", &t->adv[0].advert, 1, NULL), -ENOENT);
 }
 
+static int names_cb(const struct cordon_inventory_record *rec, void *userdata)
+{
+	char *buf = userdata;
+
+	strcat(buf, rec->name);
+	strcat(buf, rec->state == CORDON_INVENTORY_REVIEWED ? "=r;" : "=p;");
+	return 0;
+}
+
+static void test_list_for_operator(void **state)
+{
+	struct bt *t = *state;
+	char buf[256] = "";
+
+	bt_tool_json(t, "write_file", "Write");
+	bt_tool_json(t, "read_file", "Read");
+	bt_sync(t);
+	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "read_file", bt_fp(t, "read_file")), 0);
+	assert_int_equal(cordon_inventory_list(t->db, "fs", names_cb, buf), 0);
+	assert_string_equal(buf, "read_file=r;write_file=p;");
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -272,6 +294,7 @@ int main(void)
 		T(test_duplicate_names_reject_snapshot),
 		T(test_invalid_advert_rejected),
 		T(test_sync_unknown_connector_is_enoent),
+		T(test_list_for_operator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
