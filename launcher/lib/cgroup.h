@@ -80,3 +80,32 @@ int cordon_cgroup_destroy(struct cordon_cgroup *cg);
  * longer exists or belongs to another process start time): kills what is
  * inside and removes the directories. Returns the number cleaned or -errno. */
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps);
+
+/* ---- Additions beyond the first contract ---------------------------- */
+
+/* Like cordon_cgroup_create() with the directory named for `owner` (0 =
+ * the calling process) instead of the caller: the name carries the owner's
+ * pid and start time, which is what cordon_cgroup_cleanup_stale() checks.
+ * Used by tests to simulate an instance whose launcher died. */
+int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
+			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
+			       unsigned *ret_missing, struct cordon_diag *reterr_diag);
+
+/* Tells enter() whether clone3(CLONE_INTO_CGROUP) placed the child in the
+ * cgroup2 directory. create() presets it from caps->clone_into_cgroup; the
+ * spawner calls this with false (before cloning) when it falls back to a
+ * clone without CLONE_INTO_CGROUP, so that enter() joins cgroup2 too. */
+void cordon_cgroup_set_clone_placed(struct cordon_cgroup *cg, bool placed);
+
+/* Directory through which controller c's limits were applied (the cgroup2
+ * directory or the v1 one), or NULL when it was not applied. */
+const char *cordon_cgroup_ctrl_path(const struct cordon_cgroup *cg, enum cordon_cgroup_ctrl c);
+
+/* The instance directory's name, "i-<owner pid>-<owner start time>-<name>". */
+const char *cordon_cgroup_dir_name(const struct cordon_cgroup *cg);
+
+/* Delegates the cgroup2 directory to uid/gid (chown of the directory and of
+ * cgroup.procs, cgroup.threads, cgroup.subtree_control), so an unprivileged
+ * worker (cordon-exec) can create job cgroups below it and move its children
+ * there. Returns 0, -EBADF without a cgroup2 directory, or -errno. */
+int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid);

@@ -15,6 +15,7 @@
 #define CORDON_PROFILE_MAX_BYTES (1024 * 1024) /* files above 1 MiB are refused */
 #define CORDON_PROFILE_MAX_DEPTH 32	       /* YAML nesting limit */
 #define CORDON_CONNECTOR_ID_MAX 32
+#define CORDON_PROFILE_MAX_ERRORS 64	       /* errors collected per file */
 
 enum cordon_fs_access {
 	CORDON_ACCESS_READ,
@@ -179,7 +180,23 @@ int cordon_profile_load(const char *path, struct cordon_profile **ret, struct co
 int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len,
 			 struct cordon_profile **ret, struct cordon_diag *reterr_diag);
 
+/* Like cordon_profile_load()/_parse(), but on failure writes up to max_diags
+ * errors (in file order; at most CORDON_PROFILE_MAX_ERRORS are collected) to
+ * diags[] and their count to *ret_n_diags (0 on success). A syntax error
+ * stops parsing, so it comes alone; schema errors are all reported. Each
+ * diag's message is "<key path>: <what is wrong>" (or just what is wrong for
+ * errors about the whole file); the file name is not in it: print
+ * "<file>:<line>:<column>: <message>", or "<file>: <message>" when line is 0. */
+int cordon_profile_load_diags(const char *path, struct cordon_profile **ret, struct cordon_diag *diags,
+			      size_t max_diags, size_t *ret_n_diags);
+int cordon_profile_parse_diags(const char *id, const char *name, const char *buf, size_t len,
+			       struct cordon_profile **ret, struct cordon_diag *diags, size_t max_diags,
+			       size_t *ret_n_diags);
+
 void cordon_profile_free(struct cordon_profile *p);
+
+/* True when the profile's risk table names the tool. */
+bool cordon_profile_tool_risk_named(const struct cordon_profile *p, const char *tool);
 
 /* Risk tier for a tool: the profile's table, else default_risk. */
 enum cordon_risk cordon_profile_tool_risk(const struct cordon_profile *p, const char *tool);

@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cgroup module against the real kernel (root). Every test creates its own
+ * instances (names start with "t-cg-") and destroys them; the children it
+ * forks are reaped. On this machine the layout is hybrid (v1 memory, pids,
+ * cpu plus a controller-less cgroup2 at /sys/fs/cgroup/unified); the
+ * capability struct comes from cordon_probe(), and tests that simulate a
+ * kernel without something pass a modified copy. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cgroup.h"
+#include "fd-util.h"
+#include "probe.h"
+#include "syscall-compat.h"
+#include "test-support.h"
+
+static struct cordon_caps caps;
+
+static const char *const ctrl_names[_CORDON_CTRL_MAX] = { "memory", "pids", "cpu", "cpuset", "io" };
+
+/* ---- Helpers ------------------------------------------------------------ */
+
+#define MEM_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
+
+static uint64_t read_u64_file(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 64], buf[128];
+	uint64_t v = UINT64_MAX;
+	char *end;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	assert_true(read_small_file(path, buf, sizeof(buf)) > 0);
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	assert_int_equal(errno, 0);
+	return v;
+}
+
+static void read_str_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	assert_true(read_small_file(path, buf, size) >= 0);
+}
+
+static bool dir_exists(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Search every hierarchy for an instance directory "i-*-<name>". */
+static char search_suffix[128];
+static int search_hits;
+
+static int search_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	size_t bl = strlen(base), sl = strlen(search_suffix);
+
+	(void)st;
+	if (type == FTW_D && strncmp(base, "i-", 2) == 0 && bl > sl && strcmp(base + bl - sl, search_suffix) == 0)
+		search_hits++;
+	return 0;
+}
+
+static int count_instances(const struct cordon_caps *c, const char *name)
+{
+	snprintf(search_suffix, sizeof(search_suffix), "-%s", name);
+	search_hits = 0;
+	if (c->cgroup2_mount[0])
+		(void)nftw(c->cgroup2_mount, search_one, 16, FTW_PHYS | FTW_MOUNT);
+	for (int k = 0; k < _CORDON_CTRL_MAX; k++)
+		if (c->ctrl[k].available && !c->ctrl[k].v2)
+			(void)nftw(c->ctrl[k].path, search_one, 16, FTW_PHYS | FTW_MOUNT);
+	return search_hits;
+}
+
+/* Paths of an instance, copied before destroy frees them. */
+struct paths {
+	char p[_CORDON_CTRL_MAX + 1][PATH_MAX];
+	int n;
+};
+
+static void save_paths(const struct cordon_cgroup *cg, struct paths *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	if (cordon_cgroup_v2_path(cg))
+		snprintf(ps->p[ps->n++], PATH_MAX, "%s", cordon_cgroup_v2_path(cg));
+	for (int k = 0; k < 3; k++) {
+		const char *p = cordon_cgroup_ctrl_path(cg, (enum cordon_cgroup_ctrl)k);
+
+		if (p)
+			snprintf(ps->p[ps->n++], PATH_MAX, "%s", p);
+	}
+}
+
+static void assert_paths_gone(const struct paths *ps)
+{
+	for (int i = 0; i < ps->n; i++) {
+		if (dir_exists(ps->p[i]))
+			fail_msg("%s still exists", ps->p[i]);
+	}
+}
+
+static struct cordon_cgroup *create_ok(const char *name, uint64_t mem, uint64_t pids, uint64_t cpu)
+{
+	struct cordon_cgroup_limits lim = { .mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu };
+	struct cordon_diag d = { 0 };
+	struct cordon_cgroup *cg = NULL;
+	unsigned missing = 0xff;
+	int r;
+
+	r = cordon_cgroup_create(&caps, name, &lim, MEM_CTRLS, &cg, &missing, &d);
+	if (r < 0)
+		fail_msg("create %s: %d %s: %s", name, r, d.step, d.message);
+	assert_non_null(cg);
+	assert_int_equal(missing, 0);
+	return cg;
+}
+
+/* In a child: /proc/self/cgroup must show the instance in the hierarchy
+ * whose line matches `key` ("0::" or ":memory:"). */
+static bool child_in(const char *key, const char *mount, const char *path)
+{
+	char buf[4096], want[PATH_MAX + 64];
+	const char *rel = path + strlen(mount);
+
+	if (read_small_file("/proc/self/cgroup", buf, sizeof(buf)) < 0)
+		return false;
+	snprintf(want, sizeof(want), "%s%s\n", key, rel);
+	strcat(buf, "\n");
+	return strstr(buf, want) != NULL;
+}
+
+static bool child_in_all(const struct cordon_cgroup *cg)
+{
+	if (cordon_cgroup_v2_path(cg) && !child_in("0::", caps.cgroup2_mount, cordon_cgroup_v2_path(cg)))
+		return false;
+	for (int k = 0; k < 3; k++) {
+		const char *p = cordon_cgroup_ctrl_path(cg, (enum cordon_cgroup_ctrl)k);
+		char key[32];
+
+		if (!p || caps.ctrl[k].v2)
+			continue;
+		/* v1 lines: "<id>:<controllers>:<path>"; match ":<ctrl>:" for
+		 * the single-controller mounts of this machine, or the
+		 * comounted "cpu,cpuacct". */
+		snprintf(key, sizeof(key), "%s:", ctrl_names[k]);
+		if (!child_in(key, caps.ctrl[k].path, p)) {
+			snprintf(key, sizeof(key), "%s,cpuacct:", ctrl_names[k]);
+			if (!child_in(key, caps.ctrl[k].path, p))
+				return false;
+		}
+	}
+	return true;
+}
+
+static void reap_all_children_expect_sigkill(int *ret_count)
+{
+	int n = 0, status;
+	pid_t p;
+
+	while ((p = waitpid(-1, &status, 0)) > 0) {
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			fail_msg("child %d ended with status 0x%x, want SIGKILL", (int)p, status);
+		n++;
+	}
+	assert_int_equal(errno, ECHILD);
+	*ret_count = n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	/* The real probe: these tests also check that what it reports is
+	 * what the cgroup module needs. */
+	assert_int_equal(cordon_probe(&caps), 0);
+	if (caps.cgroup_layout == CORDON_CGROUP_NONE)
+		cordon_test_skip("no cgroup hierarchy mounted");
+	for (int c = 0; c < 3; c++)
+		if (!caps.ctrl[c].available)
+			cordon_test_skip("cgroup controller %s is not available", ctrl_names[c]);
+	return 0;
+}
+
+/* ---- Tests -------------------------------------------------------------- */
+
+static void test_create_limits_readback(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-limits", 64ull << 20, 32, 500000);
+	const char *mem = cordon_cgroup_ctrl_path(cg, CORDON_CTRL_MEMORY);
+	const char *pids = cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS);
+	const char *cpu = cordon_cgroup_ctrl_path(cg, CORDON_CTRL_CPU);
+	char buf[256], want[64];
+	struct paths ps;
+
+	(void)state;
+	assert_non_null(mem);
+	assert_non_null(pids);
+	assert_non_null(cpu);
+	/* Named i-<pid>-<start>-<name> under a "cordon" parent. */
+	snprintf(want, sizeof(want), "i-%d-", (int)getpid());
+	assert_int_equal(strncmp(cordon_cgroup_dir_name(cg), want, strlen(want)), 0);
+	assert_non_null(strstr(mem, "/cordon/i-"));
+
+	if (caps.ctrl[CORDON_CTRL_MEMORY].v2) {
+		assert_int_equal(read_u64_file(mem, "memory.max"), 64ull << 20);
+		read_str_file(mem, "memory.swap.max", buf, sizeof(buf));
+		assert_string_equal(buf, "0");
+	} else {
+		assert_int_equal(read_u64_file(mem, "memory.limit_in_bytes"), 64ull << 20);
+		assert_int_equal(read_u64_file(mem, "memory.memsw.limit_in_bytes"), 64ull << 20);
+		read_str_file(mem, "memory.oom_control", buf, sizeof(buf));
+		assert_non_null(strstr(buf, "oom_kill_disable 0"));
+	}
+	assert_int_equal(read_u64_file(pids, "pids.max"), 32);
+	if (caps.ctrl[CORDON_CTRL_CPU].v2) {
+		read_str_file(cpu, "cpu.max", buf, sizeof(buf));
+		assert_string_equal(buf, "50000 100000");
+	} else {
+		assert_int_equal(read_u64_file(cpu, "cpu.cfs_quota_us"), 50000);
+		assert_int_equal(read_u64_file(cpu, "cpu.cfs_period_us"), 100000);
+	}
+	/* The cgroup2 directory exists (hybrid: in the unified hierarchy). */
+	assert_non_null(cordon_cgroup_v2_path(cg));
+	assert_true(cordon_cgroup_v2_fd(cg) >= 0);
+	assert_true(dir_exists(cordon_cgroup_v2_path(cg)));
+	assert_true(cordon_cgroup_is_empty(cg));
+
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+	assert_int_equal(count_instances(&caps, "t-cg-limits"), 0);
+}
+
+static void test_cpu_quota_rounding(void **state)
+{
+	/* 0.25 CPU -> 25 ms per 100 ms; 0.001 CPU is below the kernel's
+	 * 1 ms minimum and is raised to it. */
+	struct cordon_cgroup *a = create_ok("t-cg-cpu-a", 0, 0, 250000);
+	struct cordon_cgroup *b = create_ok("t-cg-cpu-b", 0, 0, 1000);
+	const char *file = caps.ctrl[CORDON_CTRL_CPU].v2 ? NULL : "cpu.cfs_quota_us";
+	char buf[64];
+
+	(void)state;
+	if (file) {
+		assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(a, CORDON_CTRL_CPU), file), 25000);
+		assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(b, CORDON_CTRL_CPU), file), 1000);
+	} else {
+		read_str_file(cordon_cgroup_ctrl_path(a, CORDON_CTRL_CPU), "cpu.max", buf, sizeof(buf));
+		assert_string_equal(buf, "25000 100000");
+		read_str_file(cordon_cgroup_ctrl_path(b, CORDON_CTRL_CPU), "cpu.max", buf, sizeof(buf));
+		assert_string_equal(buf, "1000 100000");
+	}
+	/* No memory limit asked: none written (v1 default is "unlimited"). */
+	if (!caps.ctrl[CORDON_CTRL_MEMORY].v2)
+		assert_true(read_u64_file(cordon_cgroup_ctrl_path(a, CORDON_CTRL_MEMORY), "memory.limit_in_bytes") >
+			    (1ull << 60));
+	assert_int_equal(cordon_cgroup_destroy(a), 0);
+	assert_int_equal(cordon_cgroup_destroy(b), 0);
+}
+
+static void test_enter_forked_child(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-enter", 64ull << 20, 16, 0);
+	struct cordon_cgroup_stats st;
+	struct paths ps;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	/* A plain fork is not placed by clone3: enter() must join cgroup2 as
+	 * well as the v1 hierarchies. */
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct timespec t0, t1;
+
+		CHILD_CHECK(!child_in_all(cg));
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		/* Burn ~50 ms of CPU so the parent can read CPU time. */
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 50000000L);
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_true(st.cpu_usage_usec >= 40000);
+	assert_int_equal(st.oom_kills, 0);
+	assert_int_equal(st.pids_peak, 1);
+	assert_true(st.mem_peak_bytes > 0);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+}
+
+static void test_clone3_into_cgroup(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-clone3", 64ull << 20, 16, 0);
+	struct clone_args args = { 0 };
+	long pid;
+	int status;
+
+	(void)state;
+	args.flags = CLONE_INTO_CGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cordon_cgroup_v2_fd(cg);
+	assert_true(cordon_cgroup_v2_fd(cg) >= 0);
+	pid = sys_clone3(&args, sizeof(args));
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Placed in cgroup2 from the first instruction... */
+		CHILD_CHECK(child_in("0::", caps.cgroup2_mount, cordon_cgroup_v2_path(cg)));
+		/* ...but not yet in the v1 hierarchies, which enter() joins
+		 * (it does not write cgroup2 again). */
+		CHILD_CHECK(!child_in_all(cg));
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	status = cordon_test_wait((pid_t)pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+static void test_attach_pid(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-attach", 0, 8, 0);
+	int pfd[2];
+	pid_t pid;
+	char c;
+	int status, n;
+
+	(void)state;
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[1]);
+		CHILD_CHECK(read(pfd[0], &c, 1) == 1);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	close(pfd[0]);
+	assert_true(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_attach_pid(cg, pid), 0);
+	assert_false(cordon_cgroup_is_empty(cg));
+	assert_int_equal(write(pfd[1], "x", 1), 1);
+	close(pfd[1]);
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_attach_pid(cg, 0), -EINVAL);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 0);
+}
+
+static void test_fork_bomb_stops_at_pids_max(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-forkbomb", 0, 8, 0);
+	struct cordon_cgroup_stats st;
+	struct paths ps;
+	pid_t pid;
+	int status, n;
+
+	(void)state;
+	/* Orphaned grandchildren come back to us, so we can assert that
+	 * destroy killed every one of them. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int forked = 0;
+
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		for (;;) {
+			pid_t p = fork();
+
+			if (p == 0) {
+				for (;;)
+					pause();
+			}
+			if (p < 0)
+				break;
+			forked++;
+			CHILD_CHECK(forked < 100);
+		}
+		/* The limit refuses fork with EAGAIN. */
+		CHILD_CHECK(errno == EAGAIN);
+		_exit(forked);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	/* pids.max 8 counts the child itself: 7 more. */
+	assert_int_equal(WEXITSTATUS(status), 7);
+	assert_false(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_int_equal(st.pids_peak, 8);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 7);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+static void test_memory_bomb_oom_killed(void **state)
+{
+	const uint64_t limit = 32ull << 20;
+	struct cordon_cgroup *cg = create_ok("t-cg-membomb", limit, 16, 0);
+	struct cordon_cgroup_stats st;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t len = 256u << 20;
+		char *p;
+
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHILD_CHECK(p != MAP_FAILED);
+		for (size_t i = 0; i < len; i += 4096)
+			p[i] = 1;
+		_exit(0); /* survived: the limit did not hold */
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_true(st.oom_kills >= 1);
+	/* Peak memory near the limit, never above it. */
+	assert_true(st.mem_peak_bytes >= limit * 3 / 4);
+	assert_true(st.mem_peak_bytes <= limit);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+/* A child that ignores SIGTERM and has children of its own that do too. */
+static pid_t spawn_stubborn(const struct cordon_cgroup *cg, int nkids)
+{
+	int pfd[2];
+	pid_t pid;
+	char buf[16];
+
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGTERM, SIG_IGN);
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		for (int i = 0; i < nkids; i++) {
+			pid_t k = fork();
+
+			CHILD_CHECK(k >= 0);
+			if (k == 0) {
+				for (;;)
+					pause();
+			}
+		}
+		CHILD_CHECK(write(pfd[1], "r", 1) == 1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], buf, 1), 1);
+	close(pfd[0]);
+	return pid;
+}
+
+static void destroy_stubborn(bool with_cgroup_kill)
+{
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup *cg = NULL;
+	struct paths ps;
+	pid_t pid;
+	int n;
+
+	c.cgroup_kill = with_cgroup_kill;
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-stubborn", &lim, MEM_CTRLS, &cg, NULL, NULL), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = spawn_stubborn(cg, 3);
+	/* SIGTERM alone changes nothing. */
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	usleep(20000);
+	assert_false(cordon_cgroup_is_empty(cg));
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 4);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+static void test_destroy_kills_sigterm_ignorers(void **state)
+{
+	(void)state;
+	destroy_stubborn(true);
+}
+
+static void test_destroy_without_cgroup_kill(void **state)
+{
+	/* The kernel "without cgroup.kill": freeze + SIGKILL per pid. */
+	(void)state;
+	destroy_stubborn(false);
+}
+
+static void test_destroy_job_subcgroups(void **state)
+{
+	/* cordon-exec makes job cgroups below the instance; destroy kills
+	 * them and removes the directories too. */
+	struct cordon_cgroup *cg = create_ok("t-cg-jobs", 0, 16, 0);
+	char job[PATH_MAX + 16], procs[PATH_MAX + 32], s[32];
+	pid_t pid;
+	int n;
+
+	(void)state;
+	snprintf(job, sizeof(job), "%s/job-1", cordon_cgroup_v2_path(cg));
+	assert_int_equal(mkdir(job, 0755), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = spawn_stubborn(cg, 0);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", job);
+	snprintf(s, sizeof(s), "%d", (int)pid);
+	assert_int_equal(write_small_file(procs, s), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_false(dir_exists(job));
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 1);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+static void test_cleanup_stale(void **state)
+{
+	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup *stale = NULL, *live;
+	struct paths stale_ps, live_ps;
+	char fake[PATH_MAX + 64];
+	pid_t owner, victim;
+	int status, r, n;
+
+	(void)state;
+	/* An owner that will die. */
+	owner = fork();
+	assert_true(owner >= 0);
+	if (owner == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(cordon_cgroup_create_owned(&caps, owner, "t-cg-stale", &lim, MEM_CTRLS, &stale, NULL, NULL),
+			 0);
+	assert_non_null(strstr(cordon_cgroup_dir_name(stale), "i-"));
+	live = create_ok("t-cg-live", 0, 16, 0);
+	save_paths(stale, &stale_ps);
+	save_paths(live, &live_ps);
+
+	/* A process inside the stale instance that outlived its launcher. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cordon_cgroup_set_clone_placed(stale, false);
+	victim = spawn_stubborn(stale, 1);
+
+	/* A directory whose pid is alive (ours) but with another start time:
+	 * the pid was reused, so its owner is gone. Made next to our live
+	 * pids instance. */
+	{
+		const char *p = cordon_cgroup_ctrl_path(live, CORDON_CTRL_PIDS);
+
+		snprintf(fake, sizeof(fake), "%.*s/i-%d-1-t-cg-reused", (int)(strrchr(p, '/') - p), p,
+			 (int)getpid());
+	}
+	assert_int_equal(mkdir(fake, 0755), 0);
+
+	/* The owner dies without destroying its instance, as a SIGKILLed
+	 * launcher would. */
+	assert_int_equal(kill(owner, SIGKILL), 0);
+	status = cordon_test_wait(owner);
+	assert_true(WIFSIGNALED(status));
+
+	r = cordon_cgroup_cleanup_stale(&caps);
+	assert_true(r >= 2);
+	assert_paths_gone(&stale_ps);
+	assert_false(dir_exists(fake));
+	/* The live instance stays. */
+	for (int i = 0; i < live_ps.n; i++)
+		assert_true(dir_exists(live_ps.p[i]));
+	/* What ran inside the stale instance was killed. */
+	status = cordon_test_wait(victim);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 1);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+
+	/* A second run finds nothing of ours. */
+	assert_int_equal(count_instances(&caps, "t-cg-stale"), 0);
+	assert_int_equal(cordon_cgroup_destroy(live), 0);
+	assert_paths_gone(&live_ps);
+	/* The stale object's directories are gone; destroying it now only
+	 * frees memory (rmdir of missing directories is not an error). */
+	assert_int_equal(cordon_cgroup_destroy(stale), 0);
+}
+
+static void test_required_controller_missing(void **state)
+{
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
+	struct cordon_diag d = { 0 };
+	struct cordon_cgroup *cg = NULL;
+	unsigned missing = 0;
+	int r;
+
+	(void)state;
+	c.ctrl[CORDON_CTRL_MEMORY].available = false;
+	r = cordon_cgroup_create(&c, "t-cg-nomem", &lim, MEM_CTRLS, &cg, &missing, &d);
+	assert_int_equal(r, -EOPNOTSUPP);
+	assert_null(cg);
+	assert_int_equal(d.error, EOPNOTSUPP);
+	assert_string_equal(d.step, "cgroup");
+	assert_non_null(strstr(d.message, "memory"));
+	assert_non_null(strstr(d.message, "not available"));
+	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
+
+	/* Best effort: created, memory reported missing, others applied. */
+	r = cordon_cgroup_create(&c, "t-cg-nomem", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d);
+	assert_int_equal(r, 0);
+	assert_int_equal(missing, 1u << CORDON_CTRL_MEMORY);
+	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_MEMORY));
+	assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS), "pids.max"), 16);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
+
+	/* Controllers cordon sets no limits with cannot be required. */
+	r = cordon_cgroup_create(&caps, "t-cg-nomem", &lim, 1u << CORDON_CTRL_IO, &cg, &missing, &d);
+	assert_int_equal(r, -EOPNOTSUPP);
+	assert_non_null(strstr(d.message, "io"));
+	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
+}
+
+static void test_failure_midway_leaves_nothing(void **state)
+{
+	/* The pids "hierarchy" is a plain directory: mkdir works there but it
+	 * has no cgroup.procs or pids.max, so applying pids fails after the
+	 * cgroup2 and memory directories were already made. */
+	char *tmp = cordon_test_mkdtemp("cgroup-fake");
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
+	struct cordon_diag d = { 0 };
+	struct cordon_cgroup *cg = NULL;
+	unsigned missing = 0;
+	char sub[PATH_MAX];
+	int r;
+
+	(void)state;
+	snprintf(c.ctrl[CORDON_CTRL_PIDS].path, sizeof(c.ctrl[CORDON_CTRL_PIDS].path), "%s", tmp);
+	c.ctrl[CORDON_CTRL_PIDS].v2 = false;
+	r = cordon_cgroup_create(&c, "t-cg-midway", &lim, MEM_CTRLS, &cg, &missing, &d);
+	assert_int_equal(r, -ENOENT);
+	assert_null(cg);
+	assert_int_equal(d.error, ENOENT);
+	assert_non_null(strstr(d.message, "pids"));
+	assert_int_equal(count_instances(&caps, "t-cg-midway"), 0);
+	snprintf(sub, sizeof(sub), "%s/cordon", tmp);
+	assert_false(dir_exists(sub));
+
+	/* Not required: created, pids reported missing. */
+	r = cordon_cgroup_create(&c, "t-cg-midway", &lim, 1u << CORDON_CTRL_MEMORY, &cg, &missing, &d);
+	assert_int_equal(r, 0);
+	assert_int_equal(missing, 1u << CORDON_CTRL_PIDS);
+	cordon_cgroup_set_clone_placed(cg, false);
+	{
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+			_exit(0);
+		}
+		r = cordon_test_wait(pid);
+		assert_true(WIFEXITED(r));
+		assert_int_equal(WEXITSTATUS(r), 0);
+	}
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-midway"), 0);
+	assert_false(dir_exists(sub));
+	assert_int_equal(rmdir(tmp), 0);
+	free(tmp);
+}
+
+static void test_invalid_arguments(void **state)
+{
+	struct cordon_cgroup_limits lim = { 0 };
+	struct cordon_diag d = { 0 };
+	struct cordon_cgroup *cg = NULL;
+	char longname[80];
+
+	(void)state;
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(cordon_cgroup_create(&caps, "Bad_Name", &lim, 0, &cg, NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "Bad_Name"));
+	assert_int_equal(cordon_cgroup_create(&caps, "", &lim, 0, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(cordon_cgroup_create(&caps, "../x", &lim, 0, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(cordon_cgroup_create(&caps, longname, &lim, 0, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(cordon_cgroup_create(&caps, "ok", NULL, 0, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(cordon_cgroup_create(&caps, "ok", &lim, 1u << 20, &cg, NULL, &d), -EINVAL);
+	assert_null(cg);
+	/* An owner that does not exist has no start time. */
+	assert_int_equal(cordon_cgroup_create_owned(&caps, INT32_MAX, "ok", &lim, 0, &cg, NULL, &d), -ENOENT);
+	assert_null(cg);
+	assert_int_equal(cordon_cgroup_v2_fd(NULL), -EBADF);
+	assert_null(cordon_cgroup_v2_path(NULL));
+	assert_int_equal(cordon_cgroup_destroy(NULL), 0);
+}
+
+static void test_duplicate_name_refused(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-dup", 0, 8, 0);
+	struct cordon_cgroup_limits lim = { .pids_max = 8 };
+	struct cordon_cgroup *cg2 = NULL;
+	struct cordon_diag d = { 0 };
+
+	(void)state;
+	assert_int_equal(cordon_cgroup_create(&caps, "t-cg-dup", &lim, MEM_CTRLS, &cg2, NULL, &d), -EEXIST);
+	assert_null(cg2);
+	/* The failed attempt did not remove the first instance. */
+	assert_true(dir_exists(cordon_cgroup_v2_path(cg)));
+	assert_true(dir_exists(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS)));
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-dup"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_limits_readback),
+		cmocka_unit_test(test_cpu_quota_rounding),
+		cmocka_unit_test(test_enter_forked_child),
+		cmocka_unit_test(test_clone3_into_cgroup),
+		cmocka_unit_test(test_attach_pid),
+		cmocka_unit_test(test_fork_bomb_stops_at_pids_max),
+		cmocka_unit_test(test_memory_bomb_oom_killed),
+		cmocka_unit_test(test_destroy_kills_sigterm_ignorers),
+		cmocka_unit_test(test_destroy_without_cgroup_kill),
+		cmocka_unit_test(test_destroy_job_subcgroups),
+		cmocka_unit_test(test_cleanup_stale),
+		cmocka_unit_test(test_required_controller_missing),
+		cmocka_unit_test(test_failure_midway_leaves_nothing),
+		cmocka_unit_test(test_invalid_arguments),
+		cmocka_unit_test(test_duplicate_name_refused),
+	};
+
+	cordon_test_require_root();
+	if (access("/sys/fs/cgroup", F_OK) < 0)
+		cordon_test_skip("no /sys/fs/cgroup");
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
