@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Who may use the operator socket, decided by SO_PEERCRED on every request:
- * a forked child that drops to an unprivileged uid/gid is refused on EVERY
- * op of the protocol (and its requests change nothing), while an
- * unprivileged child whose primary gid is the operator group, or whose user
- * is a member of it in the group database (getgrouplist), is served. Root
- * only (setresuid). */
+/* Who may use the operator socket, decided from the kernel's record of the
+ * peer (SO_PEERCRED, SO_PEERGROUPS) on every request: a forked child that
+ * drops to an unprivileged uid/gid is refused on EVERY op of the protocol
+ * (and its requests change nothing); a child holding the operator group as
+ * its primary or a supplementary group is served, unless the group database
+ * (readable here) no longer lists its user in the group; a uid without a
+ * passwd entry is judged by its kernel groups alone. Root only (setresuid). */
 
 #include <grp.h>
 #include <pwd.h>
@@ -14,6 +15,8 @@
 #define NOBODY 65534
 #define NOGROUP 65534
 #define OTHER_GID 43210 /* no group of that id needs to exist */
+#define OTHER_GID2 43211
+#define NO_PASSWD_UID 43210 /* a uid without a passwd entry */
 
 struct fx {
 	struct bt *t;
@@ -81,14 +84,18 @@ static char *request_for(const struct cordon_op_spec *op, unsigned id)
 	return line;
 }
 
-/* The child: drop to uid/gid (no supplementary groups), send every op,
- * check each answer's code. want NULL: anything but permission-denied. */
-static void child(const char *path, uid_t uid, gid_t gid, const char *want)
+/* The child: drop to uid/gid with supplementary group supp (none when
+ * (gid_t)-1), send every op, check each answer's code. want NULL: anything
+ * but permission-denied. */
+static void child(const char *path, uid_t uid, gid_t gid, gid_t supp, const char *want)
 {
 	unsigned id = 1;
 	int fd;
 
-	CHILD_CHECK(setgroups(0, NULL) == 0);
+	if (supp == (gid_t)-1)
+		CHILD_CHECK(setgroups(0, NULL) == 0);
+	else
+		CHILD_CHECK(setgroups(1, &supp) == 0);
 	CHILD_CHECK(setresgid(gid, gid, gid) == 0);
 	CHILD_CHECK(setresuid(uid, uid, uid) == 0);
 	CHILD_CHECK(geteuid() == uid);
@@ -129,13 +136,13 @@ static void child(const char *path, uid_t uid, gid_t gid, const char *want)
 	_exit(0);
 }
 
-static int run_child(struct fx *f, uid_t uid, gid_t gid, const char *want)
+static int run_child(struct fx *f, uid_t uid, gid_t gid, gid_t supp, const char *want)
 {
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0)
-		child(f->path, uid, gid, want);
+		child(f->path, uid, gid, supp, want);
 	return pump_until_exit(f->d->loop, pid);
 }
 
@@ -149,7 +156,7 @@ static void test_unprivileged_refused_everywhere(void **state)
 
 	(void)state;
 	assert_int_equal(cordon_db_policy_epoch(f->t->db, &epoch0), 0);
-	st = run_child(f, NOBODY, NOGROUP, CORDON_OP_E_DENIED);
+	st = run_child(f, NOBODY, NOGROUP, (gid_t)-1, CORDON_OP_E_DENIED);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	/* nothing happened: no notification, grants intact, same epoch */
@@ -162,49 +169,61 @@ static void test_unprivileged_refused_everywhere(void **state)
 	stop(f);
 }
 
-static void test_primary_gid_is_operator(void **state)
+static void require_nobody(void)
 {
-	struct fx *f = start(OTHER_GID);
-	int st;
+	struct passwd *pw = getpwuid(NOBODY);
 
-	(void)state;
-	st = run_child(f, NOBODY, OTHER_GID, NULL);
+	if (!pw || pw->pw_gid != NOGROUP)
+		cordon_test_skip("needs user nobody (65534) with primary group 65534 in the passwd database");
+	if (getpwuid(NO_PASSWD_UID))
+		cordon_test_skip("uid %d must not have a passwd entry", NO_PASSWD_UID);
+}
+
+static void expect(gid_t operator_gid, uid_t uid, gid_t gid, gid_t supp, const char *want)
+{
+	struct fx *f = start(operator_gid);
+	int st = run_child(f, uid, gid, supp, want);
+
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	/* it really acted: revoke-all went through as operator uid 65534 */
-	assert_true(test_daemon_saw(f->d, "revoked_all"));
+	/* served children really acted: revoke-all went through as operator */
+	assert_int_equal(test_daemon_saw(f->d, "revoked_all"), want == NULL);
 	stop(f);
 }
 
-static void test_member_by_group_database(void **state)
+static void test_primary_gid_is_operator(void **state)
 {
-	struct passwd *pw = getpwuid(NOBODY);
-	struct fx *f;
-	int st;
-
 	(void)state;
-	if (!pw || pw->pw_gid != NOGROUP)
-		cordon_test_skip("needs user nobody (65534) with primary group 65534 in the passwd database");
-	/* SO_PEERCRED says gid OTHER_GID; the group database says nobody is in
-	 * 65534 (its passwd primary group): that membership counts. */
-	f = start(NOGROUP);
-	st = run_child(f, NOBODY, OTHER_GID, NULL);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	stop(f);
+	require_nobody();
+	expect(NOGROUP, NOBODY, NOGROUP, (gid_t)-1, NULL);
+}
+
+static void test_supplementary_group_is_operator(void **state)
+{
+	(void)state;
+	require_nobody();
+	/* SO_PEERCRED says gid OTHER_GID; SO_PEERGROUPS carries 65534 */
+	expect(NOGROUP, NOBODY, OTHER_GID, NOGROUP, NULL);
+}
+
+static void test_group_database_revokes(void **state)
+{
+	(void)state;
+	require_nobody();
+	/* The process holds OTHER_GID2 (as after a login session that began
+	 * before its user was removed from the group), the database does not
+	 * list nobody in it: refused. Same for the primary gid. */
+	expect(OTHER_GID2, NOBODY, OTHER_GID, OTHER_GID2, CORDON_OP_E_DENIED);
+	expect(OTHER_GID, NOBODY, OTHER_GID, (gid_t)-1, CORDON_OP_E_DENIED);
 }
 
 static void test_uid_without_passwd_entry(void **state)
 {
-	struct fx *f = start(NOGROUP);
-	int st;
-
 	(void)state;
-	/* uid 43210 has no passwd entry: no supplementary groups, refused */
-	st = run_child(f, 43210, OTHER_GID, CORDON_OP_E_DENIED);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	stop(f);
+	require_nobody();
+	/* no database entry: the kernel's groups decide */
+	expect(NOGROUP, NO_PASSWD_UID, OTHER_GID, NOGROUP, NULL);
+	expect(NOGROUP, NO_PASSWD_UID, OTHER_GID, (gid_t)-1, CORDON_OP_E_DENIED);
 }
 
 int main(void)
@@ -212,7 +231,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unprivileged_refused_everywhere),
 		cmocka_unit_test(test_primary_gid_is_operator),
-		cmocka_unit_test(test_member_by_group_database),
+		cmocka_unit_test(test_supplementary_group_is_operator),
+		cmocka_unit_test(test_group_database_revokes),
 		cmocka_unit_test(test_uid_without_passwd_entry),
 	};
 
