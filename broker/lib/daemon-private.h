@@ -103,6 +103,13 @@ struct dworker {
 	int refs;
 };
 
+enum dcall_kind {
+	DCK_TOOL = 0, /* tools/call */
+	DCK_PASS,     /* resources/prompts/completion pass-through */
+};
+
+struct dmulti;
+
 enum dcall_state {
 	DC_WAIT_WORKER = 0,
 	DC_WAIT_APPROVAL,
@@ -130,6 +137,10 @@ struct dcall {
 	struct dworker *w;
 	int64_t worker_req_id;
 	uint64_t started_us;
+	enum dcall_kind kind;
+	char *pass_method;
+	json_t *pass_params;
+	struct dmulti *multi;
 	struct dcall *next;	  /* session list */
 	struct dcall *next_waiting; /* worker wait queue */
 };
@@ -146,6 +157,7 @@ struct dsession {
 	char version[16];
 	bool client_sampling, client_elicitation, client_roots;
 	struct dcall *calls;
+	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
 	int64_t next_server_id;
 	struct dsession *next, *prev;
 };
@@ -221,6 +233,13 @@ void call_tick(struct dcall *c, uint64_t now_ms);
 void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
 json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s);
 bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args);
+
+/* gateway-pass.c */
+bool pass_offered(struct cordon_daemon *d, bool prompts);
+bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params);
+void pass_result(struct dcall *c, json_t *msg);
+void pass_detach(struct dcall *c);
+void pass_session_closed(struct dsession *s);
 
 /* worker.c */
 struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool start,

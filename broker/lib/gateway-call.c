@@ -77,6 +77,7 @@ void call_free(struct dcall *c)
 			}
 	if (c->w)
 		worker_dequeue(c->w, c);
+	pass_detach(c);
 	json_decref(c->rpc_id);
 	json_decref(c->progress_token);
 	free(c->args_jcs);
@@ -319,6 +320,14 @@ void call_worker_ready(struct dcall *c)
 		return;
 	}
 	d = c->s->d;
+	if (c->kind == DCK_PASS) {
+		c->state = DC_IN_FLIGHT;
+		if (!c->w || worker_send_call(c->w, c) < 0) {
+			pass_result(c, NULL);
+			call_free(c);
+		}
+		return;
+	}
 	fp = c->w ? worker_fingerprint(c->w, c->tool) : NULL;
 	if (!fp) {
 		session_send_error(c->s, c->rpc_id, -32602, "Unknown tool: %s__%s", c->connector, c->tool);
@@ -379,6 +388,11 @@ void call_worker_ready(struct dcall *c)
 
 void call_worker_failed(struct dcall *c, const char *why)
 {
+	if (c->kind == DCK_PASS) {
+		pass_result(c, NULL);
+		call_free(c);
+		return;
+	}
 	call_fail(c, "cordon: connector %s is unavailable (%s); nothing was sent.", c->connector, why);
 }
 
@@ -386,6 +400,11 @@ void call_worker_lost(struct dcall *c, const char *why)
 {
 	struct cordon_daemon *d = c->d;
 
+	if (c->kind == DCK_PASS) {
+		pass_result(c, NULL);
+		call_free(c);
+		return;
+	}
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
 		(void)ledger_action_outcome_unknown(d->db, c->action_id);
 	if (c->state == DC_IN_FLIGHT && c->action_id[0])
@@ -409,6 +428,11 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 
 	(void)line;
 	(void)len;
+	if (c->kind == DCK_PASS) {
+		pass_result(c, msg);
+		call_free(c);
+		return;
+	}
 	/* When the session went away meanwhile (c->s NULL) the ledger still
 	 * learns the outcome; only the answer has nobody to go to. */
 	if (!json_is_object(result)) {

@@ -129,10 +129,20 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	s->client_elicitation = json_object_get(ccaps, "elicitation") != NULL;
 	s->client_roots = json_object_get(ccaps, "roots") != NULL;
 	s->initialized = true;
+	/* resources/prompts/completions only when a connector's profile lets
+	 * them through; logging is not offered (connector logs are relayed to
+	 * per-session clients as notifications/message regardless). */
+	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1);
+	if (pass_offered(s->d, false))
+		json_object_set_new(caps, "resources", json_object());
+	if (pass_offered(s->d, true))
+		json_object_set_new(caps, "prompts", json_object());
+	if (pass_offered(s->d, false) || pass_offered(s->d, true))
+		json_object_set_new(caps, "completions", json_object());
 	session_send_result(
 		s, id,
-		json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", "tools",
-			  "listChanged", 1, "serverInfo", "name", "cordond", "version", "0.1", "instructions",
+		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps,
+			  "serverInfo", "name", "cordond", "version", "0.1", "instructions",
 			  "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
 			  "approval; if a call returns an approval code, repeat the identical call after approval."));
 }
@@ -185,6 +195,8 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 		session_send_result(s, id, json_object());
 		return;
 	}
+	if (pass_request(s, method, id, params))
+		return;
 	session_send_error(s, id, -32601, "Method not found: %.64s", method);
 }
 
@@ -301,6 +313,8 @@ static void session_close(struct dsession *s)
 {
 	struct cordon_daemon *d = s->d;
 
+	pass_session_closed(s);
+	json_decref(s->res_routes);
 	/* Calls: pending approvals die with the session (cordon_session_end
 	 * revokes them); an in-flight call on a shared instance completes in
 	 * the ledger but has nobody to answer. */
@@ -363,8 +377,10 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 		}
 		s->d = d;
 		s->fd = fd;
+		s->res_routes = json_object();
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &s->cred, &len) < 0) {
 			close(fd);
+			json_decref(s->res_routes);
 			free(s);
 			continue;
 		}
@@ -373,6 +389,7 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			 (unsigned)s->cred.uid, rnd);
 		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
 			close(fd);
+			json_decref(s->res_routes);
 			free(s);
 			continue;
 		}

@@ -902,7 +902,21 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 	struct dwreq *q;
 	int n;
 
-	name = json_dumps(json_string(c->tool), JSON_ENCODE_ANY | JSON_COMPACT);
+	if (c->kind == DCK_PASS) {
+		q = req_new(w, DWREQ_CALL);
+		if (!q)
+			return -ENOMEM;
+		q->call = c;
+		c->worker_req_id = q->id;
+		c->w = w;
+		return send_request(w, q, c->pass_method, json_incref(c->pass_params));
+	}
+	{
+		json_t *js = json_string(c->tool);
+
+		name = json_dumps(js, JSON_ENCODE_ANY | JSON_COMPACT);
+		json_decref(js);
+	}
 	if (!name)
 		return -ENOMEM;
 	q = req_new(w, DWREQ_CALL);

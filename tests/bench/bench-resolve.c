@@ -59,7 +59,7 @@ static double round_ns(enum mode m, int root_fd, const char *abs_path, const cha
 int main(void)
 {
 	const char *rel = "c1/c2/c3/c4/c5/file";
-	char *base = cordon_test_mkdtemp("bench-resolve"), p[4096], abs_path[4096];
+	char *base = cordon_test_mkdtemp("bench-resolve"), p[4096], abs_path[4200];
 	double t[3][ROUNDS], med[3];
 	int root_fd;
 

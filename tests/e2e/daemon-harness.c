@@ -61,7 +61,7 @@ static const char *helpers_dir(void)
 	return buf;
 }
 
-static void write_profile(struct harness *h, const char *id, const char *instances)
+static void write_profile(struct harness *h, const char *id, const char *instances, const char *pass)
 {
 	const char *helpers = helpers_dir();
 	char path[700], text[4096];
@@ -87,9 +87,11 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  default_risk: high\n"
 		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
 		 "  grant: [echo, append, crash, garbage, roots]\n"
+		 "resources: %s\n"
+		 "prompts: %s\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->data, h->data);
+		 helpers, h->out_file, instances, h->data, h->data, pass, pass);
 	write_text(path, text);
 }
 
@@ -105,8 +107,8 @@ void harness_setup(struct harness *h, const char *tag)
 	snprintf(h->gateway, sizeof(h->gateway), "%s/gateway.sock", h->runtime);
 	if (mkdir(h->profiles, 0755) < 0 || mkdir(h->data, 0755) < 0)
 		DIE("mkdir: %m");
-	write_profile(h, "fake", "shared");
-	write_profile(h, "fakeps", "per-session");
+	write_profile(h, "fake", "shared", "none");
+	write_profile(h, "fakeps", "per-session", "read");
 	h->approval_wait_s = 2;
 }
 

@@ -387,6 +387,51 @@ static void test_delegation_relaunches_with_root(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static void test_resources_prompts_passthrough(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *caps;
+
+	(void)state;
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	r = mcp_peer_initialize(&p, "2025-06-18");
+	caps = json_object_get(r, "capabilities");
+	assert_non_null(json_object_get(caps, "resources"));
+	assert_non_null(json_object_get(caps, "prompts"));
+	json_decref(r);
+	/* A URI no listing produced is refused. */
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* Only fakeps (resources: read) contributes; fake (none) does not. */
+	r = mcp_peer_request(&p, "resources/list", NULL, 10000);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 1);
+	json_decref(r);
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0), "text")),
+			    "a note");
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/list", NULL, 10000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(json_object_get(r, "result"), "prompts"), 0), "name")),
+			    "fakeps__greet");
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fakeps__greet"), 10000);
+	{
+		char *txt = json_dumps(json_object_get(r, "result"), 0);
+
+		assert_non_null(strstr(txt, "prompt greet"));
+		free(txt);
+	}
+	json_decref(r);
+	/* A connector without prompts: read cannot be named. */
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fake__greet"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -439,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_worker_crash_and_garbage),
 		cmocka_unit_test(test_per_session_instances),
 		cmocka_unit_test(test_delegation_relaunches_with_root),
+		cmocka_unit_test(test_resources_prompts_passthrough),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 

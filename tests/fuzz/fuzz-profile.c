@@ -11,10 +11,10 @@
 #include "profile.h"
 
 /* Not CHECK(): release builds define NDEBUG, and the fuzzer must check. */
-#define CHECK(cond)              \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
+#define CHECK(cond)                                                                                                    \
+	do {                                                                                                           \
+		if (!(cond))                                                                                           \
+			abort();                                                                                       \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

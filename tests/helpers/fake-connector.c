@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fake-connector: %s\n", method);
 		if (!strcmp(method, "initialize")) {
 			snprintf(buf, sizeof(buf),
-				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
 				 id);
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
@@ -196,6 +196,29 @@ int main(int argc, char **argv)
 			out(buf);
 		} else if (!strcmp(method, "tools/call"))
 			tools_call(id, line);
+		else if (!strcmp(method, "resources/list")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resources\":[{\"uri\":\"fake://note\",\"name\":\"note\"}]}}",
+				 id);
+			out(buf);
+		} else if (!strcmp(method, "resources/read")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"contents\":[{\"uri\":\"fake://note\",\"text\":\"a note\"}]}}",
+				 id);
+			out(buf);
+		} else if (!strcmp(method, "prompts/list")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"prompts\":[{\"name\":\"greet\"}]}}", id);
+			out(buf);
+		} else if (!strcmp(method, "prompts/get")) {
+			char pname[128] = "";
+
+			(void)str_value(line, "name", pname, sizeof(pname));
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"prompt %s\"}}]}}",
+				 id, pname);
+			out(buf);
+		}
 		else if (!strcmp(method, "ping")) {
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);
 			out(buf);

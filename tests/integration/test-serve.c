@@ -343,6 +343,25 @@ static size_t n_fds(pid_t pid)
 	return n;
 }
 
+/* True when an instance cgroup whose name contains tag exists in the
+ * cgroup2 hierarchy's cordon directory. */
+static bool cgroup_dir_exists(const char *tag)
+{
+	static const char *const roots[] = {"/sys/fs/cgroup/unified/cordon", "/sys/fs/cgroup/cordon"};
+
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_(closedirp_) DIR *d = opendir(roots[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (strstr(de->d_name, tag))
+				return true;
+	}
+	return false;
+}
+
 static const char *report_cgroup_path(const json_t *report)
 {
 	return json_string_value(
@@ -970,6 +989,55 @@ static void test_events_queued_during_request(void **state)
 	cordon_launcher_client_free(lc);
 }
 
+/* kill -9 of the broker itself: a forked "cordond" starts the helper and
+ * one connector, then is SIGKILLed. The helper reads EOF (and its
+ * PR_SET_PDEATHSIG fires), and every connector dies with it. */
+static void test_kill9_broker(void **state)
+{
+	struct cordon_caps caps;
+	pid_t broker, helper = 0, pids[32];
+	int pfd[2], st;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	broker = fork();
+	assert_true(broker >= 0);
+	if (broker == 0) {
+		struct cordon_launcher_client *lc = NULL;
+		struct cordon_launched l;
+		struct cordon_diag d = {0};
+		pid_t hp;
+
+		CHILD_CHECK(cordon_launcher_client_start(launch, profiles, NULL, &lc, &d) == 0);
+		CHILD_CHECK(cordon_launcher_client_spawn(lc, "cat", "svt-b9", NULL, 0, &l, &d) == 0);
+		hp = cordon_launcher_client_pid(lc);
+		CHILD_CHECK(write(pfd[1], &hp, sizeof(hp)) == (ssize_t)sizeof(hp));
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &helper, sizeof(helper)), (ssize_t)sizeof(helper));
+	close(pfd[0]);
+	n = pids_in_instance("svt-b9", pids, 32);
+	assert_true(n >= 2);
+	assert_int_equal(kill(broker, SIGKILL), 0);
+	assert_int_equal(waitpid(broker, &st, 0), broker);
+	assert_true(WIFSIGNALED(st));
+	pids[n++] = helper;
+	assert_pids_gone(pids, n);
+	/* Whatever cgroup the killed helper could not remove goes at the next
+	 * start; do it now, once the helper is reaped (a zombie still owns its
+	 * cgroups as far as stale detection is concerned). */
+	for (int i = 0; i < 200 && kill(helper, 0) == 0; i++)
+		usleep(25 * 1000);
+	assert_int_equal(kill(helper, 0), -1);
+	assert_int_equal(cordon_probe(&caps), 0);
+	assert_true(cordon_cgroup_cleanup_stale(&caps) >= 0);
+	assert_int_equal(pids_in_instance("svt-b9", pids, 32), 0);
+	assert_false(cgroup_dir_exists("svt-b9"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -982,6 +1050,7 @@ int main(void)
 	    cmocka_unit_test(test_unsafe_profiles_refused),
 	    cmocka_unit_test(test_kill9_helper),
 	    cmocka_unit_test(test_close_client_kills_instances),
+	    cmocka_unit_test(test_kill9_broker),
 	    cmocka_unit_test(test_malformed_packets),
 	    cmocka_unit_test(test_start_failures),
 	    cmocka_unit_test(test_events_queued_during_request),
