@@ -27,7 +27,6 @@
  * was created so far: an instance is either complete or absent. */
 #include "cgroup.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,27 +45,31 @@
 #include "parse-util.h"
 #include "syscall-compat.h"
 
-#define CORDON_PARENT "cordon"
+#define CORDON_PARENT	"cordon"
 #define CPU_PERIOD_USEC 100000ULL
 /* The kernel refuses a CFS quota below 1 ms. */
 #define CPU_QUOTA_MIN_USEC 1000ULL
-#define NAME_MAX_LEN 64
-#define KILL_TIMEOUT_MSEC 5000
-#define PROCS_MAX_BYTES (1024 * 1024)
-#define TREE_MAX_DEPTH 16
+#define NAME_MAX_LEN	   64
+#define KILL_TIMEOUT_MSEC  5000
+#define PROCS_MAX_BYTES	   (1024 * 1024)
+#define TREE_MAX_DEPTH	   16
+/* Limits on job cgroups a delegated worker may create below its instance. */
+#define DELEGATE_MAX_DEPTH	 4
+#define DELEGATE_MAX_DESCENDANTS 256
 
 /* Controllers this module applies limits with. */
 #define HANDLED_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
 
 /* One directory of the instance in one hierarchy. */
 struct hdir {
-	unsigned ctrls;	    /* 1 << CORDON_CTRL_* applied through this directory */
-	char *mount;	    /* mount point of the hierarchy */
-	char *parent;	    /* <base>/cordon */
-	char *path;	    /* <base>/cordon/<dirname> */
-	int fd;		    /* O_DIRECTORY of path */
-	int procs_fd;	    /* O_WRONLY cgroup.procs, for enter() in the child */
-	bool created;	    /* we made `path` (so we remove it) */
+	unsigned ctrls; /* 1 << CORDON_CTRL_* applied through this directory */
+	char *mount;	/* mount point of the hierarchy */
+	char *parent;	/* <base>/cordon */
+	char *path;	/* <base>/cordon/<dirname> */
+	int fd;		/* O_DIRECTORY of path */
+	int procs_fd;	/* O_WRONLY cgroup.procs, for enter() in the child */
+	bool created;	/* we made `path` (so we remove it) */
+	bool cpuacct;	/* has cpuacct.usage (v1 CPU time) */
 };
 
 struct cordon_cgroup {
@@ -80,7 +83,7 @@ struct cordon_cgroup {
 
 static void hdir_init(struct hdir *h)
 {
-	*h = (struct hdir){ .fd = -EBADF, .procs_fd = -EBADF };
+	*h = (struct hdir){.fd = -EBADF, .procs_fd = -EBADF};
 }
 
 static void hdir_free(struct hdir *h)
@@ -139,17 +142,19 @@ static uint64_t now_msec(void)
 
 static void sleep_msec(unsigned ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
 
 /* Start time of a process in clock ticks since boot (field 22 of
- * /proc/<pid>/stat). -ENOENT when there is no such process. */
-static int proc_starttime(pid_t pid, uint64_t *ret)
+ * /proc/<pid>/stat) and whether it has exited (state Z or X: a zombie
+ * nobody reaped yet). -ENOENT when there is no such process. */
+static int proc_starttime(pid_t pid, uint64_t *ret, bool *ret_dead)
 {
 	char path[64], buf[2048], *p, *tok, *save = NULL;
+	bool dead;
 	ssize_t n;
 	uint64_t v;
 
@@ -164,26 +169,59 @@ static int proc_starttime(pid_t pid, uint64_t *ret)
 		return -EBADMSG;
 	p++;
 	tok = strtok_r(p, " ", &save);
+	if (!tok)
+		return -EBADMSG;
+	dead = strcmp(tok, "Z") == 0 || strcmp(tok, "X") == 0;
 	for (int field = 3; tok && field < 22; field++)
 		tok = strtok_r(NULL, " ", &save);
 	if (!tok || parse_u64(tok, &v) < 0)
 		return -EBADMSG;
 	*ret = v;
+	if (ret_dead)
+		*ret_dead = dead;
+	return 0;
+}
+
+/* /proc/self/cgroup and /proc/self/mountinfo, read once per create() or
+ * cleanup_stale() rather than once per hierarchy. */
+struct proc_view {
+	char *cgroup;
+	char *mountinfo;
+};
+
+static void proc_view_done(struct proc_view *pv)
+{
+	free(pv->cgroup);
+	free(pv->mountinfo);
+	*pv = (struct proc_view){0};
+}
+
+static int proc_view_load(struct proc_view *pv)
+{
+	int r;
+
+	*pv = (struct proc_view){0};
+	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &pv->cgroup, NULL);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(AT_FDCWD, "/proc/self/mountinfo", 4 * 1024 * 1024, &pv->mountinfo, NULL);
+	if (r < 0) {
+		proc_view_done(pv);
+		return r;
+	}
 	return 0;
 }
 
 /* The launcher's own cgroup path in one hierarchy, from /proc/self/cgroup:
  * ctrl NULL for the cgroup2 line ("0::/path"), else the v1 line whose
  * controller list names ctrl. */
-static int own_cgroup_path(const char *ctrl, char **ret)
+static int own_cgroup_path(const struct proc_view *pv, const char *ctrl, char **ret)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *buf = strdup(pv->cgroup);
 	char *line, *save = NULL;
-	int r;
 
-	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &buf, NULL);
-	if (r < 0)
-		return r;
+	if (!buf)
+		return -ENOMEM;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2, *path;
 		bool match = false;
@@ -217,15 +255,13 @@ static int own_cgroup_path(const char *ctrl, char **ret)
 /* The root (field 4 of mountinfo) of the mount at `mount`: a hierarchy may be
  * mounted from a sub-cgroup (containers without a cgroup namespace), and
  * /proc/self/cgroup paths are then relative to the hierarchy's real root. */
-static int mount_root(const char *mount, char **ret)
+static int mount_root(const struct proc_view *pv, const char *mount, char **ret)
 {
-	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *buf = strdup(pv->mountinfo);
 	char *line, *save = NULL;
-	int r;
 
-	r = read_file_bounded(AT_FDCWD, "/proc/self/mountinfo", 4 * 1024 * 1024, &buf, NULL);
-	if (r < 0)
-		return r;
+	if (!buf)
+		return -ENOMEM;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[5], *s2 = NULL;
 		int i;
@@ -246,7 +282,7 @@ static int mount_root(const char *mount, char **ret)
 }
 
 /* <mount> + own cgroup path (made relative to the mount's root). */
-static int hierarchy_base(const char *mount, const char *ctrl, char **ret)
+static int hierarchy_base(const struct proc_view *pv, const char *mount, const char *ctrl, char **ret)
 {
 	_cleanup_free_ char *own = NULL, *root = NULL;
 	const char *rel;
@@ -254,10 +290,10 @@ static int hierarchy_base(const char *mount, const char *ctrl, char **ret)
 	char *s;
 	int r;
 
-	r = own_cgroup_path(ctrl, &own);
+	r = own_cgroup_path(pv, ctrl, &own);
 	if (r < 0)
 		return r;
-	if (mount_root(mount, &root) < 0 || strcmp(root, "/") == 0) {
+	if (mount_root(pv, mount, &root) < 0 || strcmp(root, "/") == 0) {
 		rel = own;
 	} else {
 		rl = strlen(root);
@@ -519,7 +555,7 @@ static bool v2_populated(int fd)
 
 static bool cg_empty(const struct cordon_cgroup *cg)
 {
-	struct pidset s = { 0 };
+	struct pidset s = {0};
 	bool empty;
 
 	if (cg->v2.fd >= 0 && v2_populated(cg->v2.fd))
@@ -535,16 +571,21 @@ static bool cg_empty(const struct cordon_cgroup *cg)
 	return empty;
 }
 
-/* Waits until the instance holds no process or the deadline passes. With a
- * cgroup2 directory the kernel notifies changes of cgroup.events (POLLPRI),
- * so we sleep in poll() instead of spinning. */
+/* Waits until the instance holds no process or the deadline passes.
+ * cgroup.events is pollable (POLLPRI), but the kernel rate-limits its
+ * notifications to one per 20 ms per file, and the instance usually became
+ * populated moments ago; so the wait is a poll with a short, growing
+ * timeout (100 us doubling to 10 ms): killed processes are normally gone
+ * within a few hundred microseconds. */
 static int wait_empty(const struct cordon_cgroup *cg, uint64_t deadline)
 {
 	_cleanup_close_ int ev = -EBADF;
+	long step_ns = 100 * 1000L;
 
 	if (cg->v2.fd >= 0)
 		ev = openat(cg->v2.fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 	for (;;) {
+		struct timespec ts;
 		uint64_t now;
 
 		if (cg_empty(cg))
@@ -552,19 +593,22 @@ static int wait_empty(const struct cordon_cgroup *cg, uint64_t deadline)
 		now = now_msec();
 		if (now >= deadline)
 			return -EBUSY;
+		if (step_ns > (long)(deadline - now) * 1000000L)
+			step_ns = (long)(deadline - now) * 1000000L;
+		ts = (struct timespec){.tv_sec = 0, .tv_nsec = step_ns};
 		if (ev >= 0) {
-			struct pollfd p = { .fd = ev, .events = POLLPRI };
+			struct pollfd p = {.fd = ev, .events = POLLPRI};
 			char b[64];
 
-			/* A read re-arms the notification; its content is
-			 * read again by cg_empty(). */
-			if (pread(ev, b, sizeof(b), 0) < 0 && errno != EINTR)
-				sleep_msec(1);
-			if (cg_empty(cg))
+			/* A read re-arms the notification; cg_empty() reads
+			 * the content again. */
+			if (pread(ev, b, sizeof(b), 0) >= 0 && cg_empty(cg))
 				return 0;
-			(void)poll(&p, 1, (int)(deadline - now < 10 ? deadline - now : 10));
+			(void)ppoll(&p, 1, &ts, NULL);
 		} else
-			sleep_msec(1);
+			(void)nanosleep(&ts, NULL);
+		if (step_ns < 10 * 1000000L)
+			step_ns *= 2;
 	}
 }
 
@@ -595,7 +639,7 @@ static void v2_freeze(const struct cordon_cgroup *cg, bool on)
  * processes signalled or -errno. */
 static int kill_round(const struct cordon_cgroup *cg)
 {
-	struct pidset first = { 0 }, second = { 0 };
+	struct pidset first = {0}, second = {0};
 	int *pidfds = NULL;
 	int r, killed = 0;
 
@@ -781,6 +825,7 @@ struct create_ctx {
 	unsigned required;
 	unsigned missing;
 	struct cordon_diag *diag;
+	struct proc_view pv;
 };
 
 static bool limit_requested(const struct cordon_cgroup_limits *lim, unsigned c)
@@ -903,7 +948,7 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 {
 	const struct cordon_caps *caps = x->caps;
 	_cleanup_free_ char *base = NULL;
-	int errs[_CORDON_CTRL_MAX] = { 0 };
+	int errs[_CORDON_CTRL_MAX] = {0};
 	unsigned want = 0;
 	int r = 0;
 
@@ -911,7 +956,7 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		if ((HANDLED_CTRLS & (1u << c)) && caps->ctrl[c].available && caps->ctrl[c].v2)
 			want |= 1u << c;
 
-	r = hierarchy_base(caps->cgroup2_mount, NULL, &base);
+	r = hierarchy_base(&x->pv, caps->cgroup2_mount, NULL, &base);
 	if (r < 0)
 		return cordon_diag_set(x->diag, -r, "cgroup", "cannot find own cgroup2 path: %s", strerror(-r));
 
@@ -931,8 +976,10 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		base = up;
 	}
 	if (want && r < 0)
-		return cordon_diag_set(x->diag, -r, "cgroup", "cannot enable controllers in %s/cgroup.subtree_control: %s",
-				       base, strerror(-r));
+		/* The base itself is unusable (not writable, still busy):
+		 * every controller failed with that error. */
+		for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+			errs[c] = (want & (1u << c)) ? -r : 0;
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
 		if (errs[c] && (want & (1u << c))) {
 			want &= ~(1u << c);
@@ -967,8 +1014,9 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 		r = write_v2_limits(cg->v2.fd, c, x->lim, &file);
 		if (r < 0) {
 			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot write %s/%s: %s",
-						       ctrl_name(c), cg->v2.path, file, strerror(-r));
+				return cordon_diag_set(x->diag, -r, "cgroup",
+						       "cgroup controller %s: cannot write %s/%s: %s", ctrl_name(c),
+						       cg->v2.path, file, strerror(-r));
 			if (limit_requested(x->lim, c))
 				x->missing |= 1u << c;
 			continue;
@@ -978,49 +1026,55 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 	return 0;
 }
 
-static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
+/* Finds or makes the instance directory in the v1 hierarchy mounted at
+ * `mount`; `ctrl` names a controller of that hierarchy as /proc/self/cgroup
+ * lists it. Controllers mounted together (cpu,cpuacct) share one directory.
+ * *ret_h is set even on failure (with fd < 0) when an entry was used, so
+ * that teardown removes a partly made directory. */
+static int v1_dir(struct cordon_cgroup *cg, struct create_ctx *x, const char *mount, const char *ctrl,
+		  struct hdir **ret_h)
 {
-	const struct cordon_caps *caps = x->caps;
-	const char *mount = caps->ctrl[c].path;
 	_cleanup_free_ char *base = NULL;
-	struct hdir *h = NULL;
-	const char *file = "";
 	int errs[_CORDON_CTRL_MAX];
+	struct hdir *h;
 	int r;
 
-	/* Controllers mounted together (cpu,cpuacct) share one directory. */
+	*ret_h = NULL;
 	for (size_t i = 0; i < cg->n_v1; i++)
-		if (strcmp(cg->v1[i].mount, mount) == 0)
-			h = &cg->v1[i];
-	if (!h) {
-		h = &cg->v1[cg->n_v1];
-		r = hierarchy_base(mount, ctrl_name(c), &base);
-		if (r < 0) {
-			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup",
-						       "cgroup controller %s: cannot find own cgroup in %s: %s",
-						       ctrl_name(c), mount, strerror(-r));
-			if (limit_requested(x->lim, c))
-				x->missing |= 1u << c;
-			return 0;
+		if (strcmp(cg->v1[i].mount, mount) == 0) {
+			*ret_h = &cg->v1[i];
+			return cg->v1[i].fd >= 0 ? 0 : -EBADF;
 		}
-		if (!(h->mount = strdup(mount)) || asprintf(&h->parent, "%s/" CORDON_PARENT, base) < 0 ||
-		    asprintf(&h->path, "%s/%s", h->parent, cg->dirname) < 0)
+	if (cg->n_v1 >= ELEMENTSOF(cg->v1))
+		return -E2BIG;
+	r = hierarchy_base(&x->pv, mount, ctrl, &base);
+	if (r < 0)
+		return r;
+	h = &cg->v1[cg->n_v1];
+	if (!(h->mount = strdup(mount)) || asprintf(&h->parent, "%s/" CORDON_PARENT, base) < 0 ||
+	    asprintf(&h->path, "%s/%s", h->parent, cg->dirname) < 0)
+		return -ENOMEM;
+	/* Counted before mkdir so a partly made directory is removed on
+	 * failure. */
+	cg->n_v1++;
+	*ret_h = h;
+	return make_instance_dir(h, 0, errs);
+}
+
+static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
+{
+	const char *mount = x->caps->ctrl[c].path;
+	const char *file = "";
+	struct hdir *h;
+	int r;
+
+	r = v1_dir(cg, x, mount, ctrl_name(c), &h);
+	if (r < 0) {
+		if (r == -ENOMEM)
 			return cordon_diag_set(x->diag, ENOMEM, "cgroup", "out of memory");
-		/* Counted before mkdir so a partly made directory is removed
-		 * on failure. */
-		cg->n_v1++;
-		r = make_instance_dir(h, 0, errs);
-		if (r < 0) {
-			if (x->required & (1u << c))
-				return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot set up %s: %s",
-						       ctrl_name(c), h->path, strerror(-r));
-			if (limit_requested(x->lim, c))
-				x->missing |= 1u << c;
-			return 0;
-		}
-	}
-	if (h->fd < 0) {
+		if (x->required & (1u << c))
+			return cordon_diag_set(x->diag, -r, "cgroup", "cgroup controller %s: cannot set up %s: %s",
+					       ctrl_name(c), h ? h->path : mount, strerror(-r));
 		if (limit_requested(x->lim, c))
 			x->missing |= 1u << c;
 		return 0;
@@ -1038,12 +1092,69 @@ static int setup_v1(struct cordon_cgroup *cg, struct create_ctx *x, unsigned c)
 	return 0;
 }
 
+/* Mount point of the v1 hierarchy that has controller `ctrl`, from
+ * mountinfo ("... - cgroup <source> rw,cpuacct"). */
+static int find_v1_mount(const struct proc_view *pv, const char *ctrl, char **ret)
+{
+	_cleanup_free_ char *buf = strdup(pv->mountinfo);
+	char *line, *save = NULL;
+
+	if (!buf)
+		return -ENOMEM;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *dash = strstr(line, " - "), *f[5], *s2 = NULL, *fstype, *opts, *tok, *s3 = NULL;
+		int i;
+
+		if (!dash)
+			continue;
+		*dash = '\0';
+		f[0] = strtok_r(line, " ", &s2);
+		for (i = 1; i < 5 && f[i - 1]; i++)
+			f[i] = strtok_r(NULL, " ", &s2);
+		if (i < 5 || !f[4])
+			continue;
+		fstype = strtok_r(dash + 3, " ", &s3);
+		if (!fstype || strcmp(fstype, "cgroup") != 0 || !strtok_r(NULL, " ", &s3))
+			continue;
+		opts = strtok_r(NULL, " ", &s3);
+		for (tok = opts ? strtok_r(opts, ",", &s2) : NULL; tok; tok = strtok_r(NULL, ",", &s2))
+			if (strcmp(tok, ctrl) == 0) {
+				*ret = strdup(f[4]);
+				return *ret ? 0 : -ENOMEM;
+			}
+	}
+	return -ENOENT;
+}
+
+/* Without a cgroup2 directory, CPU time comes from v1 cpuacct. When cpuacct
+ * is not mounted with cpu it has a hierarchy of its own, and the instance
+ * gets a directory there too, for the statistic only (best effort). */
+static void setup_cpuacct(struct cordon_cgroup *cg, struct create_ctx *x)
+{
+	_cleanup_free_ char *mount = NULL;
+	struct hdir *h;
+
+	/* Only alongside other v1 directories: an instance that has none
+	 * (no cgroups usable at all) gets nothing. */
+	if (cg->v2.fd >= 0 || cg->n_v1 == 0)
+		return;
+	for (size_t i = 0; i < cg->n_v1; i++)
+		if (cg->v1[i].fd >= 0 && faccessat(cg->v1[i].fd, "cpuacct.usage", F_OK, 0) >= 0) {
+			cg->v1[i].cpuacct = true;
+			return;
+		}
+	if (find_v1_mount(&x->pv, "cpuacct", &mount) < 0)
+		return;
+	if (v1_dir(cg, x, mount, "cpuacct", &h) >= 0 && faccessat(h->fd, "cpuacct.usage", F_OK, 0) >= 0)
+		h->cpuacct = true;
+}
+
 int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
 			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
 			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
 	struct cordon_cgroup *cg;
-	struct create_ctx x = { .caps = caps, .lim = lim, .required = required, .diag = reterr_diag };
+	struct create_ctx x = {.caps = caps, .lim = lim, .required = required, .diag = reterr_diag};
 	uint64_t start;
 	int r;
 
@@ -1051,8 +1162,8 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
 	if (!name_is_valid(name))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup",
-				       "invalid instance name '%.64s' (want [a-z0-9-], 1-%d characters)", name ? name : "",
-				       NAME_MAX_LEN);
+				       "invalid instance name '%.64s' (want [a-z0-9-], 1-%d characters)",
+				       name ? name : "", NAME_MAX_LEN);
 	if (owner <= 0)
 		owner = getpid();
 
@@ -1071,14 +1182,20 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 	if (required & ~((1u << _CORDON_CTRL_MAX) - 1))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown controller bits 0x%x", required);
 
-	r = proc_starttime(owner, &start);
+	r = proc_starttime(owner, &start, NULL);
 	if (r < 0)
 		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read start time of owner pid %d: %s",
 				       (int)owner, strerror(-r));
 
+	r = proc_view_load(&x.pv);
+	if (r < 0)
+		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read /proc/self/cgroup or mountinfo: %s",
+				       strerror(-r));
 	cg = cg_new();
-	if (!cg)
+	if (!cg) {
+		proc_view_done(&x.pv);
 		return cordon_diag_set(reterr_diag, ENOMEM, "cgroup", "out of memory");
+	}
 	snprintf(cg->dirname, sizeof(cg->dirname), "i-%d-%" PRIu64 "-%s", (int)owner, start, name);
 
 	if (caps->cgroup2_mount[0] && caps->cgroup_layout != CORDON_CGROUP_NONE &&
@@ -1094,6 +1211,7 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		if (r < 0)
 			goto fail;
 	}
+	setup_cpuacct(cg, &x);
 	/* Controllers we wanted that the kernel does not have at all. */
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
 		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(lim, c))
@@ -1101,11 +1219,13 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 
 	cg->use_kill = caps->cgroup_kill && cg->v2.fd >= 0 && faccessat(cg->v2.fd, "cgroup.kill", F_OK, 0) >= 0;
 	cg->placed_by_clone = caps->clone_into_cgroup && cg->v2.fd >= 0;
+	proc_view_done(&x.pv);
 	*ret = cg;
 	if (ret_missing)
 		*ret_missing = x.missing;
 	return 0;
 fail:
+	proc_view_done(&x.pv);
 	(void)cg_teardown(cg);
 	return r;
 }
@@ -1152,18 +1272,57 @@ void cordon_cgroup_set_clone_placed(struct cordon_cgroup *cg, bool placed)
 		cg->placed_by_clone = placed && cg->v2.fd >= 0;
 }
 
-/* Async-signal-safe: write(2) of a constant to fds opened by create. "0"
- * names the writing process itself. */
+/* Async-signal-safe: write of a constant to fds opened by create. "0" names
+ * the writing process itself. pwrite at offset 0 because every child shares
+ * the open file description (and its offset) with the launcher; cgroupfs
+ * ignores the offset, but nothing should depend on that. */
 static int write_self(int fd)
 {
 	ssize_t n;
 
 	do
-		n = write(fd, "0", 1);
+		n = pwrite(fd, "0", 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	return n == 1 ? 0 : -EIO;
+}
+
+/* Async-signal-safe: whether the cgroup2 directory's cgroup.procs lists the
+ * calling process. Pids there are shown in the reader's pid namespace, so
+ * getpid() compares correctly inside a new pid namespace too. A list larger
+ * than the buffer counts as "not found" (the caller then writes, which is
+ * harmless when already there). */
+static bool v2_holds_self(const struct cordon_cgroup *cg)
+{
+	char buf[4096];
+	long self = (long)getpid(), cur = -1;
+	ssize_t n, len = 0;
+	int fd;
+
+	fd = openat(cg->v2.fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	do {
+		n = read(fd, buf + len, sizeof(buf) - (size_t)len);
+		if (n > 0)
+			len += n;
+	} while ((n > 0 && len < (ssize_t)sizeof(buf)) || (n < 0 && errno == EINTR));
+	(void)close(fd);
+	if (n != 0)
+		return false; /* read error or truncated */
+	for (ssize_t i = 0; i < len; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			cur = (cur < 0 ? 0 : cur) * 10 + (buf[i] - '0');
+			if (cur > INT32_MAX)
+				return false;
+		} else {
+			if (cur == self)
+				return true;
+			cur = -1;
+		}
+	}
+	return cur == self;
 }
 
 int cordon_cgroup_enter(const struct cordon_cgroup *cg)
@@ -1172,7 +1331,11 @@ int cordon_cgroup_enter(const struct cordon_cgroup *cg)
 
 	if (!cg)
 		return -EINVAL;
-	if (cg->v2.procs_fd >= 0 && !cg->placed_by_clone) {
+	/* Trust but verify the clone3 placement: a spawner that fell back to
+	 * a clone without CLONE_INTO_CGROUP and forgot to say so would
+	 * otherwise leave the connector outside the cgroup2 directory, and so
+	 * outside its BPF egress policy and cgroup.kill. */
+	if (cg->v2.procs_fd >= 0 && (!cg->placed_by_clone || !v2_holds_self(cg))) {
 		r = write_self(cg->v2.procs_fd);
 		if (r < 0)
 			return r;
@@ -1228,7 +1391,7 @@ static int ctrl_fd(const struct cordon_cgroup *cg, unsigned c, bool *ret_v2)
 
 int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *ret)
 {
-	struct cordon_cgroup_stats s = { 0 };
+	struct cordon_cgroup_stats s = {0};
 	bool v2;
 	int fd, r;
 
@@ -1259,12 +1422,16 @@ int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_sta
 		if (r < 0 && r != -ENOENT)
 			return r;
 	} else {
-		fd = ctrl_fd(cg, CORDON_CTRL_CPU, &v2);
-		if (fd >= 0) {
+		for (size_t i = 0; i < cg->n_v1; i++) {
 			uint64_t ns;
 
-			if (read_u64_at(fd, "cpuacct.usage", &ns) >= 0)
-				s.cpu_usage_usec = ns / 1000;
+			if (cg->v1[i].fd < 0 || !cg->v1[i].cpuacct)
+				continue;
+			r = read_u64_at(cg->v1[i].fd, "cpuacct.usage", &ns);
+			if (r < 0)
+				return r;
+			s.cpu_usage_usec = ns / 1000;
+			break;
 		}
 	}
 	*ret = s;
@@ -1287,10 +1454,21 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid)
 {
 	/* The files cgroup-v2.rst names for delegation: the directory, and
 	 * cgroup.procs, cgroup.threads and cgroup.subtree_control in it. */
-	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
+	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
+
+	int r;
 
 	if (!cg || cg->v2.fd < 0)
 		return -EBADF;
+	/* Bound what the delegate can build below the instance before it
+	 * gets write access: these two files stay root's, and teardown walks
+	 * at most TREE_MAX_DEPTH levels. */
+	r = write_u64_at(cg->v2.fd, "cgroup.max.depth", DELEGATE_MAX_DEPTH);
+	if (r < 0)
+		return r;
+	r = write_u64_at(cg->v2.fd, "cgroup.max.descendants", DELEGATE_MAX_DESCENDANTS);
+	if (r < 0)
+		return r;
 	if (fchown(cg->v2.fd, uid, gid) < 0)
 		return -errno;
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
@@ -1329,13 +1507,16 @@ static int parse_dirname(const char *s, pid_t *ret_pid, uint64_t *ret_start)
 static bool owner_is_gone(pid_t pid, uint64_t start)
 {
 	uint64_t now;
-	int r = proc_starttime(pid, &now);
+	bool dead = false;
+	int r = proc_starttime(pid, &now, &dead);
 
 	if (r == -ENOENT || r == -ESRCH)
 		return true;
 	if (r < 0)
 		return false; /* unsure: leave it alone */
-	return now != start;
+	/* Another process now has the pid, or the owner has exited and is
+	 * only waiting to be reaped. */
+	return now != start || dead;
 }
 
 /* The "cordon" parent directories this launcher would use: one per v1
@@ -1362,24 +1543,33 @@ static void parent_list_add(struct parent_list *l, const char *base, bool v2)
 	l->v2[l->n++] = v2;
 }
 
-static void parent_list_fill(const struct cordon_caps *caps, struct parent_list *l)
+static void parent_list_fill(const struct proc_view *pv, const struct cordon_caps *caps, struct parent_list *l)
 {
 	char *base = NULL, *up = NULL;
 
-	if (caps->cgroup2_mount[0] && hierarchy_base(caps->cgroup2_mount, NULL, &base) >= 0) {
+	if (caps->cgroup2_mount[0] && hierarchy_base(pv, caps->cgroup2_mount, NULL, &base) >= 0) {
 		parent_list_add(l, base, true);
 		if (path_is_strictly_below(base, caps->cgroup2_mount) && parent_path(base, &up) >= 0)
 			parent_list_add(l, up, true);
 		free(up);
+		up = NULL;
 		free(base);
 	}
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
 		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
 			continue;
 		base = NULL;
-		if (hierarchy_base(caps->ctrl[c].path, ctrl_name(c), &base) >= 0)
+		if (hierarchy_base(pv, caps->ctrl[c].path, ctrl_name(c), &base) >= 0)
 			parent_list_add(l, base, false);
 		free(base);
+	}
+	/* The stats-only cpuacct directory of hosts without cgroup2. */
+	if (find_v1_mount(pv, "cpuacct", &up) >= 0) {
+		base = NULL;
+		if (hierarchy_base(pv, up, "cpuacct", &base) >= 0)
+			parent_list_add(l, base, false);
+		free(base);
+		free(up);
 	}
 }
 
@@ -1402,7 +1592,8 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 			free(path);
 			continue;
 		}
-		h = (l->v2[i] && cg->v2.fd < 0) ? &cg->v2 : (cg->n_v1 < ELEMENTSOF(cg->v1) ? &cg->v1[cg->n_v1++] : NULL);
+		h = (l->v2[i] && cg->v2.fd < 0) ? &cg->v2
+						: (cg->n_v1 < ELEMENTSOF(cg->v1) ? &cg->v1[cg->n_v1++] : NULL);
 		if (!h) {
 			(void)close(fd);
 			free(path);
@@ -1419,14 +1610,19 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps)
 {
-	struct parent_list l = { 0 };
+	struct parent_list l = {0};
+	struct proc_view pv;
 	char **stale = NULL;
 	size_t n_stale = 0, cap = 0;
 	int r = 0, cleaned = 0;
 
 	if (!caps)
 		return -EINVAL;
-	parent_list_fill(caps, &l);
+	r = proc_view_load(&pv);
+	if (r < 0)
+		return r;
+	parent_list_fill(&pv, caps, &l);
+	proc_view_done(&pv);
 	for (size_t i = 0; i < l.n && r >= 0; i++) {
 		DIR *d = opendir(l.path[i]);
 		struct dirent *de;

@@ -94,7 +94,9 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 /* Tells enter() whether clone3(CLONE_INTO_CGROUP) placed the child in the
  * cgroup2 directory. create() presets it from caps->clone_into_cgroup; the
  * spawner calls this with false (before cloning) when it falls back to a
- * clone without CLONE_INTO_CGROUP, so that enter() joins cgroup2 too. */
+ * clone without CLONE_INTO_CGROUP, so that enter() joins cgroup2 too
+ * directly. (When it says "placed", enter() still checks cgroup.procs and
+ * joins if the child is not there.) */
 void cordon_cgroup_set_clone_placed(struct cordon_cgroup *cg, bool placed);
 
 /* Directory through which controller c's limits were applied (the cgroup2
@@ -107,5 +109,7 @@ const char *cordon_cgroup_dir_name(const struct cordon_cgroup *cg);
 /* Delegates the cgroup2 directory to uid/gid (chown of the directory and of
  * cgroup.procs, cgroup.threads, cgroup.subtree_control), so an unprivileged
  * worker (cordon-exec) can create job cgroups below it and move its children
- * there. Returns 0, -EBADF without a cgroup2 directory, or -errno. */
+ * there. First bounds the subtree (cgroup.max.depth 4,
+ * cgroup.max.descendants 256; those files stay root's). Returns 0, -EBADF
+ * without a cgroup2 directory, or -errno. */
 int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid);

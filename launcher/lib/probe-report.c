@@ -135,7 +135,7 @@ static void append_item(char *buf, size_t size, const char *sep, const char *ite
 static struct cordon_probe_row *row_add(struct cordon_probe_row *rows, size_t *n, size_t max, const char *control,
 					enum cordon_probe_status st)
 {
-	static struct cordon_probe_row sink;
+	static _Thread_local struct cordon_probe_row sink;
 	struct cordon_probe_row *r;
 
 	/* Past max the row goes to a scratch slot, so callers need no checks. */
@@ -273,9 +273,9 @@ static void rows_namespaces(const struct cordon_caps *c, struct cordon_probe_row
 	r = row_add(rows, n, max, "userns-unprivileged",
 		    c->userns_unprivileged ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
 	if (c->userns_unprivileged)
-		appendf(r->detail, sizeof(r->detail), "uid 65534 created a user namespace");
+		appendf(r->detail, sizeof(r->detail), "an unprivileged uid created a user namespace");
 	else {
-		appendf(r->detail, sizeof(r->detail), "uid 65534 could not create a user namespace");
+		appendf(r->detail, sizeof(r->detail), "an unprivileged uid could not create a user namespace");
 		appendf(r->consequence, sizeof(r->consequence),
 			"no rootless mode: cordon-launch needs CAP_SYS_ADMIN to build sandboxes");
 	}
@@ -383,7 +383,10 @@ static void rows_bpf(const struct cordon_caps *c, struct cordon_probe_row *rows,
 	}
 
 	r = row_add(rows, n, max, "bpf-lsm", c->bpf_lsm ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
-	appendf(r->detail, sizeof(r->detail), "LSMs: %s", c->lsm[0] ? c->lsm : "unknown");
+	if (c->lsm[0])
+		appendf(r->detail, sizeof(r->detail), "LSMs: %s", c->lsm);
+	else
+		appendf(r->detail, sizeof(r->detail), "LSM list unreadable (no securityfs)");
 	if (!c->bpf_lsm)
 		appendf(r->consequence, sizeof(r->consequence),
 			"no BPF LSM hooks; cordon does not depend on them (Landlock and seccomp enforce)");

@@ -11,6 +11,12 @@
 
 #include "probe.h"
 
+/* Name of the probe's BPF program (BPF_OBJ_NAME_LEN includes the NUL). */
+#define CORDON_PROBE_BPF_NAME "cordon_probe"
+
+/* Prefix of every directory the probe creates (temp dir and cgroups). */
+#define CORDON_PROBE_DIR_PREFIX "cordon-probe-"
+
 /* Landlock rights and scopes a given ABI version handles (0 for abi < 1). */
 uint64_t cordon_landlock_fs_rights_for_abi(int abi);
 uint64_t cordon_landlock_net_rights_for_abi(int abi);
@@ -44,3 +50,18 @@ struct cordon_probe_row {
 /* Fills rows[0..n) with the verdict on every control, in report order, and
  * returns n (at most max). */
 size_t cordon_probe_rows(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t max);
+
+struct cordon_profile;
+struct cordon_diag;
+
+/* What this kernel means for one profile, as docs/kernel-matrix.md
+ * ("Controls") specifies. Returns 0 when the launch may go ahead and writes
+ * *ret_degraded (if non-NULL) with the enum cordon_control bits whose control
+ * is missing or degraded here (for /health: these ran without it, every other
+ * control stayed on). Returns -EOPNOTSUPP and fills reterr_diag (step
+ * "kernel", message naming the control and why) when a control the profile
+ * requires is missing or the kernel lacks no_new_privs; -EPERM when the
+ * caller lacks a capability every sandbox needs (CAP_SYS_ADMIN, CAP_SETUID,
+ * CAP_SETGID). */
+int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
+			       struct cordon_diag *reterr_diag);

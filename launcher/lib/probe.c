@@ -61,9 +61,15 @@ static void child_killp(pid_t *pid)
 	if (*pid > 0) {
 		int saved = errno;
 
-		(void)kill(*pid, SIGKILL);
-		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		/* Signal only a child that is still ours and unreaped: if the
+		 * caller ignores SIGCHLD, an exited child is reaped by the
+		 * kernel and its pid may already belong to someone else. */
+		if (waitpid(*pid, NULL, WNOHANG) == 0) {
+			(void)kill(*pid, SIGKILL);
+			while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		*pid = 0;
 		errno = saved;
 	}
 }
@@ -76,8 +82,12 @@ static int child_reap(pid_t *pid)
 	for (;;) {
 		if (waitpid(*pid, &status, 0) >= 0)
 			break;
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			/* ECHILD: reaped by the kernel (SIGCHLD ignored); either
+			 * way the pid is no longer ours to signal. */
+			*pid = 0;
 			return -errno;
+		}
 	}
 	*pid = 0;
 	return status;
@@ -219,45 +229,54 @@ static bool openat2_refuses(int dfd, const char *path, int want)
 	return errno == want;
 }
 
-static int probe_openat2(struct cordon_caps *c)
+/* Checks dfd with the full resolve set: "." must open (the allowed case
+ * first, else a kernel that refuses everything would look safe), `escape`
+ * must fail with ELOOP and ".." and "/" with EXDEV. */
+static void openat2_check(struct cordon_caps *c, int dfd, const char *escape, const char *escape_deeper)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | O_DIRECTORY,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
+	int fd = sys_openat2(dfd, ".", &how, sizeof(how));
+
+	if (fd < 0) {
+		c->openat2 = errno != ENOSYS;
+		return;
+	}
+	(void)close(fd);
+	c->openat2 = true;
+	c->openat2_beneath = openat2_refuses(dfd, "..", EXDEV) && openat2_refuses(dfd, "/", EXDEV) &&
+			     openat2_refuses(dfd, escape, ELOOP) && openat2_refuses(dfd, escape_deeper, ELOOP);
+}
+
+static int probe_openat2(struct cordon_caps *c)
+{
 	_cleanup_close_ int dfd = -EBADF;
 	char dir[PATH_MAX];
-	bool linked;
-	int fd;
 
-	if (snprintf(dir, sizeof(dir), "%s/cordon-probe-XXXXXX", probe_tmpdir()) >= (int)sizeof(dir))
-		return 0;
-	if (!mkdtemp(dir))
-		return errno == ENOMEM ? -ENOMEM : 0; /* no temp dir: recorded as not verified */
+	if (snprintf(dir, sizeof(dir), "%s/" CORDON_PROBE_DIR_PREFIX "XXXXXX", probe_tmpdir()) < (int)sizeof(dir) &&
+	    mkdtemp(dir)) {
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		/* An absolute symlink out of the directory: the escape that
+		 * RESOLVE_NO_SYMLINKS must refuse. */
+		if (dfd >= 0 && symlinkat("/", dfd, "escape") == 0) {
+			openat2_check(c, dfd, "escape", "escape/etc");
+			(void)unlinkat(dfd, "escape", 0);
+		}
+		(void)rmdir(dir);
+		if (c->openat2)
+			return 0;
+	} else if (errno == ENOMEM)
+		return -ENOMEM;
 
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	/* An absolute symlink pointing out of the directory: the escape that
-	 * RESOLVE_NO_SYMLINKS (ELOOP) must refuse. */
-	linked = dfd >= 0 && symlinkat("/", dfd, "escape") == 0;
-
-	if (dfd >= 0) {
-		/* The allowed case first: without it a kernel that refuses
-		 * everything (or lacks the syscall) would look safe. */
-		fd = sys_openat2(dfd, ".", &how, sizeof(how));
-		if (fd >= 0) {
-			(void)close(fd);
-			c->openat2 = true;
-			c->openat2_beneath = linked && openat2_refuses(dfd, "..", EXDEV) &&
-					     openat2_refuses(dfd, "escape", ELOOP) &&
-					     openat2_refuses(dfd, "escape/etc", ELOOP) &&
-					     openat2_refuses(dfd, "/", EXDEV);
-		} else
-			c->openat2 = errno != ENOSYS;
-	}
-
-	if (linked)
-		(void)unlinkat(dfd, "escape", 0);
-	(void)rmdir(dir);
+	/* No writable temp dir (read-only /tmp, full disk): /proc/self has
+	 * magic links of its own ("cwd" points outside it) and creating
+	 * nothing is needed. */
+	closep(&dfd);
+	dfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		openat2_check(c, dfd, "cwd", "cwd/.");
 	return 0;
 }
 
@@ -492,6 +511,18 @@ static bool word_list_has(const char *list, const char *word)
 	return false;
 }
 
+/* mkdir of a probe cgroup. A directory of the same name can only be left by
+ * an earlier process with our pid that died mid-probe: rmdir it (that fails
+ * harmlessly if anything still lives in it) and try once more. */
+static int cgroup_mkdir_fresh(const char *path)
+{
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0755) < 0)
+		return -errno;
+	return 0;
+}
+
 /* mkdir + rmdir of `name` under `parent`. */
 static bool cgroup_try_child(const char *parent, const char *name)
 {
@@ -499,7 +530,7 @@ static bool cgroup_try_child(const char *parent, const char *name)
 
 	if (snprintf(path, sizeof(path), "%s/%s", parent, name) >= (int)sizeof(path))
 		return false;
-	if (mkdir(path, 0755) < 0)
+	if (cgroup_mkdir_fresh(path) < 0)
 		return false;
 	return rmdir(path) == 0;
 }
@@ -593,6 +624,8 @@ static int bpf_load_allow_connect4(void)
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = ELEMENTSOF(insns);
 	attr.license = (uint64_t)(uintptr_t)license;
+	/* A recognisable name, so a test can prove none is left loaded. */
+	memcpy(attr.prog_name, CORDON_PROBE_BPF_NAME, sizeof(CORDON_PROBE_BPF_NAME));
 	return sys_bpf(BPF_PROG_LOAD, &attr);
 }
 
@@ -672,7 +705,8 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 				}
 	}
 
-	if (snprintf(dir, sizeof(dir), "%s/%s", c->cgroup2_mount, name) < (int)sizeof(dir) && mkdir(dir, 0755) == 0) {
+	if (snprintf(dir, sizeof(dir), "%s/%s", c->cgroup2_mount, name) < (int)sizeof(dir) &&
+	    cgroup_mkdir_fresh(dir) == 0) {
 		made = true;
 		cg_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}

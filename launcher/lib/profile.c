@@ -33,37 +33,36 @@
 #include "fd-util.h"
 #include "parse-util.h"
 
-/* libseccomp's <seccomp.h> is shadowed by our launcher/lib/seccomp.h on the
- * include path; this is its documented resolver (seccomp_syscall_resolve_name(3)),
- * which returns __NR_SCMP_ERROR (-1) for a name unknown on the native arch. */
-int seccomp_syscall_resolve_name(const char *name);
-#define SCMP_RESOLVE_ERROR (-1)
+/* Syscall names are checked with the seccomp module's own resolver, so the
+ * loader accepts exactly what the compiler accepts (libseccomp's names plus
+ * cordon's table of syscalls newer than libseccomp). */
+#include "seccomp.h"
 
-#define MAX_NODES 65536
-#define MAX_LIST 4096		/* entries in any list or free-form map */
+#define MAX_NODES	 65536
+#define MAX_LIST	 4096 /* entries in any list or free-form map */
 #define MAX_COMMAND_ARGS 256
-#define MAX_STRING 4096		/* bytes in any single string value */
-#define MAX_DESCRIPTION 1024
-#define MAX_TOOL_NAME 128
-#define MAX_ENV_NAME 128
+#define MAX_STRING	 4096 /* bytes in any single string value */
+#define MAX_DESCRIPTION	 1024
+#define MAX_TOOL_NAME	 128
+#define MAX_ENV_NAME	 128
 #define MAX_SYSCALL_NAME 64
 
 /* Bounds of record (docs/profiles.md documents them). */
-#define TMPFS_MIN (1ULL << 20)			/* 1M */
-#define TMPFS_MAX (16ULL << 30)			/* 16G */
-#define TMPFS_DEFAULT (64ULL << 20)		/* 64M */
-#define MEM_MIN (4ULL << 20)			/* 4M */
-#define MEM_MAX (1ULL << 40)			/* 1T */
-#define PIDS_MIN 1
-#define PIDS_MAX 1048576
-#define CPU_MIN_MICRO 10000ULL			/* 0.01 CPU */
-#define CPU_MAX_MICRO (1024ULL * 1000000)	/* 1024 CPUs */
-#define NOFILE_MIN 16
-#define NOFILE_MAX 1048576
-#define TTL_MIN 1
-#define TTL_MAX (24 * 3600)
-#define TTL_DEFAULT 120
-#define REQUIRE_DEFAULT \
+#define TMPFS_MIN     (1ULL << 20)  /* 1M */
+#define TMPFS_MAX     (16ULL << 30) /* 16G */
+#define TMPFS_DEFAULT (64ULL << 20) /* 64M */
+#define MEM_MIN	      (4ULL << 20)  /* 4M */
+#define MEM_MAX	      (1ULL << 40)  /* 1T */
+#define PIDS_MIN      1
+#define PIDS_MAX      1048576
+#define CPU_MIN_MICRO 10000ULL		  /* 0.01 CPU */
+#define CPU_MAX_MICRO (1024ULL * 1000000) /* 1024 CPUs */
+#define NOFILE_MIN    16
+#define NOFILE_MAX    1048576
+#define TTL_MIN	      1
+#define TTL_MAX	      (24 * 3600)
+#define TTL_DEFAULT   120
+#define REQUIRE_DEFAULT                                                                                                \
 	(CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_CGROUP | CORDON_CONTROL_NAMESPACES)
 
 /* ---- the tree ------------------------------------------------------------ */
@@ -112,7 +111,6 @@ static bool node_is_null(const struct node *n)
 /* ---- error collection ------------------------------------------------------ */
 
 struct ctx {
-	const char *name; /* used in nothing but messages */
 	struct cordon_diag errs[CORDON_PROFILE_MAX_ERRORS];
 	size_t n_errs;
 	char path[512]; /* the key path of the value being validated */
@@ -121,7 +119,7 @@ struct ctx {
 };
 
 static void add_diag(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, va_list ap)
-	__attribute__((format(printf, 5, 0)));
+    __attribute__((format(printf, 5, 0)));
 
 static void add_diag(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, va_list ap)
 {
@@ -150,7 +148,7 @@ static void add_diag(struct ctx *c, int error, unsigned line, unsigned column, c
 }
 
 static int err_at(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 static int err_at(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, ...)
 {
@@ -219,24 +217,36 @@ struct quoted {
 static struct quoted quote(const struct node *n)
 {
 	struct quoted q;
-	size_t o = 0;
+	size_t o = 0, chars = 0;
 
 	q.s[o++] = '"';
 	for (size_t i = 0; i < n->len; i++) {
 		unsigned char ch = (unsigned char)n->value[i];
+		size_t need = ch < 0x20 || ch == 0x7f ? 4 : ch == '"' || ch == '\\' ? 2 : 1;
+		bool continuation = (ch & 0xc0) == 0x80;
 
-		if (i >= 48) {
+		if (!continuation)
+			chars++;
+		/* Room must stay for `..."` and the NUL. */
+		if ((!continuation && chars > 48) || o + need > sizeof(q.s) - 5) {
+			/* Never leave half a UTF-8 sequence before the "...". */
+			if (continuation) {
+				while (o > 1 && ((unsigned char)q.s[o - 1] & 0xc0) == 0x80)
+					o--;
+				if (o > 1)
+					o--;
+			}
 			memcpy(q.s + o, "...", 3);
 			o += 3;
 			break;
 		}
-		if (ch < 0x20 || ch == 0x7f)
+		if (need == 4)
 			o += (size_t)snprintf(q.s + o, sizeof(q.s) - o, "\\x%02x", ch);
-		else if (ch == '"' || ch == '\\') {
-			q.s[o++] = '\\';
+		else {
+			if (need == 2)
+				q.s[o++] = '\\';
 			q.s[o++] = (char)ch;
-		} else
-			q.s[o++] = (char)ch;
+		}
 	}
 	q.s[o++] = '"';
 	q.s[o] = '\0';
@@ -285,8 +295,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 			return 0;
 		cp = (cp << 6) | (s[i] & 0x3f);
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return len;
 }
@@ -364,7 +373,16 @@ static int yaml_error(struct ctx *c, const yaml_parser_t *parser, const char *bu
 	}
 	line = (unsigned)parser->problem_mark.line + 1;
 	column = (unsigned)parser->problem_mark.column + 1;
-	off = parser->problem_mark.index;
+	/* Marks count characters, not bytes: walk to the byte the mark names. */
+	off = 0;
+	for (size_t l = 1; l < line && off < len; off++)
+		if (buf[off] == '\n')
+			l++;
+	for (unsigned col = 1; off < len && col < column; col++) {
+		off++;
+		while (off < len && ((unsigned char)buf[off] & 0xc0) == 0x80)
+			off++;
+	}
 	if (off < len && buf[off] == '\t')
 		return err_at(c, EINVAL, line, column,
 			      "tab character is not allowed here (YAML indents with spaces only)");
@@ -389,7 +407,8 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 	if (!yaml_parser_initialize(&parser))
 		return err_at(c, ENOMEM, 0, 0, "out of memory while parsing");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	/* No yaml_parser_set_encoding(): pass 1 proved the input is UTF-8, and
+	 * detection is what makes libyaml skip a byte-order mark. */
 
 	while (!done && r >= 0) {
 		unsigned line, column;
@@ -611,7 +630,7 @@ static int check_unique(struct ctx *c, const struct node *container, size_t stri
 		const struct node *k = container->items[i * stride];
 
 		if (k->type == NODE_SCALAR)
-			e[n++] = (struct dup_entry){ .s = k->value, .idx = i };
+			e[n++] = (struct dup_entry){.s = k->value, .idx = i};
 	}
 	qsort(e, n, sizeof(*e), dup_cmp);
 	for (size_t i = 1; i < n; i++) {
@@ -686,6 +705,13 @@ static int get_enum(struct ctx *c, const struct node *n, const char *const names
 	return err(c, n, "must be one of %s (got %s)", list, quote(n).s);
 }
 
+/* "0443" is 443 to us but octal 291 to a YAML 1.1 reader: refuse the
+ * ambiguity in every number. */
+static bool leading_zero(const char *s)
+{
+	return s[0] == '0' && s[1] >= '0' && s[1] <= '9';
+}
+
 /* Integers must be written plain: a quoted "64" is a string in YAML. */
 static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, uint64_t *ret)
 {
@@ -695,15 +721,14 @@ static int get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (!n->plain || parse_u64(n->value, &v) < 0 || v < min || v > max)
+	if (!n->plain || leading_zero(n->value) || parse_u64(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be an integer from %llu to %llu (got %s)", (unsigned long long)min,
 			   (unsigned long long)max, quote(n).s);
 	*ret = v;
 	return 0;
 }
 
-static int get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, const char *range,
-		    uint64_t *ret)
+static int get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, const char *range, uint64_t *ret)
 {
 	uint64_t v;
 	int r;
@@ -711,7 +736,7 @@ static int get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t 
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_size(n->value, &v) < 0 || v < min || v > max)
+	if (leading_zero(n->value) || parse_size(n->value, &v) < 0 || v < min || v > max)
 		return err(c, n, "must be a size from %s (K, M, G are powers of 1024; got %s)", range, quote(n).s);
 	*ret = v;
 	return 0;
@@ -726,9 +751,8 @@ static int get_duration(struct ctx *c, const struct node *n, uint64_t min, uint6
 	r = expect(c, n, NODE_SCALAR);
 	if (r < 0)
 		return r;
-	if (parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
-		return err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range,
-			   quote(n).s);
+	if (leading_zero(n->value) || parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
+		return err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range, quote(n).s);
 	*ret = v;
 	return 0;
 }
@@ -799,7 +823,8 @@ static bool env_name_is_valid(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > MAX_ENV_NAME || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+	if (n == 0 || n > MAX_ENV_NAME ||
+	    !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
 		return false;
 	for (size_t i = 1; i < n; i++)
 		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
@@ -866,7 +891,7 @@ static int check_syscall(struct ctx *c, const struct node *n)
 		if (!((n->value[i] >= 'a' && n->value[i] <= 'z') || (n->value[i] >= '0' && n->value[i] <= '9') ||
 		      n->value[i] == '_'))
 			len = 0;
-	if (len == 0 || len > MAX_SYSCALL_NAME || seccomp_syscall_resolve_name(n->value) == SCMP_RESOLVE_ERROR)
+	if (len == 0 || len > MAX_SYSCALL_NAME || !cordon_seccomp_syscall_name_known(n->value))
 		return err(c, n, "unknown system call %s", quote(n).s);
 	return 0;
 }
@@ -875,13 +900,13 @@ static int check_syscall(struct ctx *c, const struct node *n)
 
 /* Runs f on the value of key `key` (when present) with the key pushed on the
  * path; collects the result in *acc. */
-#define WITH_KEY(c, key, acc, call)                          \
-	do {                                                 \
-		size_t _m = path_push_key((c), (key));       \
-		int _r = (call);                             \
-		if (_r < 0)                                  \
-			*(acc) = _r;                         \
-		path_pop((c), _m);                           \
+#define WITH_KEY(c, key, acc, call)                                                                                    \
+	do {                                                                                                           \
+		size_t _m = path_push_key((c), (key));                                                                 \
+		int _r = (call);                                                                                       \
+		if (_r < 0)                                                                                            \
+			*(acc) = _r;                                                                                   \
+		path_pop((c), _m);                                                                                     \
 	} while (0)
 
 static int get_env_name(struct ctx *c, const struct node *n, char **ret)
@@ -897,7 +922,7 @@ static int get_env_name(struct ctx *c, const struct node *n, char **ret)
 
 static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "pass", "set" };
+	static const char *const keys[] = {"pass", "set"};
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc = 0;
 
@@ -946,7 +971,7 @@ static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile 
 
 static int parse_credentials(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "env", "file" };
+	static const char *const keys[] = {"env", "file"};
 	int r, acc = 0;
 
 	r = expect(c, n, NODE_SEQ);
@@ -986,8 +1011,8 @@ static int parse_credentials(struct ctx *c, const struct node *n, struct cordon_
 static int parse_connector(struct ctx *c, const struct node *n, struct cordon_profile *p,
 			   const struct node **ret_workdir)
 {
-	static const char *const keys[] = { "description", "command", "workdir", "env", "credentials", "instances" };
-	static const char *const instances[] = { "per-session", "shared" };
+	static const char *const keys[] = {"description", "command", "workdir", "env", "credentials", "instances"};
+	static const char *const instances[] = {"per-session", "shared"};
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -1052,7 +1077,8 @@ static int parse_connector(struct ctx *c, const struct node *n, struct cordon_pr
 		m = path_push_key(c, "credentials");
 		path_push_index(c, i);
 		path_push_key(c, "env");
-		acc = err(c, map_get(v[4]->items[i], "env"), "%s is already set by connector.env or another credential", e);
+		acc = err(c, map_get(v[4]->items[i], "env"), "%s is already set by connector.env or another credential",
+			  e);
 		path_pop(c, m);
 	}
 	for (size_t j = 0; j < p->n_env_set; j++) {
@@ -1062,23 +1088,24 @@ static int parse_connector(struct ctx *c, const struct node *n, struct cordon_pr
 			continue;
 		m = path_push_key(c, "env.set");
 		path_push_key(c, p->env_set[j].name);
-		acc = err(c, map_get(v[3], "set"), "%s is both passed (env.pass) and set (env.set)", p->env_set[j].name);
+		acc =
+		    err(c, map_get(v[3], "set"), "%s is both passed (env.pass) and set (env.set)", p->env_set[j].name);
 		path_pop(c, m);
 	}
 	return acc;
 }
 
 static const char *const access_names[] = {
-	[CORDON_ACCESS_READ] = "read",
-	[CORDON_ACCESS_READ_EXEC] = "read-exec",
-	[CORDON_ACCESS_READ_WRITE] = "read-write",
+    [CORDON_ACCESS_READ] = "read",
+    [CORDON_ACCESS_READ_EXEC] = "read-exec",
+    [CORDON_ACCESS_READ_WRITE] = "read-write",
 };
 
 /* sandbox.filesystem.system (is_roots false) or .roots (true). */
 static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, struct cordon_fs_entry **ret,
 			    size_t *ret_n)
 {
-	static const char *const root_keys[] = { "path", "access", "at" };
+	static const char *const root_keys[] = {"path", "access", "at"};
 	struct cordon_fs_entry *e;
 	int r, acc = 0;
 
@@ -1117,7 +1144,9 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			WITH_KEY(c, "access", &r, get_enum(c, v[1], access_names, ELEMENTSOF(access_names), &a));
 			if (r >= 0 && !is_roots && a == CORDON_ACCESS_READ_WRITE)
 				WITH_KEY(c, "access", &r,
-					 err(c, v[1], "system entries are read or read-exec (the runtime's files are never writable)"));
+					 err(c, v[1],
+					     "system entries are read or read-exec (the runtime's files are never "
+					     "writable)"));
 			if (r < 0)
 				acc = r;
 			else
@@ -1140,12 +1169,14 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 	return acc;
 }
 
-/* Two entries that would appear at the same place inside the sandbox. */
-static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct cordon_profile *p)
+/* Two entries that would appear at the same place inside the sandbox. The
+ * error points at the later entry. */
+static int check_fs_clashes(struct ctx *c, const struct node *system, const struct node *roots,
+			    const struct cordon_profile *p)
 {
 	int acc = 0;
 
-	for (size_t i = 0; i < p->n_fs_roots; i++) {
+	for (size_t i = 0; roots && i < p->n_fs_roots; i++) {
 		const char *at = p->fs_roots[i].at;
 		const char *other = NULL;
 		size_t m;
@@ -1162,10 +1193,10 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 			continue;
 		m = path_push_key(c, "roots");
 		path_push_index(c, i);
-		acc = err(c, fs, "sandbox path %s is already used by %s", at, other);
+		acc = err(c, roots->items[i], "sandbox path %s is already used by %s", at, other);
 		path_pop(c, m);
 	}
-	for (size_t i = 0; i < p->n_fs_system; i++)
+	for (size_t i = 0; system && i < p->n_fs_system; i++)
 		for (size_t j = 0; j < i; j++) {
 			size_t m;
 
@@ -1174,7 +1205,8 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 				continue;
 			m = path_push_key(c, "system");
 			path_push_index(c, i);
-			acc = err(c, fs, "%s is listed twice", p->fs_system[i].path);
+			acc = err(c, system->items[i], "%s is listed twice (first at line %u)", p->fs_system[i].path,
+				  system->items[j]->line);
 			path_pop(c, m);
 			break;
 		}
@@ -1183,7 +1215,7 @@ static int check_fs_clashes(struct ctx *c, const struct node *fs, const struct c
 
 static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "system", "roots", "ceiling", "tmp" };
+	static const char *const keys[] = {"system", "roots", "ceiling", "tmp"};
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -1203,7 +1235,8 @@ static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_p
 	p->tmp_bytes = TMPFS_DEFAULT;
 	if (v[3])
 		WITH_KEY(c, "tmp", &acc, get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
-	r = check_fs_clashes(c, n, p);
+	r = check_fs_clashes(c, v[0] && v[0]->type == NODE_SEQ ? v[0] : NULL,
+			     v[1] && v[1]->type == NODE_SEQ ? v[1] : NULL, p);
 	if (r < 0)
 		acc = r;
 	return acc;
@@ -1252,7 +1285,7 @@ static int parse_cidr(const char *s, struct cordon_net_rule *rule, char *fixed, 
 
 		memcpy(net, bytes, sizeof(net));
 		for (unsigned i = prefix; i < max; i++)
-			net[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
+			net[i / 8] &= (uint8_t) ~(0x80u >> (i % 8));
 		if (!inet_ntop(family, net, addr, sizeof(addr)))
 			return -EINVAL;
 		snprintf(fixed, fixed_size, "%s/%u", addr, prefix);
@@ -1299,11 +1332,11 @@ static int parse_ports(struct ctx *c, const struct node *n, struct cordon_net_ru
 
 static int parse_network(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "mode", "allow" };
-	static const char *const modes[] = { [CORDON_NET_NONE] = "none", [CORDON_NET_ALLOWLIST] = "allowlist" };
-	static const char *const rule_keys[] = { "cidr", "ports", "protocol" };
-	static const char *const protos[] = { "tcp", "udp", "any" };
-	static const unsigned proto_bits[] = { CORDON_PROTO_TCP, CORDON_PROTO_UDP, CORDON_PROTO_ANY };
+	static const char *const keys[] = {"mode", "allow"};
+	static const char *const modes[] = {[CORDON_NET_NONE] = "none", [CORDON_NET_ALLOWLIST] = "allowlist"};
+	static const char *const rule_keys[] = {"cidr", "ports", "protocol"};
+	static const char *const protos[] = {"tcp", "udp", "any"};
+	static const unsigned proto_bits[] = {CORDON_PROTO_TCP, CORDON_PROTO_UDP, CORDON_PROTO_ANY};
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -1319,7 +1352,8 @@ static int parse_network(struct ctx *c, const struct node *n, struct cordon_prof
 		if (v[0]->type == NODE_SCALAR && strcmp(v[0]->value, "unrestricted") == 0)
 			/* There is deliberately no way to say "any destination". */
 			acc = err(c, v[0],
-				  "\"unrestricted\" does not exist: use none, or allowlist with the destinations the connector needs");
+				  "\"unrestricted\" does not exist: use none, or allowlist with the destinations the "
+				  "connector needs");
 		else if (get_enum(c, v[0], modes, ELEMENTSOF(modes), &u) < 0)
 			acc = -EINVAL;
 		else
@@ -1371,7 +1405,8 @@ static int parse_network(struct ctx *c, const struct node *n, struct cordon_prof
 							  quote(rv[0]).s, fixed);
 					else if (r < 0)
 						acc = err(c, rv[0],
-							  "must be an IPv4 or IPv6 network with a prefix length, like 192.0.2.0/24 or 2001:db8::/32 (got %s)",
+							  "must be an IPv4 or IPv6 network with a prefix length, like "
+							  "192.0.2.0/24 or 2001:db8::/32 (got %s)",
 							  quote(rv[0]).s);
 				}
 				path_pop(c, mc);
@@ -1410,7 +1445,7 @@ mode_check:
 
 static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "memory", "pids", "cpu", "nofile" };
+	static const char *const keys[] = {"memory", "pids", "cpu", "nofile"};
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -1419,7 +1454,7 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 		return r;
 	acc = map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1T", &p->mem_bytes));
+		WITH_KEY(c, "memory", &acc, get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1024G", &p->mem_bytes));
 	if (v[1])
 		WITH_KEY(c, "pids", &acc, get_uint(c, v[1], PIDS_MIN, PIDS_MAX, &p->pids_max));
 	if (v[2]) {
@@ -1428,8 +1463,8 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 
 		if (expect(c, v[2], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[2]->plain || parse_decimal_micro(v[2]->value, &micro) < 0 || micro < CPU_MIN_MICRO ||
-			 micro > CPU_MAX_MICRO)
+		else if (!v[2]->plain || leading_zero(v[2]->value) || parse_decimal_micro(v[2]->value, &micro) < 0 ||
+			 micro < CPU_MIN_MICRO || micro > CPU_MAX_MICRO)
 			acc = err(c, v[2], "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
 				  quote(v[2]).s);
 		else
@@ -1443,12 +1478,12 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 
 static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "base", "allow", "deny", "action" };
-	static const char *const bases[] = { [CORDON_SECCOMP_DEFAULT] = "default", [CORDON_SECCOMP_STRICT] = "strict" };
+	static const char *const keys[] = {"base", "allow", "deny", "action"};
+	static const char *const bases[] = {[CORDON_SECCOMP_DEFAULT] = "default", [CORDON_SECCOMP_STRICT] = "strict"};
 	static const char *const actions[] = {
-		[CORDON_SECCOMP_ERRNO] = "errno",
-		[CORDON_SECCOMP_KILL] = "kill",
-		[CORDON_SECCOMP_LOG] = "log",
+	    [CORDON_SECCOMP_ERRNO] = "errno",
+	    [CORDON_SECCOMP_KILL] = "kill",
+	    [CORDON_SECCOMP_LOG] = "log",
 	};
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
@@ -1467,11 +1502,13 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 			p->seccomp_base = (enum cordon_seccomp_base)u;
 	}
 	if (v[1])
-		WITH_KEY(c, "allow", &acc,
-			 get_string_list(c, v[1], 0, MAX_LIST, check_syscall, true, &p->seccomp_allow, &p->n_seccomp_allow));
+		WITH_KEY(
+		    c, "allow", &acc,
+		    get_string_list(c, v[1], 0, MAX_LIST, check_syscall, true, &p->seccomp_allow, &p->n_seccomp_allow));
 	if (v[2])
-		WITH_KEY(c, "deny", &acc,
-			 get_string_list(c, v[2], 0, MAX_LIST, check_syscall, true, &p->seccomp_deny, &p->n_seccomp_deny));
+		WITH_KEY(
+		    c, "deny", &acc,
+		    get_string_list(c, v[2], 0, MAX_LIST, check_syscall, true, &p->seccomp_deny, &p->n_seccomp_deny));
 	if (v[3]) {
 		r = 0;
 		WITH_KEY(c, "action", &r, get_enum(c, v[3], actions, ELEMENTSOF(actions), &u));
@@ -1495,7 +1532,7 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 
 static int parse_require(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const names[] = { "landlock", "seccomp", "cgroup", "namespaces", "network" };
+	static const char *const names[] = {"landlock", "seccomp", "cgroup", "namespaces", "network"};
 	int r, acc = 0;
 
 	r = expect(c, n, NODE_SEQ);
@@ -1532,7 +1569,7 @@ static bool user_name_is_valid(const char *s)
 
 static int parse_sandbox(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "user", "filesystem", "network", "limits", "seccomp", "require" };
+	static const char *const keys[] = {"user", "filesystem", "network", "limits", "seccomp", "require"};
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -1550,8 +1587,9 @@ static int parse_sandbox(struct ctx *c, const struct node *n, struct cordon_prof
 		else if (strcmp(v[0]->value, "root") == 0)
 			acc = err(c, v[0], "a connector never runs as root");
 		else if (!user_name_is_valid(v[0]->value))
-			acc = err(c, v[0], "must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got %s)",
-				  quote(v[0]).s);
+			acc =
+			    err(c, v[0], "must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got %s)",
+				quote(v[0]).s);
 		else if (get_string(c, v[0], 32, &p->user) < 0)
 			acc = -EINVAL;
 		path_pop(c, m);
@@ -1574,17 +1612,14 @@ static int parse_sandbox(struct ctx *c, const struct node *n, struct cordon_prof
 }
 
 static const char *const risk_names[] = {
-	[CORDON_RISK_READ] = "read",
-	[CORDON_RISK_WRITE] = "write",
-	[CORDON_RISK_DESTRUCTIVE] = "destructive",
-	[CORDON_RISK_HIGH] = "high",
-	[CORDON_RISK_CRITICAL] = "critical",
+    [CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	      [CORDON_RISK_DESTRUCTIVE] = "destructive",
+    [CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
 };
 
 static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "default_risk", "risk", "replay", "grant" };
-	static const char *const replays[] = { [CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe" };
+	static const char *const keys[] = {"default_risk", "risk", "replay", "grant"};
+	static const char *const replays[] = {[CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe"};
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -1602,9 +1637,8 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 		else
 			p->default_risk = (enum cordon_risk)u;
 	}
-	if (!v[1])
-		acc = missing(c, n, "risk");
-	else {
+	/* No table is a valid policy: every tool then gets default_risk. */
+	if (v[1]) {
 		size_t m = path_push_key(c, "risk");
 		const struct node *t = v[1];
 
@@ -1627,7 +1661,8 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 					continue;
 				}
 				mk = path_push_key(c, key->value);
-				if (check_tool_name(c, key) < 0 || get_string(c, key, MAX_TOOL_NAME, &p->risk[i].tool) < 0 ||
+				if (check_tool_name(c, key) < 0 ||
+				    get_string(c, key, MAX_TOOL_NAME, &p->risk[i].tool) < 0 ||
 				    get_enum(c, val, risk_names, ELEMENTSOF(risk_names), &u) < 0)
 					acc = -EINVAL;
 				else
@@ -1663,7 +1698,8 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 					continue;
 				}
 				mk = path_push_key(c, key->value);
-				if (check_tool_name(c, key) < 0 || get_string(c, key, MAX_TOOL_NAME, &p->replay[i].tool) < 0 ||
+				if (check_tool_name(c, key) < 0 ||
+				    get_string(c, key, MAX_TOOL_NAME, &p->replay[i].tool) < 0 ||
 				    get_enum(c, val, replays, ELEMENTSOF(replays), &u) < 0)
 					acc = -EINVAL;
 				else {
@@ -1704,10 +1740,10 @@ static int parse_tools(struct ctx *c, const struct node *n, struct cordon_profil
 
 static int parse_root(struct ctx *c, const struct node *root, struct cordon_profile *p)
 {
-	static const char *const keys[] = { "version",	"connector",	   "sandbox", "tools",
-					    "resources", "prompts", "client_requests", "approval" };
-	static const char *const none_read[] = { "none", "read" };
-	static const char *const requests[] = { "sampling", "elicitation" };
+	static const char *const keys[] = {"version",	"connector", "sandbox",		"tools",
+					   "resources", "prompts",   "client_requests", "approval"};
+	static const char *const none_read[] = {"none", "read"};
+	static const char *const requests[] = {"sampling", "elicitation"};
 	const struct node *v[ELEMENTSOF(keys)], *workdir = NULL;
 	unsigned u;
 	int r, acc;
@@ -1724,7 +1760,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 
 		if (expect(c, v[0], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[0]->plain || parse_u64(v[0]->value, &ver) < 0)
+		else if (!v[0]->plain || leading_zero(v[0]->value) || parse_u64(v[0]->value, &ver) < 0)
 			acc = err(c, v[0], "must be the integer 1 (got %s)", quote(v[0]).s);
 		else if (ver != 1)
 			acc = err(c, v[0], "unsupported version %llu (this cordon reads version 1)",
@@ -1769,9 +1805,11 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 				const struct node *e = v[6]->items[i];
 				size_t mi = path_push_index(c, i);
 
-				if (e->type == NODE_SCALAR && (strcmp(e->value, "roots") == 0 || strcmp(e->value, "roots/list") == 0))
+				if (e->type == NODE_SCALAR &&
+				    (strcmp(e->value, "roots") == 0 || strcmp(e->value, "roots/list") == 0))
 					acc = err(c, e,
-						  "roots/list is always answered by the broker from the instance's roots; do not list it");
+						  "roots/list is always answered by the broker from the instance's "
+						  "roots; do not list it");
 				else if (get_enum(c, e, requests, ELEMENTSOF(requests), &u) < 0)
 					acc = -EINVAL;
 				else
@@ -1786,7 +1824,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 	}
 	p->approval_ttl_sec = TTL_DEFAULT;
 	if (v[7]) {
-		static const char *const akeys[] = { "ttl" };
+		static const char *const akeys[] = {"ttl"};
 		const struct node *av[1];
 		size_t m = path_push_key(c, "approval");
 
@@ -1796,7 +1834,8 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 			if (map_fields(c, v[7], akeys, 1, av) < 0)
 				acc = -EINVAL;
 			if (av[0])
-				WITH_KEY(c, "ttl", &acc, get_duration(c, av[0], TTL_MIN, TTL_MAX, "1s to 24h", &p->approval_ttl_sec));
+				WITH_KEY(c, "ttl", &acc,
+					 get_duration(c, av[0], TTL_MIN, TTL_MAX, "1s to 24h", &p->approval_ttl_sec));
 		}
 		path_pop(c, m);
 	}
@@ -1918,10 +1957,11 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	_cleanup_free_ struct ctx *c = NULL;
 	int r;
 
+	if (ret_n_diags)
+		*ret_n_diags = 0;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->name = name ? name : "profile";
 
 	if (!id || !connector_id_is_valid(id)) {
 		err_at(c, EINVAL, 0, 0,
@@ -1962,8 +2002,8 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	return 0;
 }
 
-int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len,
-			 struct cordon_profile **ret, struct cordon_diag *reterr_diag)
+int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len, struct cordon_profile **ret,
+			 struct cordon_diag *reterr_diag)
 {
 	return cordon_profile_parse_diags(id, name, buf, len, ret, reterr_diag, reterr_diag ? 1 : 0, NULL);
 }
@@ -1996,15 +2036,15 @@ int cordon_profile_load_diags(const char *path, struct cordon_profile **ret, str
 
 	if (ret_n_diags)
 		*ret_n_diags = 0;
-#define FAIL(e, ...)                                                                    \
-	do {                                                                            \
-		int _e = cordon_diag_set(&d, (e), "profile", __VA_ARGS__);                \
-		if (diags && max_diags > 0) {                                           \
-			diags[0] = d;                                                   \
-			if (ret_n_diags)                                                \
-				*ret_n_diags = 1;                                       \
-		}                                                                       \
-		return _e;                                                              \
+#define FAIL(e, ...)                                                                                                   \
+	do {                                                                                                           \
+		int _e = cordon_diag_set(&d, (e), "profile", __VA_ARGS__);                                             \
+		if (diags && max_diags > 0) {                                                                          \
+			diags[0] = d;                                                                                  \
+			if (ret_n_diags)                                                                               \
+				*ret_n_diags = 1;                                                                      \
+		}                                                                                                      \
+		return _e;                                                                                             \
 	} while (0)
 
 	if (!path)

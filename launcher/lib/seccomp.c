@@ -255,7 +255,7 @@ static int resolve_name(const char *name)
 
 static bool name_valid(const char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strnlen(s, NAME_MAX_LEN + 1);
 
 	if (n == 0 || n > NAME_MAX_LEN)
 		return false;
@@ -263,6 +263,11 @@ static bool name_valid(const char *s)
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return false;
 	return true;
+}
+
+bool cordon_seccomp_syscall_name_known(const char *name)
+{
+	return name && name_valid(name) && resolve_name(name) != __NR_SCMP_ERROR;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -280,6 +285,8 @@ static int normalize_list(char *const *names, size_t n, const char *key, const c
 	if (n > 4096)
 		return cordon_diag_set(reterr_diag, E2BIG, STEP, "seccomp.%s: too many names (%zu, at most 4096)",
 				       key, n);
+	if (n > 0 && !names)
+		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.%s: %zu names but no list", key, n);
 	if (n > 0) {
 		v = calloc(n, sizeof(*v));
 		if (!v)
@@ -503,13 +510,17 @@ static int add_cmp(scmp_filter_ctx ctx, uint32_t action, const char *name, unsig
 static int add_socket_guards(const struct policy *pol, scmp_filter_ctx ctx, const char *name,
 			     struct cordon_diag *reterr_diag)
 {
-	uint32_t no_family = refusal(pol, EAFNOSUPPORT);
-	int r;
-
 	/* Families other than AF_UNIX (1), AF_INET (2), AF_INET6 (10) answer
 	 * EAFNOSUPPORT, as for a family the kernel lacks, so runtimes that
-	 * probe (netlink for getifaddrs) take their fallback. The family is
-	 * an int: any value with upper bits set is > 10 and refused too. */
+	 * probe take their fallback: glibc's getaddrinfo(AI_ADDRCONFIG) opens
+	 * a netlink socket on every name lookup (node's fetch does). Like
+	 * clone3's ENOSYS this is an answer, not a refusal, and it is the
+	 * same under every action: kill would kill every DNS lookup, and log
+	 * would make audit mode behave unlike enforcement. The family is an
+	 * int: any value with upper bits set is > 10 and refused too. */
+	uint32_t no_family = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	int r;
+
 	r = add_cmp(ctx, no_family, name, 0, SCMP_CMP_EQ, AF_UNSPEC, reterr_diag);
 	for (uint64_t f = AF_INET + 1; r >= 0 && f < AF_INET6; f++)
 		r = add_cmp(ctx, no_family, name, 0, SCMP_CMP_EQ, f, reterr_diag);
@@ -522,7 +533,8 @@ static int add_socket_guards(const struct policy *pol, scmp_filter_ctx ctx, cons
 	 * SOCK_CLOEXEC live above them). An MPTCP socket is not a TCP socket
 	 * to Landlock's LANDLOCK_ACCESS_NET_CONNECT_TCP/BIND_TCP, so it would
 	 * bypass the port rules: EPROTONOSUPPORT, what a kernel without MPTCP
-	 * says, on which runtimes that try MPTCP first fall back to TCP. The
+	 * says, on which runtimes that try MPTCP first fall back to TCP —
+	 * under every action, for the same reason as the family. The
 	 * protocol is an int: compare its low 32 bits. */
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(allowed_families); i++) {
 		uint64_t fam = allowed_families[i];
@@ -543,7 +555,7 @@ static int add_socket_guards(const struct policy *pol, scmp_filter_ctx ctx, cons
 		if (r >= 0)
 			r = add_rule(ctx, refusal(pol, EPERM), resolve_name(name), name, 2, packet, reterr_diag);
 		if (r >= 0 && fam != AF_UNIX)
-			r = add_rule(ctx, refusal(pol, EPROTONOSUPPORT), resolve_name(name), name, 2, mptcp,
+			r = add_rule(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), resolve_name(name), name, 2, mptcp,
 				     reterr_diag);
 	}
 	return r;

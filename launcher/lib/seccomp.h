@@ -5,6 +5,7 @@
  * parent with libseccomp (compiling ~300 rules costs ~2 ms) and only loaded in
  * the child (~0.1-0.3 ms). docs/seccomp.md explains every rule. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,3 +42,9 @@ void cordon_seccomp_program_free(struct cordon_seccomp_program *prog);
 
 /* Drops the cache (tests, shutdown). */
 void cordon_seccomp_cache_clear(void);
+
+/* True when `name` is a syscall name cordon_seccomp_compile() accepts in
+ * seccomp.allow/deny: [a-z0-9_], at most 63 bytes, and known to libseccomp
+ * or to cordon's table of syscalls newer than libseccomp (open_tree_attr,
+ * mseal, listmount...). For the profile loader's validation. */
+bool cordon_seccomp_syscall_name_known(const char *name);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,7 +36,7 @@
 
 static struct cordon_caps caps;
 
-static const char *const ctrl_names[_CORDON_CTRL_MAX] = { "memory", "pids", "cpu", "cpuset", "io" };
+static const char *const ctrl_names[_CORDON_CTRL_MAX] = {"memory", "pids", "cpu", "cpuset", "io"};
 
 /* ---- Helpers ------------------------------------------------------------ */
 
@@ -126,8 +127,8 @@ static void assert_paths_gone(const struct paths *ps)
 
 static struct cordon_cgroup *create_ok(const char *name, uint64_t mem, uint64_t pids, uint64_t cpu)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0xff;
 	int r;
@@ -177,6 +178,16 @@ static bool child_in_all(const struct cordon_cgroup *cg)
 	return true;
 }
 
+static void burn_cpu_ms(long ms)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < ms * 1000000L);
+}
+
 static void reap_all_children_expect_sigkill(int *ret_count)
 {
 	int n = 0, status;
@@ -191,9 +202,24 @@ static void reap_all_children_expect_sigkill(int *ret_count)
 	*ret_count = n;
 }
 
+/* The runner itself must never end up in an instance (destroy would kill
+ * it): /proc/self/cgroup is the same before and after every test. */
+static char runner_cgroups[4096];
+
+static int check_runner(void **state)
+{
+	char now[4096];
+
+	(void)state;
+	assert_true(read_small_file("/proc/self/cgroup", now, sizeof(now)) > 0);
+	assert_string_equal(now, runner_cgroups);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	(void)state;
+	assert_true(read_small_file("/proc/self/cgroup", runner_cgroups, sizeof(runner_cgroups)) > 0);
 	/* The real probe: these tests also check that what it reports is
 	 * what the cgroup module needs. */
 	assert_int_equal(cordon_probe(&caps), 0);
@@ -297,16 +323,11 @@ static void test_enter_forked_child(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct timespec t0, t1;
-
 		CHILD_CHECK(!child_in_all(cg));
 		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
 		CHILD_CHECK(child_in_all(cg));
-		/* Burn ~50 ms of CPU so the parent can read CPU time. */
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-		do
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-		while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 50000000L);
+		/* Burn 50 ms of CPU so the parent can read CPU time. */
+		burn_cpu_ms(50);
 		_exit(0);
 	}
 	status = cordon_test_wait(pid);
@@ -326,7 +347,7 @@ static void test_enter_forked_child(void **state)
 static void test_clone3_into_cgroup(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-clone3", 64ull << 20, 16, 0);
-	struct clone_args args = { 0 };
+	struct clone_args args = {0};
 	long pid;
 	int status;
 
@@ -348,6 +369,126 @@ static void test_clone3_into_cgroup(void **state)
 		_exit(0);
 	}
 	status = cordon_test_wait((pid_t)pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+static void test_enter_after_userns_and_uid_drop(void **state)
+{
+	/* The spawner may enter namespaces or drop privileges before enter():
+	 * the fds were opened by root in the parent and the kernel checks the
+	 * opener's credentials, so the writes still work. */
+	struct cordon_cgroup *cg = create_ok("t-cg-userns", 0, 16, 0);
+	pid_t pid;
+	int status;
+
+	(void)state;
+	cordon_cgroup_set_clone_placed(cg, false);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(setresgid(65534, 65534, 65534) == 0);
+		CHILD_CHECK(setresuid(65534, 65534, 65534) == 0);
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		/* Opening cgroup.procs anew as nobody is refused. */
+		{
+			char p[PATH_MAX + 32];
+
+			snprintf(p, sizeof(p), "%s/cgroup.procs", cordon_cgroup_v2_path(cg));
+			CHILD_CHECK_ERRNO(open(p, O_WRONLY | O_CLOEXEC), EACCES);
+		}
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+/* In a child: the /proc/self/cgroup line that starts with `key` ends with
+ * `suffix`. */
+static bool child_line_ends(const char *key, const char *suffix)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (read_small_file("/proc/self/cgroup", buf, sizeof(buf)) < 0)
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c = strchr(line, ':');
+		size_t l = strlen(line), sl = strlen(suffix);
+
+		if (c && strncmp(c + 1, key, strlen(key)) == 0)
+			return l >= sl && strcmp(line + l - sl, suffix) == 0;
+	}
+	return false;
+}
+
+static void test_clone3_into_cgroup_with_cgroupns(void **state)
+{
+	/* The spawner clones with CLONE_INTO_CGROUP | CLONE_NEWCGROUP: the
+	 * namespace is rooted at the instance's cgroup2 directory, and
+	 * enter() still joins the v1 hierarchies from inside it. */
+	struct cordon_cgroup *cg = create_ok("t-cg-cgns", 64ull << 20, 16, 0);
+	struct clone_args args = {0};
+	long pid;
+	int status;
+
+	(void)state;
+	args.flags = CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cordon_cgroup_v2_fd(cg);
+	pid = sys_clone3(&args, sizeof(args));
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char suffix[PATH_MAX];
+
+		CHILD_CHECK(child_line_ends(":", "::/"));
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		snprintf(suffix, sizeof(suffix), "/cordon/%s", cordon_cgroup_dir_name(cg));
+		CHILD_CHECK(child_line_ends("memory:", suffix));
+		CHILD_CHECK(child_line_ends("pids:", suffix));
+		CHILD_CHECK(child_line_ends("cpu:", suffix));
+		CHILD_CHECK(child_line_ends(":", "::/"));
+		_exit(0);
+	}
+	status = cordon_test_wait((pid_t)pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
+static void test_enter_checks_clone_placement(void **state)
+{
+	/* The instance says "placed by clone3" (caps.clone_into_cgroup) but
+	 * the child came from a plain fork: enter() notices and joins cgroup2
+	 * as well, so BPF policy and cgroup.kill still cover it. */
+	struct cordon_cgroup *cg = create_ok("t-cg-verify", 0, 16, 0);
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		CHILD_CHECK(child_in_all(cg));
+		_exit(0);
+	}
+	status = cordon_test_wait(pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
@@ -506,7 +647,7 @@ static pid_t spawn_stubborn(const struct cordon_cgroup *cg, int nkids)
 static void destroy_stubborn(bool with_cgroup_kill)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup_limits lim = {.pids_max = 16};
 	struct cordon_cgroup *cg = NULL;
 	struct paths ps;
 	pid_t pid;
@@ -567,22 +708,112 @@ static void test_destroy_job_subcgroups(void **state)
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
+/* As nobody: make <v2>/job-N and move itself there. */
+static void child_make_job(const struct cordon_cgroup *cg, bool delegated)
+{
+	char job[PATH_MAX + 16], procs[PATH_MAX + 32];
+
+	CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+	CHILD_CHECK(setresgid(65534, 65534, 65534) == 0);
+	CHILD_CHECK(setresuid(65534, 65534, 65534) == 0);
+	snprintf(job, sizeof(job), "%s/job-%d", cordon_cgroup_v2_path(cg), delegated);
+	if (!delegated) {
+		CHILD_CHECK_ERRNO(mkdir(job, 0755), EACCES);
+		_exit(0);
+	}
+	CHILD_CHECK(mkdir(job, 0755) == 0);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", job);
+	CHILD_CHECK(write_small_file(procs, "0") == 0);
+	CHILD_CHECK(child_in("0::", caps.cgroup2_mount, job));
+	/* The delegate cannot lift the bounds on its subtree... */
+	snprintf(procs, sizeof(procs), "%s/cgroup.max.depth", cordon_cgroup_v2_path(cg));
+	CHILD_CHECK_ERRNO(open(procs, O_WRONLY | O_CLOEXEC), EACCES);
+	/* ...and nesting stops at depth 4. */
+	for (int i = 0; i < 3; i++) {
+		strcat(job, "/j");
+		CHILD_CHECK(mkdir(job, 0755) == 0);
+	}
+	strcat(job, "/j");
+	CHILD_CHECK_ERRNO(mkdir(job, 0755), EAGAIN);
+	_exit(0);
+}
+
+static void test_delegate_for_jobs(void **state)
+{
+	struct cordon_cgroup *cg = create_ok("t-cg-deleg", 0, 16, 0);
+	struct paths ps;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	cordon_cgroup_set_clone_placed(cg, false);
+	/* Not delegated: the unprivileged worker cannot make job cgroups. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_make_job(cg, false);
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	assert_int_equal(cordon_cgroup_delegate(cg, 65534, 65534), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_make_job(cg, true);
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+}
+
 static void test_cleanup_stale(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 16 };
+	struct cordon_cgroup_limits lim = {.pids_max = 16};
 	struct cordon_cgroup *stale = NULL, *live;
 	struct paths stale_ps, live_ps;
 	char fake[PATH_MAX + 64];
-	pid_t owner, victim;
+	struct cordon_cgroup *other = NULL, *zombie = NULL;
+	struct paths other_ps, zombie_ps;
+	pid_t owner, alive_owner, zombie_owner, victim;
 	int status, r, n;
 
 	(void)state;
-	/* An owner that will die. */
+	/* An owner that will die, and one that stays alive. */
 	owner = fork();
 	assert_true(owner >= 0);
 	if (owner == 0) {
 		for (;;)
 			pause();
+	}
+	alive_owner = fork();
+	assert_true(alive_owner >= 0);
+	if (alive_owner == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(
+	    cordon_cgroup_create_owned(&caps, alive_owner, "t-cg-other", &lim, MEM_CTRLS, &other, NULL, NULL), 0);
+	save_paths(other, &other_ps);
+	/* An owner that has exited but is not reaped yet (a zombie whose
+	 * parent is slow): gone too. */
+	zombie_owner = fork();
+	assert_true(zombie_owner >= 0);
+	if (zombie_owner == 0) {
+		for (;;)
+			pause();
+	}
+	assert_int_equal(
+	    cordon_cgroup_create_owned(&caps, zombie_owner, "t-cg-zombie", &lim, MEM_CTRLS, &zombie, NULL, NULL), 0);
+	save_paths(zombie, &zombie_ps);
+	assert_int_equal(kill(zombie_owner, SIGKILL), 0);
+	{
+		siginfo_t si;
+
+		/* Wait for the exit without reaping. */
+		assert_int_equal(waitid(P_PID, (id_t)zombie_owner, &si, WEXITED | WNOWAIT), 0);
 	}
 	assert_int_equal(cordon_cgroup_create_owned(&caps, owner, "t-cg-stale", &lim, MEM_CTRLS, &stale, NULL, NULL),
 			 0);
@@ -602,8 +833,7 @@ static void test_cleanup_stale(void **state)
 	{
 		const char *p = cordon_cgroup_ctrl_path(live, CORDON_CTRL_PIDS);
 
-		snprintf(fake, sizeof(fake), "%.*s/i-%d-1-t-cg-reused", (int)(strrchr(p, '/') - p), p,
-			 (int)getpid());
+		snprintf(fake, sizeof(fake), "%.*s/i-%d-1-t-cg-reused", (int)(strrchr(p, '/') - p), p, (int)getpid());
 	}
 	assert_int_equal(mkdir(fake, 0755), 0);
 
@@ -614,12 +844,29 @@ static void test_cleanup_stale(void **state)
 	assert_true(WIFSIGNALED(status));
 
 	r = cordon_cgroup_cleanup_stale(&caps);
-	assert_true(r >= 2);
+	assert_true(r >= 3);
 	assert_paths_gone(&stale_ps);
+	assert_paths_gone(&zombie_ps);
+	status = cordon_test_wait(zombie_owner);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(cordon_cgroup_destroy(zombie), 0);
 	assert_false(dir_exists(fake));
-	/* The live instance stays. */
+	/* Live instances stay: ours and another live launcher's. */
 	for (int i = 0; i < live_ps.n; i++)
 		assert_true(dir_exists(live_ps.p[i]));
+	for (int i = 0; i < other_ps.n; i++)
+		assert_true(dir_exists(other_ps.p[i]));
+	/* A second run finds nothing more of ours and keeps the live ones. */
+	assert_true(cordon_cgroup_cleanup_stale(&caps) >= 0);
+	assert_int_equal(count_instances(&caps, "t-cg-stale"), 0);
+	assert_int_equal(count_instances(&caps, "t-cg-live"), live_ps.n);
+	assert_int_equal(count_instances(&caps, "t-cg-other"), other_ps.n);
+	assert_int_equal(cordon_cgroup_destroy(other), 0);
+	assert_paths_gone(&other_ps);
+	assert_int_equal(kill(alive_owner, SIGKILL), 0);
+	status = cordon_test_wait(alive_owner);
+	assert_true(WIFSIGNALED(status));
+
 	/* What ran inside the stale instance was killed. */
 	status = cordon_test_wait(victim);
 	assert_true(WIFSIGNALED(status));
@@ -627,9 +874,6 @@ static void test_cleanup_stale(void **state)
 	reap_all_children_expect_sigkill(&n);
 	assert_int_equal(n, 1);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
-
-	/* A second run finds nothing of ours. */
-	assert_int_equal(count_instances(&caps, "t-cg-stale"), 0);
 	assert_int_equal(cordon_cgroup_destroy(live), 0);
 	assert_paths_gone(&live_ps);
 	/* The stale object's directories are gone; destroying it now only
@@ -640,8 +884,8 @@ static void test_cleanup_stale(void **state)
 static void test_required_controller_missing(void **state)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	int r;
@@ -680,8 +924,8 @@ static void test_failure_midway_leaves_nothing(void **state)
 	 * cgroup2 and memory directories were already made. */
 	char *tmp = cordon_test_mkdtemp("cgroup-fake");
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	char sub[PATH_MAX];
@@ -723,10 +967,101 @@ static void test_failure_midway_leaves_nothing(void **state)
 	free(tmp);
 }
 
+static void test_v1_only_layout(void **state)
+{
+	/* A kernel with v1 hierarchies and no cgroup2 at all: no directory
+	 * for BPF, no cgroup.kill, enter() joins the v1 hierarchies and
+	 * destroy falls back to SIGKILL per pid. */
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16};
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_cgroup_stats st;
+	struct paths ps;
+	unsigned missing = 0xff;
+	pid_t pid;
+	int n;
+
+	(void)state;
+	c.cgroup_layout = CORDON_CGROUP_V1;
+	c.cgroup2_mount[0] = '\0';
+	c.cgroup_kill = false;
+	c.clone_into_cgroup = false;
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-v1only", &lim, MEM_CTRLS, &cg, &missing, NULL), 0);
+	assert_int_equal(missing, 0);
+	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
+	assert_null(cordon_cgroup_v2_path(cg));
+	assert_int_equal(read_u64_file(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS), "pids.max"), 16);
+	/* CPU time comes from v1 cpuacct (its own hierarchy here). */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+		burn_cpu_ms(50);
+		_exit(0);
+	}
+	n = cordon_test_wait(pid);
+	assert_true(WIFEXITED(n) && WEXITSTATUS(n) == 0);
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_true(st.cpu_usage_usec >= 40000);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	pid = spawn_stubborn(cg, 2);
+	assert_false(cordon_cgroup_is_empty(cg));
+	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
+	assert_int_equal(st.pids_peak, 3);
+	assert_true(st.mem_peak_bytes > 0);
+	save_paths(cg, &ps);
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_paths_gone(&ps);
+	reap_all_children_expect_sigkill(&n);
+	assert_int_equal(n, 3);
+	(void)pid;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+static void test_no_cgroups_at_all(void **state)
+{
+	/* Layout NONE: nothing can be required; best effort yields an empty
+	 * instance whose enter/destroy are no-ops and every requested limit
+	 * reported missing. */
+	struct cordon_caps c = caps;
+	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000};
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_diag d = {0};
+	unsigned missing = 0;
+
+	(void)state;
+	c.cgroup_layout = CORDON_CGROUP_NONE;
+	c.cgroup2_mount[0] = '\0';
+	for (int k = 0; k < _CORDON_CTRL_MAX; k++)
+		c.ctrl[k].available = false;
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+			 -EOPNOTSUPP);
+	assert_non_null(strstr(d.message, "pids"));
+	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(missing, MEM_CTRLS);
+	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
+	assert_true(cordon_cgroup_is_empty(cg));
+	assert_int_equal(count_instances(&caps, "t-cg-none"), 0);
+	{
+		/* enter() in a child: a no-op that must not fail. */
+		pid_t pid = fork();
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			CHILD_CHECK(cordon_cgroup_enter(cg) == 0);
+			_exit(0);
+		}
+		status = cordon_test_wait(pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+}
+
 static void test_invalid_arguments(void **state)
 {
-	struct cordon_cgroup_limits lim = { 0 };
-	struct cordon_diag d = { 0 };
+	struct cordon_cgroup_limits lim = {0};
+	struct cordon_diag d = {0};
 	struct cordon_cgroup *cg = NULL;
 	char longname[80];
 
@@ -752,9 +1087,9 @@ static void test_invalid_arguments(void **state)
 static void test_duplicate_name_refused(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-dup", 0, 8, 0);
-	struct cordon_cgroup_limits lim = { .pids_max = 8 };
+	struct cordon_cgroup_limits lim = {.pids_max = 8};
 	struct cordon_cgroup *cg2 = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 
 	(void)state;
 	assert_int_equal(cordon_cgroup_create(&caps, "t-cg-dup", &lim, MEM_CTRLS, &cg2, NULL, &d), -EEXIST);
@@ -769,21 +1104,27 @@ static void test_duplicate_name_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_limits_readback),
-		cmocka_unit_test(test_cpu_quota_rounding),
-		cmocka_unit_test(test_enter_forked_child),
-		cmocka_unit_test(test_clone3_into_cgroup),
-		cmocka_unit_test(test_attach_pid),
-		cmocka_unit_test(test_fork_bomb_stops_at_pids_max),
-		cmocka_unit_test(test_memory_bomb_oom_killed),
-		cmocka_unit_test(test_destroy_kills_sigterm_ignorers),
-		cmocka_unit_test(test_destroy_without_cgroup_kill),
-		cmocka_unit_test(test_destroy_job_subcgroups),
-		cmocka_unit_test(test_cleanup_stale),
-		cmocka_unit_test(test_required_controller_missing),
-		cmocka_unit_test(test_failure_midway_leaves_nothing),
-		cmocka_unit_test(test_invalid_arguments),
-		cmocka_unit_test(test_duplicate_name_refused),
+	    cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
+	    cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
+	    cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
+	    cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
+	    cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
+	    cmocka_unit_test_teardown(test_clone3_into_cgroup_with_cgroupns, check_runner),
+	    cmocka_unit_test_teardown(test_enter_checks_clone_placement, check_runner),
+	    cmocka_unit_test_teardown(test_attach_pid, check_runner),
+	    cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
+	    cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
+	    cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
+	    cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
+	    cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
+	    cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
+	    cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
+	    cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
+	    cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
+	    cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
+	    cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
 	};
 
 	cordon_test_require_root();

@@ -540,20 +540,32 @@ static void child_ptrace_parent(void *arg)
 	_exit(3);
 }
 
-static void child_netlink(void *arg)
+static void child_raw_socket(void *arg)
 {
 	(void)arg;
-	(void)socket(AF_NETLINK, SOCK_RAW, 0);
+	(void)socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
 	_exit(3);
+}
+
+/* Answers that imitate a kernel without the feature, so runtimes fall
+ * back, are the same under every action. */
+static void child_compat_answers(void)
+{
+	struct clone_args plain = { .exit_signal = SIGCHLD };
+
+	CHILD_CHECK_ERRNO(syscall(SYS_clone3, &plain, sizeof(plain)), ENOSYS);
+	CHILD_CHECK_ERRNO(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0), EAFNOSUPPORT);
+	CHILD_CHECK_ERRNO(socket(AF_PACKET, SOCK_DGRAM, 0), EAFNOSUPPORT);
+	CHILD_CHECK_ERRNO(socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP), EPROTONOSUPPORT);
 }
 
 static void child_kill_mode_life(void *arg)
 {
-	struct clone_args plain = { .exit_signal = SIGCHLD };
-
 	(void)arg;
-	/* clone3 stays ENOSYS in kill mode, or every thread would die. */
-	CHILD_CHECK_ERRNO(syscall(SYS_clone3, &plain, sizeof(plain)), ENOSYS);
+	/* clone3 stays ENOSYS in kill mode, or every thread would die; a
+	 * netlink probe (getaddrinfo) gets EAFNOSUPPORT, or every DNS lookup
+	 * would. */
+	child_compat_answers();
 	check_basic_life();
 }
 
@@ -562,14 +574,13 @@ static void test_action_kill(void **state)
 	struct cordon_seccomp_program *prog = compile(CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_KILL, NULL, 0, NULL, 0);
 
 	assert_sigsys(run_child(prog, child_ptrace_parent, NULL));
-	assert_sigsys(run_child(prog, child_netlink, NULL));
+	assert_sigsys(run_child(prog, child_raw_socket, NULL));
 	assert_exit0(run_child(prog, child_kill_mode_life, NULL));
 	cordon_seccomp_program_free(prog);
 }
 
 static void child_log_mode(void *arg)
 {
-	struct clone_args plain = { .exit_signal = SIGCHLD };
 	int fds[2];
 
 	(void)arg;
@@ -578,9 +589,10 @@ static void child_log_mode(void *arg)
 	check_close(socket(AF_UNIX, SOCK_RAW, 0));
 	CHILD_CHECK(pipe(fds) == 0);
 	CHILD_CHECK_ERRNO(ioctl(fds[0], TIOCSTI, "x"), ENOTTY);
-	/* ...but clone3 keeps its ENOSYS, so libc behaves as it will under
-	 * enforcement. */
-	CHILD_CHECK_ERRNO(syscall(SYS_clone3, &plain, sizeof(plain)), ENOSYS);
+	check_close(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)); /* root: the kernel allows it */
+	/* ...but the compatibility answers stay, so libc behaves as it will
+	 * under enforcement. */
+	child_compat_answers();
 	check_basic_life();
 }
 
@@ -721,7 +733,7 @@ static void child_exec(void *arg)
 /* A node program of the kind an MCP server is: file I/O, a worker thread, a
  * child process, a loopback TCP server and client, timers. */
 static const char node_script[] =
-	"const fs=require('fs'),os=require('os'),cp=require('child_process'),net=require('net');"
+	"const fs=require('fs'),os=require('os'),cp=require('child_process'),net=require('net'),http=require('http');"
 	"const {Worker}=require('worker_threads');"
 	"const d=fs.mkdtempSync(os.tmpdir()+'/cordon-seccomp-');"
 	"fs.writeFileSync(d+'/f','hello');"
@@ -732,7 +744,12 @@ static const char node_script[] =
 	"w.on('message',m=>{if(m!==42)process.exit(4);"
 	" const s=net.createServer(c=>c.end('pong')).listen(0,'127.0.0.1',()=>{"
 	"  net.connect(s.address().port,'127.0.0.1').on('data',b=>{"
-	"   if(b.toString()!=='pong')process.exit(5);s.close();setTimeout(()=>process.exit(0),5);});});});";
+	"   if(b.toString()!=='pong')process.exit(5);s.close();"
+	/* fetch resolves "localhost" with getaddrinfo(AI_ADDRCONFIG), whose
+	 * netlink probe must get EAFNOSUPPORT, not SIGSYS, under kill. */
+	"   const h=http.createServer((q,r)=>r.end('ok')).listen(0,'127.0.0.1',async()=>{"
+	"    const t=await (await fetch('http://localhost:'+h.address().port+'/')).text();"
+	"    if(t!=='ok')process.exit(6);h.close();setTimeout(()=>process.exit(0),5);});});});});";
 
 static const char python_script[] =
 	"import os,socket,subprocess,tempfile,threading\n"
@@ -741,7 +758,8 @@ static const char python_script[] =
 	"r=[]; t=threading.Thread(target=lambda: r.append(1)); t.start(); t.join(); assert r==[1]\n"
 	"assert subprocess.run(['/bin/true']).returncode==0\n"
 	"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); c=socket.create_connection(s.getsockname())\n"
-	"a,_=s.accept(); a.sendall(b'pong'); assert c.recv(4)==b'pong'\n";
+	"a,_=s.accept(); a.sendall(b'pong'); assert c.recv(4)==b'pong'\n"
+	"assert socket.getaddrinfo('localhost',80,flags=socket.AI_ADDRCONFIG)\n";
 
 static void test_runtimes_run_under_strict(void **state)
 {

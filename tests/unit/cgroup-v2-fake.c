@@ -33,121 +33,21 @@
 #include "probe.h"
 #include "test-support.h"
 
-int __real_mkdir(const char *path, mode_t mode);
-int __real_rmdir(const char *path);
-int __wrap_mkdir(const char *path, mode_t mode);
-int __wrap_rmdir(const char *path);
-
-static char *fake_root;
-static const char *fake_controllers = "cpuset cpu io memory pids\n";
-
-static void put(const char *dir, const char *file, const char *content)
-{
-	char p[PATH_MAX + 64];
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		abort();
-	if (write_all(fd, content, strlen(content)) < 0)
-		abort();
-	close(fd);
-}
-
-static void populate(const char *dir)
-{
-	put(dir, "cgroup.controllers", fake_controllers);
-	put(dir, "cgroup.subtree_control", "");
-	put(dir, "cgroup.procs", "");
-	put(dir, "cgroup.events", "populated 0\nfrozen 0\n");
-	put(dir, "cgroup.kill", "");
-	put(dir, "cgroup.freeze", "");
-	/* Writable limit files start empty: cordon's writes land at offset
-	 * 0 of a regular file, so the content is exactly what it wrote. */
-	put(dir, "memory.max", "");
-	put(dir, "memory.swap.max", "");
-	put(dir, "memory.peak", "33550336\n");
-	put(dir, "memory.events", "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n");
-	put(dir, "pids.max", "");
-	put(dir, "pids.peak", "16\n");
-	put(dir, "cpu.max", "");
-	put(dir, "cpu.stat", "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n");
-}
-
-static bool under_fake(const char *path)
-{
-	size_t n = fake_root ? strlen(fake_root) : 0;
-
-	return n && strncmp(path, fake_root, n) == 0 && path[n] == '/';
-}
-
-int __wrap_mkdir(const char *path, mode_t mode)
-{
-	int r = __real_mkdir(path, mode);
-
-	if (r == 0 && under_fake(path))
-		populate(path);
-	return r;
-}
-
-int __wrap_rmdir(const char *path)
-{
-	if (under_fake(path)) {
-		DIR *d = opendir(path);
-		struct dirent *de;
-
-		if (d) {
-			bool subdir = false;
-
-			/* Like cgroupfs: a directory with child cgroups is
-			 * busy; control files go with the directory. */
-			while ((de = readdir(d)))
-				if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-					subdir = true;
-			if (subdir) {
-				closedir(d);
-				errno = EBUSY;
-				return -1;
-			}
-			rewinddir(d);
-			while ((de = readdir(d)))
-				if (de->d_type == DT_REG)
-					(void)unlinkat(dirfd(d), de->d_name, 0);
-			closedir(d);
-		}
-	}
-	return __real_rmdir(path);
-}
+#include "cgroup-fakefs.h"
 
 static struct cordon_caps caps;
 
 static int setup(void **state)
 {
 	(void)state;
-	fake_root = cordon_test_mkdtemp("cgroup2-fake");
-	put(fake_root, "cgroup.controllers", fake_controllers);
-	put(fake_root, "cgroup.subtree_control", "");
-	memset(&caps, 0, sizeof(caps));
-	caps.cgroup_layout = CORDON_CGROUP_V2;
-	snprintf(caps.cgroup2_mount, sizeof(caps.cgroup2_mount), "%s", fake_root);
-	for (int c = 0; c < _CORDON_CTRL_MAX; c++) {
-		caps.ctrl[c].available = true;
-		caps.ctrl[c].v2 = true;
-		caps.ctrl[c].can_create = true;
-		snprintf(caps.ctrl[c].path, sizeof(caps.ctrl[c].path), "%s", fake_root);
-	}
-	caps.cgroup_kill = true;
-	caps.clone_into_cgroup = true;
+	fakefs_setup(&caps);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	assert_int_equal(cordon_test_rm_rf(fake_root), 0);
-	free(fake_root);
-	fake_root = NULL;
+	assert_int_equal(fakefs_teardown(), 0);
 	return 0;
 }
 
@@ -175,9 +75,9 @@ static void assert_fake_clean(void)
 
 static void test_v2_limits_written(void **state)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000};
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0xff, all = (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	char buf[256], parent[PATH_MAX];
 	const char *path;
@@ -212,12 +112,12 @@ static void test_v2_limits_written(void **state)
 
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_stats(void **state)
 {
-	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20 };
+	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20};
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_cgroup_stats st;
 
@@ -230,12 +130,12 @@ static void test_v2_stats(void **state)
 	assert_int_equal(st.cpu_usage_usec, 123456);
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_enter(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 4 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4};
 	struct cordon_cgroup *cg = NULL;
 	char buf[64];
 	pid_t pid;
@@ -243,7 +143,26 @@ static void test_v2_enter(void **state)
 
 	(void)state;
 	assert_int_equal(cordon_cgroup_create(&caps, "fake-enter", &lim, 0, &cg, NULL, NULL), 0);
-	/* Placed by clone3: enter() writes nothing. */
+	/* Placed by clone3 (cgroup.procs lists the child, here among other
+	 * pids): enter() writes nothing. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char list[64];
+
+		snprintf(list, sizeof(list), "1\n%d\n99999999\n", (int)getpid());
+		fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", list);
+		_exit(cordon_cgroup_enter(cg) == 0 ? 0 : 1);
+	}
+	status = cordon_test_wait(pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	read_file(cordon_cgroup_v2_path(cg), "cgroup.procs", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "99999999"));
+	assert_int_equal(buf[0], '1');
+
+	/* Said to be placed, but not listed (a spawner fell back to clone
+	 * without saying so): enter() checks and joins. */
+	fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", "");
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
@@ -251,7 +170,8 @@ static void test_v2_enter(void **state)
 	status = cordon_test_wait(pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	read_file(cordon_cgroup_v2_path(cg), "cgroup.procs", buf, sizeof(buf));
-	assert_string_equal(buf, "");
+	assert_string_equal(buf, "0");
+	fakefs_put(cordon_cgroup_v2_path(cg), "cgroup.procs", "");
 
 	/* Not placed: enter() joins cgroup2 by writing "0". */
 	cordon_cgroup_set_clone_placed(cg, false);
@@ -265,21 +185,21 @@ static void test_v2_enter(void **state)
 	assert_string_equal(buf, "0");
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_controller_not_offered(void **state)
 {
 	/* The parent does not offer cpu (cgroup.controllers lacks it). */
-	struct cordon_cgroup_limits lim = { .pids_max = 4, .cpu_micro = 100000 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4, .cpu_micro = 100000};
 	unsigned req = (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	unsigned missing = 0;
 	char buf[64];
 
 	(void)state;
-	put(fake_root, "cgroup.controllers", "memory pids\n");
+	fakefs_put(fake_root, "cgroup.controllers", "memory pids\n");
 	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, req, &cg, &missing, &d), -EOPNOTSUPP);
 	assert_null(cg);
 	assert_string_equal(d.step, "cgroup");
@@ -288,8 +208,7 @@ static void test_v2_controller_not_offered(void **state)
 	assert_fake_clean();
 
 	/* Best effort: pids applied, cpu reported missing, no cpu.max. */
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
-			 0);
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d), 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_CPU);
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_CPU));
 	read_file(cordon_cgroup_v2_path(cg), "pids.max", buf, sizeof(buf));
@@ -298,13 +217,43 @@ static void test_v2_controller_not_offered(void **state)
 	assert_string_equal(buf, "");
 	assert_int_equal(cordon_cgroup_destroy(cg), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.controllers", fake_controllers);
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.controllers", fake_controllers);
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
+}
+
+static void test_v2_subtree_control_unwritable(void **state)
+{
+	/* A base whose cgroup.subtree_control cannot be written (here: it is
+	 * a directory, EISDIR): every controller fails with that errno. */
+	struct cordon_cgroup_limits lim = {.mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000};
+	struct cordon_cgroup *cg = NULL;
+	struct cordon_diag d = {0};
+	unsigned missing = 0;
+	char p[PATH_MAX];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", fake_root);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(__real_mkdir(p, 0755), 0);
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+			 -EISDIR);
+	assert_null(cg);
+	assert_non_null(strstr(d.message, "pids"));
+	assert_non_null(strstr(d.message, "Is a directory"));
+	assert_fake_clean();
+	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(missing, (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU));
+	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS));
+	assert_non_null(cordon_cgroup_v2_path(cg));
+	assert_int_equal(cordon_cgroup_destroy(cg), 0);
+	assert_fake_clean();
+	assert_int_equal(__real_rmdir(p), 0);
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 static void test_v2_stale_cleanup(void **state)
 {
-	struct cordon_cgroup_limits lim = { .pids_max = 4 };
+	struct cordon_cgroup_limits lim = {.pids_max = 4};
 	struct cordon_cgroup *dead = NULL, *live = NULL;
 	char dead_path[PATH_MAX];
 	pid_t owner;
@@ -330,17 +279,18 @@ static void test_v2_stale_cleanup(void **state)
 	assert_int_equal(cordon_cgroup_destroy(dead), 0);
 	assert_int_equal(cordon_cgroup_destroy(live), 0);
 	assert_fake_clean();
-	put(fake_root, "cgroup.subtree_control", "");
+	fakefs_put(fake_root, "cgroup.subtree_control", "");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v2_limits_written),
-		cmocka_unit_test(test_v2_stats),
-		cmocka_unit_test(test_v2_enter),
-		cmocka_unit_test(test_v2_controller_not_offered),
-		cmocka_unit_test(test_v2_stale_cleanup),
+	    cmocka_unit_test(test_v2_limits_written),
+	    cmocka_unit_test(test_v2_stats),
+	    cmocka_unit_test(test_v2_enter),
+	    cmocka_unit_test(test_v2_controller_not_offered),
+	    cmocka_unit_test(test_v2_subtree_control_unwritable),
+	    cmocka_unit_test(test_v2_stale_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -121,7 +121,7 @@ static void test_connector_id_is_valid(void **state)
 	assert_true(connector_id_is_valid("x-posting"));
 	assert_true(connector_id_is_valid("0"));
 	assert_true(connector_id_is_valid("a-"));
-	assert_true(connector_id_is_valid("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
+	assert_true(connector_id_is_valid("abcdefghijklmnopqrstuvwxyz012345"));	  /* 32 */
 	assert_false(connector_id_is_valid("abcdefghijklmnopqrstuvwxyz0123456")); /* 33 */
 	assert_false(connector_id_is_valid(""));
 	assert_false(connector_id_is_valid(NULL));
@@ -155,7 +155,8 @@ static void test_path_is_absolute_canonical(void **state)
 	assert_false(path_is_absolute_canonical("/.."));
 	assert_false(path_is_absolute_canonical("/."));
 	assert_false(path_is_absolute_canonical("/a\nb"));
-	assert_false(path_is_absolute_canonical("/a\x7f" "b"));
+	assert_false(path_is_absolute_canonical("/a\x7f"
+						"b"));
 
 	/* PATH_MAX - 1 bytes is the longest accepted. */
 	memset(long_path, 'a', sizeof(long_path));
@@ -184,13 +185,13 @@ static void test_path_is_beneath(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_u64),
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_parse_duration_sec),
-		cmocka_unit_test(test_parse_decimal_micro),
-		cmocka_unit_test(test_connector_id_is_valid),
-		cmocka_unit_test(test_path_is_absolute_canonical),
-		cmocka_unit_test(test_path_is_beneath),
+	    cmocka_unit_test(test_parse_u64),
+	    cmocka_unit_test(test_parse_size),
+	    cmocka_unit_test(test_parse_duration_sec),
+	    cmocka_unit_test(test_parse_decimal_micro),
+	    cmocka_unit_test(test_connector_id_is_valid),
+	    cmocka_unit_test(test_path_is_absolute_canonical),
+	    cmocka_unit_test(test_path_is_beneath),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The contract between cordond's core (daemon*.c: sessions, workers, the
+ * MCP proxy and authorization flow) and its operator surfaces (operator.c:
+ * the operator socket used by cordonctl; http.c: /health, /health/detail,
+ * /metrics). The core owns `struct cordon_daemon` and the event loop; the
+ * surfaces register their fds with the loop and call only these functions.
+ *
+ * Rule: an operator handler performs its state change through the broker
+ * core library (db, grants, inventory, approvals, delegations, actions,
+ * audit) in its own short transaction, COMMITS, and only then notifies the
+ * daemon core, which does the I/O (wakes a waiting call, sends list_changed,
+ * relaunches a worker). Nothing here is reachable from the gateway socket. */
+
+#include <jansson.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "diag.h"
+#include "loop.h"
+
+struct cordon_daemon;
+struct cordon_db;
+struct cordon_key;
+struct cordon_profile;
+
+/* ---- implemented by the daemon core ---- */
+
+struct cordon_loop *cordon_daemon_loop(struct cordon_daemon *d);
+struct cordon_db *cordon_daemon_db(struct cordon_daemon *d);
+struct cordon_key *cordon_daemon_key(struct cordon_daemon *d);
+/* The loaded profile of a connector, or NULL. */
+const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, const char *connector);
+
+/* "ok" | "degraded" | "failing". */
+const char *cordon_daemon_health(struct cordon_daemon *d);
+
+/* New reference: {"status", "capabilities": <the launcher's probe report>,
+ * "connectors": [{"id", "state", "instances": [{"instance", "session",
+ * "report": <enforcement report>}]}], "database": {...}, "audit": {"last_seq",
+ * "last_checkpoint_age_seconds", "unsigned_tail", "append_failures"}}. */
+json_t *cordon_daemon_health_detail(struct cordon_daemon *d);
+
+/* New reference: the launcher's capability report (same JSON as
+ * `cordon-launch --probe`). */
+json_t *cordon_daemon_capabilities(struct cordon_daemon *d);
+
+/* New reference: [{"id", "state", "installed", "instances", ...}]. */
+json_t *cordon_daemon_connectors(struct cordon_daemon *d);
+
+/* Prometheus text exposition of the daemon's counters and histograms. */
+int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *out);
+
+/* After an operator decided an approval (committed): wake the call waiting
+ * on it, if any. */
+void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approval_id);
+
+/* After grants, inventory reviews or risk policy changed (committed):
+ * recompute surfaces and send notifications/tools/list_changed to sessions.
+ * connector NULL means all. */
+void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector);
+
+/* After delegations of a connector changed (committed): relaunch affected
+ * workers with the new roots and end jobs that depended on a removed root. */
+void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector);
+
+/* After revoke-all (committed): ends every pending call, delegations, jobs. */
+void cordon_daemon_revoked_all(struct cordon_daemon *d);
+
+/* Connector lifecycle (operator API). add installs the connector (seeds its
+ * grant from the profile, takes its inventory by launching it once);
+ * remove uninstalls; restart relaunches its instances. Return 0 or -errno
+ * with a diag. */
+int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
+int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
+int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
+
+/* ---- implemented by the operator surfaces ---- */
+
+struct cordon_operator;
+struct cordon_http;
+
+/* Serves the operator protocol on an already bound and listening AF_UNIX
+ * socket (mode 0660, root and operator_gid). Every request's SO_PEERCRED is
+ * checked: uid 0 or a member of operator_gid. */
+int cordon_operator_start(struct cordon_daemon *d, int listen_fd, gid_t operator_gid, struct cordon_operator **ret);
+void cordon_operator_free(struct cordon_operator *op);
+
+/* Serves HTTP on an AF_UNIX listening socket (all endpoints) and optionally
+ * on tcp_listen ("127.0.0.1:PORT": /health and /metrics only; never
+ * /health/detail). */
+int cordon_http_start(struct cordon_daemon *d, int unix_listen_fd, const char *tcp_listen, struct cordon_http **ret,
+		      struct cordon_diag *diag);
+void cordon_http_free(struct cordon_http *h);

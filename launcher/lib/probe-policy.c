@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The probe's verdict for one profile: which of the controls a profile can
+ * require (sandbox.require) this kernel lacks, and which only run degraded.
+ * This is the code behind the "when missing, cordon ..." column of
+ * docs/kernel-matrix.md; the launcher calls it before building a sandbox. */
+#include <cap-ng.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "diag.h"
+#include "probe-util.h"
+#include "probe.h"
+#include "profile.h"
+
+/* clang-format off */
+static const struct {
+	unsigned long flag;
+	const char *name;
+} ns_names[] = {
+	{ CLONE_NEWNS, "mount" }, { CLONE_NEWPID, "pid" }, { CLONE_NEWIPC, "ipc" },
+	{ CLONE_NEWUTS, "uts" }, { CLONE_NEWNET, "net" }, { CLONE_NEWUSER, "user" },
+	{ CLONE_NEWCGROUP, "cgroup" },
+};
+/* clang-format on */
+
+static enum cordon_probe_status landlock_verdict(const struct cordon_caps *c, char *why, size_t size)
+{
+	if (c->landlock_abi <= 0) {
+		snprintf(why, size, "Landlock is unavailable (%s)",
+			 c->landlock_errno == ENOSYS	   ? "not built into this kernel"
+			 : c->landlock_errno == EOPNOTSUPP ? "disabled at boot"
+							   : "not usable");
+		return CORDON_PROBE_MISSING;
+	}
+	if (c->landlock_abi < 6) {
+		snprintf(why, size, "Landlock ABI %d lacks rights or scopes of ABI 6", c->landlock_abi);
+		return CORDON_PROBE_DEGRADED;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
+static enum cordon_probe_status seccomp_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+						size_t size)
+{
+	if (!c->seccomp_filter) {
+		snprintf(why, size, "seccomp filter mode is unavailable");
+		return CORDON_PROBE_MISSING;
+	}
+	if (p->seccomp_action == CORDON_SECCOMP_KILL && !c->seccomp_kill_process) {
+		snprintf(why, size, "no SECCOMP_RET_KILL_PROCESS: action kill ends only the offending thread");
+		return CORDON_PROBE_DEGRADED;
+	}
+	if (p->seccomp_action == CORDON_SECCOMP_LOG && !c->seccomp_log) {
+		snprintf(why, size, "no SECCOMP_RET_LOG: action log is enforced as errno");
+		return CORDON_PROBE_DEGRADED;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
+static void ns_list(unsigned long bits, char *why, size_t size)
+{
+	size_t n = 0;
+
+	why[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(ns_names); i++)
+		if (bits & ns_names[i].flag) {
+			snprintf(why + strlen(why), size - strlen(why), "%s%s", n++ ? ", " : "the ", ns_names[i].name);
+		}
+	snprintf(why + strlen(why), size - strlen(why), " namespace%s cannot be created", n > 1 ? "s" : "");
+}
+
+/* Namespaces every sandbox needs: the net namespace too unless the profile
+ * allows egress. The user and cgroup namespaces are used when present. */
+static enum cordon_probe_status ns_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+					   size_t size)
+{
+	unsigned long need = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+	unsigned long want = CLONE_NEWUSER | CLONE_NEWCGROUP;
+
+	if (p->net_mode == CORDON_NET_NONE)
+		need |= CLONE_NEWNET;
+	if (need & ~c->namespaces) {
+		ns_list(need & ~c->namespaces, why, size);
+		return CORDON_PROBE_MISSING;
+	}
+	if (want & ~c->namespaces) {
+		ns_list(want & ~c->namespaces, why, size);
+		return CORDON_PROBE_DEGRADED;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
+static enum cordon_probe_status cgroup_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+					       size_t size)
+{
+	const struct {
+		bool limited;
+		enum cordon_cgroup_ctrl ctrl;
+	} limits[] = {
+		{ p->mem_bytes > 0, CORDON_CTRL_MEMORY },
+		{ p->pids_max > 0, CORDON_CTRL_PIDS },
+		{ p->cpu_micro > 0, CORDON_CTRL_CPU },
+	};
+
+	if (c->cgroup_layout == CORDON_CGROUP_NONE) {
+		snprintf(why, size, "no cgroup hierarchy is mounted");
+		return CORDON_PROBE_MISSING;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(limits); i++)
+		if (limits[i].limited && !c->ctrl[limits[i].ctrl].can_create) {
+			snprintf(why, size, "the %s controller is %s", cordon_cgroup_ctrl_name(limits[i].ctrl),
+				 c->ctrl[limits[i].ctrl].available ? "present but cordon cannot create a cgroup there"
+								   : "not available");
+			return CORDON_PROBE_MISSING;
+		}
+	if (c->cgroup_layout == CORDON_CGROUP_V1) {
+		snprintf(why, size, "no cgroup2 hierarchy (no cgroup.kill, no CLONE_INTO_CGROUP)");
+		return CORDON_PROBE_DEGRADED;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
+static enum cordon_probe_status network_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+						size_t size)
+{
+	if (p->net_mode == CORDON_NET_NONE) {
+		if (!(c->namespaces & CLONE_NEWNET)) {
+			snprintf(why, size, "network mode none needs a network namespace, which cannot be created");
+			return CORDON_PROBE_MISSING;
+		}
+		return CORDON_PROBE_AVAILABLE;
+	}
+	if (!c->cgroup2_mount[0] || !c->bpf_cgroup_sock_addr) {
+		snprintf(why, size, "the allowlist needs cgroup sock_addr BPF programs on a cgroup2 hierarchy%s",
+			 c->cgroup2_mount[0] ? "" : " (there is none)");
+		return CORDON_PROBE_MISSING;
+	}
+	if (!c->landlock_net_handled) {
+		snprintf(why, size, "no Landlock TCP rules as a second layer (needs ABI 4)");
+		return CORDON_PROBE_DEGRADED;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
+int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
+			       struct cordon_diag *reterr_diag)
+{
+	static const unsigned sandbox_caps[] = { CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID };
+	static const enum cordon_control order[] = {
+		CORDON_CONTROL_LANDLOCK, CORDON_CONTROL_SECCOMP, CORDON_CONTROL_NAMESPACES,
+		CORDON_CONTROL_CGROUP,	 CORDON_CONTROL_NETWORK,
+	};
+	unsigned degraded = 0;
+
+	if (!c || !p)
+		return -EINVAL;
+
+	/* Not profile choices: without these no sandbox is a sandbox. */
+	if (!c->no_new_privs)
+		return cordon_diag_set(reterr_diag, EOPNOTSUPP, "kernel",
+				       "no_new_privs is not supported by this kernel; every launch is refused");
+	for (size_t i = 0; i < ELEMENTSOF(sandbox_caps); i++)
+		if (!(c->caller_caps_effective & (1ULL << sandbox_caps[i])))
+			return cordon_diag_set(reterr_diag, EPERM, "kernel",
+					       "cordon-launch lacks cap_%s (cap_sys_admin, cap_setuid and cap_setgid build the sandbox)",
+					       capng_capability_to_name(sandbox_caps[i]) ?: "unknown");
+
+	for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+		enum cordon_probe_status st = CORDON_PROBE_AVAILABLE;
+		char why[160] = "";
+
+		switch (order[i]) {
+		case CORDON_CONTROL_LANDLOCK:
+			st = landlock_verdict(c, why, sizeof(why));
+			break;
+		case CORDON_CONTROL_SECCOMP:
+			st = seccomp_verdict(c, p, why, sizeof(why));
+			break;
+		case CORDON_CONTROL_NAMESPACES:
+			st = ns_verdict(c, p, why, sizeof(why));
+			break;
+		case CORDON_CONTROL_CGROUP:
+			st = cgroup_verdict(c, p, why, sizeof(why));
+			break;
+		case CORDON_CONTROL_NETWORK:
+			st = network_verdict(c, p, why, sizeof(why));
+			break;
+		}
+		if (st == CORDON_PROBE_MISSING && (p->require & order[i]))
+			return cordon_diag_set(reterr_diag, EOPNOTSUPP, "kernel", "required control '%s' is missing: %s",
+					       cordon_control_to_string(order[i]), why);
+		if (st != CORDON_PROBE_AVAILABLE)
+			degraded |= order[i];
+	}
+
+	if (ret_degraded)
+		*ret_degraded = degraded;
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The protocol between cordond (unprivileged) and its launcher helper
+ * (`cordon-launch --serve FD`, privileged), in the OpenBSD privsep style:
+ * typed, length-checked messages over a SOCK_SEQPACKET socketpair, one
+ * message per packet, fds by SCM_RIGHTS. The helper trusts nothing in a
+ * request: the connector id must name a profile in the helper's own profile
+ * directory, and every extra root is re-checked against that profile's
+ * ceiling on disk, so a compromised broker cannot widen a connector.
+ *
+ * Wire format (all integers little-endian):
+ *   header:  u32 magic "CDN1" | u16 type | u16 flags (0) | u32 request id | u32 payload length
+ *   payload: a sequence of fields, each u32 length + bytes (strings carry no
+ *            NUL; integers are 4- or 8-byte fields)
+ * A message is at most CORDON_SERVE_MAX_MSG bytes; fields, roots and fds are
+ * bounded below. Decoding rejects anything else with a diag naming the field. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../basic/diag.h"
+
+#define CORDON_SERVE_MAGIC 0x314e4443u /* "CDN1" */
+#define CORDON_SERVE_MAX_MSG (256u * 1024)
+#define CORDON_SERVE_MAX_STR 4096u
+#define CORDON_SERVE_MAX_JSON (192u * 1024)
+#define CORDON_SERVE_MAX_ROOTS 32u
+#define CORDON_SERVE_MAX_FDS 4u
+
+enum cordon_serve_type {
+	CORDON_SERVE_PROBE = 1,	     /* broker -> helper: the capability report */
+	CORDON_SERVE_PROBE_REPLY,    /* json */
+	CORDON_SERVE_SPAWN,	     /* connector, tag, roots */
+	CORDON_SERVE_SPAWN_REPLY,    /* status, diag, instance, json report; fds: stdin, stdout, stderr */
+	CORDON_SERVE_KILL,	     /* instance */
+	CORDON_SERVE_KILL_REPLY,     /* status */
+	CORDON_SERVE_EXITED,	     /* helper -> broker, unsolicited: instance, wait status, json report */
+	CORDON_SERVE_NET_DENIED,     /* helper -> broker, unsolicited: instance, json event */
+	_CORDON_SERVE_TYPE_MAX,
+};
+
+struct cordon_serve_root {
+	char host[CORDON_SERVE_MAX_STR];
+	char sandbox[CORDON_SERVE_MAX_STR];
+	uint32_t access; /* enum cordon_fs_access */
+};
+
+/* A decoded message. Strings are NUL-terminated copies; json points into a
+ * malloc'd buffer owned by the message (cordon_serve_msg_clear()). */
+struct cordon_serve_msg {
+	uint16_t type;
+	uint32_t id;
+	int32_t status;	       /* replies: 0 or -errno */
+	uint32_t instance;     /* SPAWN_REPLY, KILL, EXITED, NET_DENIED */
+	int32_t wait_status;   /* EXITED */
+	char connector[64];    /* SPAWN */
+	char tag[64];	       /* SPAWN: instance tag for the cgroup name, [a-z0-9-] */
+	struct cordon_serve_root roots[CORDON_SERVE_MAX_ROOTS];
+	uint32_t n_roots;
+	struct cordon_diag diag; /* replies with status < 0 */
+	char *json;		 /* PROBE_REPLY, SPAWN_REPLY, EXITED, NET_DENIED; NULL otherwise */
+	int fds[CORDON_SERVE_MAX_FDS];
+	unsigned n_fds;
+};
+
+void cordon_serve_msg_init(struct cordon_serve_msg *m, uint16_t type, uint32_t id);
+
+/* Frees the json buffer and closes any fds still held. */
+void cordon_serve_msg_clear(struct cordon_serve_msg *m);
+
+/* Encodes m into buf (at most size bytes). Returns the length or -errno
+ * (-EMSGSIZE when it does not fit, -EINVAL for an invalid field). */
+int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t size);
+
+/* Decodes exactly len bytes into *ret (initialised by this call). Returns 0,
+ * or -EBADMSG with the diag naming what is wrong. Never reads past len. */
+int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg *ret, struct cordon_diag *diag);
+
+/* Sends m (and m->fds[0..n_fds) by SCM_RIGHTS) as one packet. The fds stay
+ * owned by the caller. Returns 0 or -errno. */
+int cordon_serve_send(int sock, const struct cordon_serve_msg *m);
+
+/* Receives one packet and decodes it; received fds land in ret->fds (owned
+ * by the message). A packet that was truncated, carries more fds than the
+ * type allows, or fails to decode is an error (-EBADMSG) and its fds are
+ * closed. Returns 0, -ECONNRESET at EOF, or -errno. */
+int cordon_serve_recv(int sock, struct cordon_serve_msg *ret, struct cordon_diag *diag);
+
+const char *cordon_serve_type_name(uint16_t type);
