@@ -98,6 +98,7 @@
 #include "fd-util.h"
 #include "landlock-uapi.h"
 #include "landlock.h"
+#include "netpolicy.h"
 #include "parse-util.h"
 #include "seccomp.h"
 #include "spawn-internal.h"
@@ -166,6 +167,8 @@ struct child_args {
 };
 
 struct cordon_instance {
+	struct cordon_netpolicy_state *np;
+	struct cordon_netpolicy_attachment *np_att;
 	int pidfd;
 	pid_t pid;
 	int sync_fd;
@@ -811,6 +814,8 @@ struct spawn_ctx {
 	pid_t pid;
 	char policy_hash[65];
 	char instance_name[64];
+	struct cordon_netpolicy_state *np;
+	struct cordon_netpolicy_attachment *np_att;
 };
 
 static void spawn_ctx_done(struct spawn_ctx *c)
@@ -838,6 +843,9 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 	}
 	if (c->cg)
 		(void)cordon_cgroup_destroy(c->cg);
+	/* Detached only once nothing is left in the cgroup. */
+	if (c->np_att)
+		(void)cordon_netpolicy_detach(c->np, c->np_att);
 	closep(&c->uid_lock_fd);
 	for (int i = 0; i < 3; i++) {
 		closep(&c->pipes[i][0]);
@@ -846,6 +854,16 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 	closep(&c->sync[0]);
 	closep(&c->sync[1]);
 	json_decref(c->plan.missing);
+}
+
+/* Loaded once per process when the caller passes no policy object. */
+static struct cordon_netpolicy_state *process_netpolicy;
+static bool process_netpolicy_failed;
+static char process_netpolicy_reason[128];
+
+struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
+{
+	return process_netpolicy;
 }
 
 static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
@@ -1313,35 +1331,45 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 	} else
 		plan->namespaces = CORDON_STATE_ENFORCED;
 
-	/* Network: never an open network. */
+	/* Network: never an open network. Layers: the empty network namespace
+	 * (mode none), the eBPF egress policy on the instance's cgroup (every
+	 * mode), Landlock TCP rules (ABI >= 4). */
 	plan->landlock_tcp = plan->landlock != CORDON_STATE_UNAVAILABLE && plan->ll_effective.net;
+	if (!plan->ebpf && !*plan->ebpf_reason)
+		snprintf(plan->ebpf_reason, sizeof(plan->ebpf_reason), "eBPF egress policy not available");
 	if (p->net_mode == CORDON_NET_NONE) {
 		if (plan->ns_effective & CLONE_NEWNET) {
 			plan->network = CORDON_STATE_ENFORCED;
-			snprintf(plan->network_reason, sizeof(plan->network_reason), "empty network namespace%s",
-				 plan->landlock_tcp ? " + Landlock TCP deny" : "");
-		} else if (plan->landlock_tcp) {
-			plan->network = CORDON_STATE_DEGRADED;
-			snprintf(plan->network_reason, sizeof(plan->network_reason),
-				 "no network namespace: only Landlock TCP rules");
-			r |= spawn_plan_add_missing(plan, "network", "network namespace",
-						    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "empty network namespace%s%s",
+				 plan->ebpf ? " + eBPF deny-all" : "", plan->landlock_tcp ? " + Landlock TCP deny" : "");
+		} else if (plan->ebpf || plan->landlock_tcp) {
+			plan->network = plan->ebpf ? CORDON_STATE_ENFORCED : CORDON_STATE_DEGRADED;
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "no network namespace: %s%s%s",
+				 plan->ebpf ? "eBPF deny-all" : "", plan->ebpf && plan->landlock_tcp ? " + " : "",
+				 plan->landlock_tcp ? "Landlock TCP deny" : "");
+			if (!plan->ebpf)
+				r |= spawn_plan_add_missing(plan, "network", "network namespace and eBPF egress policy",
+							    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
 		} else
 			return cordon_diag_set(d, EOPNOTSUPP, p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
-					       "network mode none needs a network namespace or Landlock TCP rules; "
-					       "the kernel has neither");
+					       "network mode none needs a network namespace, the eBPF egress policy or "
+					       "Landlock TCP rules; the kernel has neither");
 	} else {
-		/* allowlist: the eBPF egress policy is not part of this build
-		 * yet, so Landlock TCP port rules are the only layer. */
-		if (!plan->landlock_tcp)
+		if (plan->ebpf) {
+			plan->network = CORDON_STATE_ENFORCED;
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "eBPF egress allowlist%s",
+				 plan->landlock_tcp ? " + Landlock TCP port rules" : "");
+		} else if (plan->landlock_tcp) {
+			plan->network = CORDON_STATE_DEGRADED;
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "%.120s: Landlock TCP port rules only",
+				 plan->ebpf_reason);
+			r |= spawn_plan_add_missing(plan, "network", "eBPF egress address policy",
+						    "any address on the allowed TCP ports is reachable; UDP is not restricted");
+		} else
 			return cordon_diag_set(d, EOPNOTSUPP, req_net ? "require" : "network",
 					       "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
-					       "(ABI 4); neither is available");
-		plan->network = CORDON_STATE_DEGRADED;
-		snprintf(plan->network_reason, sizeof(plan->network_reason),
-			 "eBPF egress policy not attached: Landlock TCP port rules only");
-		r |= spawn_plan_add_missing(plan, "network", "eBPF egress address policy",
-					    "any address on the allowed TCP ports is reachable; UDP is not restricted");
+					       "(ABI 4); neither is available (%s)",
+					       plan->ebpf_reason);
 	}
 	if (req_net && plan->network != CORDON_STATE_ENFORCED)
 		return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'network' is not fully available: %s",
@@ -1469,7 +1497,7 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 				      cordon_control_state_to_string(pl->network), "mode",
 				      p->net_mode == CORDON_NET_NONE ? "none" : "allowlist", "netns",
 				      (pl->ns_effective & CLONE_NEWNET) != 0, "landlock_tcp", pl->landlock_tcp, "ebpf",
-				      false, "reason", *pl->network_reason ? pl->network_reason : NULL));
+				      pl->ebpf, "reason", *pl->network_reason ? pl->network_reason : NULL));
 	json_object_set_new(controls, "capabilities", control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));
 
@@ -1625,7 +1653,28 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	if (pol->n_keep_fds > 60)
 		return cordon_diag_set(d, E2BIG, "policy", "too many fds to keep");
 
-	/* 1. Plan; fail closed before creating anything. */
+	/* 1. Plan; fail closed before creating anything. The egress policy
+	 * needs cgroup socket hooks, a cgroup2 directory for the instance and
+	 * the programs loaded (once per process). */
+	c.np = pol->netpolicy;
+	if (!caps->bpf_cgroup_sock_addr)
+		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "the kernel has no cgroup socket BPF hooks");
+	else if (caps->cgroup_layout == CORDON_CGROUP_NONE || caps->cgroup_layout == CORDON_CGROUP_V1)
+		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "no cgroup2 hierarchy to attach the policy to");
+	else if (!c.np) {
+		struct cordon_diag nd = { 0 };
+
+		if (!process_netpolicy && !process_netpolicy_failed &&
+		    cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
+			process_netpolicy_failed = true;
+			snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
+				 "eBPF egress policy could not be loaded: %.80s", nd.message);
+		}
+		c.np = process_netpolicy;
+		if (!c.np)
+			snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "%s", process_netpolicy_reason);
+	}
+	c.plan.ebpf = c.np != NULL && !*c.plan.ebpf_reason;
 	r = decide_plan(p, caps, &c.plan, d);
 	if (r < 0)
 		goto fail;
@@ -1735,7 +1784,18 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
 	}
-	/* (BPF egress policy attach to cgroup_v2_fd goes here.) */
+	/* Egress policy on the instance's cgroup2 directory, before the child
+	 * exists (mode none: no rule, deny everything). */
+	if (c.plan.ebpf) {
+		if (cgfd < 0) {
+			r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory to attach to");
+			goto fail;
+		}
+		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow, p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0,
+					    &c.np_att, d);
+		if (r < 0)
+			goto fail;
+	}
 
 	/* 7. stdio, sync socket, clone. */
 	a = (struct child_args){
@@ -1840,6 +1900,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (int i = 0; i < 3; i++)
 		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c.pipes[i][i == 0 ? 1 : 0]) : -EBADF;
 	inst->cg = TAKE_PTR(c.cg);
+	inst->np = c.np;
+	inst->np_att = TAKE_PTR(c.np_att);
 	inst->uid_lock_fd = TAKE_FD(c.uid_lock_fd);
 	inst->uid = c.uid;
 	inst->gid = c.gid;
@@ -1958,6 +2020,8 @@ void cordon_instance_free(struct cordon_instance *inst)
 	}
 	if (inst->cg)
 		(void)cordon_cgroup_destroy(inst->cg);
+	if (inst->np_att)
+		(void)cordon_netpolicy_detach(inst->np, inst->np_att);
 	closep(&inst->pidfd);
 	closep(&inst->sync_fd);
 	for (int i = 0; i < 3; i++)

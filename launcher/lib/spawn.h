@@ -20,6 +20,7 @@
 
 #include "../basic/diag.h"
 #include "probe.h"
+#include "netpolicy.h"
 #include "profile.h"
 
 /* Dynamic users: uid = gid = CORDON_DYNAMIC_UID_BASE + n, n < CORDON_DYNAMIC_UID_COUNT.
@@ -48,6 +49,10 @@ struct cordon_launch_policy {
 	int stdio_fds[3];
 	const int *keep_fds; /* further fds the connector keeps (same numbers) */
 	size_t n_keep_fds;
+	/* The loaded eBPF egress policy (cordon_netpolicy_open(), once per
+	 * process; the caller polls its events). NULL: cordon_spawn() opens a
+	 * process-wide one itself when the kernel has cgroup socket hooks. */
+	struct cordon_netpolicy_state *netpolicy;
 };
 
 struct cordon_instance;
@@ -86,7 +91,13 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status);
 /* The enforcement report (docs/launcher.md). Borrowed; valid until free. */
 const json_t *cordon_instance_report(const struct cordon_instance *inst);
 
-/* Kills whatever still runs, removes the cgroup, releases the uid, frees. */
+/* The process-wide egress policy cordon_spawn() opened when the caller gave
+ * none (NULL if none was needed or it could not be loaded): its events fd is
+ * for the caller's poll loop. */
+struct cordon_netpolicy_state *cordon_spawn_netpolicy(void);
+
+/* Kills whatever still runs, removes the cgroup, detaches the egress policy,
+ * releases the uid, frees. */
 void cordon_instance_free(struct cordon_instance *inst);
 
 static inline void cordon_instance_freep(struct cordon_instance **p)

@@ -244,6 +244,15 @@ int main(int argc, char **argv)
 		return report("socket", socket(AF_PACKET, SOCK_RAW, 0));
 	if (strcmp(a, "tcp-connect") == 0)
 		return tcp_connect(x, y);
+	if (strcmp(a, "udp-send") == 0) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(y)) };
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return report("socket", -1);
+		inet_pton(AF_INET, x, &sa.sin_addr);
+		return report("sendto", sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -1 : 0);
+	}
 	if (strcmp(a, "unix-abstract") == 0)
 		return unix_abstract_connect(x);
 	if (strcmp(a, "int80") == 0) {

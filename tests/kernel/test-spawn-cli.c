@@ -227,6 +227,22 @@ static void test_report_file(void **state)
 	json_decref(j);
 }
 
+static void test_egress_denial_printed_as_one_line(void **state)
+{
+	char probe[PATH_MAX];
+	char *args[] = { (char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL };
+	char err[2048];
+
+	(void)state;
+	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	/* UDP is not Landlock's: the eBPF sendmsg4 hook refuses it (EPERM)
+	 * and the launcher prints the denial event. */
+	assert_exited(run_launch(args, err, sizeof(err), NULL, true), EPERM);
+	assert_non_null(strstr(err, "\"event\":\"net-deny\""));
+	assert_non_null(strstr(err, "\"hook\":\"sendmsg4\""));
+	assert_non_null(strstr(err, "\"addr\":\"127.0.0.1\""));
+}
+
 static pid_t child_of(pid_t parent)
 {
 	char path[64], buf[64];
@@ -298,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_root_beneath_ceiling),
 		cmocka_unit_test(test_root_outside_ceiling_refused),
 		cmocka_unit_test(test_report_file),
+		cmocka_unit_test(test_egress_denial_printed_as_one_line),
 		cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};
 

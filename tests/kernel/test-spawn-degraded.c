@@ -88,16 +88,19 @@ static void test_require_network_missing_refuses(void **state)
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	caps.bpf_cgroup_sock_addr = false;
 	expect_refused(&o, &caps, "require", "'network'");
 }
 
 static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 {
+	struct cordon_caps caps = S->caps;
 	struct sbx_opts o = { .require = "[network]",
 			      .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]" };
 
 	(void)state;
-	expect_refused(&o, &S->caps, "require", "'network'");
+	caps.bpf_cgroup_sock_addr = false;
+	expect_refused(&o, &caps, "require", "'network'");
 }
 
 static void test_open_network_never_allowed(void **state)
@@ -110,6 +113,7 @@ static void test_open_network_never_allowed(void **state)
 	 * `require: [network]` this is refused. */
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
 	caps.landlock_abi = 3;
+	caps.bpf_cgroup_sock_addr = false;
 	expect_refused(&o, &caps, "network", "neither");
 }
 
@@ -168,7 +172,9 @@ static void test_landlock_missing_degraded(void **state)
 	assert_exited(sbx_probe_with(p, &caps, "bpf", NULL, NULL), EPERM);
 	assert_exited(sbx_probe_with(p, &caps, "caps", NULL, NULL), 0);
 	assert_exited(sbx_probe_with(p, &caps, "nnp", NULL, NULL), 0);
-	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	/* Without Landlock's TCP rule, the eBPF deny-all answers (EPERM)
+	 * inside the empty network namespace. */
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
@@ -190,9 +196,10 @@ static void test_landlock_old_abi_degraded(void **state)
 	assert_string_equal(json_string_value(json_object_get(eff, "scoped")), "0x0");
 	assert_string_equal(sbx_state(rep, "network"), "enforced");
 	json_decref(rep);
-	/* Filesystem rules still on; TCP left to the network namespace. */
+	/* Filesystem rules still on; TCP left to the eBPF policy (EPERM) and
+	 * the network namespace. */
 	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), EACCES);
-	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
@@ -253,6 +260,7 @@ static void test_netns_missing_degraded(void **state)
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	caps.bpf_cgroup_sock_addr = false;
 	p = sbx_profile(S, &o);
 	rep = run_report(p, &caps);
 	assert_true(json_is_true(json_object_get(rep, "degraded")));
@@ -263,6 +271,33 @@ static void test_netns_missing_degraded(void **state)
 	/* Host network namespace, but Landlock still refuses TCP. */
 	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EACCES);
 	assert_exited(sbx_probe_with(p, &caps, "read", "/etc/shadow", NULL), ENOENT);
+	cordon_profile_free(p);
+}
+
+static void test_netns_missing_ebpf_keeps_network_enforced(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
+	struct cordon_profile *p;
+	json_t *rep, *net;
+
+	(void)state;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	net = json_object_get(json_object_get(rep, "controls"), "network");
+	assert_string_equal(json_string_value(json_object_get(net, "state")), "enforced");
+	assert_true(json_is_true(json_object_get(net, "ebpf")));
+	assert_true(json_is_false(json_object_get(net, "netns")));
+	json_decref(rep);
+	/* Landlock answers first for TCP; with Landlock gone too, the eBPF
+	 * deny-all still refuses (EPERM from the cgroup connect4 hook). */
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EACCES);
+	cordon_profile_free(p);
+	caps.landlock_abi = 0;
+	o.require = "[seccomp, cgroup, network]";
+	p = sbx_profile(S, &o);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
@@ -301,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_seccomp_missing_degraded),
 		cmocka_unit_test(test_cgroup_missing_degraded),
 		cmocka_unit_test(test_netns_missing_degraded),
+		cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
 		cmocka_unit_test(test_full_kernel_not_degraded),
 	};
 
