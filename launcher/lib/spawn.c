@@ -19,13 +19,16 @@
  *     bind mounts inside the sandbox are covered) and the TCP port rules.
  *  5. Seccomp program compiled once per policy (cached) and only loaded later.
  *  6. Cgroup with limits written BEFORE the child exists, so the connector
- *     never runs a single instruction unlimited. (BPF egress attach goes here
- *     once netpolicy lands: also before the child exists.)
+ *     never runs a single instruction unlimited.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
  *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP[,NET]}): the child starts inside its
  *     cgroup and namespaces atomically. No user namespace: the launcher is
  *     real root, so it can give the connector a real unprivileged host uid,
  *     which is what the rest of the host's permission checks understand.
+ *  8. eBPF egress policy attached to the instance's cgroup2 directory while
+ *     the child builds its namespaces and mounts (the two overlap), then
+ *     MSG_GO: init starts the connector only after it, so the policy is in
+ *     place before the connector's first instruction.
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
@@ -51,7 +54,7 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Fork the connector. Init keeps the same confinement (it is pid 1 of the
+ *  k. Wait for MSG_GO, then start the connector. Init keeps the same confinement (it is pid 1 of the
  *     same domain), loads seccomp itself, then only reaps, forwards
  *     SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 and reports the
  *     connector's wait status to the parent before exiting.
@@ -119,6 +122,7 @@ enum {
 	MSG_DIAG = 1,	/* setup failed; diag says where */
 	MSG_EXECED = 2, /* the connector's execve succeeded */
 	MSG_EXIT = 3,	/* the connector ended; status is its wait status */
+	MSG_GO = 4,	/* parent -> init: everything outside is in place, start the connector */
 };
 
 struct sync_msg {
@@ -729,6 +733,19 @@ static _noreturn_ void child_main(const struct child_args *a)
 	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
 		(void)sigaction(forwarded[i], &sa, NULL);
 
+	/* Wait for the parent: the eBPF egress policy is attached while we
+	 * built the namespaces and mounts. */
+	{
+		struct sync_msg go;
+		ssize_t n;
+
+		do
+			n = recv(fd, &go, sizeof(go), 0);
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(go) || go.kind != MSG_GO)
+			_exit(127);
+	}
+
 	/* The connector shares init's memory until its execve (CLONE_VM |
 	 * CLONE_VFORK, own stack): no page-table copy, and init resumes exactly
 	 * when the connector has exec'd or died. A failure leaves its diag in
@@ -796,6 +813,14 @@ static _noreturn_ void child_main(const struct child_args *a)
 /* ------------------------------------------------------------------------ */
 /* Parent side.                                                             */
 
+/* Closes and forgets: an fd number closed twice may by then belong to
+ * something else (a BPF link, whose close detaches a program). */
+static void close_reset(int *fd)
+{
+	closep(fd);
+	*fd = -EBADF;
+}
+
 struct spawn_ctx {
 	struct spawn_plan plan;
 	struct mount_item *mounts;
@@ -824,8 +849,8 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 		free(c->mounts[i].at);
 		free(c->mounts[i].host);
 		free(c->mounts[i].symlink);
-		closep(&c->mounts[i].path_fd);
-		closep(&c->mounts[i].tree_fd);
+		close_reset(&c->mounts[i].path_fd);
+		close_reset(&c->mounts[i].tree_fd);
 	}
 	free(c->mounts);
 	for (size_t i = 0; i < c->n_env; i++) {
@@ -833,26 +858,26 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 		free(c->envp[i]);
 	}
 	free(c->envp);
-	closep(&c->ruleset_fd);
+	close_reset(&c->ruleset_fd);
 	if (c->pidfd >= 0) {
 		siginfo_t si;
 
 		(void)sys_pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 		(void)waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED);
-		closep(&c->pidfd);
+		close_reset(&c->pidfd);
 	}
 	if (c->cg)
 		(void)cordon_cgroup_destroy(c->cg);
 	/* Detached only once nothing is left in the cgroup. */
 	if (c->np_att)
 		(void)cordon_netpolicy_detach(c->np, c->np_att);
-	closep(&c->uid_lock_fd);
+	close_reset(&c->uid_lock_fd);
 	for (int i = 0; i < 3; i++) {
-		closep(&c->pipes[i][0]);
-		closep(&c->pipes[i][1]);
+		close_reset(&c->pipes[i][0]);
+		close_reset(&c->pipes[i][1]);
 	}
-	closep(&c->sync[0]);
-	closep(&c->sync[1]);
+	close_reset(&c->sync[0]);
+	close_reset(&c->sync[1]);
 	json_decref(c->plan.missing);
 }
 
@@ -1784,19 +1809,6 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
 	}
-	/* Egress policy on the instance's cgroup2 directory, before the child
-	 * exists (mode none: no rule, deny everything). */
-	if (c.plan.ebpf) {
-		if (cgfd < 0) {
-			r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory to attach to");
-			goto fail;
-		}
-		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow, p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0,
-					    &c.np_att, d);
-		if (r < 0)
-			goto fail;
-	}
-
 	/* 7. stdio, sync socket, clone. */
 	a = (struct child_args){
 		.ruleset_fd = c.ruleset_fd,
@@ -1854,13 +1866,37 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		goto fail;
 	}
 	c.pid = r;
-	closep(&c.sync[1]);
+	close_reset(&c.sync[1]);
 	for (int i = 0; i < 3; i++)
-		closep(&c.pipes[i][i == 0 ? 0 : 1]);
+		close_reset(&c.pipes[i][i == 0 ? 0 : 1]);
 	/* The mount trees now live in the child (or die with it). */
 	for (size_t i = 0; i < c.n_mounts; i++)
-		closep(&c.mounts[i].tree_fd);
-	closep(&c.ruleset_fd);
+		close_reset(&c.mounts[i].tree_fd);
+	close_reset(&c.ruleset_fd);
+
+	/* 8. Egress policy on the instance's cgroup2 directory (mode none: no
+	 * rule, deny everything), attached while the child builds its
+	 * namespaces and mounts; the child starts the connector only after
+	 * MSG_GO, so the policy is in place before the connector's first
+	 * instruction. */
+	if (c.plan.ebpf) {
+		if (cgfd < 0) {
+			r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory to attach to");
+			goto fail;
+		}
+		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow,
+					    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0, &c.np_att, d);
+		if (r < 0)
+			goto fail;
+	}
+	{
+		struct sync_msg go = { .kind = MSG_GO };
+
+		if (send(c.sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go)) {
+			r = cordon_diag_set(d, errno ? errno : EPIPE, "sync", "the sandbox's init went away before start");
+			goto fail;
+		}
+	}
 
 	{
 		struct sync_msg m;
@@ -2022,11 +2058,11 @@ void cordon_instance_free(struct cordon_instance *inst)
 		(void)cordon_cgroup_destroy(inst->cg);
 	if (inst->np_att)
 		(void)cordon_netpolicy_detach(inst->np, inst->np_att);
-	closep(&inst->pidfd);
-	closep(&inst->sync_fd);
+	close_reset(&inst->pidfd);
+	close_reset(&inst->sync_fd);
 	for (int i = 0; i < 3; i++)
-		closep(&inst->stdio[i]);
-	closep(&inst->uid_lock_fd);
+		close_reset(&inst->stdio[i]);
+	close_reset(&inst->uid_lock_fd);
 	json_decref(inst->report);
 	free(inst);
 }
