@@ -8,7 +8,9 @@
  *   cordon      cordon_spawn() with the full default profile: cgroup with
  *               limits, mount/pid/ipc/uts/cgroup/net namespaces, an
  *               id-mapped read-write root, Landlock, seccomp, dropped
- *               capabilities, verification, plus teardown of the cgroup
+ *               capabilities, verification, the eBPF egress policy, plus
+ *               teardown (cgroup kill and removal, eBPF detach), also
+ *               shown separately with the phases of cordon_spawn()
  * Prints median and p99 of each and the overhead ratio. Figures only, never
  * an assertion. Usage: bench-spawn [cycles] (default 200). Needs root. */
 #include <errno.h>
@@ -63,6 +65,12 @@ static int run_argv(char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+#define N_PHASES 5
+static const char *const phase_names[N_PHASES] = { "prepare", "cgroup", "clone_to_ebpf", "ebpf", "total" };
+static double *phase_v[N_PHASES];
+static double *t_teardown;
+static int cycle = -1;
+
 static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
 	char *argv[] = { (char *)"/bin/true", NULL };
@@ -77,7 +85,16 @@ static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *
 		return r;
 	}
 	r = cordon_instance_wait(inst, &st);
+	if (cycle >= 0) {
+		const json_t *ph = json_object_get(cordon_instance_report(inst), "spawn_usec");
+
+		for (int i = 0; i < N_PHASES; i++)
+			phase_v[i][cycle] = (double)json_integer_value(json_object_get(ph, phase_names[i]));
+		t_teardown[cycle] = now_us();
+	}
 	cordon_instance_free(inst);
+	if (cycle >= 0)
+		t_teardown[cycle] = now_us() - t_teardown[cycle];
 	return r < 0 ? r : cordon_exit_code(st);
 }
 
@@ -148,6 +165,9 @@ int main(int argc, char **argv)
 	t_fork = calloc((size_t)n, sizeof(double));
 	t_bwrap = calloc((size_t)n, sizeof(double));
 	t_cordon = calloc((size_t)n, sizeof(double));
+	t_teardown = calloc((size_t)n, sizeof(double));
+	for (int i = 0; i < N_PHASES; i++)
+		phase_v[i] = calloc((size_t)n, sizeof(double));
 
 	/* Warm-up (page cache, seccomp compile cache, dynamic linker). */
 	for (int i = 0; i < 5; i++) {
@@ -170,6 +190,7 @@ int main(int argc, char **argv)
 				return 1;
 			t_bwrap[i] = now_us() - t0;
 		}
+		cycle = i;
 		t0 = now_us();
 		if (run_cordon(p, &caps) != 0)
 			return 1;
@@ -181,8 +202,23 @@ int main(int argc, char **argv)
 	if (have_bwrap)
 		summary("bwrap", t_bwrap, n, &m_bwrap);
 	summary("cordon", t_cordon, n, &m_cordon);
+	{
+		double m;
+
+		printf("  cordon breakdown (medians, us): ");
+		for (int i = 0; i < N_PHASES; i++) {
+			qsort(phase_v[i], (size_t)n, sizeof(double), cmp_double);
+			printf("%s %.0f%s", phase_names[i], phase_v[i][n / 2], i + 1 < N_PHASES ? ", " : "");
+		}
+		qsort(t_teardown, (size_t)n, sizeof(double), cmp_double);
+		m = t_teardown[n / 2];
+		printf("\n  cordon teardown (kill-all, cgroup removal, eBPF detach; inside the cordon figure): median %.0f us\n", m);
+		if (have_bwrap)
+			printf("  without teardown, cordon adds %.0f us: ratio to bwrap %.2f\n", m_cordon - m - m_fork,
+			       (m_cordon - m - m_fork) / (m_bwrap - m_fork));
+	}
 	printf("  cordon adds %.0f us over fork+exec (full sandbox: cgroup+limits, 6 namespaces, id-mapped root,\n"
-	       "  Landlock, seccomp, caps, verify, cgroup teardown)\n",
+	       "  Landlock, seccomp, caps, eBPF egress policy, verify, teardown)\n",
 	       m_cordon - m_fork);
 	if (have_bwrap) {
 		printf("  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
@@ -197,6 +233,9 @@ int main(int argc, char **argv)
 	free(t_fork);
 	free(t_bwrap);
 	free(t_cordon);
+	free(t_teardown);
+	for (int i = 0; i < N_PHASES; i++)
+		free(phase_v[i]);
 	cordon_test_rm_rf(dir);
 	free(dir);
 	return 0;
