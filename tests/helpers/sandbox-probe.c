@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -313,6 +314,32 @@ int main(int argc, char **argv)
 			memset(p, 1, chunk);
 		}
 		return report("membomb survived", 0);
+	}
+	if (strcmp(a, "rlimits") == 0) { /* exit 0 when core is 0/0 and nofile is X/X */
+		struct rlimit core, nf;
+
+		if (getrlimit(RLIMIT_CORE, &core) < 0 || getrlimit(RLIMIT_NOFILE, &nf) < 0)
+			return report("getrlimit", -1);
+		printf("core %llu/%llu nofile %llu/%llu\n", (unsigned long long)core.rlim_cur,
+		       (unsigned long long)core.rlim_max, (unsigned long long)nf.rlim_cur, (unsigned long long)nf.rlim_max);
+		return core.rlim_cur == 0 && core.rlim_max == 0 && nf.rlim_cur == strtoull(x, NULL, 10) &&
+				       nf.rlim_max == strtoull(x, NULL, 10)
+			       ? 0
+			       : 1;
+	}
+	if (strcmp(a, "session") == 0) { /* exit 0 when not a session leader of a tty session */
+		pid_t sid = getsid(0);
+		int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+
+		printf("sid %d pid %d tty %s\n", (int)sid, (int)getpid(), fd >= 0 ? "yes" : "no");
+		return fd < 0 && sid != getpid() ? 0 : 1;
+	}
+	if (strcmp(a, "hostname") == 0) {
+		char h[64] = "";
+
+		gethostname(h, sizeof(h) - 1);
+		printf("%s\n", h);
+		return strcmp(h, x) == 0 ? 0 : 1;
 	}
 	if (strcmp(a, "caps") == 0) /* exit 0 when all five sets are zero */
 		return caps_all_zero();

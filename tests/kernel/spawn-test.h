@@ -111,6 +111,7 @@ struct sbx_opts {
 	const char *env_set;	/* "{CORDON_VISIBLE: yes}" */
 	const char *user;	/* "dynamic" */
 	const char *seccomp;	/* "{base: default, action: errno}" */
+	const char *credentials; /* "[]" */
 };
 
 static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx_opts *o)
@@ -128,6 +129,7 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "  env:\n"
 		     "    pass: %s\n"
 		     "    set: %s\n"
+		     "  credentials: %s\n"
 		     "sandbox:\n"
 		     "  user: %s\n"
 		     "  filesystem:\n"
@@ -152,6 +154,7 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "  risk: {}\n"
 		     "  grant: []\n",
 		     s->helpers, o && o->env_pass ? o->env_pass : "[LANG]", o && o->env_set ? o->env_set : "{CORDON_VISIBLE: 'yes'}",
+		     o && o->credentials ? o->credentials : "[]",
 		     o && o->user ? o->user : "dynamic", s->helpers, s->root, s->dir,
 		     o && o->network ? o->network : "mode: none",
 		     o && o->limits ? o->limits : "{memory: 64M, pids: 32, cpu: 1, nofile: 256}",
