@@ -909,40 +909,33 @@ struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
 static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 {
 	static unsigned counter;
-	_cleanup_close_ int dfd = -EBADF;
+	_cleanup_close_ int fd = -EBADF;
 	unsigned start;
 	int r;
 
-	r = mkdir_p("/run/cordon", 0755);
-	if (r >= 0)
-		r = mkdir_p(CORDON_DYNAMIC_UID_DIR, 0700);
+	r = mkdir_p(CORDON_RUN_DIR, 0755);
 	if (r < 0)
-		return cordon_diag_set(d, -r, "user", "cannot create %s: %s", CORDON_DYNAMIC_UID_DIR, strerror(-r));
-	dfd = open(CORDON_DYNAMIC_UID_DIR, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0)
-		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_DIR);
+		return cordon_diag_set(d, -r, "user", "cannot create %s: %s", CORDON_RUN_DIR, strerror(-r));
+	/* A fresh open file description per instance: OFD locks of one
+	 * description never conflict with each other. */
+	fd = open(CORDON_DYNAMIC_UID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_LOCK);
 
 	/* Spread start points so concurrent launchers rarely probe the same
-	 * numbers; the flock is what guarantees uniqueness. */
+	 * numbers; the byte-range lock is what guarantees uniqueness. */
 	start = ((unsigned)getpid() * 2654435761u + counter++ * 40503u) % CORDON_DYNAMIC_UID_COUNT;
 	for (unsigned i = 0; i < CORDON_DYNAMIC_UID_COUNT; i++) {
 		unsigned n = (start + i) % CORDON_DYNAMIC_UID_COUNT;
-		char name[16];
-		int fd;
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1 };
 
-		snprintf(name, sizeof(name), "%u", n);
-		fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
-			return cordon_diag_set(d, errno, "user", "cannot create %s/%s: %m", CORDON_DYNAMIC_UID_DIR,
-					       name);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			*ret_lock_fd = fd;
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			*ret_lock_fd = TAKE_FD(fd);
 			*ret_uid = CORDON_DYNAMIC_UID_BASE + n;
 			return 0;
 		}
-		(void)close(fd);
-		if (errno != EWOULDBLOCK)
-			return cordon_diag_set(d, errno, "user", "flock on %s/%s: %m", CORDON_DYNAMIC_UID_DIR, name);
+		if (errno != EAGAIN && errno != EACCES)
+			return cordon_diag_set(d, errno, "user", "locking byte %u of %s: %m", n, CORDON_DYNAMIC_UID_LOCK);
 	}
 	return cordon_diag_set(d, EUSERS, "user", "all %u dynamic uids are in use", CORDON_DYNAMIC_UID_COUNT);
 }

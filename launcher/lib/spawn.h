@@ -26,11 +26,14 @@
 /* Dynamic users: uid = gid = CORDON_DYNAMIC_UID_BASE + n, n < CORDON_DYNAMIC_UID_COUNT.
  * 0x70000000: far above distribution (< 65536) and systemd-nspawn
  * (524288..1879048191) ranges, below 2^31 so it survives signed-int APIs. A
- * number is held by an flock on CORDON_DYNAMIC_UID_DIR/<n> for the life of the
- * instance, so concurrent launchers never share one. */
+ * number n is held by an OFD write lock on byte n of CORDON_DYNAMIC_UID_LOCK
+ * for the life of the instance (released when the instance is freed or the
+ * launcher dies), so concurrent launchers never share one, and nothing
+ * accumulates on disk. */
 #define CORDON_DYNAMIC_UID_BASE 1879048192u
 #define CORDON_DYNAMIC_UID_COUNT 65536u
-#define CORDON_DYNAMIC_UID_DIR "/run/cordon/uid"
+#define CORDON_RUN_DIR "/run/cordon"
+#define CORDON_DYNAMIC_UID_LOCK "/run/cordon/dynamic-uids.lock"
 
 enum cordon_stdio_mode {
 	CORDON_STDIO_INHERIT, /* the connector gets the caller's fds 0, 1, 2 */
