@@ -157,6 +157,7 @@ struct child_args {
 	const struct cordon_cgroup *cg;
 	struct mount_item *mounts;
 	size_t n_mounts;
+	bool cg_enter; /* the child joins (verifies) its cgroup itself */
 	bool fs_view;
 	bool net_ns;
 	bool uts_ns;
@@ -666,8 +667,9 @@ static _noreturn_ void child_main(const struct child_args *a)
 			(void)close(hi[i]);
 	}
 
-	/* b. */
-	if (a->cg) {
+	/* b. (On hybrid/v1 hosts the parent moves us, overlapping the v1
+	 * migration's RCU wait with the work below; see the parent.) */
+	if (a->cg && a->cg_enter) {
 		r = cordon_cgroup_enter(a->cg);
 		if (r < 0)
 			child_fail(fd, "cgroup", -r, "joining the instance cgroup", NULL);
@@ -856,6 +858,7 @@ struct spawn_ctx {
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
 	uint64_t t[6]; /* phase timestamps (µs) for the report */
+	bool placed_by_clone;
 };
 
 static void spawn_ctx_done(struct spawn_ctx *c)
@@ -1628,6 +1631,7 @@ static bool instance_name_is_valid(const char *s)
 
 static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_cgroup)
 {
+	bool placed = into_cgroup && cgfd >= 0;
 	struct clone_args args = {
 		.flags = CLONE_PIDFD | ns,
 		.pidfd = (uint64_t)(uintptr_t)&c->pidfd,
@@ -1641,12 +1645,18 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 	}
 	pid = sys_clone3(&args, sizeof(args));
 	if (pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
-		/* Older kernels: clone() without cgroup placement (the child
-		 * joins its cgroup itself) but still with a pidfd. */
+		/* Older kernels: clone() without cgroup placement (the cgroup
+		 * is joined separately) but still with a pidfd. Said before the
+		 * clone, so the child's copy of the cgroup object knows too. */
+		placed = false;
+		if (c->cg)
+			cordon_cgroup_set_clone_placed(c->cg, false);
 		pid = syscall(SYS_clone, (unsigned long)(CLONE_PIDFD | ns | SIGCHLD), 0, &c->pidfd, 0, 0);
 	}
 	if (pid < 0)
 		return -errno;
+	if (pid > 0)
+		c->placed_by_clone = placed;
 	return (int)pid;
 }
 
@@ -1834,6 +1844,9 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		.landlock = c.ruleset_fd >= 0,
 		.seccomp = c.seccomp,
 		.cg = c.cg,
+		/* Pure cgroup2 with clone3 placement: nothing to move, the child
+		 * only verifies (a read). Otherwise the parent migrates it. */
+		.cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
 		.mounts = c.mounts,
 		.n_mounts = c.n_mounts,
 		.fs_view = fs_view,
@@ -1894,6 +1907,18 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		close_reset(&c.mounts[i].tree_fd);
 	close_reset(&c.ruleset_fd);
 
+	/* Hybrid/v1 hosts: moving a process into a v1 cgroup waits for an RCU
+	 * grace period (the threadgroup rwsem); doing it here lets that wait
+	 * overlap the child's namespace and mount work. The child starts the
+	 * connector only after MSG_GO below, so the limits apply before the
+	 * connector's first instruction. */
+	if (c.cg && !a.cg_enter) {
+		r = cordon_cgroup_attach_pid(c.cg, c.pid);
+		if (r < 0) {
+			cordon_diag_set(d, -r, "cgroup", "moving the sandbox into its cgroup: %s", strerror(-r));
+			goto fail;
+		}
+	}
 	c.t[3] = mono_usec();
 	/* 8. Egress policy on the instance's cgroup2 directory (mode none: no
 	 * rule, deny everything), attached while the child builds its

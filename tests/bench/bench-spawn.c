@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 	struct cordon_caps caps;
 	struct cordon_profile *p = NULL;
 	struct cordon_diag d = { 0 };
-	double *t_fork, *t_bwrap, *t_cordon, m_fork, m_bwrap, m_cordon;
+	double *t_fork, *t_bwrap, *t_cordon, *t_nobpf, m_fork, m_bwrap, m_cordon, m_nobpf;
+	struct cordon_caps caps_nobpf;
 	bool have_bwrap = access(bwrap_argv[0], X_OK) == 0;
 	char *dir, *text;
 
@@ -166,10 +167,18 @@ int main(int argc, char **argv)
 	t_bwrap = calloc((size_t)n, sizeof(double));
 	t_cordon = calloc((size_t)n, sizeof(double));
 	t_teardown = calloc((size_t)n, sizeof(double));
+	t_nobpf = calloc((size_t)n, sizeof(double));
+	/* The same sandbox without the eBPF egress policy (a kernel without
+	 * cgroup socket hooks, as an injected capability struct): bubblewrap
+	 * has no egress policy either. */
+	caps_nobpf = caps;
+	caps_nobpf.bpf_cgroup_sock_addr = false;
 	for (int i = 0; i < N_PHASES; i++)
 		phase_v[i] = calloc((size_t)n, sizeof(double));
 
 	/* Warm-up (page cache, seccomp compile cache, dynamic linker). */
+	caps_nobpf = caps;
+	caps_nobpf.bpf_cgroup_sock_addr = false;
 	for (int i = 0; i < 5; i++) {
 		run_argv(true_argv);
 		if (have_bwrap)
@@ -195,6 +204,11 @@ int main(int argc, char **argv)
 		if (run_cordon(p, &caps) != 0)
 			return 1;
 		t_cordon[i] = now_us() - t0;
+		cycle = -1;
+		t0 = now_us();
+		if (run_cordon(p, &caps_nobpf) != 0)
+			return 1;
+		t_nobpf[i] = now_us() - t0;
 	}
 
 	printf("bench-spawn: %d spawn+reap cycles of /bin/true each, interleaved\n", n);
@@ -202,6 +216,7 @@ int main(int argc, char **argv)
 	if (have_bwrap)
 		summary("bwrap", t_bwrap, n, &m_bwrap);
 	summary("cordon", t_cordon, n, &m_cordon);
+	summary("cordon-bpf", t_nobpf, n, &m_nobpf);
 	{
 		double m;
 
@@ -225,6 +240,8 @@ int main(int argc, char **argv)
 		       m_bwrap - m_fork);
 		printf("  ratio of added cost cordon/bwrap: %.2f (target <= 0.50)\n",
 		       (m_cordon - m_fork) / (m_bwrap - m_fork));
+		printf("  without the eBPF egress policy (cordon-bpf), cordon adds %.0f us: ratio to bwrap %.2f\n",
+		       m_nobpf - m_fork, (m_nobpf - m_fork) / (m_bwrap - m_fork));
 		printf("  ratio of totals: cordon/fork %.1fx, bwrap/fork %.1fx\n", m_cordon / m_fork, m_bwrap / m_fork);
 	} else
 		printf("  bwrap: not installed, no comparison\n");
@@ -234,6 +251,7 @@ int main(int argc, char **argv)
 	free(t_bwrap);
 	free(t_cordon);
 	free(t_teardown);
+	free(t_nobpf);
 	for (int i = 0; i < N_PHASES; i++)
 		free(phase_v[i]);
 	cordon_test_rm_rf(dir);
