@@ -6,7 +6,7 @@
  *  1. Validate the policy and decide the plan against the capability struct.
  *     A control in `require` that the kernel lacks refuses the launch here,
  *     before anything is created, so a refusal leaves nothing behind.
- *  2. Allocate the sandbox uid (flock'ed number in a documented range) and
+ *  2. Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
  *  3. Open every host path and clone it as a detached mount (open_tree) with
@@ -21,21 +21,23 @@
  *  6. Cgroup with limits written BEFORE the child exists, so the connector
  *     never runs a single instruction unlimited.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
- *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP[,NET]}): the child starts inside its
- *     cgroup and namespaces atomically. No user namespace: the launcher is
- *     real root, so it can give the connector a real unprivileged host uid,
- *     which is what the rest of the host's permission checks understand.
- *  8. eBPF egress policy attached to the instance's cgroup2 directory while
- *     the child builds its namespaces and mounts (the two overlap), then
- *     MSG_GO: init starts the connector only after it, so the policy is in
- *     place before the connector's first instruction.
+ *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP}): the child starts inside its cgroup2
+ *     directory and namespaces atomically. No user namespace: the launcher
+ *     is real root, so it can give the connector a real unprivileged host
+ *     uid, which is what the rest of the host's permission checks understand.
+ *  8. While the child builds its sandbox: on hybrid/v1 hosts move it into
+ *     the v1 hierarchies (each move waits for an RCU grace period, which
+ *     overlaps the child's work), attach the eBPF egress policy to the
+ *     instance's cgroup2 directory, then MSG_GO. Init starts the connector
+ *     only after MSG_GO, so limits and policy are in place before the
+ *     connector's first instruction.
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
  *  a. PDEATHSIG=SIGKILL, then check the parent still exists (the sync socket
  *     peer is still open): if the launcher died in between, stop now.
- *  b. Join the v1 cgroup hierarchies on hybrid hosts (v2 placement was done
- *     by clone3).
+ *  b. Pure cgroup2: verify the clone3 placement (cordon_cgroup_enter(), a
+ *     read). Hybrid/v1: the parent moves us (step 8).
  *  c. New network namespace (unshared here rather than in clone3: creating
  *     it is the costliest namespace, and here it overlaps the parent's eBPF
  *     attach), lo up, hostname.
@@ -56,19 +58,22 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Wait for MSG_GO, then start the connector. Init keeps the same confinement (it is pid 1 of the
- *     same domain), loads seccomp itself, then only reaps, forwards
- *     SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 and reports the
- *     connector's wait status to the parent before exiting.
+ *  k. Wait for MSG_GO, then start the connector (clone with CLONE_VM |
+ *     CLONE_VFORK on its own stack: no page-table copy, init resumes when
+ *     the connector has exec'd or failed). Init keeps the same confinement
+ *     (same Landlock domain, pid 1), tells the parent, loads seccomp itself,
+ *     then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
+ *     and reports the connector's wait status to the parent before exiting.
  *  l. Connector: seccomp last (it blocks mount, setns, ptrace... which the
  *     steps above need, and it needs no_new_privs), then VERIFY what the
  *     process really has (/proc/self/status: NoNewPrivs 1, Seccomp 2, all
  *     five capability sets zero; Landlock denies reading "/"), then execve.
  *
  * Any failure before execve sends a fixed-size struct cordon_diag (step,
- * errno, message) and exits 127. The parent returns from cordon_spawn() only
- * after init reported that execve succeeded (the connector's CLOEXEC pipe to
- * init reached EOF).
+ * errno, message) over the sync socket and exits 127 (the connector leaves
+ * its diag in memory it shares with init, which forwards it). The parent
+ * returns from cordon_spawn() only after init reported that execve
+ * succeeded.
  */
 #include "spawn.h"
 
