@@ -1894,6 +1894,10 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	}
 	a.sync_fd = c.sync[1];
 
+	/* libcap-ng keeps per-thread state that it initialises lazily (reading
+	 * /proc through stdio): initialise it here, so the child only
+	 * computes and calls capset. */
+	capng_clear(CAPNG_SELECT_BOTH);
 	/* The network namespace is the expensive one (~0.5 ms): the child
 	 * unshares it itself, in parallel with the parent's eBPF attach. */
 	r = do_clone(&c, c.plan.ns_effective & ~(unsigned long)CLONE_NEWNET, cgfd, caps->clone_into_cgroup);

@@ -243,6 +243,40 @@ static void test_egress_denial_printed_as_one_line(void **state)
 	assert_non_null(strstr(err, "\"addr\":\"127.0.0.1\""));
 }
 
+static void test_stdio_passed_through(void **state)
+{
+	char probe[PATH_MAX];
+	char *argv[] = { launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL };
+	int in[2], out[2], st;
+	char buf[256];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	(void)state;
+	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execv(launch, argv);
+		_exit(126);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(write(in[1], "{\"jsonrpc\":\"2.0\"}\n", 18), 18);
+	close(in[1]);
+	while ((n = read(out[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(out[0]);
+	st = cordon_test_wait(pid);
+	assert_exited(st, 0);
+	assert_string_equal(buf, "{\"jsonrpc\":\"2.0\"}\n");
+}
+
 static pid_t child_of(pid_t parent)
 {
 	char path[64], buf[64];
@@ -314,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_root_beneath_ceiling),
 		cmocka_unit_test(test_root_outside_ceiling_refused),
 		cmocka_unit_test(test_report_file),
+		cmocka_unit_test(test_stdio_passed_through),
 		cmocka_unit_test(test_egress_denial_printed_as_one_line),
 		cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};

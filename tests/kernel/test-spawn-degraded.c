@@ -117,6 +117,27 @@ static void test_open_network_never_allowed(void **state)
 	expect_refused(&o, &caps, "network", "neither");
 }
 
+static void test_failed_setup_leaves_nothing(void **state)
+{
+	struct cordon_profile *p = sbx_profile(S, NULL);
+	char *argv[] = { (char *)"/nonexistent/connector", NULL };
+	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .instance_name = "leftover-check" };
+	struct cordon_instance *inst = NULL;
+	struct cordon_diag d = { 0 };
+	char cmd[PATH_MAX + 128];
+	int r;
+
+	(void)state;
+	r = cordon_spawn(&pol, &S->caps, &inst, &d);
+	assert_int_equal(r, -ENOENT);
+	assert_string_equal(d.step, "exec");
+	assert_null(inst);
+	/* No instance cgroup left in any hierarchy. */
+	snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -maxdepth 4 -type d -name '*leftover-check*' | grep -q .");
+	assert_int_not_equal(system(cmd), 0);
+	cordon_profile_free(p);
+}
+
 /* --- preferred: degraded, everything else still on ------------------------ */
 
 static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps)
@@ -331,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_require_network_missing_refuses),
 		cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
 		cmocka_unit_test(test_open_network_never_allowed),
+		cmocka_unit_test(test_failed_setup_leaves_nothing),
 		cmocka_unit_test(test_landlock_missing_degraded),
 		cmocka_unit_test(test_landlock_old_abi_degraded),
 		cmocka_unit_test(test_seccomp_missing_degraded),
