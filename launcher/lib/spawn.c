@@ -124,6 +124,7 @@
 #define NEWROOT "/tmp"
 
 #define CREDENTIAL_MAX_BYTES (64 * 1024)
+#define SPAWN_TIMEOUT_MSEC 30000
 #define MAX_ENV 1024
 
 enum {
@@ -1958,8 +1959,22 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		struct sync_msg m;
 		ssize_t n;
 
+		/* Bounded: a sandbox that neither starts nor fails (a child
+		 * stuck in the kernel, an exec that never returns) is killed
+		 * rather than hanging the launcher. */
+		struct pollfd pf = { .fd = c.sync[0], .events = POLLIN };
+		int pr;
+
 		do
-			n = recv(c.sync[0], &m, sizeof(m), 0);
+			pr = poll(&pf, 1, SPAWN_TIMEOUT_MSEC);
+		while (pr < 0 && errno == EINTR);
+		if (pr == 0) {
+			r = cordon_diag_set(d, ETIMEDOUT, "init", "the sandbox did not start within %d s",
+					    SPAWN_TIMEOUT_MSEC / 1000);
+			goto fail;
+		}
+		do
+			n = recv(c.sync[0], &m, sizeof(m), MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_DIAG) {
 			m.diag.step[sizeof(m.diag.step) - 1] = '\0';
