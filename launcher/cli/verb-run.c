@@ -30,7 +30,7 @@
 
 #define EXIT_SETUP 125
 #define EXIT_USAGE 2
-#define MAX_ROOTS 64
+#define MAX_ROOTS  64
 
 extern char **environ;
 
@@ -69,8 +69,8 @@ static int write_report(const char *path, const json_t *report, const struct cor
 	if (report)
 		out = json_incref((json_t *)report);
 	else
-		out = json_pack("{s:i, s:{s:s, s:i, s:s}}", "version", 1, "error", "step", err->step, "errno", err->error,
-				"message", err->message);
+		out = json_pack("{s:i, s:{s:s, s:i, s:s}}", "version", 1, "error", "step", err->step, "errno",
+				err->error, "message", err->message);
 	if (!out)
 		return -ENOMEM;
 	s = json_dumps(out, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -112,9 +112,9 @@ int verb_run(int argc, char **argv)
 	_cleanup_(cordon_instance_freep) struct cordon_instance *inst = NULL;
 	_cleanup_close_ int sfd = -EBADF;
 	struct cordon_fs_entry roots[MAX_ROOTS];
-	struct cordon_launch_policy pol = { 0 };
+	struct cordon_launch_policy pol = {0};
 	const char *profile_path = NULL, *report_path = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct cordon_netpolicy_state *np;
 	struct cordon_caps caps;
 	char **cmd = NULL;
@@ -199,9 +199,9 @@ int verb_run(int argc, char **argv)
 	np = cordon_spawn_netpolicy();
 	for (;;) {
 		struct pollfd p[3] = {
-			{ .fd = cordon_instance_pidfd(inst), .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
-			{ .fd = np ? cordon_netpolicy_events_fd(np) : -1, .events = POLLIN },
+		    {.fd = cordon_instance_pidfd(inst), .events = POLLIN},
+		    {.fd = sfd, .events = POLLIN},
+		    {.fd = np ? cordon_netpolicy_events_fd(np) : -1, .events = POLLIN},
 		};
 		struct signalfd_siginfo si;
 

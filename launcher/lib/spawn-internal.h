@@ -26,8 +26,7 @@ const char *cordon_control_state_to_string(enum cordon_control_state s);
  * the profile and the capability struct before anything is created. */
 struct spawn_plan {
 	enum cordon_control_state landlock, seccomp, cgroup, namespaces, network, capabilities, no_new_privs;
-	char landlock_reason[128], seccomp_reason[128], cgroup_reason[128], namespaces_reason[128],
-		network_reason[200];
+	char landlock_reason[128], seccomp_reason[128], cgroup_reason[128], namespaces_reason[128], network_reason[200];
 	struct cordon_landlock_masks ll_requested, ll_effective;
 	int landlock_abi;
 	unsigned long ns_requested, ns_effective; /* CLONE_NEW* */

@@ -124,8 +124,8 @@
 #define NEWROOT "/tmp"
 
 #define CREDENTIAL_MAX_BYTES (64 * 1024)
-#define SPAWN_TIMEOUT_MSEC 30000
-#define MAX_ENV 1024
+#define SPAWN_TIMEOUT_MSEC   30000
+#define MAX_ENV		     1024
 
 enum {
 	MSG_DIAG = 1,	/* setup failed; diag says where */
@@ -247,7 +247,7 @@ static void fill_diag(struct cordon_diag *d, const char *step, int err, const ch
 
 static _noreturn_ void child_fail(int fd, const char *step, int err, const char *msg, const char *arg)
 {
-	struct sync_msg m = { .kind = MSG_DIAG };
+	struct sync_msg m = {.kind = MSG_DIAG};
 
 	fill_diag(&m.diag, step, err, msg, arg);
 	(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
@@ -341,12 +341,12 @@ static void child_mounts(const struct child_args *a)
 	static const struct {
 		const char *name;
 		unsigned minor;
-	} devs[] = { { "null", 3 }, { "zero", 5 }, { "full", 7 }, { "random", 8 }, { "urandom", 9 } };
+	} devs[] = {{"null", 3}, {"zero", 5}, {"full", 7}, {"random", 8}, {"urandom", 9}};
 	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" },
-		{ "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" },
-		{ "stderr", "/proc/self/fd/2" },
+	    {"fd", "/proc/self/fd"},
+	    {"stdin", "/proc/self/fd/0"},
+	    {"stdout", "/proc/self/fd/1"},
+	    {"stderr", "/proc/self/fd/2"},
 	};
 	char p[PATH_MAX], q[PATH_MAX];
 	int fd = a->sync_fd, r;
@@ -489,9 +489,9 @@ static void child_drop_privileges(const struct child_args *a)
 	 * tree (no root-gets-all-caps on exec, no keep-caps, no ambient). The
 	 * setuid fixup stays on (and locked) so the uid change below really
 	 * clears the permitted set. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
-					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		      SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		child_fail(fd, "capabilities", errno, "locking securebits", NULL);
 	if (setgroups(0, NULL) < 0)
@@ -513,7 +513,7 @@ static void child_drop_privileges(const struct child_args *a)
 /* Checks the parent (launcher) still holds its end of the sync socket. */
 static void child_check_parent(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
 		_exit(127);
@@ -521,7 +521,7 @@ static void child_check_parent(int fd)
 
 static void child_landlock(const struct child_args *a)
 {
-	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom" };
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 	const struct cordon_landlock_masks *h = &a->ll_handled;
 	int fd = a->sync_fd, r = 0;
 
@@ -537,7 +537,8 @@ static void child_landlock(const struct child_args *a)
 	} else {
 		/* Host view (no mount namespace): the connector still needs its
 		 * own /proc entries and the device nodes. */
-		if ((r = cordon_landlock_allow_path(a->ruleset_fd, h, "/proc", cordon_landlock_fs_access(CORDON_ACCESS_READ))) < 0)
+		if ((r = cordon_landlock_allow_path(a->ruleset_fd, h, "/proc",
+						    cordon_landlock_fs_access(CORDON_ACCESS_READ))) < 0)
 			child_fail(fd, "landlock", -r, "rule for /proc", NULL);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(devs); i++)
@@ -565,7 +566,7 @@ static bool status_has(const char *buf, const char *key, const char *value)
 /* Reads back what this process really has; any mismatch is a setup failure. */
 static _connector_ void connector_verify(const struct child_args *a)
 {
-	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	static const char *const capsets[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
 	char buf[8192];
 	ssize_t n;
 	int sfd;
@@ -609,13 +610,13 @@ static void init_forward(int sig)
 		(void)kill(pid, sig);
 }
 
-static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 /* l. The connector: runs on its own stack in init's memory until execve. */
 static _connector_ int connector_main(void *unused)
 {
 	const struct child_args *a = connector_args;
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
 	int r;
 
@@ -638,7 +639,7 @@ static _connector_ int connector_main(void *unused)
 
 static _noreturn_ void child_main(const struct child_args *a)
 {
-	struct sigaction sa = { .sa_handler = SIG_DFL };
+	struct sigaction sa = {.sa_handler = SIG_DFL};
 	int fd = a->sync_fd, r;
 	sigset_t all, none;
 	int keep[70];
@@ -711,12 +712,12 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 	/* f. */
 	{
-		struct rlimit core = { 0, 0 };
+		struct rlimit core = {0, 0};
 
 		if (setrlimit(RLIMIT_CORE, &core) < 0)
 			child_fail(fd, "rlimits", errno, "RLIMIT_CORE", NULL);
 		if (a->nofile) {
-			struct rlimit nf = { a->nofile, a->nofile };
+			struct rlimit nf = {a->nofile, a->nofile};
 
 			if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
 				child_fail(fd, "rlimits", errno, "RLIMIT_NOFILE", NULL);
@@ -766,8 +767,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 	 * connector_diag (shared memory) before _exit. */
 	connector_args = a;
 	connector_diag.kind = 0;
-	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
-		    NULL);
+	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
 	if (pid < 0)
 		child_fail(fd, "init", errno, "clone of the connector", NULL);
 	init_connector_pid = pid;
@@ -776,7 +776,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 		_exit(127);
 	}
 	{
-		struct sync_msg m = { .kind = MSG_EXECED };
+		struct sync_msg m = {.kind = MSG_EXECED};
 
 		(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 	}
@@ -814,7 +814,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 			_exit(127);
 		}
 		if (w == pid) {
-			struct sync_msg m = { .kind = MSG_EXIT, .status = st };
+			struct sync_msg m = {.kind = MSG_EXIT, .status = st};
 
 			(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 			/* pid 1 cannot die of a signal it sends itself; the
@@ -936,7 +936,7 @@ static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 	start = ((unsigned)getpid() * 2654435761u + counter++ * 40503u) % CORDON_DYNAMIC_UID_COUNT;
 	for (unsigned i = 0; i < CORDON_DYNAMIC_UID_COUNT; i++) {
 		unsigned n = (start + i) % CORDON_DYNAMIC_UID_COUNT;
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1 };
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1};
 
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
 			*ret_lock_fd = TAKE_FD(fd);
@@ -944,7 +944,8 @@ static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 			return 0;
 		}
 		if (errno != EAGAIN && errno != EACCES)
-			return cordon_diag_set(d, errno, "user", "locking byte %u of %s: %m", n, CORDON_DYNAMIC_UID_LOCK);
+			return cordon_diag_set(d, errno, "user", "locking byte %u of %s: %m", n,
+					       CORDON_DYNAMIC_UID_LOCK);
 	}
 	return cordon_diag_set(d, EUSERS, "user", "all %u dynamic uids are in use", CORDON_DYNAMIC_UID_COUNT);
 }
@@ -1106,8 +1107,7 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 /* Opens an extra root (delegation, --root) from a ceiling directory with
  * RESOLVE_BENEATH, so neither ".." nor a symlink can leave the ceiling, and
  * checks by dev/ino that it is the very object the host path names. */
-static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd,
-				struct cordon_diag *d)
+static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd, struct cordon_diag *d)
 {
 	struct stat want;
 
@@ -1118,8 +1118,8 @@ static int open_beneath_ceiling(const struct cordon_profile *p, const char *host
 	for (size_t i = 0; i < p->n_ceiling; i++) {
 		_cleanup_close_ int cfd = -EBADF, fd = -EBADF;
 		struct open_how how = {
-			.flags = O_PATH | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+		    .flags = O_PATH | O_CLOEXEC,
+		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 		};
 		const char *rel;
 		struct stat st;
@@ -1158,7 +1158,7 @@ int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const cha
 
 static bool at_is_reserved(const char *at)
 {
-	static const char *const reserved[] = { "/proc", "/dev", "/tmp" };
+	static const char *const reserved[] = {"/proc", "/dev", "/tmp"};
 
 	if (strcmp(at, "/") == 0)
 		return true;
@@ -1194,7 +1194,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		return -ENOMEM;
 	c->mounts = nm;
 	m = &c->mounts[c->n_mounts];
-	*m = (struct mount_item){ .access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF };
+	*m = (struct mount_item){.access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF};
 	m->at = strdup(at);
 	m->host = strdup(e->path);
 	c->n_mounts++;
@@ -1222,7 +1222,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		if (r < 0)
 			return r;
 	} else {
-		struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
 
 		/* Roots name data a user may control: no symlink anywhere on
 		 * the way. System paths are the operator's (/usr, certs). */
@@ -1246,14 +1246,14 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		m->idmapped = true;
 	if (!fs_view) {
 		if (m->idmapped)
-			return cordon_diag_set(d, EOPNOTSUPP, "namespaces",
-					       "read-write root '%s' needs an id-mapped mount, which needs a mount namespace",
-					       e->path);
+			return cordon_diag_set(
+			    d, EOPNOTSUPP, "namespaces",
+			    "read-write root '%s' needs an id-mapped mount, which needs a mount namespace", e->path);
 		return 0;
 	}
 
 	{
-		struct mount_attr attr = { 0 };
+		struct mount_attr attr = {0};
 		_cleanup_close_ int userns = -EBADF;
 		unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
 
@@ -1283,7 +1283,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 			if (r < 0)
 				return cordon_diag_set(d, -r, "idmap", "user namespace for the id-mapped root '%s': %s",
 						       e->path, strerror(-r));
-			attr = (struct mount_attr){ .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
+			attr = (struct mount_attr){.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
 			if (mount_setattr(m->tree_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 				return cordon_diag_set(d, errno, "idmap",
 						       "id-mapped mount of '%s' (owner %u) for uid %u: %m", e->path,
@@ -1321,22 +1321,25 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 			 caps->landlock_errno);
 		if (req_ll)
 			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'landlock' is not available: %s", plan->landlock_reason);
+					       "required control 'landlock' is not available: %s",
+					       plan->landlock_reason);
 		r |= spawn_plan_add_missing(plan, "landlock", "Landlock (all of it)",
 					    "filesystem access is limited only by the mount namespace view and file "
 					    "permissions; no TCP port rules; no scoping");
 	} else if (plan->ll_effective.fs != all.fs || plan->ll_effective.net != all.net ||
 		   plan->ll_effective.scoped != all.scoped) {
 		plan->landlock = CORDON_STATE_DEGRADED;
-		snprintf(plan->landlock_reason, sizeof(plan->landlock_reason), "Landlock ABI %d < 6", caps->landlock_abi);
+		snprintf(plan->landlock_reason, sizeof(plan->landlock_reason), "Landlock ABI %d < 6",
+			 caps->landlock_abi);
 		if ((plan->ll_effective.fs & all.fs) != all.fs)
-			r |= spawn_plan_add_missing(plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
-						    "those operations are governed only by mount flags and file permissions");
+			r |= spawn_plan_add_missing(
+			    plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
+			    "those operations are governed only by mount flags and file permissions");
 		if (!plan->ll_effective.net)
 			r |= spawn_plan_add_missing(plan, "landlock", "TCP bind/connect rules (ABI 4)",
 						    p->net_mode == CORDON_NET_NONE
-							    ? "the empty network namespace still isolates the network"
-							    : "TCP ports are not checked by Landlock");
+							? "the empty network namespace still isolates the network"
+							: "TCP ports are not checked by Landlock");
 		if (!plan->ll_effective.scoped)
 			r |= spawn_plan_add_missing(plan, "landlock", "abstract unix socket and signal scoping (ABI 6)",
 						    "signals are still confined by the pid namespace; abstract unix "
@@ -1357,13 +1360,15 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 			 miss & CLONE_NEWIPC ? " ipc" : "", miss & CLONE_NEWUTS ? " uts" : "",
 			 miss & CLONE_NEWCGROUP ? " cgroup" : "", miss & CLONE_NEWNET ? " net" : "");
 		if (req_ns)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'namespaces' is not available: %s",
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'namespaces' is not available: %s",
 					       plan->namespaces_reason);
 		plan->namespaces = CORDON_STATE_DEGRADED;
 		if (miss & CLONE_NEWNS)
-			r |= spawn_plan_add_missing(plan, "namespaces", "mount namespace",
-						    "the connector sees the host filesystem (Landlock still limits it); no "
-						    "private /tmp, /proc or /dev");
+			r |= spawn_plan_add_missing(
+			    plan, "namespaces", "mount namespace",
+			    "the connector sees the host filesystem (Landlock still limits it); no "
+			    "private /tmp, /proc or /dev");
 		if (miss & CLONE_NEWPID)
 			r |= spawn_plan_add_missing(plan, "namespaces", "pid namespace",
 						    "host processes are visible to the connector's uid checks");
@@ -1383,17 +1388,20 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 		if (plan->ns_effective & CLONE_NEWNET) {
 			plan->network = CORDON_STATE_ENFORCED;
 			snprintf(plan->network_reason, sizeof(plan->network_reason), "empty network namespace%s%s",
-				 plan->ebpf ? " + eBPF deny-all" : "", plan->landlock_tcp ? " + Landlock TCP deny" : "");
+				 plan->ebpf ? " + eBPF deny-all" : "",
+				 plan->landlock_tcp ? " + Landlock TCP deny" : "");
 		} else if (plan->ebpf || plan->landlock_tcp) {
 			plan->network = plan->ebpf ? CORDON_STATE_ENFORCED : CORDON_STATE_DEGRADED;
 			snprintf(plan->network_reason, sizeof(plan->network_reason), "no network namespace: %s%s%s",
 				 plan->ebpf ? "eBPF deny-all" : "", plan->ebpf && plan->landlock_tcp ? " + " : "",
 				 plan->landlock_tcp ? "Landlock TCP deny" : "");
 			if (!plan->ebpf)
-				r |= spawn_plan_add_missing(plan, "network", "network namespace and eBPF egress policy",
-							    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
+				r |= spawn_plan_add_missing(
+				    plan, "network", "network namespace and eBPF egress policy",
+				    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
 		} else
-			return cordon_diag_set(d, EOPNOTSUPP, p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
+			return cordon_diag_set(d, EOPNOTSUPP,
+					       p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
 					       "network mode none needs a network namespace, the eBPF egress policy or "
 					       "Landlock TCP rules; the kernel has neither");
 	} else {
@@ -1403,27 +1411,29 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 				 plan->landlock_tcp ? " + Landlock TCP port rules" : "");
 		} else if (plan->landlock_tcp) {
 			plan->network = CORDON_STATE_DEGRADED;
-			snprintf(plan->network_reason, sizeof(plan->network_reason), "%.120s: Landlock TCP port rules only",
-				 plan->ebpf_reason);
-			r |= spawn_plan_add_missing(plan, "network", "eBPF egress address policy",
-						    "any address on the allowed TCP ports is reachable; UDP is not restricted");
+			snprintf(plan->network_reason, sizeof(plan->network_reason),
+				 "%.120s: Landlock TCP port rules only", plan->ebpf_reason);
+			r |= spawn_plan_add_missing(
+			    plan, "network", "eBPF egress address policy",
+			    "any address on the allowed TCP ports is reachable; UDP is not restricted");
 		} else
-			return cordon_diag_set(d, EOPNOTSUPP, req_net ? "require" : "network",
-					       "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
-					       "(ABI 4); neither is available (%s)",
-					       plan->ebpf_reason);
+			return cordon_diag_set(
+			    d, EOPNOTSUPP, req_net ? "require" : "network",
+			    "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
+			    "(ABI 4); neither is available (%s)",
+			    plan->ebpf_reason);
 	}
 	if (req_net && plan->network != CORDON_STATE_ENFORCED)
-		return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'network' is not fully available: %s",
-				       plan->network_reason);
+		return cordon_diag_set(d, EOPNOTSUPP, "require",
+				       "required control 'network' is not fully available: %s", plan->network_reason);
 
 	/* Seccomp. */
 	if (!caps->seccomp_filter) {
 		plan->seccomp = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->seccomp_reason, sizeof(plan->seccomp_reason), "the kernel has no seccomp filter mode");
 		if (req_sc)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'seccomp' is not available: %s",
-					       plan->seccomp_reason);
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'seccomp' is not available: %s", plan->seccomp_reason);
 		r |= spawn_plan_add_missing(plan, "seccomp", "seccomp filter",
 					    "every system call is reachable (namespace, ptrace, bpf, io_uring, ...)");
 	} else if (p->seccomp_action == CORDON_SECCOMP_LOG) {
@@ -1438,8 +1448,8 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 		plan->cgroup = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->cgroup_reason, sizeof(plan->cgroup_reason), "no cgroup hierarchy is mounted");
 		if (req_cg)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'cgroup' is not available: %s",
-					       plan->cgroup_reason);
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'cgroup' is not available: %s", plan->cgroup_reason);
 		r |= spawn_plan_add_missing(plan, "cgroup", "cgroups",
 					    "no memory, pids or CPU limit; no kill-all on teardown; no statistics");
 	} else
@@ -1467,8 +1477,8 @@ static json_t *ns_json(unsigned long ns)
 	static const struct {
 		unsigned long flag;
 		const char *name;
-	} t[] = { { CLONE_NEWNS, "mnt" },   { CLONE_NEWPID, "pid" },       { CLONE_NEWIPC, "ipc" },
-		  { CLONE_NEWUTS, "uts" }, { CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWNET, "net" } };
+	} t[] = {{CLONE_NEWNS, "mnt"},	{CLONE_NEWPID, "pid"},	     {CLONE_NEWIPC, "ipc"},
+		 {CLONE_NEWUTS, "uts"}, {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWNET, "net"}};
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < ELEMENTSOF(t); i++)
@@ -1483,8 +1493,8 @@ static json_t *control_json(enum cordon_control_state s, const char *reason)
 			 reason && *reason ? reason : NULL);
 }
 
-static json_t *build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-			    struct spawn_ctx *c, char *const *argv)
+static json_t *build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			    char *const *argv)
 {
 	const struct cordon_profile *p = pol->profile;
 	const struct spawn_plan *pl = &c->plan;
@@ -1500,16 +1510,16 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 	if (!controls || !fs || !jargv || !envnames || !nets)
 		goto oom;
 
-	json_object_set_new(controls, "landlock",
-			    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock),
-				      "abi", pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
-				      masks_json(&pl->ll_effective), "reason",
-				      *pl->landlock_reason ? pl->landlock_reason : NULL));
+	json_object_set_new(
+	    controls, "landlock",
+	    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
+		      pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
+		      masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
 	json_object_set_new(controls, "seccomp",
 			    json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "state",
 				      cordon_control_state_to_string(pl->seccomp), "base",
 				      p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
-				      p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
+				      p->seccomp_action == CORDON_SECCOMP_KILL	? "kill"
 				      : p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
 										: "errno",
 				      "policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
@@ -1520,10 +1530,11 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 
 		for (int i = 0; miss && i < _CORDON_CTRL_MAX; i++)
 			if (pl->cgroup_missing & (1u << i))
-				json_array_append_new(miss, json_string(cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i)));
-		json_object_set_new(cg, "path", c->cg && cordon_cgroup_v2_path(c->cg)
-							? json_string(cordon_cgroup_v2_path(c->cg))
-							: json_null());
+				json_array_append_new(miss,
+						      json_string(cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i)));
+		json_object_set_new(cg, "path",
+				    c->cg && cordon_cgroup_v2_path(c->cg) ? json_string(cordon_cgroup_v2_path(c->cg))
+									  : json_null());
 		json_object_set_new(cg, "missing_controllers", miss);
 		json_object_set_new(cg, "limits",
 				    json_pack("{s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->mem_bytes, "pids",
@@ -1540,7 +1551,8 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 				      p->net_mode == CORDON_NET_NONE ? "none" : "allowlist", "netns",
 				      (pl->ns_effective & CLONE_NEWNET) != 0, "landlock_tcp", pl->landlock_tcp, "ebpf",
 				      pl->ebpf, "reason", *pl->network_reason ? pl->network_reason : NULL));
-	json_object_set_new(controls, "capabilities", control_json(pl->capabilities, "all sets cleared, securebits locked"));
+	json_object_set_new(controls, "capabilities",
+			    control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));
 
 	for (size_t i = 0; i < c->n_mounts; i++) {
@@ -1572,12 +1584,13 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 
 	/* The effective policy, hashed: what this instance runs under. Env
 	 * values are left out (credentials); names are in. */
-	policy = json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector",
-			   p->id, "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem",
-			   fs, "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
-			   "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
-			   (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL,
-			   "controls", controls, "require", (json_int_t)p->require);
+	policy =
+	    json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector", p->id,
+		      "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem", fs,
+		      "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
+		      "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
+		      (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL, "controls",
+		      controls, "require", (json_int_t)p->require);
 	if (!policy)
 		goto oom;
 	dump = json_dumps(policy, JSON_SORT_KEYS | JSON_COMPACT);
@@ -1617,8 +1630,7 @@ static int cap_last_cap(void)
 	char buf[16];
 	uint64_t v;
 
-	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 &&
-	    v < 64)
+	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 && v < 64)
 		return (int)v;
 	return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
 }
@@ -1639,9 +1651,9 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 {
 	bool placed = into_cgroup && cgfd >= 0;
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | ns,
-		.pidfd = (uint64_t)(uintptr_t)&c->pidfd,
-		.exit_signal = SIGCHLD,
+	    .flags = CLONE_PIDFD | ns,
+	    .pidfd = (uint64_t)(uintptr_t)&c->pidfd,
+	    .exit_signal = SIGCHLD,
 	};
 	long pid;
 
@@ -1666,16 +1678,16 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 	return (int)pid;
 }
 
-int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-		 struct cordon_instance **ret, struct cordon_diag *reterr_diag)
+int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
+		 struct cordon_diag *reterr_diag)
 {
 	static unsigned instance_counter;
 	struct spawn_ctx c = {
-		.ruleset_fd = -EBADF,
-		.uid_lock_fd = -EBADF,
-		.pipes = { { -EBADF, -EBADF }, { -EBADF, -EBADF }, { -EBADF, -EBADF } },
-		.sync = { -EBADF, -EBADF },
-		.pidfd = -EBADF,
+	    .ruleset_fd = -EBADF,
+	    .uid_lock_fd = -EBADF,
+	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
+	    .sync = {-EBADF, -EBADF},
+	    .pidfd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -1694,10 +1706,12 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		return cordon_diag_set(d, EINVAL, "policy", "the command must be an absolute path");
 	if (pol->instance_name) {
 		if (!instance_name_is_valid(pol->instance_name))
-			return cordon_diag_set(d, EINVAL, "policy", "invalid instance name (want [a-z0-9-], < 64 chars)");
+			return cordon_diag_set(d, EINVAL, "policy",
+					       "invalid instance name (want [a-z0-9-], < 64 chars)");
 		snprintf(c.instance_name, sizeof(c.instance_name), "%s", pol->instance_name);
 	} else
-		snprintf(c.instance_name, sizeof(c.instance_name), "%s-%d-%u", p->id, (int)getpid(), instance_counter++);
+		snprintf(c.instance_name, sizeof(c.instance_name), "%s-%d-%u", p->id, (int)getpid(),
+			 instance_counter++);
 	if (pol->stdio == CORDON_STDIO_FDS)
 		for (int i = 0; i < 3; i++)
 			if (fcntl(pol->stdio_fds[i], F_GETFD) < 0)
@@ -1717,9 +1731,10 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	if (!caps->bpf_cgroup_sock_addr)
 		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "the kernel has no cgroup socket BPF hooks");
 	else if (caps->cgroup_layout == CORDON_CGROUP_NONE || caps->cgroup_layout == CORDON_CGROUP_V1)
-		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "no cgroup2 hierarchy to attach the policy to");
+		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason),
+			 "no cgroup2 hierarchy to attach the policy to");
 	else if (!c.np) {
-		struct cordon_diag nd = { 0 };
+		struct cordon_diag nd = {0};
 
 		if (!process_netpolicy && !process_netpolicy_failed &&
 		    cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
@@ -1748,7 +1763,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	/* 3. Filesystem view. */
 	for (size_t i = 0; i < p->n_fs_system; i++) {
 		if (p->fs_system[i].access == CORDON_ACCESS_READ_WRITE) {
-			r = cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write", p->fs_system[i].path);
+			r = cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write",
+					    p->fs_system[i].path);
 			goto fail;
 		}
 		if ((r = add_mount(&c, &p->fs_system[i], false, false, p, fs_view, d)) < 0)
@@ -1767,7 +1783,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		for (size_t j = i + 1; j < c.n_mounts; j++)
 			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink &&
 			    path_is_beneath(c.mounts[j].at, c.mounts[i].at)) {
-				r = cordon_diag_set(d, EINVAL, "policy", "'%s' cannot be mounted inside the read-write root at '%s'",
+				r = cordon_diag_set(d, EINVAL, "policy",
+						    "'%s' cannot be mounted inside the read-write root at '%s'",
 						    c.mounts[j].at, c.mounts[i].at);
 				goto fail;
 			}
@@ -1818,7 +1835,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	c.t[1] = mono_usec();
 	/* 6. Cgroup, limits written before the child exists. */
 	if (c.plan.cgroup != CORDON_STATE_UNAVAILABLE) {
-		struct cordon_cgroup_limits lim = { p->mem_bytes, p->pids_max, p->cpu_micro };
+		struct cordon_cgroup_limits lim = {p->mem_bytes, p->pids_max, p->cpu_micro};
 		unsigned required = 0;
 
 		if (p->require & CORDON_CONTROL_CGROUP) {
@@ -1837,36 +1854,37 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
 			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 				if (c.plan.cgroup_missing & (1u << i))
-					(void)spawn_plan_add_missing(&c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
-								     "that limit is not enforced");
+					(void)spawn_plan_add_missing(
+					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+					    "that limit is not enforced");
 		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
 	}
 	c.t[2] = mono_usec();
 	/* 7. stdio, sync socket, clone. */
 	a = (struct child_args){
-		.ruleset_fd = c.ruleset_fd,
-		.ll_handled = c.plan.ll_effective,
-		.landlock = c.ruleset_fd >= 0,
-		.seccomp = c.seccomp,
-		.cg = c.cg,
-		/* Pure cgroup2 with clone3 placement: nothing to move, the child
-		 * only verifies (a read). Otherwise the parent migrates it. */
-		.cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
-		.mounts = c.mounts,
-		.n_mounts = c.n_mounts,
-		.fs_view = fs_view,
-		.net_ns = c.plan.ns_effective & CLONE_NEWNET,
-		.uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
-		.workdir = p->workdir,
-		.argv = argv,
-		.envp = c.envp,
-		.uid = c.uid,
-		.gid = c.gid,
-		.nofile = p->nofile,
-		.cap_last = cap_last_cap(),
-		.keep_fds = pol->keep_fds,
-		.n_keep_fds = pol->n_keep_fds,
+	    .ruleset_fd = c.ruleset_fd,
+	    .ll_handled = c.plan.ll_effective,
+	    .landlock = c.ruleset_fd >= 0,
+	    .seccomp = c.seccomp,
+	    .cg = c.cg,
+	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
+	     * only verifies (a read). Otherwise the parent migrates it. */
+	    .cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
+	    .mounts = c.mounts,
+	    .n_mounts = c.n_mounts,
+	    .fs_view = fs_view,
+	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
+	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
+	    .workdir = p->workdir,
+	    .argv = argv,
+	    .envp = c.envp,
+	    .uid = c.uid,
+	    .gid = c.gid,
+	    .nofile = p->nofile,
+	    .cap_last = cap_last_cap(),
+	    .keep_fds = pol->keep_fds,
+	    .n_keep_fds = pol->n_keep_fds,
 	};
 	snprintf(a.tmp_opts, sizeof(a.tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(p->tmp_bytes ? p->tmp_bytes : 64ULL << 20));
@@ -1937,7 +1955,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * instruction. */
 	if (c.plan.ebpf) {
 		if (cgfd < 0) {
-			r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory to attach to");
+			r = cordon_diag_set(d, ENOENT, "netpolicy",
+					    "the instance has no cgroup2 directory to attach to");
 			goto fail;
 		}
 		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow,
@@ -1947,10 +1966,11 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	}
 	c.t[4] = mono_usec();
 	{
-		struct sync_msg go = { .kind = MSG_GO };
+		struct sync_msg go = {.kind = MSG_GO};
 
 		if (send(c.sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go)) {
-			r = cordon_diag_set(d, errno ? errno : EPIPE, "sync", "the sandbox's init went away before start");
+			r = cordon_diag_set(d, errno ? errno : EPIPE, "sync",
+					    "the sandbox's init went away before start");
 			goto fail;
 		}
 	}
@@ -1962,7 +1982,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		/* Bounded: a sandbox that neither starts nor fails (a child
 		 * stuck in the kernel, an exec that never returns) is killed
 		 * rather than hanging the launcher. */
-		struct pollfd pf = { .fd = c.sync[0], .events = POLLIN };
+		struct pollfd pf = {.fd = c.sync[0], .events = POLLIN};
 		int pr;
 
 		do
@@ -2069,7 +2089,7 @@ int cordon_exit_code(int st)
 
 int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 {
-	siginfo_t si = { 0 };
+	siginfo_t si = {0};
 	struct sync_msg m;
 	json_t *ex, *stats;
 	ssize_t n;
@@ -2093,11 +2113,12 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 		st = W_EXITCODE(0, si.si_status);
 	inst->status = st;
 
-	ex = json_pack("{s:s, s:i, s:i}", "how", WIFEXITED(st) ? "exited" : "signaled", WIFEXITED(st) ? "code" : "signal",
-		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), "shell_code", cordon_exit_code(st));
+	ex = json_pack("{s:s, s:i, s:i}", "how", WIFEXITED(st) ? "exited" : "signaled",
+		       WIFEXITED(st) ? "code" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), "shell_code",
+		       cordon_exit_code(st));
 	json_object_set_new(inst->report, "exit", ex);
 	if (inst->cg) {
-		struct cordon_cgroup_stats cs = { 0 };
+		struct cordon_cgroup_stats cs = {0};
 
 		if (cordon_cgroup_stats(inst->cg, &cs) >= 0) {
 			stats = json_pack("{s:I, s:I, s:I, s:I}", "memory_peak_bytes", (json_int_t)cs.mem_peak_bytes,

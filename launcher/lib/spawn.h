@@ -30,10 +30,10 @@
  * for the life of the instance (released when the instance is freed or the
  * launcher dies), so concurrent launchers never share one, and nothing
  * accumulates on disk. */
-#define CORDON_DYNAMIC_UID_BASE 1879048192u
+#define CORDON_DYNAMIC_UID_BASE	 1879048192u
 #define CORDON_DYNAMIC_UID_COUNT 65536u
-#define CORDON_RUN_DIR "/run/cordon"
-#define CORDON_DYNAMIC_UID_LOCK "/run/cordon/dynamic-uids.lock"
+#define CORDON_RUN_DIR		 "/run/cordon"
+#define CORDON_DYNAMIC_UID_LOCK	 "/run/cordon/dynamic-uids.lock"
 
 enum cordon_stdio_mode {
 	CORDON_STDIO_INHERIT, /* the connector gets the caller's fds 0, 1, 2 */
@@ -64,8 +64,8 @@ struct cordon_instance;
  * the connector has exec'd (everything verified), or -errno with a diag whose
  * step names the phase that failed (a required control the kernel lacks is
  * step "require" and names the control). Nothing is left behind on failure. */
-int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-		 struct cordon_instance **ret, struct cordon_diag *reterr_diag);
+int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
+		 struct cordon_diag *reterr_diag);
 
 /* pidfd and host pid of the sandbox's init (pid 1 inside; it forwards
  * SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 to the connector and

@@ -66,17 +66,17 @@ static int run_argv(char *const argv[])
 }
 
 #define N_PHASES 5
-static const char *const phase_names[N_PHASES] = { "prepare", "cgroup", "clone_to_ebpf", "ebpf", "total" };
+static const char *const phase_names[N_PHASES] = {"prepare", "cgroup", "clone_to_ebpf", "ebpf", "total"};
 static double *phase_v[N_PHASES];
 static double *t_teardown;
 static int cycle = -1;
 
 static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = { (char *)"/bin/true", NULL };
-	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT };
+	char *argv[] = {(char *)"/bin/true", NULL};
+	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT};
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	int r, st;
 
 	r = cordon_spawn(&pol, caps, &inst, &d);
@@ -102,23 +102,41 @@ static void summary(const char *name, double *v, int n, double *ret_median)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	*ret_median = v[n / 2];
-	printf("  %-10s median %8.0f us   p99 %8.0f us   min %8.0f us\n", name, v[n / 2], v[(n * 99) / 100],
-	       v[0]);
+	printf("  %-10s median %8.0f us   p99 %8.0f us   min %8.0f us\n", name, v[n / 2], v[(n * 99) / 100], v[0]);
 }
 
 int main(int argc, char **argv)
 {
-	static char *true_argv[] = { (char *)"/bin/true", NULL };
-	static char *bwrap_argv[] = { (char *)"/usr/bin/bwrap", (char *)"--unshare-all", (char *)"--die-with-parent",
-				      (char *)"--ro-bind", (char *)"/usr", (char *)"/usr", (char *)"--symlink",
-				      (char *)"usr/bin", (char *)"/bin", (char *)"--symlink", (char *)"usr/lib",
-				      (char *)"/lib", (char *)"--symlink", (char *)"usr/lib64", (char *)"/lib64",
-				      (char *)"--proc", (char *)"/proc", (char *)"--dev", (char *)"/dev", (char *)"--tmpfs",
-				      (char *)"/tmp", (char *)"--cap-drop", (char *)"ALL", (char *)"/bin/true", NULL };
+	static char *true_argv[] = {(char *)"/bin/true", NULL};
+	static char *bwrap_argv[] = {(char *)"/usr/bin/bwrap",
+				     (char *)"--unshare-all",
+				     (char *)"--die-with-parent",
+				     (char *)"--ro-bind",
+				     (char *)"/usr",
+				     (char *)"/usr",
+				     (char *)"--symlink",
+				     (char *)"usr/bin",
+				     (char *)"/bin",
+				     (char *)"--symlink",
+				     (char *)"usr/lib",
+				     (char *)"/lib",
+				     (char *)"--symlink",
+				     (char *)"usr/lib64",
+				     (char *)"/lib64",
+				     (char *)"--proc",
+				     (char *)"/proc",
+				     (char *)"--dev",
+				     (char *)"/dev",
+				     (char *)"--tmpfs",
+				     (char *)"/tmp",
+				     (char *)"--cap-drop",
+				     (char *)"ALL",
+				     (char *)"/bin/true",
+				     NULL};
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	struct cordon_caps caps;
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	double *t_fork, *t_bwrap, *t_cordon, *t_nobpf, m_fork, m_bwrap, m_cordon, m_nobpf;
 	struct cordon_caps caps_nobpf;
 	bool have_bwrap = access(bwrap_argv[0], X_OK) == 0;
@@ -227,7 +245,9 @@ int main(int argc, char **argv)
 		}
 		qsort(t_teardown, (size_t)n, sizeof(double), cmp_double);
 		m = t_teardown[n / 2];
-		printf("\n  cordon teardown (kill-all, cgroup removal, eBPF detach; inside the cordon figure): median %.0f us\n", m);
+		printf("\n  cordon teardown (kill-all, cgroup removal, eBPF detach; inside the cordon figure): median "
+		       "%.0f us\n",
+		       m);
 		if (have_bwrap)
 			printf("  without teardown, cordon adds %.0f us: ratio to bwrap %.2f\n", m_cordon - m - m_fork,
 			       (m_cordon - m - m_fork) / (m_bwrap - m_fork));
@@ -236,8 +256,9 @@ int main(int argc, char **argv)
 	       "  Landlock, seccomp, caps, eBPF egress policy, verify, teardown)\n",
 	       m_cordon - m_fork);
 	if (have_bwrap) {
-		printf("  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
-		       m_bwrap - m_fork);
+		printf(
+		    "  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
+		    m_bwrap - m_fork);
 		printf("  ratio of added cost cordon/bwrap: %.2f (target <= 0.50)\n",
 		       (m_cordon - m_fork) / (m_bwrap - m_fork));
 		printf("  without the eBPF egress policy (cordon-bpf), cordon adds %.0f us: ratio to bwrap %.2f\n",

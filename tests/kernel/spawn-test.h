@@ -34,10 +34,10 @@
 extern char **environ;
 
 struct sbx {
-	char *dir;	/* ceiling */
-	char *root;	/* dir/root, at /data, read-write */
-	char *outside;	/* dir/outside, holds "secret" */
-	char *helpers;	/* build/tests/helpers */
+	char *dir;     /* ceiling */
+	char *root;    /* dir/root, at /data, read-write */
+	char *outside; /* dir/outside, holds "secret" */
+	char *helpers; /* build/tests/helpers */
 	struct cordon_caps caps;
 };
 
@@ -104,20 +104,20 @@ static inline void sbx_free(struct sbx *s)
 
 /* Options of the generated profile. NULL/0 fields take the defaults. */
 struct sbx_opts {
-	const char *require;	/* "[landlock, seccomp, cgroup, namespaces]" */
-	const char *network;	/* "mode: none" */
-	const char *limits;	/* "{memory: 64M, pids: 32, cpu: 1, nofile: 256}" */
-	const char *env_pass;	/* "[LANG]" */
-	const char *env_set;	/* "{CORDON_VISIBLE: yes}" */
-	const char *user;	/* "dynamic" */
-	const char *seccomp;	/* "{base: default, action: errno}" */
+	const char *require;	 /* "[landlock, seccomp, cgroup, namespaces]" */
+	const char *network;	 /* "mode: none" */
+	const char *limits;	 /* "{memory: 64M, pids: 32, cpu: 1, nofile: 256}" */
+	const char *env_pass;	 /* "[LANG]" */
+	const char *env_set;	 /* "{CORDON_VISIBLE: yes}" */
+	const char *user;	 /* "dynamic" */
+	const char *seccomp;	 /* "{base: default, action: errno}" */
 	const char *credentials; /* "[]" */
 };
 
 static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx_opts *o)
 {
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	char *text;
 	int r;
 
@@ -153,10 +153,10 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "  default_risk: high\n"
 		     "  risk: {}\n"
 		     "  grant: []\n",
-		     s->helpers, o && o->env_pass ? o->env_pass : "[LANG]", o && o->env_set ? o->env_set : "{CORDON_VISIBLE: 'yes'}",
-		     o && o->credentials ? o->credentials : "[]",
-		     o && o->user ? o->user : "dynamic", s->helpers, s->root, s->dir,
-		     o && o->network ? o->network : "mode: none",
+		     s->helpers, o && o->env_pass ? o->env_pass : "[LANG]",
+		     o && o->env_set ? o->env_set : "{CORDON_VISIBLE: 'yes'}",
+		     o && o->credentials ? o->credentials : "[]", o && o->user ? o->user : "dynamic", s->helpers,
+		     s->root, s->dir, o && o->network ? o->network : "mode: none",
 		     o && o->limits ? o->limits : "{memory: 64M, pids: 32, cpu: 1, nofile: 256}",
 		     o && o->seccomp ? o->seccomp : "{base: default, action: errno}",
 		     o && o->require ? o->require : "[landlock, seccomp, cgroup, namespaces]");
@@ -188,12 +188,12 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 				 struct cordon_diag *d)
 {
 	struct cordon_launch_policy pol = {
-		.profile = p,
-		.argv = argv,
-		.env_source = environ,
-		.stdio = CORDON_STDIO_PIPES,
-		.extra_roots = extra,
-		.n_extra_roots = n_extra,
+	    .profile = p,
+	    .argv = argv,
+	    .env_source = environ,
+	    .stdio = CORDON_STDIO_PIPES,
+	    .extra_roots = extra,
+	    .n_extra_roots = n_extra,
 	};
 	struct cordon_instance *inst = NULL;
 	size_t len = 0;
@@ -207,7 +207,7 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 	fds[0] = cordon_instance_take_stdio(inst, 1);
 	fds[1] = cordon_instance_take_stdio(inst, 2);
 	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd pf[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
+		struct pollfd pf[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
 
 		if (poll(pf, 2, 60000) <= 0)
 			break;
@@ -249,8 +249,8 @@ static inline int sbx_spawn(const struct cordon_profile *p, const struct cordon_
 static inline int sbx_probe_with(const struct cordon_profile *p, const struct cordon_caps *caps, const char *attempt,
 				 const char *x, const char *y)
 {
-	char *argv[] = { (char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {(char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -263,24 +263,25 @@ static inline int sbx_probe_with(const struct cordon_profile *p, const struct co
 	return res.status;
 }
 
-#define assert_exited(st, code)                                                                         \
-	do {                                                                                            \
-		int _st = (st);                                                                         \
-		if (!WIFEXITED(_st))                                                                    \
-			fprintf(stderr, "killed by signal %d, want exit %d\n", WTERMSIG(_st), (code)); \
-		assert_true(WIFEXITED(_st));                                                            \
-		assert_int_equal(WEXITSTATUS(_st), (code));                                             \
+#define assert_exited(st, code)                                                                                        \
+	do {                                                                                                           \
+		int _st = (st);                                                                                        \
+		if (!WIFEXITED(_st))                                                                                   \
+			fprintf(stderr, "killed by signal %d, want exit %d\n", WTERMSIG(_st), (code));                 \
+		assert_true(WIFEXITED(_st));                                                                           \
+		assert_int_equal(WEXITSTATUS(_st), (code));                                                            \
 	} while (0)
 
-#define assert_signaled(st, sig)                         \
-	do {                                             \
-		int _st = (st);                          \
-		assert_true(WIFSIGNALED(_st));           \
-		assert_int_equal(WTERMSIG(_st), (sig));  \
+#define assert_signaled(st, sig)                                                                                       \
+	do {                                                                                                           \
+		int _st = (st);                                                                                        \
+		assert_true(WIFSIGNALED(_st));                                                                         \
+		assert_int_equal(WTERMSIG(_st), (sig));                                                                \
 	} while (0)
 
 /* The report's state string of one control. */
 static inline const char *sbx_state(const json_t *report, const char *control)
 {
-	return json_string_value(json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
 }

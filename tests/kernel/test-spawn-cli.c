@@ -121,7 +121,7 @@ static void test_exit_status_of_profile_command(void **state)
 static void test_command_override_and_exit_status(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"exit", (char *)"42", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"exit", (char *)"42", NULL};
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
@@ -131,7 +131,7 @@ static void test_command_override_and_exit_status(void **state)
 static void test_killed_connector_gives_128_plus_signal(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"x32", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"x32", NULL};
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
@@ -141,7 +141,7 @@ static void test_killed_connector_gives_128_plus_signal(void **state)
 static void test_sigterm_forwarded(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
 	pid_t pid;
 
 	(void)state;
@@ -155,7 +155,7 @@ static void test_sigterm_forwarded(void **state)
 
 static void test_setup_failure_is_125_with_step(void **state)
 {
-	char *args[] = { (char *)"--", (char *)"/nonexistent/connector", NULL };
+	char *args[] = {(char *)"--", (char *)"/nonexistent/connector", NULL};
 	char err[1024];
 
 	(void)state;
@@ -169,7 +169,7 @@ static void test_setup_failure_is_125_with_step(void **state)
 static void test_root_beneath_ceiling(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL };
+	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL};
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
@@ -183,7 +183,7 @@ static void test_root_beneath_ceiling(void **state)
 static void test_root_outside_ceiling_refused(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL };
+	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL};
 	char err[1024];
 
 	(void)state;
@@ -211,7 +211,7 @@ static void test_root_outside_ceiling_refused(void **state)
 static void test_report_file(void **state)
 {
 	char probe[PATH_MAX], rep[PATH_MAX];
-	char *args[] = { (char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL };
+	char *args[] = {(char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL};
 	json_error_t e;
 	json_t *j;
 
@@ -230,7 +230,7 @@ static void test_report_file(void **state)
 static void test_egress_denial_printed_as_one_line(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL};
 	char err[2048];
 
 	(void)state;
@@ -246,7 +246,7 @@ static void test_egress_denial_printed_as_one_line(void **state)
 static void test_stdio_passed_through(void **state)
 {
 	char probe[PATH_MAX];
-	char *argv[] = { launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL };
+	char *argv[] = {launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL};
 	int in[2], out[2], st;
 	char buf[256];
 	ssize_t n, len = 0;
@@ -316,7 +316,7 @@ static bool gone(pid_t pid)
 static void test_launcher_sigkill_takes_sandbox_down(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
 	pid_t pid, init = -1, conn = -1;
 
 	(void)state;
@@ -340,17 +340,17 @@ static void test_launcher_sigkill_takes_sandbox_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_status_of_profile_command),
-		cmocka_unit_test(test_command_override_and_exit_status),
-		cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
-		cmocka_unit_test(test_sigterm_forwarded),
-		cmocka_unit_test(test_setup_failure_is_125_with_step),
-		cmocka_unit_test(test_root_beneath_ceiling),
-		cmocka_unit_test(test_root_outside_ceiling_refused),
-		cmocka_unit_test(test_report_file),
-		cmocka_unit_test(test_stdio_passed_through),
-		cmocka_unit_test(test_egress_denial_printed_as_one_line),
-		cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
+	    cmocka_unit_test(test_exit_status_of_profile_command),
+	    cmocka_unit_test(test_command_override_and_exit_status),
+	    cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
+	    cmocka_unit_test(test_sigterm_forwarded),
+	    cmocka_unit_test(test_setup_failure_is_125_with_step),
+	    cmocka_unit_test(test_root_beneath_ceiling),
+	    cmocka_unit_test(test_root_outside_ceiling_refused),
+	    cmocka_unit_test(test_report_file),
+	    cmocka_unit_test(test_stdio_passed_through),
+	    cmocka_unit_test(test_egress_denial_printed_as_one_line),
+	    cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

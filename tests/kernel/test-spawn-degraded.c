@@ -29,8 +29,8 @@ static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *c
 			   const char *needle)
 {
 	struct cordon_profile *p = sbx_profile(S, o);
-	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -84,7 +84,7 @@ static void test_require_namespaces_missing_refuses(void **state)
 static void test_require_network_missing_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
@@ -95,8 +95,8 @@ static void test_require_network_missing_refuses(void **state)
 static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[network]",
-			      .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]" };
+	struct sbx_opts o = {.require = "[network]",
+			     .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]"};
 
 	(void)state;
 	caps.bpf_cgroup_sock_addr = false;
@@ -106,7 +106,7 @@ static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 static void test_open_network_never_allowed(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[]" };
+	struct sbx_opts o = {.require = "[]"};
 
 	(void)state;
 	/* Neither a network namespace nor Landlock TCP rules: even without
@@ -120,10 +120,10 @@ static void test_open_network_never_allowed(void **state)
 static void test_failed_setup_leaves_nothing(void **state)
 {
 	struct cordon_profile *p = sbx_profile(S, NULL);
-	char *argv[] = { (char *)"/nonexistent/connector", NULL };
-	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .instance_name = "leftover-check" };
+	char *argv[] = {(char *)"/nonexistent/connector", NULL};
+	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .instance_name = "leftover-check"};
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	char cmd[PATH_MAX + 128];
 	int r;
 
@@ -142,8 +142,8 @@ static void test_failed_setup_leaves_nothing(void **state)
 
 static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -160,16 +160,15 @@ static bool missing_names(const json_t *report, const char *control)
 	size_t i;
 	json_t *m;
 
-	json_array_foreach(json_object_get(report, "missing"), i, m)
-		if (strcmp(json_string_value(json_object_get(m, "control")), control) == 0)
-			return true;
+	json_array_foreach(json_object_get(report, "missing"), i,
+			   m) if (strcmp(json_string_value(json_object_get(m, "control")), control) == 0) return true;
 	return false;
 }
 
 static void test_landlock_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[seccomp, cgroup, namespaces]" };
+	struct sbx_opts o = {.require = "[seccomp, cgroup, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -227,7 +226,7 @@ static void test_landlock_old_abi_degraded(void **state)
 static void test_seccomp_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, cgroup, namespaces]" };
+	struct sbx_opts o = {.require = "[landlock, cgroup, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -253,7 +252,7 @@ static void test_seccomp_missing_degraded(void **state)
 static void test_cgroup_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, namespaces]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -275,7 +274,7 @@ static void test_cgroup_missing_degraded(void **state)
 static void test_netns_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -298,7 +297,7 @@ static void test_netns_missing_degraded(void **state)
 static void test_netns_missing_ebpf_keeps_network_enforced(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
 	struct cordon_profile *p;
 	json_t *rep, *net;
 
@@ -334,8 +333,8 @@ static void test_full_kernel_not_degraded(void **state)
 	assert_int_equal(json_array_size(json_object_get(rep, "missing")), 0);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "policy_hash"))), 64);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "seccomp_program_hash"))), 64);
-	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
-							    "capabilities", "no_new_privs", NULL };
+	for (const char *const *c = (const char *const[]){"landlock", "seccomp", "cgroup", "namespaces", "network",
+							  "capabilities", "no_new_privs", NULL};
 	     *c; c++)
 		assert_string_equal(sbx_state(rep, *c), "enforced");
 	json_decref(rep);
@@ -345,21 +344,21 @@ static void test_full_kernel_not_degraded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_require_landlock_missing_refuses),
-		cmocka_unit_test(test_require_seccomp_missing_refuses),
-		cmocka_unit_test(test_require_cgroup_missing_refuses),
-		cmocka_unit_test(test_require_namespaces_missing_refuses),
-		cmocka_unit_test(test_require_network_missing_refuses),
-		cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
-		cmocka_unit_test(test_open_network_never_allowed),
-		cmocka_unit_test(test_failed_setup_leaves_nothing),
-		cmocka_unit_test(test_landlock_missing_degraded),
-		cmocka_unit_test(test_landlock_old_abi_degraded),
-		cmocka_unit_test(test_seccomp_missing_degraded),
-		cmocka_unit_test(test_cgroup_missing_degraded),
-		cmocka_unit_test(test_netns_missing_degraded),
-		cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
-		cmocka_unit_test(test_full_kernel_not_degraded),
+	    cmocka_unit_test(test_require_landlock_missing_refuses),
+	    cmocka_unit_test(test_require_seccomp_missing_refuses),
+	    cmocka_unit_test(test_require_cgroup_missing_refuses),
+	    cmocka_unit_test(test_require_namespaces_missing_refuses),
+	    cmocka_unit_test(test_require_network_missing_refuses),
+	    cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
+	    cmocka_unit_test(test_open_network_never_allowed),
+	    cmocka_unit_test(test_failed_setup_leaves_nothing),
+	    cmocka_unit_test(test_landlock_missing_degraded),
+	    cmocka_unit_test(test_landlock_old_abi_degraded),
+	    cmocka_unit_test(test_seccomp_missing_degraded),
+	    cmocka_unit_test(test_cgroup_missing_degraded),
+	    cmocka_unit_test(test_netns_missing_degraded),
+	    cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
+	    cmocka_unit_test(test_full_kernel_not_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -30,9 +30,9 @@ static json_int_t stat_of(const json_t *rep, const char *key)
 
 static void test_fork_bomb_stops_at_pids(void **state)
 {
-	struct sbx_opts o = { .limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}" };
+	struct sbx_opts o = {.limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}"};
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[3];
 
@@ -54,9 +54,9 @@ static void test_fork_bomb_stops_at_pids(void **state)
 
 static void test_memory_bomb_oom_killed_and_reported(void **state)
 {
-	struct sbx_opts o = { .limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}" };
+	struct sbx_opts o = {.limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}"};
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[3];
 	json_t *ex;
@@ -82,7 +82,7 @@ static void test_memory_bomb_oom_killed_and_reported(void **state)
 static void test_cpu_time_reported(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[4];
 
@@ -102,9 +102,9 @@ static void test_cpu_time_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fork_bomb_stops_at_pids),
-		cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
-		cmocka_unit_test(test_cpu_time_reported),
+	    cmocka_unit_test(test_fork_bomb_stops_at_pids),
+	    cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
+	    cmocka_unit_test(test_cpu_time_reported),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
