@@ -1811,7 +1811,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		}
 		if (p->net_mode == CORDON_NET_ALLOWLIST)
 			for (size_t i = 0; i < p->n_net_allow; i++) {
-				if (!(p->net_allow[i].protocols & CORDON_PROTO_TCP))
+				/* protocols 0 means the default, TCP. */
+				if (p->net_allow[i].protocols && !(p->net_allow[i].protocols & CORDON_PROTO_TCP))
 					continue;
 				for (size_t j = 0; j < p->net_allow[i].n_ports; j++) {
 					r = cordon_landlock_allow_port(c.ruleset_fd, &handled, p->net_allow[i].ports[j],
