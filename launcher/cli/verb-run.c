@@ -163,7 +163,8 @@ int verb_run(int argc, char **argv)
 
 	r = cordon_profile_load(profile_path, &profile, &d);
 	if (r < 0) {
-		log_error("profile '%s' %u:%u: %s", profile_path, d.line, d.column, d.message);
+		log_error("sandbox setup failed at step '%s': %s:%u:%u: %s: %s", *d.step ? d.step : "profile",
+			  profile_path, d.line, d.column, d.message, strerror(d.error > 0 ? d.error : -r));
 		(void)write_report(report_path, NULL, &d);
 		return EXIT_SETUP;
 	}

@@ -101,7 +101,15 @@ static int run_launch(char *const extra[], char *err, size_t errsize, pid_t *ret
 		close(pfd[0]);
 		return 0;
 	}
-	while (err && (k = read(pfd[0], err + len, errsize - 1 - (size_t)len)) > 0)
+	/* Drain stderr to EOF even when the caller does not want it (a closed
+	 * pipe would SIGPIPE the launcher). */
+	if (!err) {
+		static char sink[4096];
+
+		err = sink;
+		errsize = sizeof(sink);
+	}
+	while ((k = read(pfd[0], err + len, errsize - 1 - (size_t)len)) > 0)
 		len += k;
 	if (err)
 		err[len] = '\0';
@@ -164,6 +172,34 @@ static void test_setup_failure_is_125_with_step(void **state)
 	assert_non_null(strstr(err, "No such file or directory"));
 	/* One line. */
 	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+}
+
+static void test_bad_profile_is_125_with_step(void **state)
+{
+	char *saved = profile_path, bad[PATH_MAX], err[1024];
+	FILE *f;
+
+	(void)state;
+	snprintf(bad, sizeof(bad), "%s/broken.yaml", S->dir);
+	f = fopen(bad, "we");
+	assert_non_null(f);
+	fputs("version: 1\nconnector: {command: [relative]}\n", f);
+	fclose(f);
+	profile_path = bad;
+	assert_exited(run_launch(NULL, err, sizeof(err), NULL, true), 125);
+	profile_path = saved;
+	assert_non_null(strstr(err, "sandbox setup failed at step '"));
+	assert_non_null(strstr(err, "broken.yaml:"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	unlink(bad);
+}
+
+static void test_usage_error_is_2(void **state)
+{
+	char *args[] = {(char *)"--bogus", NULL};
+
+	(void)state;
+	assert_exited(run_launch(args, NULL, 0, NULL, true), 2);
 }
 
 static void test_root_beneath_ceiling(void **state)
@@ -345,6 +381,8 @@ int main(void)
 	    cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
 	    cmocka_unit_test(test_sigterm_forwarded),
 	    cmocka_unit_test(test_setup_failure_is_125_with_step),
+	    cmocka_unit_test(test_bad_profile_is_125_with_step),
+	    cmocka_unit_test(test_usage_error_is_2),
 	    cmocka_unit_test(test_root_beneath_ceiling),
 	    cmocka_unit_test(test_root_outside_ceiling_refused),
 	    cmocka_unit_test(test_report_file),
