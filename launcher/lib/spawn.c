@@ -48,7 +48,8 @@
  *     read-only. Mounting needs CAP_SYS_ADMIN, so this precedes every drop.
  *  e. close_range() of everything but stdio, the sync socket, the Landlock
  *     ruleset and the fds the caller keeps: nothing the launcher held leaks.
- *  f. rlimits (core 0: no core dump carries secrets out; nofile).
+ *  f. rlimits (core 0: no core dump carries secrets out; nofile; nproc =
+ *     pids for a dynamic uid, a per-instance second layer under pids.max).
  *  g. setsid(): no controlling terminal, so TIOCSTI has nothing to inject to.
  *  h. Privileges: bounding set cleared and securebits locked while we still
  *     hold CAP_SETPCAP, then setgroups(0)/setresgid/setresuid to the sandbox
@@ -175,6 +176,7 @@ struct child_args {
 	uid_t uid;
 	gid_t gid;
 	uint64_t nofile;
+	uint64_t nproc; /* RLIMIT_NPROC, 0 = leave */
 	int cap_last;
 	const int *keep_fds;
 	size_t n_keep_fds;
@@ -721,6 +723,12 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 			if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
 				child_fail(fd, "rlimits", errno, "RLIMIT_NOFILE", NULL);
+		}
+		if (a->nproc) {
+			struct rlimit np = {a->nproc, a->nproc};
+
+			if (setrlimit(RLIMIT_NPROC, &np) < 0)
+				child_fail(fd, "rlimits", errno, "RLIMIT_NPROC", NULL);
 		}
 	}
 
@@ -1884,6 +1892,11 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .gid = c.gid,
 	    .nofile = p->nofile,
 	    .cap_last = cap_last_cap(),
+	    /* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
+	     * (counted per uid) is a per-instance second layer under pids.max,
+	     * and the only one where the pids controller is missing. A named
+	     * user may run several instances: no per-uid cap for it. */
+	    .nproc = !p->user ? p->pids_max : 0,
 	    .keep_fds = pol->keep_fds,
 	    .n_keep_fds = pol->n_keep_fds,
 	};
