@@ -1458,8 +1458,11 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 		if (req_cg)
 			return cordon_diag_set(d, EOPNOTSUPP, "require",
 					       "required control 'cgroup' is not available: %s", plan->cgroup_reason);
-		r |= spawn_plan_add_missing(plan, "cgroup", "cgroups",
-					    "no memory, pids or CPU limit; no kill-all on teardown; no statistics");
+		r |= spawn_plan_add_missing(
+		    plan, "cgroup", "cgroups",
+		    p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
+			    : "no memory or CPU limit (processes still capped by RLIMIT_NPROC on the "
+			      "instance's dynamic uid); no kill-all on teardown; no statistics");
 	} else
 		plan->cgroup = CORDON_STATE_ENFORCED;
 
