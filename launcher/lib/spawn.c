@@ -452,12 +452,32 @@ static void sort_ints(int *v, size_t n)
 		}
 }
 
+/* close_range(), or on kernels before 5.9 a close() per possible fd (bounded
+ * by RLIMIT_NOFILE, at most 1 << 20). */
+static int close_span(unsigned first, unsigned last)
+{
+	struct rlimit rl;
+	unsigned max;
+
+	if (sys_close_range(first, last, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	max = rl.rlim_cur > (1u << 20) ? (1u << 20) : (unsigned)rl.rlim_cur;
+	for (unsigned fd = first; fd <= last && fd < max; fd++)
+		(void)close((int)fd);
+	return 0;
+}
+
 /* Closes every fd >= 3 except those in keep. */
 static int close_all_but(const int *keep_in, size_t n_keep)
 {
 	int keep[64];
 	size_t n = 0;
 	unsigned next = 3;
+	int r;
 
 	for (size_t i = 0; i < n_keep && n < ELEMENTSOF(keep); i++)
 		if (keep_in[i] >= 3)
@@ -466,14 +486,12 @@ static int close_all_but(const int *keep_in, size_t n_keep)
 		return -E2BIG;
 	sort_ints(keep, n);
 	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > next && sys_close_range(next, (unsigned)keep[i] - 1, 0) < 0)
-			return -errno;
+		if ((unsigned)keep[i] > next && (r = close_span(next, (unsigned)keep[i] - 1)) < 0)
+			return r;
 		if ((unsigned)keep[i] + 1 > next)
 			next = (unsigned)keep[i] + 1;
 	}
-	if (sys_close_range(next, ~0U, 0) < 0)
-		return -errno;
-	return 0;
+	return close_span(next, ~0U);
 }
 
 static void child_drop_privileges(const struct child_args *a)
