@@ -32,7 +32,7 @@ static int group_setup(void **state)
 	fprintf(f,
 		"version: 1\n"
 		"connector:\n"
-		"  command: [%s/sandbox-probe, exit, '7']\n"
+		"  command: [/opt/cordon-test/sandbox-probe, exit, '7']\n"
 		"  workdir: /data\n"
 		"sandbox:\n"
 		"  user: dynamic\n"
@@ -43,8 +43,8 @@ static int group_setup(void **state)
 		"      - {path: /lib, access: read-exec}\n"
 		"      - {path: /lib64, access: read-exec}\n"
 		"      - {path: /etc/ld.so.cache, access: read}\n"
-		"      - {path: %s, access: read-exec}\n"
 		"    roots:\n"
+		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
 		"      - {path: %s, access: read-write, at: /data}\n"
 		"    ceiling: [%s]\n"
 		"  limits: {memory: 64M, pids: 32}\n"
@@ -52,7 +52,7 @@ static int group_setup(void **state)
 		"  default_risk: high\n"
 		"  risk: {}\n"
 		"  grant: []\n",
-		S->helpers, S->helpers, S->root, S->dir);
+		S->bin, S->root, S->dir);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/extra", S->dir);
 	assert_int_equal(mkdir(path, 0755), 0);
@@ -132,7 +132,7 @@ static void test_command_override_and_exit_status(void **state)
 	char *args[] = {(char *)"--", probe, (char *)"exit", (char *)"42", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 42);
 }
 
@@ -142,7 +142,7 @@ static void test_killed_connector_gives_128_plus_signal(void **state)
 	char *args[] = {(char *)"--", probe, (char *)"x32", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 128 + SIGSYS);
 }
 
@@ -153,7 +153,7 @@ static void test_sigterm_forwarded(void **state)
 	pid_t pid;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	run_launch(args, NULL, 0, &pid, false);
 	usleep(300 * 1000);
 	assert_int_equal(kill(pid, SIGTERM), 0);
@@ -208,7 +208,7 @@ static void test_root_beneath_ceiling(void **state)
 	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(root, sizeof(root), "%s/extra:/extra:read", S->dir);
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 0);
 	/* read access: writing there is refused by the read-only mount. */
@@ -223,7 +223,7 @@ static void test_root_outside_ceiling_refused(void **state)
 	char err[1024];
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(root, sizeof(root), "/etc:/etc:read");
 	assert_exited(run_launch(args, err, sizeof(err), NULL, true), 125);
 	assert_non_null(strstr(err, "ceiling"));
@@ -252,7 +252,7 @@ static void test_report_file(void **state)
 	json_t *j;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(rep, sizeof(rep), "%s/report.json", S->dir);
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 3);
 	j = json_load_file(rep, 0, &e);
@@ -270,7 +270,7 @@ static void test_egress_denial_printed_as_one_line(void **state)
 	char err[2048];
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	/* UDP is not Landlock's: the eBPF sendmsg4 hook refuses it (EPERM)
 	 * and the launcher prints the denial event. */
 	assert_exited(run_launch(args, err, sizeof(err), NULL, true), EPERM);
@@ -289,7 +289,7 @@ static void test_stdio_passed_through(void **state)
 	pid_t pid;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	pid = fork();
@@ -356,7 +356,7 @@ static void test_launcher_sigkill_takes_sandbox_down(void **state)
 	pid_t pid, init = -1, conn = -1;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	run_launch(args, NULL, 0, &pid, false);
 	for (int i = 0; i < 100 && (init <= 0 || conn <= 0); i++) {
 		usleep(20 * 1000);
