@@ -76,7 +76,7 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "version: 1\n"
 		 "connector:\n"
 		 "  description: fake connector for cordond tests\n"
-		 "  command: [%s/fake-connector, %s]\n"
+		 "  command: [%s/fake-connector, %s, --extra]\n"
 		 "  instances: %s\n"
 		 "  credentials:\n"
 		 "    - {env: FAKE_TOKEN, file: %s/token}\n"
