@@ -223,6 +223,9 @@ void session_notify_all_list_changed(struct cordon_daemon *d);
 void gateway_tick(struct cordon_daemon *d);
 
 /* gateway-call.c */
+/* Calls (tools/call and pass-through) a session may have outstanding. */
+#define SESSION_CALLS_MAX 64u
+unsigned session_calls(const struct dsession *s);
 void call_start(struct dsession *s, const json_t *id, const json_t *params);
 void call_worker_ready(struct dcall *c);
 void call_worker_failed(struct dcall *c, const char *why);

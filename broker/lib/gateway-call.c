@@ -67,6 +67,15 @@ static void tool_text_result(struct dsession *s, const json_t *id, bool is_error
 	session_send_result(s, id, r);
 }
 
+unsigned session_calls(const struct dsession *s)
+{
+	unsigned n = 0;
+
+	for (const struct dcall *c = s->calls; c; c = c->next)
+		n++;
+	return n;
+}
+
 void call_free(struct dcall *c)
 {
 	if (c->s)
@@ -554,6 +563,11 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	char connector[CORDON_CONNECTOR_ID_MAX + 1];
 	int r;
 
+	if (session_calls(s) >= SESSION_CALLS_MAX) {
+		session_send_error(s, id, -32000, "cordon: too many calls in flight on this session (at most %u)",
+				   SESSION_CALLS_MAX);
+		return;
+	}
 	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !cordon_tool_name_is_valid(sep + 2)) {
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;
