@@ -386,7 +386,15 @@ static void handle_notification(struct dworker *w, json_t *msg)
 				json_decref(p);
 		}
 	}
-	/* Other notifications (resources/prompts list_changed, ...) are dropped. */
+	else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
+		 (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
+		/* Passed on to the sessions this instance serves; the lists are
+		 * fetched (and routed) again when the client asks. */
+		for (struct dsession *s = w->d->sessions; s; s = s->next)
+			if (s->initialized && (!w->session || w->session == s))
+				session_send_json(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
+	}
+	/* Other notifications (resource updates, ...) are dropped. */
 }
 
 static void handle_response(struct dworker *w, json_t *msg, const char *line, size_t len)
