@@ -42,6 +42,7 @@ struct dconn {
 	uint64_t restarts;
 	bool failing; /* repeated crashes: health says failing */
 	char last_error[200];
+	json_t *surface_cache; /* tool -> expiry (ms) of a positive surface check */
 	char **secrets; /* credential values, for scrubbing stderr */
 	size_t n_secrets;
 };
@@ -210,6 +211,8 @@ struct cordon_daemon {
 struct dconn *daemon_conn(struct cordon_daemon *d, const char *id);
 bool daemon_conn_installed(struct cordon_daemon *d, const char *id);
 void daemon_spawn_observed(struct cordon_daemon *d, uint64_t ms);
+/* Forgets cached surface checks (connector NULL: all). */
+void daemon_surface_changed(struct cordon_daemon *d, const char *connector);
 
 /* gateway.c */
 int gateway_start(struct cordon_daemon *d);

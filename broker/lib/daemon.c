@@ -66,6 +66,13 @@ bool daemon_conn_installed(struct cordon_daemon *d, const char *id)
 	return cordon_connector_generation(d->db, id, &g) == 0;
 }
 
+void daemon_surface_changed(struct cordon_daemon *d, const char *connector)
+{
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (!connector || !strcmp(d->conns[i].id, connector))
+			json_object_clear(d->conns[i].surface_cache);
+}
+
 void daemon_spawn_observed(struct cordon_daemon *d, uint64_t ms)
 {
 	static const uint64_t le[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000 };
@@ -433,6 +440,7 @@ void cordon_daemon_free(struct cordon_daemon *d)
 			free(d->conns[i].secrets[j]);
 		}
 		free(d->conns[i].secrets);
+		json_decref(d->conns[i].surface_cache);
 		cordon_profile_free(d->conns[i].profile);
 	}
 	free(d->conns);
@@ -614,7 +622,7 @@ void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approva
 
 void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector)
 {
-	(void)connector;
+	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d);
 }
 
@@ -631,6 +639,7 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 
 void cordon_daemon_revoked_all(struct cordon_daemon *d)
 {
+	daemon_surface_changed(d, NULL);
 	/* Waiting calls see their approvals revoked at the next tick; the
 	 * surface is now empty. */
 	session_notify_all_list_changed(d);
@@ -724,6 +733,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 		if (w->conn == c)
 			worker_kill(w, "connector removed");
 	}
+	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d);
 	return 0;
 }

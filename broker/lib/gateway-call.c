@@ -108,12 +108,26 @@ static void call_fail(struct dcall *c, const char *fmt, ...)
 	call_free(c);
 }
 
+/* Surface check for the -32602 answer (and to start no instance for a tool
+ * that is not there). Only positive answers are cached, for at most a
+ * second and until the next policy or inventory change: the decision that
+ * follows re-reads grant and inventory in its own snapshot, so a stale entry
+ * can only turn a "-32602 unknown tool" into a "denied" result, never let
+ * anything through. */
+#define SURFACE_CACHE_MS 1000
+
 static bool tool_in_surface(struct cordon_daemon *d, const char *connector, const char *tool)
 {
+	struct dconn *conn = daemon_conn(d, connector);
 	struct cordon_inventory_record rec = {};
 	char **grants = NULL;
 	size_t n = 0;
 	bool granted = false, ok = false;
+	uint64_t now = cordon_loop_now_ms();
+	json_t *hit = conn ? json_object_get(conn->surface_cache, tool) : NULL;
+
+	if (hit && (uint64_t)json_integer_value(hit) > now)
+		return true;
 
 	if (cordon_grants_list(d->db, connector, &grants, &n) < 0)
 		return false;
@@ -128,6 +142,12 @@ static bool tool_in_surface(struct cordon_daemon *d, const char *connector, cons
 	ok = rec.state == CORDON_INVENTORY_REVIEWED && rec.pinned_fingerprint && rec.fingerprint &&
 	     !strcmp(rec.pinned_fingerprint, rec.fingerprint);
 	cordon_inventory_record_done(&rec);
+	if (ok && conn) {
+		if (!conn->surface_cache)
+			conn->surface_cache = json_object();
+		if (json_object_size(conn->surface_cache) < 4096)
+			json_object_set_new(conn->surface_cache, tool, json_integer((json_int_t)(now + SURFACE_CACHE_MS)));
+	}
 	return ok;
 }
 

@@ -265,6 +265,8 @@ static void tools_listed(struct dworker *w, json_t *tools)
 	w->tools = tools;
 	w->fingerprints = fps;
 	w->inventory_synced = true;
+	if (changed)
+		daemon_surface_changed(d, w->conn->id);
 	if (changed || had)
 		session_notify_all_list_changed(d);
 	if (w->state != DW_READY) {
