@@ -736,6 +736,13 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 		call->w = NULL;
 		call_worker_failed(call, why);
 	}
+	/* Calls held for an approval still name the instance they were
+	 * decided against: they must not dispatch to a dead one (the
+	 * approval is bound to its launch generation anyway). */
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		for (struct dcall *call = s->calls; call; call = call->next)
+			if (call->w == w)
+				call->w = NULL;
 	worker_free_resources(w);
 	if (w->refs == 0)
 		free(w);
