@@ -630,6 +630,52 @@ static void test_connector_remove(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+/* The instance dies while a call is held for approval: approving it then
+ * fails the call cleanly (nothing sent, no use of the dead instance). */
+static void test_instance_dies_during_approval(void **state)
+{
+	struct mcp_peer a, b;
+	json_t *r;
+	long id;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&a);
+	session(&b);
+	id = mcp_peer_send_request(&a, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "orphan"));
+	usleep(300 * 1000);
+	r = call(&b, "fake__crash", NULL, 10000);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	/* The relaunch revokes approvals bound to the old instance; approve
+	 * whatever is still pending anyway. */
+	(void)harness_approve_all(&H);
+	r = mcp_peer_wait(&a, id, 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base);
+	/* And the daemon is fine (the instance restarts after its backoff;
+	 * echo's definition is back to the one before `mutate`, so it is
+	 * `changed` now: probe with roots). */
+	for (int i = 0; i < 100; i++) {
+		r = call(&b, "fake__roots", NULL, 10000);
+		if (r && !json_is_true(json_object_get(r, "isError")))
+			break;
+		if (i == 99)
+			fprintf(stderr, "last: %s\n", r ? result_text(r) : "(none)");
+		json_decref(r);
+		r = NULL;
+		usleep(200 * 1000);
+	}
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "file:///data"));
+	json_decref(r);
+	mcp_peer_disconnect(&a);
+	mcp_peer_disconnect(&b);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -687,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_elicitation_relay),
 		cmocka_unit_test(test_idempotent_replay),
 		cmocka_unit_test(test_connector_remove),
+		cmocka_unit_test(test_instance_dies_during_approval),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 
