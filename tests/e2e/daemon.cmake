@@ -14,3 +14,8 @@ add_dependencies(test-cordond fake-connector cordond cordonctl cordon-launch)
 # The official TypeScript SDK (installed by e2e.cmake's npm fixture).
 set_tests_properties(test-cordond PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-cordond APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+
+cordon_add_test(NAME test-daemon-limits
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-limits.c ${CMAKE_CURRENT_LIST_DIR}/daemon-harness.c
+  LABELS e2e LIBS PkgConfig::SQLITE3 RUN_SERIAL TIMEOUT 120)
+add_dependencies(test-daemon-limits fake-connector cordonctl)
