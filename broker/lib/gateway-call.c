@@ -29,6 +29,7 @@
 #include "grants.h"
 #include "inventory.h"
 #include "log.h"
+#include "operator.h"
 #include "parse-util.h"
 
 #define PROGRESS_INTERVAL_MS 1000
@@ -754,9 +755,12 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 			session_send_error(s, id, -32602, "Invalid params: approval is required");
 			return true;
 		}
-		for (struct dcall *c = s->calls; c; c = c->next)
-			if (c->display_code[0] && !strcmp(c->display_code, which))
-				aid = c->approval_id;
+		char resolved[48];
+
+		/* A display code of an outstanding approval, or a full id; either
+		 * way only this session's own approvals are shown. */
+		if (cordon_operator_resolve_approval(d->db, which, resolved) == 0)
+			aid = resolved;
 		if (strlen(aid) >= CORDON_ID_STRING_MAX || cordon_approval_get(d->db, aid, &info) < 0 ||
 		    strcmp(info.session, s->id) != 0) {
 			tool_text_result(s, id, true, NULL, "No approval %s in this session.", which);

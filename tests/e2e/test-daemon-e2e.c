@@ -160,6 +160,30 @@ static void test_write_exactly_once_per_approval(void **state)
 	assert_non_null(r);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	assert_non_null(strstr(result_text(r), "repeat the identical call after approval"));
+	/* The agent can ask about it by its display code (read-only). */
+	{
+		char code[16] = "";
+		const char *t = strstr(result_text(r), "(code ");
+		json_t *st;
+
+		assert_non_null(t);
+		memcpy(code, t + 6, 8);
+		st = mcp_peer_call(&p, "cordon__approval_status", json_pack("{s:s}", "approval", code), 5000);
+		assert_non_null(st);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(st, "structuredContent"), "state")),
+				    "requested");
+		json_decref(st);
+		/* Not another session's approval. */
+		{
+			struct mcp_peer q;
+
+			session(&q);
+			st = mcp_peer_call(&q, "cordon__approval_status", json_pack("{s:s}", "approval", code), 5000);
+			assert_true(json_is_true(json_object_get(st, "isError")));
+			json_decref(st);
+			mcp_peer_disconnect(&q);
+		}
+	}
 	json_decref(r);
 	assert_int_equal(harness_out_lines(&H), base);
 
