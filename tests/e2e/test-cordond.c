@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@ static char *T;
 static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[800], httpsock[800], logfile[700];
 static char cordond[600], cordonctl[600], launch[600], helper[600];
 static pid_t daemon_pid;
+static char notify_path[700];
 
 static void write_profile(const char *id, const char *ttl)
 {
@@ -100,6 +102,8 @@ static void start_daemon(void)
 		/* cordond drops to nobody and is no longer dumpable: LeakSanitizer
 		 * cannot stop the world in it (sanitizer builds only). */
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+		if (notify_path[0])
+			setenv("NOTIFY_SOCKET", notify_path, 1);
 		execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
 		      "--approval-wait", "2s", (char *)NULL);
 		_exit(127);
@@ -827,6 +831,41 @@ static void test_everything_server(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* Type=notify: READY=1 once serving, STOPPING=1 on SIGTERM, on a datagram
+ * socket named by $NOTIFY_SOCKET (sd_notify by hand). */
+static void test_sd_notify(void **state_)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 15 };
+	char buf[256];
+	ssize_t n;
+	int fd, st;
+
+	(void)state_;
+	snprintf(notify_path, sizeof(notify_path), "%s/notify.sock", T);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	/* cordond runs as nobody by the time it notifies. */
+	assert_int_equal(chmod(notify_path, 0666), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	start_daemon();
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = 0;
+	assert_non_null(strstr(buf, "READY=1"));
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = 0;
+	assert_non_null(strstr(buf, "STOPPING=1"));
+	close(fd);
+	unlink(notify_path);
+	notify_path[0] = 0;
+}
+
 /* The launcher helper is the child of cordond named cordon-launch. */
 static pid_t helper_pid(void)
 {
@@ -898,7 +937,8 @@ int main(void)
 					    cmocka_unit_test(test_sdk_through_cordonctl),
 					    cmocka_unit_test(test_filesystem_server),
 					    cmocka_unit_test(test_everything_server),
-					    cmocka_unit_test(test_helper_killed) };
+					    cmocka_unit_test(test_helper_killed),
+					    cmocka_unit_test(test_sd_notify) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 
