@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -386,9 +387,15 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			free(s);
 			continue;
 		}
-		rnd = (uint32_t)random();
-		snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x", (unsigned long long)++d->session_counter,
-			 (unsigned)s->cred.uid, rnd);
+		/* Session ids must never repeat across restarts: delegations and
+		 * approvals are keyed by them. 64 random bits beside the counter. */
+		uint64_t rnd64 = 0;
+
+		if (getrandom(&rnd64, sizeof(rnd64), 0) != sizeof(rnd64))
+			rnd64 = ((uint64_t)cordon_loop_now_ms() << 20) ^ (uint64_t)getpid();
+		rnd = (uint32_t)rnd64;
+		snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x%08x", (unsigned long long)++d->session_counter,
+			 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
 		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
 			close(fd);
 			json_decref(s->res_routes);
