@@ -278,6 +278,7 @@ const char *worker_fingerprint(struct dworker *w, const char *tool);
 const json_t *worker_tool(struct dworker *w, const char *tool);
 void worker_detach_session(struct dworker *w);
 void workers_kill_all(struct cordon_daemon *d);
+void workers_tick(struct cordon_daemon *d, uint64_t now);
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
 
 /* daemon-ledger.c: small state changes the broker library has no call for. */

@@ -206,6 +206,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 
 	gateway_tick(d);
 	calls_tick(d);
+	workers_tick(d, now);
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
 		(void)cordon_approvals_expire(d->db, NULL);

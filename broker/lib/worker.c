@@ -1007,3 +1007,17 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 			return;
 		}
 }
+
+/* An instance that does not finish initialize + tools/list in time is
+ * treated as crashed: the calls queued on it fail instead of waiting
+ * forever. */
+#define WORKER_START_TIMEOUT_MS 30000
+
+void workers_tick(struct cordon_daemon *d, uint64_t now)
+{
+	for (struct dworker *w = d->workers, *next; w; w = next) {
+		next = w->next;
+		if (w->state != DW_READY && w->state != DW_DEAD && now - w->started_ms > WORKER_START_TIMEOUT_MS)
+			worker_died(w, "did not complete initialize and tools/list within 30 s", true);
+	}
+}
