@@ -210,8 +210,12 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
 		(void)cordon_approvals_expire(d->db, NULL);
-		if (cordon_delegations_expire(d->db, NULL) >= 0) {
-		}
+		uint64_t expired = 0;
+
+		/* An expired delegation must leave the sandbox too: instances that
+		 * were started with it end and start again without it. */
+		if (cordon_delegations_expire(d->db, &expired) >= 0 && expired > 0)
+			cordon_daemon_delegations_changed(d, NULL);
 		(void)cordon_audit_maybe_checkpoint(d->db);
 		for (size_t i = 0; i < d->n_conns; i++)
 			if (d->conns[i].failing && now - d->conns[i].last_crash_ms > 300000)
@@ -629,12 +633,18 @@ void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector
 
 void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector)
 {
-	/* Landlock cannot widen a running process: affected instances end and
-	 * the next call starts them again with the current roots. */
+	/* Landlock cannot widen a running process, and a removed root must
+	 * leave the sandbox: affected instances end and the next call starts
+	 * them again with the current roots. Shared instances never carry
+	 * delegations. With a connector: every per-session instance of it (one
+	 * of them may gain a root); without: those started with a root. */
 	for (struct dworker *w = d->workers, *next; w; w = next) {
 		next = w->next;
-		if (!connector || !strcmp(w->conn->id, connector))
-			worker_kill(w, "delegations changed; relaunching");
+		if (!w->session)
+			continue;
+		if (connector ? strcmp(w->conn->id, connector) != 0 : w->n_roots == 0)
+			continue;
+		worker_kill(w, "delegations changed; relaunching");
 	}
 }
 
