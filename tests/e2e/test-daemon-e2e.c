@@ -413,7 +413,7 @@ static void test_delegation_relaunches_with_root(void **state)
 {
 	struct mcp_peer p;
 	json_t *r;
-	char sub[700], args[900];
+	char sub[700], args[900], delegation_id[64];
 	const char *did;
 
 	(void)state;
@@ -430,6 +430,7 @@ static void test_delegation_relaunches_with_root(void **state)
 	assert_false(json_is_true(json_object_get(r, "isError")));
 	did = json_string_value(json_object_get(json_object_get(r, "structuredContent"), "delegation"));
 	assert_non_null(did);
+	snprintf(delegation_id, sizeof(delegation_id), "%s", did);
 	snprintf(args, sizeof(args), "delegations approve %s", did);
 	json_incref(r);
 	/* Still nothing before the operator approves. */
@@ -446,6 +447,13 @@ static void test_delegation_relaunches_with_root(void **state)
 	 * running process); the broker's roots/list answer names it. */
 	r = call(&p, "fakeps__roots", NULL, 10000);
 	assert_non_null(strstr(result_text(r), sub));
+	json_decref(r);
+	/* The agent gives it back: the instance loses the root. */
+	r = mcp_peer_call(&p, "cordon__release_root", json_pack("{s:s}", "delegation", delegation_id), 10000);
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	r = call(&p, "fakeps__roots", NULL, 10000);
+	assert_null(strstr(result_text(r), sub));
 	json_decref(r);
 	mcp_peer_disconnect(&p);
 }
