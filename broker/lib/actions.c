@@ -355,7 +355,7 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	r = db_step_done(db, st);
 	if (r < 0)
 		goto out;
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 
 	if (use_idem) {
 		r = db_prepare(db,
@@ -620,7 +620,7 @@ static int recover_state(struct cordon_db *db, enum cordon_action_state from, en
 		if (r == 0)
 			break;
 		snprintf(id, sizeof(id), "%s", (const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		r = act_load(db, id, &a);
 		if (r < 0)
 			return r;
@@ -765,7 +765,7 @@ int cordon_lock_acquire(struct cordon_db *db, const char *resource, const char *
 			return db_failf(db, EBUSY, "resource is locked by another holder");
 		token = (uint64_t)sqlite3_column_int64(st, 0) + 1;
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 	r = db_prepare(db,
 		       "INSERT INTO locks(resource, token, holder, expires_at) VALUES (?1, ?2, ?3, ?4) "
 		       "ON CONFLICT(resource) DO UPDATE SET token = excluded.token, holder = excluded.holder, "

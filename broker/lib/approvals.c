@@ -190,7 +190,7 @@ static int expire_tx(struct cordon_db *db, uint64_t *ret_n)
 			return r;
 		}
 		r = arow_read(db, st, &a);
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		if (r < 0)
 			return r;
 		r = set_state_cas(db, a.id, a.state, CORDON_APPROVAL_EXPIRED, &sys, "ttl", 0);
@@ -306,7 +306,7 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 		r = arow_read(db, st, &a);
 		if (r < 0)
 			return r;
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		r = db_tx_commit(&tx); /* keeps the expiry sweep */
 		if (r < 0)
 			return r;
@@ -314,7 +314,7 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 		ret->coalesced = true;
 		return 0;
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 
 	r = count_pending(db, call->session, &n);
 	if (r < 0)
@@ -543,7 +543,7 @@ int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, 
 		r = arow_read(db, st, &a);
 		if (r < 0)
 			return r;
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		r = set_state_cas(db, a.id, a.state, CORDON_APPROVAL_REVOKED, actor, reason, 0);
 		if (r < 0)
 			return r;

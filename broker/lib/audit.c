@@ -594,7 +594,7 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		x->leaf_col_ok = sqlite3_column_bytes(st, 2) == 32 && memcmp(sqlite3_column_blob(st, 2), x->leaf, 32) == 0;
 		x->ok = blob && parse_record(blob, len, x);
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 
 	sorted = calloc(n ? n : 1, sizeof(*sorted));
 	if (!sorted)
@@ -685,7 +685,7 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		memcpy(cps[n_cps].root, cp.root, 32);
 		n_cps++;
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 
 	r = cordon_db_meta_get(db, "audit_last_seq", &high);
 	if (r < 0)

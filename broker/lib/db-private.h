@@ -23,11 +23,19 @@ struct cordon_db {
 	struct cordon_audit_state *audit; /* owned; NULL until cordon_audit_setup() */
 };
 
-DEFINE_CLEANUP(sqlite3_stmt_finalizep, sqlite3_stmt *, sqlite3_finalize)
-#define _cleanup_stmt_ _cleanup_(sqlite3_stmt_finalizep)
-
-/* Prepares sql (one statement). Returns 0 or -errno with last_error set. */
+/* Prepares sql (one statement). Statements come from a per-connection cache
+ * (parsing SQL dominated a read call's cost): a cached statement is handed
+ * out reset and with its bindings cleared, and is returned to the cache by
+ * db_stmt_release() — never finalise a statement from db_prepare() yourself.
+ * Returns 0 or -errno with last_error set. */
 int db_prepare(struct cordon_db *db, const char *sql, sqlite3_stmt **ret);
+
+/* Gives a statement from db_prepare() back: reset and returned to the cache,
+ * or finalised when it was not cached. NULL is a no-op. */
+void db_stmt_release(sqlite3_stmt *st);
+
+DEFINE_CLEANUP(db_stmt_releasep, sqlite3_stmt *, db_stmt_release)
+#define _cleanup_stmt_ _cleanup_(db_stmt_releasep)
 
 /* Records rc's message in db->last_error and returns cordon_db_errno(rc). */
 int db_fail(struct cordon_db *db, int rc);

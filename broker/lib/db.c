@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,16 +95,101 @@ uint64_t cordon_db_now(const struct cordon_db *db)
 	return cordon_clock_now(db->clock);
 }
 
+/* The statement cache. Keyed by connection and SQL text; one process holds
+ * few connections and a few hundred distinct statements, so a small table
+ * with a hash per entry is enough. A mutex keeps it safe for tests that use
+ * connections from several threads; cordond itself is single-threaded. */
+#define STMT_CACHE_MAX 512
+
+struct stmt_cache_entry {
+	sqlite3 *handle;
+	uint64_t hash;
+	char *sql;
+	sqlite3_stmt *st;
+	bool in_use;
+};
+
+static struct stmt_cache_entry stmt_cache[STMT_CACHE_MAX];
+static size_t stmt_cache_n;
+static pthread_mutex_t stmt_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t sql_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 int db_prepare(struct cordon_db *db, const char *sql, sqlite3_stmt **ret)
 {
+	uint64_t h = sql_hash(sql);
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	pthread_mutex_lock(&stmt_cache_lock);
+	for (size_t i = 0; i < stmt_cache_n; i++) {
+		struct stmt_cache_entry *e = &stmt_cache[i];
+
+		if (!e->in_use && e->handle == db->sql && e->hash == h && strcmp(e->sql, sql) == 0) {
+			e->in_use = true;
+			pthread_mutex_unlock(&stmt_cache_lock);
+			*ret = e->st;
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&stmt_cache_lock);
+
+	rc = sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(db, rc);
+
+	pthread_mutex_lock(&stmt_cache_lock);
+	if (stmt_cache_n < STMT_CACHE_MAX) {
+		char *copy = strdup(sql);
+
+		if (copy)
+			stmt_cache[stmt_cache_n++] =
+				(struct stmt_cache_entry){ .handle = db->sql, .hash = h, .sql = copy, .st = st, .in_use = true };
+	}
+	pthread_mutex_unlock(&stmt_cache_lock);
 	*ret = st;
 	return 0;
+}
+
+void db_stmt_release(sqlite3_stmt *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_lock(&stmt_cache_lock);
+	for (size_t i = 0; i < stmt_cache_n; i++)
+		if (stmt_cache[i].st == st) {
+			/* Reset ends any read the statement holds open; cleared
+			 * bindings keep one call's values out of the next. */
+			(void)sqlite3_reset(st);
+			(void)sqlite3_clear_bindings(st);
+			stmt_cache[i].in_use = false;
+			pthread_mutex_unlock(&stmt_cache_lock);
+			return;
+		}
+	pthread_mutex_unlock(&stmt_cache_lock);
+	(void)sqlite3_finalize(st);
+}
+
+/* Finalises every cached statement of a connection (before it closes). */
+static void stmt_cache_drop(sqlite3 *handle)
+{
+	pthread_mutex_lock(&stmt_cache_lock);
+	for (size_t i = 0; i < stmt_cache_n;) {
+		if (stmt_cache[i].handle == handle) {
+			(void)sqlite3_finalize(stmt_cache[i].st);
+			free(stmt_cache[i].sql);
+			stmt_cache[i] = stmt_cache[--stmt_cache_n];
+		} else
+			i++;
+	}
+	pthread_mutex_unlock(&stmt_cache_lock);
 }
 
 int db_step_done(struct cordon_db *db, sqlite3_stmt *st)
@@ -452,7 +538,7 @@ static int migrate(struct cordon_db *db, struct cordon_diag *diag)
 		return cordon_diag_set(diag, r < 0 ? -r : EIO, "db", "reading user_version: %s", db->last_error);
 	}
 	version = sqlite3_column_int64(vst, 0);
-	sqlite3_finalize(TAKE_PTR(vst));
+	db_stmt_release(TAKE_PTR(vst));
 
 	if (version < 0 || version > (int64_t)cordon_db_n_migrations) {
 		db_rollback(db);
@@ -606,7 +692,8 @@ void cordon_db_close(struct cordon_db *db)
 		db_rollback(db);
 	audit_state_free(db->audit);
 	/* sqlite3_close_v2 defers the close until every statement is finalised;
-	 * all of ours are scope-bound, so this closes now. */
+	 * the cached ones go now, the rest are scope-bound, so this closes now. */
+	stmt_cache_drop(db->sql);
 	(void)sqlite3_close_v2(db->sql);
 	free(db);
 }

@@ -395,7 +395,7 @@ static int end_where(struct cordon_db *db, const struct cordon_actor *actor, con
 		if (r == 0)
 			break;
 		drow_read(st, &d);
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		r = end_cas(db, d.id, d.state, to);
 		if (r < 0)
 			return r;

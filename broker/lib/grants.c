@@ -499,7 +499,7 @@ int cordon_risk_policy_load(struct cordon_db *db, const char *connector, struct 
 	if (r == 0)
 		return db_failf(db, ENOENT, "unknown connector");
 	p.policy.default_risk = (enum cordon_risk)sqlite3_column_int(st, 0);
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 
 	r = db_prepare(db, "SELECT tool, tier FROM risk_policy WHERE connector = ?1 AND tier IS NOT NULL", &st);
 	if (r < 0)

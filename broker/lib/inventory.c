@@ -177,7 +177,7 @@ int cordon_inventory_list(struct cordon_db *db, const char *connector, cordon_in
 			goto out;
 		n++;
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 	for (size_t i = 0; i < n; i++) {
 		struct cordon_inventory_record rec;
 
@@ -337,7 +337,7 @@ static int mark_gone(struct cordon_db *db, const struct cordon_actor *actor, con
 		}
 		n_gone++;
 	}
-	sqlite3_finalize(TAKE_PTR(st));
+	db_stmt_release(TAKE_PTR(st));
 	for (size_t i = 0; i < n_gone; i++) {
 		r = db_prepare(db,
 			       "UPDATE tool_inventory SET state = 3, updated_at = ?3 WHERE connector = ?1 AND name = ?2",
@@ -348,7 +348,7 @@ static int mark_gone(struct cordon_db *db, const struct cordon_actor *actor, con
 		    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0)
 			goto out;
 		r = db_step_done(db, st);
-		sqlite3_finalize(TAKE_PTR(st));
+		db_stmt_release(TAKE_PTR(st));
 		if (r < 0)
 			goto out;
 		r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, gone[i], "tool-gone", NULL);
