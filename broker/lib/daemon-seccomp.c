@@ -98,11 +98,11 @@ int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 		r = add(ctx, SCMP_ACT_ALLOW, allowed[i]);
 	/* ioctl: only the harmless queries libc and libmicrohttpd make. */
 	if (r >= 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD, 0));
 	if (r >= 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONBIO));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONBIO, 0));
 	if (r >= 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS, 0));
 	for (size_t i = 0; r >= 0 && spawns && i < ELEMENTSOF(spawn_extra); i++)
 		r = add(ctx, SCMP_ACT_ALLOW, spawn_extra[i]);
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fatal); i++) {

@@ -98,7 +98,10 @@ static void test_round_trip_spawn(void **state)
 	in->n_roots = 3;
 	for (unsigned i = 0; i < 3; i++) {
 		snprintf(in->roots[i].host, sizeof(in->roots[i].host), "/srv/projects/p%u", i);
-		snprintf(in->roots[i].sandbox, sizeof(in->roots[i].sandbox), i == 1 ? "" : "/work/%u", i);
+		if (i == 1)
+			in->roots[i].sandbox[0] = '\0'; /* an empty field round-trips too */
+		else
+			snprintf(in->roots[i].sandbox, sizeof(in->roots[i].sandbox), "/work/%u", i);
 		in->roots[i].access = i;
 	}
 	out = round_trip(in);
