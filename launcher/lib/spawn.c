@@ -135,10 +135,27 @@ enum {
 	MSG_GO = 4,	/* parent -> init: everything outside is in place, start the connector */
 };
 
+/* Child phases timed for the report's spawn_usec.child (CLOCK_MONOTONIC µs,
+ * taken with the vDSO: async-signal-safe, no syscall). */
+enum {
+	CT_START,    /* init entered child_main */
+	CT_NET,	     /* network namespace, lo up, hostname */
+	CT_MOUNTS,   /* filesystem view, pivot_root */
+	CT_HYGIENE,  /* close_range, rlimits, setsid */
+	CT_PRIVS,    /* bounding set, securebits, uid/gid, capabilities, no_new_privs */
+	CT_LANDLOCK, /* rules for the child's mounts, restrict_self */
+	CT_GO,	     /* MSG_GO received */
+	CT_SECCOMP,  /* connector: filter loaded */
+	CT_VERIFY,   /* connector: read back, about to execve */
+	CT_EXECED,   /* init: the connector has exec'd */
+	_CT_MAX,
+};
+
 struct sync_msg {
 	uint32_t kind;
 	int32_t status;
 	struct cordon_diag diag;
+	uint64_t t[_CT_MAX]; /* MSG_EXECED: child phase timestamps */
 };
 
 struct mount_item {
@@ -257,6 +274,15 @@ static _noreturn_ void child_fail(int fd, const char *step, int err, const char 
 }
 
 static const struct child_args *connector_args;
+static uint64_t child_t[_CT_MAX]; /* shared with the connector until its execve (CLONE_VM) */
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 static struct sync_msg connector_diag;
 static char connector_stack[65536] __attribute__((aligned(64)));
 
@@ -651,7 +677,9 @@ static _connector_ int connector_main(void *unused)
 		if (r < 0)
 			connector_fail("seccomp", -r, "loading the filter", NULL);
 	}
+	child_t[CT_SECCOMP] = mono_usec();
 	connector_verify(a);
+	child_t[CT_VERIFY] = mono_usec();
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(a->argv[0], a->argv, a->envp);
 	connector_fail("exec", errno, "execve", a->argv[0]);
@@ -666,6 +694,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 	size_t n_keep = 0;
 	pid_t pid;
 
+	child_t[CT_START] = mono_usec();
 	/* Nothing of the launcher's signal dispositions or mask survives. */
 	sigfillset(&all);
 	sigemptyset(&none);
@@ -710,12 +739,14 @@ static _noreturn_ void child_main(const struct child_args *a)
 	}
 	if (a->uts_ns && sethostname("cordon", 6) < 0)
 		child_fail(fd, "uts", errno, "sethostname", NULL);
+	child_t[CT_NET] = mono_usec();
 
 	/* d. */
 	if (a->fs_view)
 		child_mounts(a);
 	if (a->workdir && chdir(a->workdir) < 0)
 		child_fail(fd, "workdir", errno, "chdir", a->workdir);
+	child_t[CT_MOUNTS] = mono_usec();
 
 	/* e. */
 	keep[n_keep++] = fd;
@@ -754,6 +785,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 	if (setsid() < 0)
 		child_fail(fd, "setsid", errno, "setsid", NULL);
 
+	child_t[CT_HYGIENE] = mono_usec();
 	/* h. */
 	child_drop_privileges(a);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -764,9 +796,11 @@ static _noreturn_ void child_main(const struct child_args *a)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(fd, "no_new_privs", errno, "PR_SET_NO_NEW_PRIVS", NULL);
 
+	child_t[CT_PRIVS] = mono_usec();
 	/* j. */
 	if (a->landlock)
 		child_landlock(a);
+	child_t[CT_LANDLOCK] = mono_usec();
 
 	/* k. */
 	sa.sa_handler = init_forward;
@@ -786,6 +820,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 		if (n != (ssize_t)sizeof(go) || go.kind != MSG_GO)
 			_exit(127);
 	}
+	child_t[CT_GO] = mono_usec();
 
 	/* The connector shares init's memory until its execve (CLONE_VM |
 	 * CLONE_VFORK, own stack): no page-table copy, and init resumes exactly
@@ -804,6 +839,8 @@ static _noreturn_ void child_main(const struct child_args *a)
 	{
 		struct sync_msg m = {.kind = MSG_EXECED};
 
+		child_t[CT_EXECED] = mono_usec();
+		memcpy(m.t, child_t, sizeof(m.t));
 		(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 	}
 
@@ -855,14 +892,6 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 /* Closes and forgets: an fd number closed twice may by then belong to
  * something else (a BPF link, whose close detaches a program). */
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void close_reset(int *fd)
 {
 	closep(fd);
@@ -890,6 +919,8 @@ struct spawn_ctx {
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
 	uint64_t t[6]; /* phase timestamps (µs) for the report */
+	uint64_t ct[_CT_MAX]; /* the child's, from MSG_EXECED */
+	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
 	bool placed_by_clone;
 };
 
@@ -934,6 +965,21 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 /* Loaded once per process when the caller passes no policy object. */
 static struct cordon_netpolicy_state *process_netpolicy;
 static bool process_netpolicy_failed;
+static pid_t process_netpolicy_pid;
+
+/* At exit, the process-wide policy goes when nothing depends on it any
+ * more (its group directory is removed with it). Only in the process that
+ * loaded it: a forked child that calls exit() must not detach its
+ * parent's programs. With instances still alive it stays: their policy
+ * must not end before they do (the kernel drops it when the process is
+ * gone, and they die with the launcher). */
+__attribute__((destructor)) static void process_netpolicy_release(void)
+{
+	if (process_netpolicy && process_netpolicy_pid == getpid() && cordon_netpolicy_is_idle(process_netpolicy)) {
+		cordon_netpolicy_close(process_netpolicy);
+		process_netpolicy = NULL;
+	}
+}
 static char process_netpolicy_reason[128];
 
 struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
@@ -1133,6 +1179,44 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 /* Opens an extra root (delegation, --root) from a ceiling directory with
  * RESOLVE_BENEATH, so neither ".." nor a symlink can leave the ceiling, and
  * checks by dev/ino that it is the very object the host path names. */
+/* A user namespace that only carries a mapping is immutable once its maps
+ * are written, so one per (owner, sandbox user) serves every instance with
+ * that pair: a dynamic uid number is reused once its instance is gone, and
+ * building the namespace costs a clone and two /proc writes. A few slots,
+ * the oldest replaced. Returns a borrowed fd. */
+static struct {
+	uid_t owner, uid;
+	gid_t owner_gid, gid;
+	int fd;
+} idmap_cache[4] = {{.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}};
+static unsigned idmap_cache_next;
+
+static int idmap_userns_cached(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
+{
+	unsigned slot;
+	int fd = -EBADF, r;
+
+	for (size_t i = 0; i < ELEMENTSOF(idmap_cache); i++)
+		if (idmap_cache[i].fd >= 0 && idmap_cache[i].owner == owner && idmap_cache[i].owner_gid == owner_gid &&
+		    idmap_cache[i].uid == uid && idmap_cache[i].gid == gid) {
+			*ret_fd = idmap_cache[i].fd;
+			return 0;
+		}
+	r = make_idmap_userns(owner, owner_gid, uid, gid, &fd);
+	if (r < 0)
+		return r;
+	slot = idmap_cache_next++ % ELEMENTSOF(idmap_cache);
+	if (idmap_cache[slot].fd >= 0)
+		(void)close(idmap_cache[slot].fd);
+	idmap_cache[slot].owner = owner;
+	idmap_cache[slot].owner_gid = owner_gid;
+	idmap_cache[slot].uid = uid;
+	idmap_cache[slot].gid = gid;
+	idmap_cache[slot].fd = fd;
+	*ret_fd = fd;
+	return 0;
+}
+
 static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd, struct cordon_diag *d)
 {
 	struct stat want;
@@ -1280,7 +1364,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 
 	{
 		struct mount_attr attr = {0};
-		_cleanup_close_ int userns = -EBADF;
+		int userns = -EBADF; /* borrowed from the cache */
 		unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
 
 		/* Read-only trees keep their submounts (all made read-only);
@@ -1305,7 +1389,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		if (mount_setattr(m->tree_fd, "", AT_EMPTY_PATH | (flags & AT_RECURSIVE), &attr, sizeof(attr)) < 0)
 			return cordon_diag_set(d, errno, "mount", "mount_setattr(%s): %m", e->path);
 		if (m->idmapped) {
-			r = make_idmap_userns(st.st_uid, st.st_gid, c->uid, c->gid, &userns);
+			r = idmap_userns_cached(st.st_uid, st.st_gid, c->uid, c->gid, &userns);
 			if (r < 0)
 				return cordon_diag_set(d, -r, "idmap", "user namespace for the id-mapped root '%s': %s",
 						       e->path, strerror(-r));
@@ -1580,6 +1664,11 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 				      p->net_mode == CORDON_NET_NONE ? "none" : "allowlist", "netns",
 				      (pl->ns_effective & CLONE_NEWNET) != 0, "landlock_tcp", pl->landlock_tcp, "ebpf",
 				      pl->ebpf, "reason", *pl->network_reason ? pl->network_reason : NULL));
+	/* Where the eBPF programs are attached: the launcher's group (once for
+	 * all its instances) or the instance's own cgroup2 directory. */
+	if (pl->ebpf)
+		json_object_set_new(json_object_get(controls, "network"), "ebpf_attached",
+				    json_string(c->group ? "group" : "instance"));
 	json_object_set_new(controls, "capabilities",
 			    control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));
@@ -1636,13 +1725,28 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 			c->plan.missing ? json_incref(c->plan.missing) : json_array(), "policy_hash", c->policy_hash,
 			"seccomp_program_hash", c->seccomp ? c->seccomp->program_hash : NULL, "controls", controls,
 			"filesystem", fs, "argv", jargv, "env_names", envnames, "kernel", caps->kernel_release);
-	/* Where the time went (spawn latency for the broker's metrics). */
-	if (rep)
+	/* Where the time went (spawn latency for the broker's metrics). The
+	 * child's phases are consecutive differences of its own timestamps;
+	 * "start" is from the parent's clone to the child's first instruction,
+	 * "go_wait" the time the finished child waited for the parent. */
+	if (rep) {
+		static const char *const names[_CT_MAX] = {"start",    "net",	  "mounts", "hygiene", "privileges",
+							   "landlock", "go_wait", "seccomp", "verify",	"exec"};
+		json_t *child = json_object();
+
+		for (int i = 0; child && i < _CT_MAX; i++) {
+			uint64_t prev = i == 0 ? c->t[2] : c->ct[i - 1];
+
+			json_object_set_new(child, names[i],
+					    json_integer(c->ct[i] >= prev ? (json_int_t)(c->ct[i] - prev) : 0));
+		}
 		json_object_set_new(rep, "spawn_usec",
-				    json_pack("{s:I, s:I, s:I, s:I, s:I}", "prepare", (json_int_t)(c->t[1] - c->t[0]),
-					      "cgroup", (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
-					      (json_int_t)(c->t[3] - c->t[2]), "ebpf", (json_int_t)(c->t[4] - c->t[3]),
-					      "total", (json_int_t)(c->t[5] - c->t[0])));
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o*}", "prepare",
+					      (json_int_t)(c->t[1] - c->t[0]), "cgroup", (json_int_t)(c->t[2] - c->t[1]),
+					      "clone_to_ebpf", (json_int_t)(c->t[3] - c->t[2]), "ebpf",
+					      (json_int_t)(c->t[4] - c->t[3]), "total", (json_int_t)(c->t[5] - c->t[0]),
+					      "child", child));
+	}
 	json_decref(nets);
 	return rep;
 oom:
@@ -1765,11 +1869,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	else if (!c.np) {
 		struct cordon_diag nd = {0};
 
-		if (!process_netpolicy && !process_netpolicy_failed &&
-		    cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
-			process_netpolicy_failed = true;
-			snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
-				 "eBPF egress policy could not be loaded: %.80s", nd.message);
+		if (!process_netpolicy && !process_netpolicy_failed) {
+			process_netpolicy_pid = getpid();
+			if (cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
+				process_netpolicy_failed = true;
+				snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
+					 "eBPF egress policy could not be loaded: %.80s", nd.message);
+			}
 		}
 		c.np = process_netpolicy;
 		if (!c.np)
@@ -1876,7 +1982,18 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			if (p->cpu_micro)
 				required |= 1u << CORDON_CTRL_CPU;
 		}
-		r = cordon_cgroup_create(caps, c.instance_name, &lim, required, &c.cg, &c.plan.cgroup_missing, d);
+		/* The egress programs are attached once, to this launcher's
+		 * group directory, when that works; the instance then lives
+		 * inside it and only gets map entries. Otherwise (no group
+		 * possible) the programs go on the instance itself, step 8. */
+		if (c.plan.ebpf && cordon_netpolicy_group_setup(c.np, caps, NULL) >= 0)
+			c.group = cordon_netpolicy_group(c.np);
+		if (c.group)
+			r = cordon_cgroup_create_in_group(caps, c.group, c.instance_name, &lim, required, &c.cg,
+							  &c.plan.cgroup_missing, d);
+		else
+			r = cordon_cgroup_create(caps, c.instance_name, &lim, required, &c.cg,
+						 &c.plan.cgroup_missing, d);
 		if (r < 0)
 			goto fail;
 		if (c.plan.cgroup_missing) {
@@ -1889,6 +2006,20 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 					    "that limit is not enforced");
 		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
+		/* Group mode: the allowlist entries, before the child exists.
+		 * From its first instruction the group's programs judge it;
+		 * without entries (mode none) it is denied everything. */
+		if (c.group) {
+			if (cgfd < 0) {
+				r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory");
+				goto fail;
+			}
+			r = cordon_netpolicy_attach_entries(c.np, cgfd, p->net_allow,
+							    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0,
+							    &c.np_att, d);
+			if (r < 0)
+				goto fail;
+		}
 	}
 	c.t[2] = mono_usec();
 	/* 7. stdio, sync socket, clone. */
@@ -1988,7 +2119,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * namespaces and mounts; the child starts the connector only after
 	 * MSG_GO, so the policy is in place before the connector's first
 	 * instruction. */
-	if (c.plan.ebpf) {
+	if (c.plan.ebpf && !c.group) {
 		if (cgfd < 0) {
 			r = cordon_diag_set(d, ENOENT, "netpolicy",
 					    "the instance has no cgroup2 directory to attach to");
@@ -2043,6 +2174,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 					    "the sandbox's init ended before the connector started");
 			goto fail;
 		}
+		memcpy(c.ct, m.t, sizeof(c.ct));
 	}
 
 	c.t[5] = mono_usec();
