@@ -207,6 +207,7 @@ struct cordon_instance {
 	int sync_fd;
 	int stdio[3];
 	struct cordon_cgroup *cg;
+	uint64_t cgroup_id;
 	int uid_lock_fd;
 	uid_t uid;
 	gid_t gid;
@@ -2195,6 +2196,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (int i = 0; i < 3; i++)
 		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c.pipes[i][i == 0 ? 1 : 0]) : -EBADF;
 	inst->cg = TAKE_PTR(c.cg);
+	if (inst->cg) {
+		struct stat cst;
+
+		/* On cgroup2 the directory's inode number is the cgroup id. */
+		if (cordon_cgroup_v2_fd(inst->cg) >= 0 && fstat(cordon_cgroup_v2_fd(inst->cg), &cst) >= 0)
+			inst->cgroup_id = (uint64_t)cst.st_ino;
+	}
 	inst->np = c.np;
 	inst->np_att = TAKE_PTR(c.np_att);
 	inst->uid_lock_fd = TAKE_FD(c.uid_lock_fd);
@@ -2301,6 +2309,11 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 const json_t *cordon_instance_report(const struct cordon_instance *inst)
 {
 	return inst->report;
+}
+
+uint64_t cordon_instance_cgroup_id(const struct cordon_instance *inst)
+{
+	return inst->cgroup_id;
 }
 
 void cordon_instance_free(struct cordon_instance *inst)
