@@ -79,6 +79,10 @@ struct cordon_cgroup {
 	bool placed_by_clone; /* clone3(CLONE_INTO_CGROUP) put the child in v2 */
 	bool use_kill;	      /* the v2 directory has cgroup.kill */
 	char dirname[NAME_MAX_LEN + 64];
+	/* CORDON_CGROUP_DEFER_V1: what cordon_cgroup_complete() needs. */
+	struct proc_view *pending_pv; /* non-NULL while the v1 part is pending */
+	struct cordon_cgroup_limits pending_lim;
+	unsigned pending_required;
 };
 
 static void hdir_init(struct hdir *h)
@@ -110,10 +114,13 @@ static struct cordon_cgroup *cg_new(void)
 	return cg;
 }
 
+static void proc_view_free(struct proc_view *pv);
+
 static void cg_free(struct cordon_cgroup *cg)
 {
 	if (!cg)
 		return;
+	proc_view_free(cg->pending_pv);
 	hdir_free(&cg->v2);
 	for (size_t i = 0; i < ELEMENTSOF(cg->v1); i++)
 		hdir_free(&cg->v1[i]);
@@ -188,6 +195,16 @@ struct proc_view {
 	char *cgroup;
 	char *mountinfo;
 };
+
+static void proc_view_done(struct proc_view *pv);
+
+static void proc_view_free(struct proc_view *pv)
+{
+	if (!pv)
+		return;
+	proc_view_done(pv);
+	free(pv);
+}
 
 static void proc_view_done(struct proc_view *pv)
 {
@@ -1242,8 +1259,56 @@ static void setup_cpuacct(struct cordon_cgroup *cg, struct create_ctx *x)
 		h->cpuacct = true;
 }
 
+/* The v1 hierarchies and the bookkeeping after them (second half of
+ * create, or cordon_cgroup_complete()). Frees nothing on failure. */
+static int setup_rest(struct cordon_cgroup *cg, struct create_ctx *x)
+{
+	const struct cordon_caps *caps = x->caps;
+	int r;
+
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
+		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
+			continue;
+		r = setup_v1(cg, x, c);
+		if (r < 0)
+			return r;
+	}
+	setup_cpuacct(cg, x);
+	/* Controllers we wanted that the kernel does not have at all. */
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(x->lim, c))
+			x->missing |= 1u << c;
+	return 0;
+}
+
+int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup *cg, unsigned *ret_missing,
+			   struct cordon_diag *reterr_diag)
+{
+	struct create_ctx x = {.caps = caps, .lim = NULL, .diag = reterr_diag};
+	int r;
+
+	if (!caps || !cg)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
+	if (!cg->pending_pv) {
+		if (ret_missing)
+			*ret_missing = 0;
+		return 0;
+	}
+	x.lim = &cg->pending_lim;
+	x.required = cg->pending_required;
+	x.pv = *cg->pending_pv;
+	r = setup_rest(cg, &x);
+	if (r < 0)
+		return r; /* the caller destroys cg, which removes what was made */
+	free(TAKE_PTR(cg->pending_pv)); /* its strings were moved into x.pv */
+	proc_view_done(&x.pv);
+	if (ret_missing)
+		*ret_missing = x.missing;
+	return 0;
+}
+
 static int create_impl(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, pid_t owner,
-		       const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
+		       const char *name, const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
 		       struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
 	struct cordon_cgroup *cg;
@@ -1298,18 +1363,21 @@ static int create_impl(const struct cordon_caps *caps, const struct cordon_cgrou
 		if (r < 0)
 			goto fail;
 	}
-	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
-		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
-			continue;
-		r = setup_v1(cg, &x, c);
+	if (flags & CORDON_CGROUP_DEFER_V1) {
+		cg->pending_pv = malloc(sizeof(*cg->pending_pv));
+		if (!cg->pending_pv) {
+			r = cordon_diag_set(reterr_diag, ENOMEM, "cgroup", "out of memory");
+			goto fail;
+		}
+		*cg->pending_pv = x.pv; /* moved: complete() frees it */
+		x.pv = (struct proc_view){0};
+		cg->pending_lim = *lim;
+		cg->pending_required = required;
+	} else {
+		r = setup_rest(cg, &x);
 		if (r < 0)
 			goto fail;
 	}
-	setup_cpuacct(cg, &x);
-	/* Controllers we wanted that the kernel does not have at all. */
-	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
-		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(lim, c))
-			x.missing |= 1u << c;
 
 	cg->use_kill = caps->cgroup_kill && cg->v2.fd >= 0 && faccessat(cg->v2.fd, "cgroup.kill", F_OK, 0) >= 0;
 	cg->placed_by_clone = caps->clone_into_cgroup && cg->v2.fd >= 0;
@@ -1328,14 +1396,23 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
 			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
-	return create_impl(caps, NULL, owner, name, lim, required, ret, ret_missing, reterr_diag);
+	return create_impl(caps, NULL, owner, name, lim, required, 0, ret, ret_missing, reterr_diag);
 }
 
 int cordon_cgroup_create(const struct cordon_caps *caps, const char *name, const struct cordon_cgroup_limits *lim,
 			 unsigned required, struct cordon_cgroup **ret, unsigned *ret_missing,
 			 struct cordon_diag *reterr_diag)
 {
-	return create_impl(caps, NULL, 0, name, lim, required, ret, ret_missing, reterr_diag);
+	return create_impl(caps, NULL, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
+}
+
+int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
+			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
+			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
+{
+	if (flags & ~(unsigned)CORDON_CGROUP_DEFER_V1)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown flags 0x%x", flags);
+	return create_impl(caps, group, 0, name, lim, required, flags, ret, ret_missing, reterr_diag);
 }
 
 int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
@@ -1344,7 +1421,7 @@ int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct c
 {
 	if (!group)
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing group");
-	return create_impl(caps, group, 0, name, lim, required, ret, ret_missing, reterr_diag);
+	return create_impl(caps, group, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
 }
 
 /* ---- The launcher's group ---------------------------------------------- */
@@ -1580,6 +1657,8 @@ int cordon_cgroup_attach_pid(const struct cordon_cgroup *cg, pid_t pid)
 
 	if (!cg || pid <= 0)
 		return -EINVAL;
+	if (cg->pending_pv)
+		return -EBUSY; /* cordon_cgroup_complete() first */
 	snprintf(s, sizeof(s), "%d", (int)pid);
 	if (cg->v2.fd >= 0) {
 		r = write_small_file_at(cg->v2.fd, "cgroup.procs", s);

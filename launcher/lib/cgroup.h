@@ -155,3 +155,26 @@ static inline void cordon_cgroup_group_freep(struct cordon_cgroup_group **g)
 int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
 				  const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
 				  struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
+
+/* ---- Creation in two steps --------------------------------------------- */
+
+/* With CORDON_CGROUP_DEFER_V1, create only makes the cgroup2 directory
+ * (what clone3(CLONE_INTO_CGROUP) and the eBPF policy need) and leaves the
+ * v1 hierarchies to cordon_cgroup_complete(), which a spawner calls after
+ * the clone, while the child builds its sandbox and before the child runs
+ * anything untrusted: on hybrid hosts the v1 directories and their limits
+ * are then made in parallel with the child's namespace and mount work
+ * instead of before it. *ret_missing of create covers cgroup2 only;
+ * complete() reports the rest. cordon_cgroup_attach_pid() refuses
+ * (-EBUSY) until complete() succeeded; destroy() works at any point. */
+#define CORDON_CGROUP_DEFER_V1 0x1u
+
+int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
+			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
+			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
+
+/* Makes the deferred v1 directories and writes their limits; a no-op when
+ * nothing is pending. On failure (a required controller) the caller
+ * destroys cg. */
+int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup *cg, unsigned *ret_missing,
+			   struct cordon_diag *reterr_diag);

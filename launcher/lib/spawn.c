@@ -1989,23 +1989,14 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		 * possible) the programs go on the instance itself, step 8. */
 		if (c.plan.ebpf && cordon_netpolicy_group_setup(c.np, caps, NULL) >= 0)
 			c.group = cordon_netpolicy_group(c.np);
-		if (c.group)
-			r = cordon_cgroup_create_in_group(caps, c.group, c.instance_name, &lim, required, &c.cg,
-							  &c.plan.cgroup_missing, d);
-		else
-			r = cordon_cgroup_create(caps, c.instance_name, &lim, required, &c.cg,
-						 &c.plan.cgroup_missing, d);
+		/* Only the cgroup2 directory now (clone3 places the child
+		 * there); the v1 hierarchies of hybrid hosts are made after the
+		 * clone, while the child builds its sandbox, and before MSG_GO:
+		 * still before the connector's first instruction. */
+		r = cordon_cgroup_create_ex(caps, c.group, c.instance_name, &lim, required, CORDON_CGROUP_DEFER_V1,
+					    &c.cg, &c.plan.cgroup_missing, d);
 		if (r < 0)
 			goto fail;
-		if (c.plan.cgroup_missing) {
-			c.plan.cgroup = CORDON_STATE_DEGRADED;
-			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
-			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
-				if (c.plan.cgroup_missing & (1u << i))
-					(void)spawn_plan_add_missing(
-					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
-					    "that limit is not enforced");
-		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
 		/* Group mode: the allowlist entries, before the child exists.
 		 * From its first instruction the group's programs judge it;
@@ -2107,6 +2098,23 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * overlap the child's namespace and mount work. The child starts the
 	 * connector only after MSG_GO below, so the limits apply before the
 	 * connector's first instruction. */
+	if (c.cg) {
+		unsigned more = 0;
+
+		r = cordon_cgroup_complete(caps, c.cg, &more, d);
+		if (r < 0)
+			goto fail;
+		c.plan.cgroup_missing |= more;
+		if (c.plan.cgroup_missing) {
+			c.plan.cgroup = CORDON_STATE_DEGRADED;
+			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
+			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
+				if (c.plan.cgroup_missing & (1u << i))
+					(void)spawn_plan_add_missing(
+					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+					    "that limit is not enforced");
+		}
+	}
 	if (c.cg && !a.cg_enter) {
 		r = cordon_cgroup_attach_pid(c.cg, c.pid);
 		if (r < 0) {
