@@ -725,6 +725,10 @@ static int rmdir_tree(const char *path, unsigned depth)
 
 	if (depth > TREE_MAX_DEPTH)
 		return -ELOOP;
+	/* The usual case, a leaf whose processes are gone: one rmdir, no
+	 * listing of the control files. */
+	if (rmdir(path) >= 0 || errno == ENOENT)
+		return 0;
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;

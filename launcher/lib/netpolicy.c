@@ -375,6 +375,8 @@ enum { N_PROGS = 8 };
 
 struct cordon_netpolicy_attachment {
 	uint64_t cgroup_id;
+	struct cordon_np_key *keys; /* the entries written, deleted exactly at detach */
+	size_t n_keys;
 	struct bpf_link *links[N_PROGS];
 	struct cordon_netpolicy_attachment *next;
 };
@@ -500,6 +502,17 @@ static int delete_entries(struct cordon_netpolicy_state *np, uint64_t cgid)
 	return r;
 }
 
+/* Deletes exactly these keys; a key already gone is fine. */
+static int delete_keys(struct cordon_netpolicy_state *np, const struct cordon_np_key *keys, size_t n)
+{
+	int fd = bpf_map__fd(np->skel->maps.np_allow), r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, &keys[i]) < 0 && errno != ENOENT && r == 0)
+			r = -errno;
+	return r;
+}
+
 int cordon_netpolicy_count_entries(const struct cordon_netpolicy_state *np, uint64_t cgroup_id)
 {
 	int fd = bpf_map__fd(np->skel->maps.np_allow);
@@ -553,6 +566,7 @@ static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const s
 {
 	_cleanup_free_ struct cordon_netpolicy_attachment *a = NULL;
 	_cleanup_free_ struct entry *e = NULL;
+	_cleanup_free_ struct cordon_np_key *keys = NULL;
 	libbpf_print_fn_t old;
 	size_t n = 0;
 	uint64_t cgid;
@@ -573,21 +587,25 @@ static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const s
 		return r;
 
 	a = calloc(1, sizeof(*a));
-	if (!a)
+	keys = n ? calloc(n, sizeof(*keys)) : NULL;
+	if (!a || (n && !keys))
 		return -ENOMEM;
 	a->cgroup_id = cgid;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = e[i].key;
 
 	/* Entries first, programs second: the instance is never policed by
 	 * an incomplete allowlist (a missing entry would deny, not allow, but
 	 * a half-filled list would deny spuriously). */
+	/* No stale entry of this cgroup can be in the map: the maps are this
+	 * object's own, cgroup ids are never reused within a boot, and every
+	 * attachment removes exactly the keys it wrote (scanning the whole
+	 * map instead would cost a syscall per entry of every instance). */
 	fd = bpf_map__fd(np->skel->maps.np_allow);
-	r = delete_entries(np, cgid); /* nothing can be there; be sure */
-	if (r < 0)
-		return cordon_diag_set(reterr_diag, -r, "netpolicy", "clearing stale entries: %s", strerror(-r));
 	for (size_t i = 0; i < n; i++)
 		if (bpf_map_update_elem(fd, &e[i].key, &e[i].merged, BPF_ANY) < 0) {
 			r = negative_errno();
-			(void)delete_entries(np, cgid);
+			(void)delete_keys(np, keys, i);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "writing allowlist entry %zu: %s", i,
 					       strerror(-r));
 		}
@@ -601,13 +619,15 @@ static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const s
 			r = negative_errno();
 			(void)libbpf_set_print(old);
 			destroy_links(a, NULL);
-			(void)delete_entries(np, cgid);
+			(void)delete_keys(np, keys, n);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "attaching %s to cgroup %llu: %s",
 					       bpf_program__section_name(prog), (unsigned long long)cgid, strerror(-r));
 		}
 	}
 	(void)libbpf_set_print(old);
 
+	a->keys = TAKE_PTR(keys);
+	a->n_keys = n;
 	a->next = np->attachments;
 	np->attachments = a;
 	*ret = TAKE_PTR(a);
@@ -691,9 +711,12 @@ int cordon_netpolicy_detach(struct cordon_netpolicy_state *np, struct cordon_net
 	/* Programs off first, entries second: never a moment where the
 	 * programs run against a partly cleared allowlist. */
 	destroy_links(a, &r);
-	k = delete_entries(np, a->cgroup_id);
+	k = delete_keys(np, a->keys, a->n_keys);
+	if (k < 0)
+		k = delete_entries(np, a->cgroup_id); /* be thorough when exactness failed */
 	if (k < 0 && r == 0)
 		r = k;
+	free(a->keys);
 	free(a);
 	return r;
 }
