@@ -178,6 +178,7 @@ struct child_args {
 	struct cordon_landlock_masks ll_handled;
 	bool landlock;
 	const struct cordon_seccomp_program *seccomp;
+	bool seccomp_in_init; /* init loads it before starting the connector, which inherits it */
 	const struct cordon_cgroup *cg;
 	struct mount_item *mounts;
 	size_t n_mounts;
@@ -673,7 +674,7 @@ static _connector_ int connector_main(void *unused)
 	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
 		(void)sigaction(forwarded[i], &dfl, NULL);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (a->seccomp) {
+	if (a->seccomp && !a->seccomp_in_init) {
 		r = cordon_seccomp_load(a->seccomp);
 		if (r < 0)
 			connector_fail("seccomp", -r, "loading the filter", NULL);
@@ -827,6 +828,18 @@ static _noreturn_ void child_main(const struct child_args *a)
 	 * CLONE_VFORK, own stack): no page-table copy, and init resumes exactly
 	 * when the connector has exec'd or died. A failure leaves its diag in
 	 * connector_diag (shared memory) before _exit. */
+	/* Seccomp, last: loaded once, here, when the filter lets init start
+	 * the connector (a clone without namespace flags) -- the connector
+	 * inherits it through clone, so the kernel converts and JITs the
+	 * program once per instance instead of twice, off the connector's
+	 * path. Init then runs the rest (clone without namespace flags,
+	 * wait4, sendto, kill, dup2) under the filter; it used to load the
+	 * same filter right after the connector's execve anyway. */
+	if (a->seccomp_in_init) {
+		r = cordon_seccomp_load(a->seccomp);
+		if (r < 0)
+			child_fail(fd, "seccomp", -r, "loading the filter", NULL);
+	}
 	connector_args = a;
 	connector_diag.kind = 0;
 	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
@@ -859,7 +872,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 		if (nfd > 2)
 			(void)close(nfd);
 	}
-	if (a->seccomp) {
+	if (a->seccomp && !a->seccomp_in_init) {
 		r = cordon_seccomp_load(a->seccomp);
 		if (r < 0) {
 			(void)kill(pid, SIGKILL);
@@ -1142,6 +1155,14 @@ static int idmap_helper(void *arg)
 	for (;;)
 		pause();
 	return 0;
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && strcmp(v[i], s) == 0)
+			return true;
+	return false;
 }
 
 static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
@@ -2020,6 +2041,9 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .ll_handled = c.plan.ll_effective,
 	    .landlock = c.ruleset_fd >= 0,
 	    .seccomp = c.seccomp,
+	    /* A profile that denies clone would stop init from starting the
+	     * connector under the filter: then the connector loads it itself. */
+	    .seccomp_in_init = c.seccomp && !strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
 	    .cg = c.cg,
 	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
 	     * only verifies (a read). Otherwise the parent migrates it. */
