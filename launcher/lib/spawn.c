@@ -185,6 +185,7 @@ struct child_args {
 	bool cg_enter; /* the child joins (verifies) its cgroup itself */
 	bool fs_view;
 	bool net_ns;
+	int netns_fd; /* a fresh, never used network namespace to enter, or -1: unshare one */
 	bool uts_ns;
 	char tmp_opts[64];
 	char shm_opts[64];
@@ -735,7 +736,11 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 	/* c. */
 	if (a->net_ns) {
-		if (unshare(CLONE_NEWNET) < 0)
+		if (a->netns_fd >= 0) {
+			if (setns(a->netns_fd, CLONE_NEWNET) < 0)
+				child_fail(fd, "network", errno, "entering the new network namespace", NULL);
+			(void)close(a->netns_fd);
+		} else if (unshare(CLONE_NEWNET) < 0)
 			child_fail(fd, "network", errno, "unshare of the network namespace", NULL);
 		child_net_lo_up(fd);
 	}
@@ -934,6 +939,7 @@ struct spawn_ctx {
 	struct cordon_netpolicy_attachment *np_att;
 	uint64_t t[6]; /* phase timestamps (µs) for the report */
 	uint64_t ct[_CT_MAX]; /* the child's, from MSG_EXECED */
+	int netns_fd;	      /* the spare network namespace handed to this child */
 	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
 	bool placed_by_clone;
 };
@@ -954,6 +960,7 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 	}
 	free(c->envp);
 	close_reset(&c->ruleset_fd);
+	close_reset(&c->netns_fd);
 	if (c->pidfd >= 0) {
 		siginfo_t si;
 
@@ -1155,6 +1162,60 @@ static int idmap_helper(void *arg)
 	for (;;)
 		pause();
 	return 0;
+}
+
+/* A spare network namespace, made while the launcher waits for the
+ * previous sandbox to start (it is idle then) and used by the next spawn
+ * that needs one: creating a network namespace is the costliest single
+ * step of a spawn. It is fresh (nothing has ever run in it; lo is down
+ * until the sandbox brings it up) and used exactly once: the fd is handed
+ * to one child and closed in the launcher right after the clone. Only the
+ * process that made it uses it (a forked copy of the launcher holds the
+ * same namespace through its copy of the fd and must not hand it out a
+ * second time). */
+static int spare_netns_fd = -EBADF;
+static pid_t spare_netns_pid;
+
+static int netns_helper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void spare_netns_make(void)
+{
+	static char stack[16384] __attribute__((aligned(64)));
+	char path[64];
+	pid_t pid;
+	int fd;
+
+	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
+		return;
+	if (spare_netns_fd >= 0)
+		(void)close(spare_netns_fd); /* a forked copy's: the parent's spare, not ours */
+	spare_netns_fd = -EBADF;
+	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, NULL);
+	if (pid < 0)
+		return; /* the next child unshares its own */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		return;
+	spare_netns_fd = fd;
+	spare_netns_pid = getpid();
+}
+
+/* Takes the spare (the caller closes it after the clone), or -EBADF. */
+static int spare_netns_take(void)
+{
+	if (spare_netns_fd < 0 || spare_netns_pid != getpid())
+		return -EBADF;
+	return TAKE_FD(spare_netns_fd);
 }
 
 static bool strv_has(char *const *v, size_t n, const char *s)
@@ -1843,6 +1904,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
 	    .sync = {-EBADF, -EBADF},
 	    .pidfd = -EBADF,
+	    .netns_fd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -2036,6 +2098,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	}
 	c.t[2] = mono_usec();
 	/* 7. stdio, sync socket, clone. */
+	c.netns_fd = (c.plan.ns_effective & CLONE_NEWNET) ? spare_netns_take() : -EBADF;
 	a = (struct child_args){
 	    .ruleset_fd = c.ruleset_fd,
 	    .ll_handled = c.plan.ll_effective,
@@ -2052,6 +2115,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .n_mounts = c.n_mounts,
 	    .fs_view = fs_view,
 	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
+	    .netns_fd = c.netns_fd,
 	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
 	    .workdir = p->workdir,
 	    .argv = argv,
@@ -2116,6 +2180,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (size_t i = 0; i < c.n_mounts; i++)
 		close_reset(&c.mounts[i].tree_fd);
 	close_reset(&c.ruleset_fd);
+	close_reset(&c.netns_fd); /* the child has it (or died): used once */
 
 	/* Hybrid/v1 hosts: moving a process into a v1 cgroup waits for an RCU
 	 * grace period (the threadgroup rwsem); doing it here lets that wait
@@ -2173,6 +2238,10 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			goto fail;
 		}
 	}
+	/* The launcher now only waits for the connector's execve: make the
+	 * next spawn's network namespace meanwhile. */
+	if (c.plan.ns_effective & CLONE_NEWNET)
+		spare_netns_make();
 
 	{
 		struct sync_msg m;
