@@ -848,8 +848,8 @@ struct cordon_cgroup_group {
 	char *path;   /* <base>/cordon/g-<pid>-<start> */
 	char *mount;
 	int fd;
-	unsigned want;			 /* v2 controllers meant to reach the instances */
-	int errs[_CORDON_CTRL_MAX];	 /* why one of them could not be enabled */
+	unsigned want;			   /* v2 controllers meant to reach the instances */
+	int errs[_CORDON_CTRL_MAX];	   /* why one of them could not be enabled */
 	char *err_where[_CORDON_CTRL_MAX]; /* ... in which directory's subtree_control */
 };
 
@@ -1303,7 +1303,7 @@ int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup 
 	x.pv = *cg->pending_pv;
 	r = setup_rest(cg, &x);
 	if (r < 0)
-		return r; /* the caller destroys cg, which removes what was made */
+		return r;		/* the caller destroys cg, which removes what was made */
 	free(TAKE_PTR(cg->pending_pv)); /* its strings were moved into x.pv */
 	proc_view_done(&x.pv);
 	if (ret_missing)
@@ -1316,8 +1316,7 @@ static int create_impl(const struct cordon_caps *caps, const struct cordon_cgrou
 		       struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
 	struct cordon_cgroup *cg;
-	struct create_ctx x = {
-	    .caps = caps, .group = group, .lim = lim, .required = required, .diag = reterr_diag};
+	struct create_ctx x = {.caps = caps, .group = group, .lim = lim, .required = required, .diag = reterr_diag};
 	uint64_t start;
 	int r;
 

@@ -937,9 +937,9 @@ struct spawn_ctx {
 	char instance_name[64];
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
-	uint64_t t[6]; /* phase timestamps (µs) for the report */
-	uint64_t ct[_CT_MAX]; /* the child's, from MSG_EXECED */
-	int netns_fd;	      /* the spare network namespace handed to this child */
+	uint64_t t[6];				 /* phase timestamps (µs) for the report */
+	uint64_t ct[_CT_MAX];			 /* the child's, from MSG_EXECED */
+	int netns_fd;				 /* the spare network namespace handed to this child */
 	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
 	bool placed_by_clone;
 };
@@ -1813,7 +1813,7 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 	 * "start" is from the parent's clone to the child's first instruction,
 	 * "go_wait" the time the finished child waited for the parent. */
 	if (rep) {
-		static const char *const names[_CT_MAX] = {"start",    "net",	  "mounts", "hygiene", "privileges",
+		static const char *const names[_CT_MAX] = {"start",    "net",	  "mounts",  "hygiene", "privileges",
 							   "landlock", "go_wait", "seccomp", "verify",	"exec"};
 		json_t *child = json_object();
 
@@ -1825,10 +1825,10 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 		}
 		json_object_set_new(rep, "spawn_usec",
 				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o*}", "prepare",
-					      (json_int_t)(c->t[1] - c->t[0]), "cgroup", (json_int_t)(c->t[2] - c->t[1]),
-					      "clone_to_ebpf", (json_int_t)(c->t[3] - c->t[2]), "ebpf",
-					      (json_int_t)(c->t[4] - c->t[3]), "total", (json_int_t)(c->t[5] - c->t[0]),
-					      "child", child));
+					      (json_int_t)(c->t[1] - c->t[0]), "cgroup",
+					      (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
+					      (json_int_t)(c->t[3] - c->t[2]), "ebpf", (json_int_t)(c->t[4] - c->t[3]),
+					      "total", (json_int_t)(c->t[5] - c->t[0]), "child", child));
 	}
 	json_decref(nets);
 	return rep;

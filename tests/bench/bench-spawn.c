@@ -288,7 +288,8 @@ int main(int argc, char **argv)
 		       m);
 		qsort(t_call, (size_t)n, sizeof(double), cmp_double);
 		qsort(t_wait, (size_t)n, sizeof(double), cmp_double);
-		printf("  cordon_spawn() as called: median %.0f us (incl. the report); then until reaped: median %.0f us\n",
+		printf("  cordon_spawn() as called: median %.0f us (incl. the report); then until reaped: median %.0f "
+		       "us\n",
 		       t_call[n / 2], t_wait[n / 2]);
 		qsort(nb_total, (size_t)n, sizeof(double), cmp_double);
 		qsort(nb_teardown, (size_t)n, sizeof(double), cmp_double);

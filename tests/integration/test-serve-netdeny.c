@@ -264,8 +264,8 @@ static int read_rc(int fd)
 
 static uint64_t cgroup_id_of(const json_t *report)
 {
-	const char *path = json_string_value(
-	    json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
+	const char *path =
+	    json_string_value(json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
 	struct stat st;
 
 	assert_non_null(path);
@@ -283,10 +283,9 @@ static void run_one(struct cordon_launcher_client *lc, const char *id, int want_
 	r = cordon_launcher_client_spawn(lc, id, "", NULL, 0, &l, &d);
 	if (r < 0)
 		fail_msg("spawn %s: %s: %s", id, d.step, d.message);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(json_object_get(l.report, "controls"), "network"),
-					      "state")),
-	    "enforced");
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_object_get(l.report, "controls"), "network"), "state")),
+			    "enforced");
 	assert_int_equal(read_rc(l.stdout_fd), want_rc);
 	*ret_cgid = cgroup_id_of(l.report);
 	*ret_instance = l.instance;

@@ -109,7 +109,7 @@ static uint32_t prog_count(int dirfd, enum bpf_attach_type type, bool effective)
 static void test_group_default_deny(void **state)
 {
 	static const enum bpf_attach_type types[] = {
-	    BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG,	  BPF_CGROUP_UDP6_SENDMSG,
+	    BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG,     BPF_CGROUP_UDP6_SENDMSG,
 	    BPF_CGROUP_INET4_BIND,    BPF_CGROUP_INET6_BIND,	BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
 	};
 	struct cordon_netpolicy_state *np = NULL;
