@@ -18,19 +18,27 @@
  *  4. Landlock ruleset from the same O_PATH fds (rules are per inode, so the
  *     bind mounts inside the sandbox are covered) and the TCP port rules.
  *  5. Seccomp program compiled once per policy (cached) and only loaded later.
- *  6. Cgroup with limits written BEFORE the child exists, so the connector
- *     never runs a single instruction unlimited.
+ *  6. Cgroup: the cgroup2 directory with its limits, BEFORE the child
+ *     exists, so the connector never runs a single instruction unlimited.
+ *     With the eBPF egress policy it is made inside this launcher's group,
+ *     whose programs were attached once (attaching eight programs per
+ *     instance, and detaching them, was the costliest part of a spawn);
+ *     the instance's allowlist entries are written here. Until it has
+ *     entries a cgroup below the group is denied everything.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
  *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP}): the child starts inside its cgroup2
  *     directory and namespaces atomically. No user namespace: the launcher
  *     is real root, so it can give the connector a real unprivileged host
  *     uid, which is what the rest of the host's permission checks understand.
- *  8. While the child builds its sandbox: on hybrid/v1 hosts move it into
- *     the v1 hierarchies (each move waits for an RCU grace period, which
- *     overlaps the child's work), attach the eBPF egress policy to the
- *     instance's cgroup2 directory, then MSG_GO. Init starts the connector
- *     only after MSG_GO, so limits and policy are in place before the
- *     connector's first instruction.
+ *  8. While the child builds its sandbox: on hybrid/v1 hosts make the v1
+ *     directories with their limits and move the child into them (each
+ *     move waits for an RCU grace period; all of it overlaps the child's
+ *     work), attach the eBPF egress policy to the instance's cgroup2
+ *     directory when there is no group (the fallback), then MSG_GO. Init
+ *     starts the connector only after MSG_GO, so limits and policy are in
+ *     place before the connector's first instruction. While waiting for
+ *     the connector's execve, make a spare network namespace for the next
+ *     spawn (the launcher is idle then; see c.).
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
@@ -38,9 +46,11 @@
  *     peer is still open): if the launcher died in between, stop now.
  *  b. Pure cgroup2: verify the clone3 placement (cordon_cgroup_enter(), a
  *     read). Hybrid/v1: the parent moves us (step 8).
- *  c. New network namespace (unshared here rather than in clone3: creating
- *     it is the costliest namespace, and here it overlaps the parent's eBPF
- *     attach), lo up, hostname.
+ *  c. New network namespace (here rather than in clone3: creating it is the
+ *     costliest namespace, and here it overlaps the parent's cgroup work):
+ *     entered with setns when the parent made a fresh one while waiting for
+ *     the previous sandbox (used once, by this child only), else unshared;
+ *     lo up, hostname.
  *  d. Mounts: everything private, a tmpfs as the new root, the cloned trees
  *     moved into place, fresh /proc (hidepid=invisible,subset=pid: only
  *     this pid namespace, no /proc/sys and friends), a minimal /dev, a
@@ -59,16 +69,20 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Wait for MSG_GO, then start the connector (clone with CLONE_VM |
- *     CLONE_VFORK on its own stack: no page-table copy, init resumes when
- *     the connector has exec'd or failed). Init keeps the same confinement
- *     (same Landlock domain, pid 1), tells the parent, loads seccomp itself,
- *     then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
- *     and reports the connector's wait status to the parent before exiting.
- *  l. Connector: seccomp last (it blocks mount, setns, ptrace... which the
- *     steps above need, and it needs no_new_privs), then VERIFY what the
- *     process really has (/proc/self/status: NoNewPrivs 1, Seccomp 2, all
- *     five capability sets zero; Landlock denies reading "/"), then execve.
+ *  k. Wait for MSG_GO, load seccomp (last: it blocks mount, setns,
+ *     ptrace... which the steps above need, and it needs no_new_privs),
+ *     then start the connector (clone with CLONE_VM | CLONE_VFORK on its
+ *     own stack: no page-table copy, init resumes when the connector has
+ *     exec'd or failed); the connector inherits the filter, so the kernel
+ *     converts and JITs it once. (A profile that denies clone: the
+ *     connector loads it itself, and init after the connector's execve.)
+ *     Init keeps the same confinement (same Landlock domain, pid 1), tells
+ *     the parent, then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/
+ *     SIGUSR1/SIGUSR2 and reports the connector's wait status to the
+ *     parent before exiting.
+ *  l. Connector: VERIFY what the process really has (/proc/self/status:
+ *     NoNewPrivs 1, Seccomp 2, all five capability sets zero; Landlock
+ *     denies reading "/"), then execve.
  *
  * Any failure before execve sends a fixed-size struct cordon_diag (step,
  * errno, message) over the sync socket and exits 127 (the connector leaves
@@ -286,6 +300,7 @@ static uint64_t mono_usec(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
+
 static struct sync_msg connector_diag;
 static char connector_stack[65536] __attribute__((aligned(64)));
 
