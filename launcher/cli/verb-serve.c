@@ -40,6 +40,7 @@
 #include "cleanup.h"
 #include "fd-util.h"
 #include "log.h"
+#include "netpolicy.h"
 #include "parse-util.h"
 #include "probe.h"
 #include "profile.h"
@@ -54,9 +55,15 @@ extern char **environ;
  * before the log only counts them. */
 #define MAX_INSTANCES	    512u
 #define MALFORMED_LOG_BURST 20u
+/* Denial events forwarded per turn of the loop: a connector that hammers
+ * a denied address cannot keep the helper from its other work (what is
+ * left waits in the ring buffer for the next turn; when that is full the
+ * kernel counts the loss and the denial itself still happens). */
+#define NET_EVENTS_PER_TURN 256
 
 struct slot {
 	uint32_t id;
+	uint64_t cgroup_id; /* what the instance's denial events carry */
 	struct cordon_instance *inst;
 };
 
@@ -71,6 +78,8 @@ struct server {
 	size_t n_slots;
 	uint32_t next_id;
 	unsigned long n_malformed;
+	struct cordon_netpolicy_state *np; /* the egress policy of every instance, NULL when unavailable */
+	unsigned n_events_turn;
 };
 
 /* Untrusted text in a diag or log line: replace anything unprintable. */
@@ -374,6 +383,7 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 	    .env_source = environ,
 	    .instance_name = m->tag[0] ? m->tag : NULL,
 	    .stdio = CORDON_STDIO_PIPES,
+	    .netpolicy = s->np,
 	};
 	r = cordon_spawn(&pol, &s->caps, &inst, &d);
 	if (r < 0)
@@ -407,7 +417,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 		}
 		return r;
 	}
-	s->slots[s->n_slots++] = (struct slot){.id = id, .inst = TAKE_PTR(inst)};
+	s->slots[s->n_slots++] =
+	    (struct slot){.id = id, .cgroup_id = cordon_instance_cgroup_id(inst), .inst = TAKE_PTR(inst)};
 	return 0;
 }
 
@@ -547,6 +558,48 @@ static int handle_one(struct server *s, short revents)
 }
 
 /* cordond is gone (or we were told to stop): every connector dies with it. */
+/* One denial of the egress policy: to the broker as NET_DENIED with the
+ * instance it belongs to (0 when no live instance has that cgroup, e.g. a
+ * cgroup a connector made below its own) and the event as one JSON object
+ * (cordon_netpolicy_event_format(); comm is escaped there). */
+static int on_net_event(const struct cordon_netpolicy_event *e, void *userdata)
+{
+	struct server *s = userdata;
+	char line[CORDON_NETPOLICY_EVENT_LINE_MAX];
+	struct cordon_serve_msg m;
+	int r;
+
+	if (s->n_events_turn >= NET_EVENTS_PER_TURN)
+		return -EAGAIN; /* the rest stays in the ring for the next turn */
+	s->n_events_turn++;
+	r = cordon_netpolicy_event_format(e, line, sizeof(line));
+	if (r < 0)
+		return 0;
+	cordon_serve_msg_init(&m, CORDON_SERVE_NET_DENIED, 0);
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].cgroup_id && s->slots[i].cgroup_id == e->cgroup_id) {
+			m.instance = s->slots[i].id;
+			break;
+		}
+	m.json = line;
+	r = send_or_lost(s, &m);
+	/* A broken socket ends the loop through the next read; here only
+	 * stop this turn. */
+	return r < 0 && r != -EMSGSIZE && r != -EINVAL && r != -ENOMEM ? r : 0;
+}
+
+static void forward_net_events(struct server *s)
+{
+	int r;
+
+	if (!s->np)
+		return;
+	s->n_events_turn = 0;
+	r = cordon_netpolicy_poll_events(s->np, on_net_event, s);
+	if (r < 0 && r != -EAGAIN)
+		log_warning_errno(r, "reading egress denial events");
+}
+
 static void shutdown_all(struct server *s)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
@@ -558,7 +611,7 @@ static void shutdown_all(struct server *s)
 
 static int serve_loop(struct server *s)
 {
-	struct pollfd *pfd = calloc(2 + MAX_INSTANCES, sizeof(*pfd));
+	struct pollfd *pfd = calloc(3 + MAX_INSTANCES, sizeof(*pfd));
 	int r;
 
 	if (!pfd)
@@ -568,20 +621,26 @@ static int serve_loop(struct server *s)
 
 		pfd[0] = (struct pollfd){.fd = s->sock, .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+		/* poll() ignores a negative fd: no policy, no events. */
+		pfd[2] = (struct pollfd){.fd = s->np ? cordon_netpolicy_events_fd(s->np) : -1, .events = POLLIN};
 		for (size_t i = 0; i < n; i++)
-			pfd[2 + i] = (struct pollfd){.fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN};
-		r = poll(pfd, 2 + n, -1);
+			pfd[3 + i] = (struct pollfd){.fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN};
+		r = poll(pfd, 3 + n, -1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			r = log_error_errno(-errno, "poll");
 			break;
 		}
-		/* Exits first, in reverse so removing slot i (swap with the
+		/* Denial events before exits: an event of an instance that
+		 * then ended is still attributed to it (reading an empty ring
+		 * costs no syscall). */
+		forward_net_events(s);
+		/* Exits next, in reverse so removing slot i (swap with the
 		 * last) never moves a slot that is still to be checked. */
 		r = 0;
 		for (size_t i = n; i-- > 0;)
-			if (pfd[2 + i].revents && r >= 0)
+			if (pfd[3 + i].revents && r >= 0)
 				r = reap(s, i);
 		if (r < 0 && r != -EMSGSIZE && r != -EINVAL && r != -ENOMEM)
 			break;
@@ -700,11 +759,24 @@ int verb_serve(int argc, char **argv)
 	/* Instance cgroups of a helper that was SIGKILLed are removed now
 	 * (their processes died with it through PDEATHSIG). */
 	(void)cordon_cgroup_cleanup_stale(&s->caps);
+	/* The egress policy, loaded once for every instance, so that its
+	 * denial events reach cordond. Without it (no BPF, CORDON_BPF=OFF)
+	 * cordon_spawn() plans each launch without the eBPF layer: refused
+	 * or degraded as the profile says. */
+	if (s->caps.bpf_cgroup_sock_addr) {
+		struct cordon_diag d = {0};
+
+		r = cordon_netpolicy_open(&s->np, &d);
+		if (r < 0)
+			log_warning("eBPF egress policy unavailable: %s", d.message);
+	}
 
 	r = serve_loop(s);
 out:
 	closep(&s->sigfd);
 	closep(&s->profiles_fd);
+	/* After shutdown_all(): no instance is left to lose its policy. */
+	cordon_netpolicy_close(s->np);
 	free(s);
 	return r < 0 ? 1 : 0;
 }

@@ -79,6 +79,10 @@ struct cordon_cgroup {
 	bool placed_by_clone; /* clone3(CLONE_INTO_CGROUP) put the child in v2 */
 	bool use_kill;	      /* the v2 directory has cgroup.kill */
 	char dirname[NAME_MAX_LEN + 64];
+	/* CORDON_CGROUP_DEFER_V1: what cordon_cgroup_complete() needs. */
+	struct proc_view *pending_pv; /* non-NULL while the v1 part is pending */
+	struct cordon_cgroup_limits pending_lim;
+	unsigned pending_required;
 };
 
 static void hdir_init(struct hdir *h)
@@ -110,10 +114,13 @@ static struct cordon_cgroup *cg_new(void)
 	return cg;
 }
 
+static void proc_view_free(struct proc_view *pv);
+
 static void cg_free(struct cordon_cgroup *cg)
 {
 	if (!cg)
 		return;
+	proc_view_free(cg->pending_pv);
 	hdir_free(&cg->v2);
 	for (size_t i = 0; i < ELEMENTSOF(cg->v1); i++)
 		hdir_free(&cg->v1[i]);
@@ -188,6 +195,16 @@ struct proc_view {
 	char *cgroup;
 	char *mountinfo;
 };
+
+static void proc_view_done(struct proc_view *pv);
+
+static void proc_view_free(struct proc_view *pv)
+{
+	if (!pv)
+		return;
+	proc_view_done(pv);
+	free(pv);
+}
 
 static void proc_view_done(struct proc_view *pv)
 {
@@ -708,6 +725,10 @@ static int rmdir_tree(const char *path, unsigned depth)
 
 	if (depth > TREE_MAX_DEPTH)
 		return -ELOOP;
+	/* The usual case, a leaf whose processes are gone: one rmdir, no
+	 * listing of the control files. */
+	if (rmdir(path) >= 0 || errno == ENOENT)
+		return 0;
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
@@ -819,8 +840,22 @@ static int make_instance_dir(struct hdir *h, unsigned v2_ctrls, int errs[static 
 	return 0;
 }
 
+/* A launcher's own directory in the cgroup2 hierarchy,
+ * <base>/cordon/g-<pid>-<start>, holding its instances' cgroup2 directories
+ * (see cordon_cgroup_group_new()). */
+struct cordon_cgroup_group {
+	char *parent; /* <base>/cordon */
+	char *path;   /* <base>/cordon/g-<pid>-<start> */
+	char *mount;
+	int fd;
+	unsigned want;			   /* v2 controllers meant to reach the instances */
+	int errs[_CORDON_CTRL_MAX];	   /* why one of them could not be enabled */
+	char *err_where[_CORDON_CTRL_MAX]; /* ... in which directory's subtree_control */
+};
+
 struct create_ctx {
 	const struct cordon_caps *caps;
+	const struct cordon_cgroup_group *group;
 	const struct cordon_cgroup_limits *lim;
 	unsigned required;
 	unsigned missing;
@@ -944,18 +979,91 @@ static int write_v1_limits(int fd, unsigned c, const struct cordon_cgroup_limits
 	return 0;
 }
 
+static unsigned v2_wanted(const struct cordon_caps *caps)
+{
+	unsigned want = 0;
+
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if ((HANDLED_CTRLS & (1u << c)) && caps->ctrl[c].available && caps->ctrl[c].v2)
+			want |= 1u << c;
+	return want;
+}
+
+/* The cgroup2 directory below which "cordon" lives, with `want` enabled
+ * for its children where possible (errs[c] says why not). */
+static int v2_find_base(const struct proc_view *pv, const struct cordon_caps *caps, unsigned want, char **ret,
+			int errs[static _CORDON_CTRL_MAX])
+{
+	_cleanup_free_ char *base = NULL;
+	int r;
+
+	r = hierarchy_base(pv, caps->cgroup2_mount, NULL, &base);
+	if (r < 0)
+		return r;
+	while (want) {
+		char *up;
+
+		r = v2_enable_set(base, want, errs);
+		if (r != -EBUSY || !path_is_strictly_below(base, caps->cgroup2_mount))
+			break;
+		r = parent_path(base, &up);
+		if (r < 0)
+			return r;
+		free(base);
+		base = up;
+	}
+	if (want && r < 0)
+		for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+			errs[c] = (want & (1u << c)) ? -r : 0;
+	*ret = TAKE_PTR(base);
+	return 0;
+}
+
+static int write_v2_limits_all(struct cordon_cgroup *cg, struct create_ctx *x, unsigned want);
+
+/* The instance's cgroup2 directory inside the launcher's group: made with
+ * mkdirat() on the group's fd, so it is below the very directory the
+ * caller attached its programs to (never below a look-alike made after
+ * the group was removed: mkdirat in a removed cgroup fails). */
+static int setup_v2_in_group(struct cordon_cgroup *cg, struct create_ctx *x)
+{
+	const struct cordon_cgroup_group *g = x->group;
+	unsigned want = g->want;
+	int r;
+
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if (g->errs[c] && (want & (1u << c))) {
+			want &= ~(1u << c);
+			r = ctrl_failed(x, c, g->errs[c], "cannot enable in cgroup.subtree_control of ",
+					g->err_where[c] ? g->err_where[c] : g->path);
+			if (r < 0)
+				return r;
+		}
+	/* parent stays NULL: the group is not removed with an instance. */
+	if (asprintf(&cg->v2.path, "%s/%s", g->path, cg->dirname) < 0 || !(cg->v2.mount = strdup(g->mount)))
+		return cordon_diag_set(x->diag, ENOMEM, "cgroup", "out of memory");
+	if (mkdirat(g->fd, cg->dirname, 0755) < 0)
+		return cordon_diag_set(x->diag, errno, "cgroup", "cannot create cgroup2 directory %s: %m", cg->v2.path);
+	cg->v2.created = true;
+	cg->v2.fd = openat(g->fd, cg->dirname, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (cg->v2.fd < 0)
+		return cordon_diag_set(x->diag, errno, "cgroup", "cannot open %s: %m", cg->v2.path);
+	cg->v2.procs_fd = openat(cg->v2.fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (cg->v2.procs_fd < 0)
+		return cordon_diag_set(x->diag, errno, "cgroup", "cannot open %s/cgroup.procs: %m", cg->v2.path);
+	return write_v2_limits_all(cg, x, want);
+}
+
 static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 {
 	const struct cordon_caps *caps = x->caps;
 	_cleanup_free_ char *base = NULL;
 	int errs[_CORDON_CTRL_MAX] = {0};
-	unsigned want = 0;
+	unsigned want = v2_wanted(caps);
 	int r = 0;
 
-	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
-		if ((HANDLED_CTRLS & (1u << c)) && caps->ctrl[c].available && caps->ctrl[c].v2)
-			want |= 1u << c;
-
+	if (x->group)
+		return setup_v2_in_group(cg, x);
 	r = hierarchy_base(&x->pv, caps->cgroup2_mount, NULL, &base);
 	if (r < 0)
 		return cordon_diag_set(x->diag, -r, "cgroup", "cannot find own cgroup2 path: %s", strerror(-r));
@@ -1005,6 +1113,12 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 			if (r < 0)
 				return r;
 		}
+	return write_v2_limits_all(cg, x, want);
+}
+
+static int write_v2_limits_all(struct cordon_cgroup *cg, struct create_ctx *x, unsigned want)
+{
+	int r;
 
 	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
 		const char *file = "";
@@ -1149,12 +1263,60 @@ static void setup_cpuacct(struct cordon_cgroup *cg, struct create_ctx *x)
 		h->cpuacct = true;
 }
 
-int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
-			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
-			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
+/* The v1 hierarchies and the bookkeeping after them (second half of
+ * create, or cordon_cgroup_complete()). Frees nothing on failure. */
+static int setup_rest(struct cordon_cgroup *cg, struct create_ctx *x)
+{
+	const struct cordon_caps *caps = x->caps;
+	int r;
+
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
+		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
+			continue;
+		r = setup_v1(cg, x, c);
+		if (r < 0)
+			return r;
+	}
+	setup_cpuacct(cg, x);
+	/* Controllers we wanted that the kernel does not have at all. */
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(x->lim, c))
+			x->missing |= 1u << c;
+	return 0;
+}
+
+int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup *cg, unsigned *ret_missing,
+			   struct cordon_diag *reterr_diag)
+{
+	struct create_ctx x = {.caps = caps, .lim = NULL, .diag = reterr_diag};
+	int r;
+
+	if (!caps || !cg)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
+	if (!cg->pending_pv) {
+		if (ret_missing)
+			*ret_missing = 0;
+		return 0;
+	}
+	x.lim = &cg->pending_lim;
+	x.required = cg->pending_required;
+	x.pv = *cg->pending_pv;
+	r = setup_rest(cg, &x);
+	if (r < 0)
+		return r;		/* the caller destroys cg, which removes what was made */
+	free(TAKE_PTR(cg->pending_pv)); /* its strings were moved into x.pv */
+	proc_view_done(&x.pv);
+	if (ret_missing)
+		*ret_missing = x.missing;
+	return 0;
+}
+
+static int create_impl(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, pid_t owner,
+		       const char *name, const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
+		       struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
 	struct cordon_cgroup *cg;
-	struct create_ctx x = {.caps = caps, .lim = lim, .required = required, .diag = reterr_diag};
+	struct create_ctx x = {.caps = caps, .group = group, .lim = lim, .required = required, .diag = reterr_diag};
 	uint64_t start;
 	int r;
 
@@ -1204,18 +1366,21 @@ int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, cons
 		if (r < 0)
 			goto fail;
 	}
-	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++) {
-		if (!(HANDLED_CTRLS & (1u << c)) || !caps->ctrl[c].available || caps->ctrl[c].v2)
-			continue;
-		r = setup_v1(cg, &x, c);
+	if (flags & CORDON_CGROUP_DEFER_V1) {
+		cg->pending_pv = malloc(sizeof(*cg->pending_pv));
+		if (!cg->pending_pv) {
+			r = cordon_diag_set(reterr_diag, ENOMEM, "cgroup", "out of memory");
+			goto fail;
+		}
+		*cg->pending_pv = x.pv; /* moved: complete() frees it */
+		x.pv = (struct proc_view){0};
+		cg->pending_lim = *lim;
+		cg->pending_required = required;
+	} else {
+		r = setup_rest(cg, &x);
 		if (r < 0)
 			goto fail;
 	}
-	setup_cpuacct(cg, &x);
-	/* Controllers we wanted that the kernel does not have at all. */
-	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
-		if ((HANDLED_CTRLS & (1u << c)) && !caps->ctrl[c].available && limit_requested(lim, c))
-			x.missing |= 1u << c;
 
 	cg->use_kill = caps->cgroup_kill && cg->v2.fd >= 0 && faccessat(cg->v2.fd, "cgroup.kill", F_OK, 0) >= 0;
 	cg->placed_by_clone = caps->clone_into_cgroup && cg->v2.fd >= 0;
@@ -1230,11 +1395,149 @@ fail:
 	return r;
 }
 
+int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
+			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
+			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
+{
+	return create_impl(caps, NULL, owner, name, lim, required, 0, ret, ret_missing, reterr_diag);
+}
+
 int cordon_cgroup_create(const struct cordon_caps *caps, const char *name, const struct cordon_cgroup_limits *lim,
 			 unsigned required, struct cordon_cgroup **ret, unsigned *ret_missing,
 			 struct cordon_diag *reterr_diag)
 {
-	return cordon_cgroup_create_owned(caps, 0, name, lim, required, ret, ret_missing, reterr_diag);
+	return create_impl(caps, NULL, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
+}
+
+int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
+			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
+			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
+{
+	if (flags & ~(unsigned)CORDON_CGROUP_DEFER_V1)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown flags 0x%x", flags);
+	return create_impl(caps, group, 0, name, lim, required, flags, ret, ret_missing, reterr_diag);
+}
+
+int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
+				  const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
+				  struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
+{
+	if (!group)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing group");
+	return create_impl(caps, group, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
+}
+
+/* ---- The launcher's group ---------------------------------------------- */
+
+void cordon_cgroup_group_free(struct cordon_cgroup_group *g)
+{
+	if (!g)
+		return;
+	if (g->fd >= 0)
+		(void)close(g->fd);
+	/* Empty by now unless instances outlive the group object (then EBUSY:
+	 * it stays, and a later launcher's stale cleanup removes it). */
+	if (g->path)
+		(void)rmdir(g->path);
+	if (g->parent)
+		(void)rmdir(g->parent);
+	free(g->parent);
+	free(g->path);
+	free(g->mount);
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		free(g->err_where[c]);
+	free(g);
+}
+
+static void group_note_errs(struct cordon_cgroup_group *g, const int errs[static _CORDON_CTRL_MAX], const char *where)
+{
+	for (unsigned c = 0; c < _CORDON_CTRL_MAX; c++)
+		if (errs[c] && (g->want & (1u << c)) && !g->errs[c]) {
+			g->errs[c] = errs[c];
+			g->err_where[c] = strdup(where);
+		}
+}
+
+int cordon_cgroup_group_new(const struct cordon_caps *caps, struct cordon_cgroup_group **ret,
+			    struct cordon_diag *reterr_diag)
+{
+	struct cordon_cgroup_group *g = NULL;
+	_cleanup_free_ char *base = NULL;
+	struct proc_view pv;
+	struct hdir h;
+	int errs[_CORDON_CTRL_MAX] = {0};
+	uint64_t start;
+	int r;
+
+	if (!caps || !ret)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
+	if (!caps->cgroup2_mount[0] || caps->cgroup_layout == CORDON_CGROUP_NONE ||
+	    caps->cgroup_layout == CORDON_CGROUP_V1)
+		return cordon_diag_set(reterr_diag, EOPNOTSUPP, "cgroup", "no cgroup2 hierarchy");
+	r = proc_starttime(getpid(), &start, NULL);
+	if (r < 0)
+		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read own start time: %s", strerror(-r));
+	r = proc_view_load(&pv);
+	if (r < 0)
+		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot read /proc/self/cgroup or mountinfo: %s",
+				       strerror(-r));
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		proc_view_done(&pv);
+		return -ENOMEM;
+	}
+	g->fd = -EBADF;
+	g->want = v2_wanted(caps);
+	r = v2_find_base(&pv, caps, g->want, &base, errs);
+	proc_view_done(&pv);
+	if (r < 0) {
+		cordon_cgroup_group_free(g);
+		return cordon_diag_set(reterr_diag, -r, "cgroup", "cannot find own cgroup2 path: %s", strerror(-r));
+	}
+	group_note_errs(g, errs, base);
+	hdir_init(&h);
+	if (asprintf(&h.parent, "%s/" CORDON_PARENT, base) < 0 ||
+	    asprintf(&h.path, "%s/g-%d-%" PRIu64, h.parent, (int)getpid(), start) < 0 ||
+	    !(g->mount = strdup(caps->cgroup2_mount))) {
+		hdir_free(&h);
+		cordon_cgroup_group_free(g);
+		return cordon_diag_set(reterr_diag, ENOMEM, "cgroup", "out of memory");
+	}
+	memset(errs, 0, sizeof(errs));
+	r = make_instance_dir(&h, g->want, errs);
+	if (r < 0) {
+		if (h.created)
+			(void)rmdir(h.path);
+		(void)rmdir(h.parent);
+		cordon_diag_set(reterr_diag, -r, "cgroup", "cannot create cgroup2 directory %s: %s", h.path,
+				strerror(-r));
+		hdir_free(&h);
+		cordon_cgroup_group_free(g);
+		return r;
+	}
+	group_note_errs(g, errs, h.parent);
+	/* Instances get their limits from the group's subtree_control. */
+	if (g->want) {
+		memset(errs, 0, sizeof(errs));
+		(void)v2_enable_set(h.path, g->want, errs);
+		group_note_errs(g, errs, h.path);
+	}
+	g->fd = TAKE_FD(h.fd);
+	g->parent = TAKE_PTR(h.parent);
+	g->path = TAKE_PTR(h.path);
+	hdir_free(&h);
+	*ret = g;
+	return 0;
+}
+
+int cordon_cgroup_group_fd(const struct cordon_cgroup_group *g)
+{
+	return g ? g->fd : -EBADF;
+}
+
+const char *cordon_cgroup_group_path(const struct cordon_cgroup_group *g)
+{
+	return g ? g->path : NULL;
 }
 
 /* ---- Accessors, entering, stats --------------------------------------- */
@@ -1357,6 +1660,8 @@ int cordon_cgroup_attach_pid(const struct cordon_cgroup *cg, pid_t pid)
 
 	if (!cg || pid <= 0)
 		return -EINVAL;
+	if (cg->pending_pv)
+		return -EBUSY; /* cordon_cgroup_complete() first */
 	snprintf(s, sizeof(s), "%d", (int)pid);
 	if (cg->v2.fd >= 0) {
 		r = write_small_file_at(cg->v2.fd, "cgroup.procs", s);
@@ -1504,6 +1809,27 @@ static int parse_dirname(const char *s, pid_t *ret_pid, uint64_t *ret_start)
 	return 0;
 }
 
+/* "g-<pid>-<start>": a launcher's group directory (cgroup2 only). */
+static int parse_group_dirname(const char *s, pid_t *ret_pid, uint64_t *ret_start)
+{
+	char buf[64];
+	char *p;
+	uint64_t pid, start;
+
+	if (strncmp(s, "g-", 2) != 0 || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s + 2);
+	p = strchr(buf, '-');
+	if (!p)
+		return -EINVAL;
+	*p++ = '\0';
+	if (parse_u64(buf, &pid) < 0 || pid == 0 || pid > INT32_MAX || parse_u64(p, &start) < 0)
+		return -EINVAL;
+	*ret_pid = (pid_t)pid;
+	*ret_start = start;
+	return 0;
+}
+
 static bool owner_is_gone(pid_t pid, uint64_t start)
 {
 	uint64_t now;
@@ -1634,7 +1960,12 @@ int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps)
 			uint64_t start;
 			bool dup = false;
 
-			if (de->d_type != DT_DIR || parse_dirname(de->d_name, &pid, &start) < 0)
+			if (de->d_type != DT_DIR)
+				continue;
+			/* A dead launcher's group goes whole (cgroup.kill of
+			 * the subtree, then every directory below it). */
+			if (parse_dirname(de->d_name, &pid, &start) < 0 &&
+			    (!l.v2[i] || parse_group_dirname(de->d_name, &pid, &start) < 0))
 				continue;
 			if (!owner_is_gone(pid, start))
 				continue;

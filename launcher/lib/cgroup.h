@@ -113,3 +113,68 @@ const char *cordon_cgroup_dir_name(const struct cordon_cgroup *cg);
  * cgroup.max.descendants 256; those files stay root's). Returns 0, -EBADF
  * without a cgroup2 directory, or -errno. */
 int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid);
+
+/* ---- A launcher's group (one cgroup2 directory for all its instances) -- */
+
+/* The eBPF egress policy can be attached once, to a directory above every
+ * instance of one launcher, instead of to each instance: programs attached
+ * to a cgroup2 directory run for every descendant, and the policy maps are
+ * keyed by the caller's own cgroup id. That directory must hold only this
+ * launcher's instances (another launcher's programs would deny them), so
+ * it is the launcher's own: <base>/cordon/g-<pid>-<start time> in the
+ * cgroup2 hierarchy (v1 directories keep their place). It lives as long as
+ * the group object; cordon_cgroup_cleanup_stale() removes a dead
+ * launcher's group with everything below it.
+ *
+ * Returns 0 and writes *ret, -EOPNOTSUPP without a cgroup2 hierarchy, or
+ * -errno with the diag naming the directory. Controllers that could not be
+ * enabled for the group's children are reported by each
+ * cordon_cgroup_create_in_group() like cordon_cgroup_create() does. */
+struct cordon_cgroup_group;
+
+int cordon_cgroup_group_new(const struct cordon_caps *caps, struct cordon_cgroup_group **ret,
+			    struct cordon_diag *reterr_diag);
+
+/* O_DIRECTORY fd of the group's directory (owned by the group). */
+int cordon_cgroup_group_fd(const struct cordon_cgroup_group *g);
+const char *cordon_cgroup_group_path(const struct cordon_cgroup_group *g);
+
+/* Closes the fd and removes the directory (and the shared "cordon" parent)
+ * when empty. Free the group's instances first. NULL is a no-op. */
+void cordon_cgroup_group_free(struct cordon_cgroup_group *g);
+
+static inline void cordon_cgroup_group_freep(struct cordon_cgroup_group **g)
+{
+	cordon_cgroup_group_free(*g);
+}
+
+/* Like cordon_cgroup_create(), with the instance's cgroup2 directory made
+ * inside the group (mkdirat on the group's fd: never below a directory
+ * other than the one the caller holds). v1 directories are where
+ * cordon_cgroup_create() puts them. */
+int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
+				  const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
+				  struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
+
+/* ---- Creation in two steps --------------------------------------------- */
+
+/* With CORDON_CGROUP_DEFER_V1, create only makes the cgroup2 directory
+ * (what clone3(CLONE_INTO_CGROUP) and the eBPF policy need) and leaves the
+ * v1 hierarchies to cordon_cgroup_complete(), which a spawner calls after
+ * the clone, while the child builds its sandbox and before the child runs
+ * anything untrusted: on hybrid hosts the v1 directories and their limits
+ * are then made in parallel with the child's namespace and mount work
+ * instead of before it. *ret_missing of create covers cgroup2 only;
+ * complete() reports the rest. cordon_cgroup_attach_pid() refuses
+ * (-EBUSY) until complete() succeeded; destroy() works at any point. */
+#define CORDON_CGROUP_DEFER_V1 0x1u
+
+int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
+			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
+			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
+
+/* Makes the deferred v1 directories and writes their limits; a no-op when
+ * nothing is pending. On failure (a required controller) the caller
+ * destroys cg. */
+int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup *cg, unsigned *ret_missing,
+			   struct cordon_diag *reterr_diag);

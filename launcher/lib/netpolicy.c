@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../basic/cleanup.h"
+#include "cgroup.h"
 #include "netpolicy.h"
 
 #ifdef CORDON_HAVE_BPF
@@ -374,6 +375,8 @@ enum { N_PROGS = 8 };
 
 struct cordon_netpolicy_attachment {
 	uint64_t cgroup_id;
+	struct cordon_np_key *keys; /* the entries written, deleted exactly at detach */
+	size_t n_keys;
 	struct bpf_link *links[N_PROGS];
 	struct cordon_netpolicy_attachment *next;
 };
@@ -382,6 +385,9 @@ struct cordon_netpolicy_state {
 	struct cordon_netpolicy *skel;
 	struct ring_buffer *rb;
 	struct cordon_netpolicy_attachment *attachments;
+	struct cordon_cgroup_group *group;		   /* the launcher's group, policed as a whole */
+	struct cordon_netpolicy_attachment *group_att; /* its links (also in attachments) */
+	int group_error;				   /* why the group could not be set up, once */
 	cordon_netpolicy_event_fn fn; /* valid during poll_events only */
 	void *userdata;
 };
@@ -496,6 +502,17 @@ static int delete_entries(struct cordon_netpolicy_state *np, uint64_t cgid)
 	return r;
 }
 
+/* Deletes exactly these keys; a key already gone is fine. */
+static int delete_keys(struct cordon_netpolicy_state *np, const struct cordon_np_key *keys, size_t n)
+{
+	int fd = bpf_map__fd(np->skel->maps.np_allow), r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, &keys[i]) < 0 && errno != ENOENT && r == 0)
+			r = -errno;
+	return r;
+}
+
 int cordon_netpolicy_count_entries(const struct cordon_netpolicy_state *np, uint64_t cgroup_id)
 {
 	int fd = bpf_map__fd(np->skel->maps.np_allow);
@@ -543,11 +560,13 @@ static int cgroup_id_of(int cgroup_fd, uint64_t *ret)
 	return 0;
 }
 
-int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, const struct cordon_net_rule *rules,
-			    size_t n_rules, struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag)
+static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const struct cordon_net_rule *rules,
+		       size_t n_rules, bool links, struct cordon_netpolicy_attachment **ret,
+		       struct cordon_diag *reterr_diag)
 {
 	_cleanup_free_ struct cordon_netpolicy_attachment *a = NULL;
 	_cleanup_free_ struct entry *e = NULL;
+	_cleanup_free_ struct cordon_np_key *keys = NULL;
 	libbpf_print_fn_t old;
 	size_t n = 0;
 	uint64_t cgid;
@@ -568,27 +587,31 @@ int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, co
 		return r;
 
 	a = calloc(1, sizeof(*a));
-	if (!a)
+	keys = n ? calloc(n, sizeof(*keys)) : NULL;
+	if (!a || (n && !keys))
 		return -ENOMEM;
 	a->cgroup_id = cgid;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = e[i].key;
 
 	/* Entries first, programs second: the instance is never policed by
 	 * an incomplete allowlist (a missing entry would deny, not allow, but
 	 * a half-filled list would deny spuriously). */
+	/* No stale entry of this cgroup can be in the map: the maps are this
+	 * object's own, cgroup ids are never reused within a boot, and every
+	 * attachment removes exactly the keys it wrote (scanning the whole
+	 * map instead would cost a syscall per entry of every instance). */
 	fd = bpf_map__fd(np->skel->maps.np_allow);
-	r = delete_entries(np, cgid); /* nothing can be there; be sure */
-	if (r < 0)
-		return cordon_diag_set(reterr_diag, -r, "netpolicy", "clearing stale entries: %s", strerror(-r));
 	for (size_t i = 0; i < n; i++)
 		if (bpf_map_update_elem(fd, &e[i].key, &e[i].merged, BPF_ANY) < 0) {
 			r = negative_errno();
-			(void)delete_entries(np, cgid);
+			(void)delete_keys(np, keys, i);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "writing allowlist entry %zu: %s", i,
 					       strerror(-r));
 		}
 
 	old = libbpf_set_print(capture_print); /* libbpf would print attach failures */
-	for (int i = 0; i < N_PROGS; i++) {
+	for (int i = 0; links && i < N_PROGS; i++) {
 		struct bpf_program *prog = prog_at(np->skel, i);
 
 		a->links[i] = bpf_program__attach_cgroup(prog, cgroup_fd);
@@ -596,17 +619,77 @@ int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, co
 			r = negative_errno();
 			(void)libbpf_set_print(old);
 			destroy_links(a, NULL);
-			(void)delete_entries(np, cgid);
+			(void)delete_keys(np, keys, n);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "attaching %s to cgroup %llu: %s",
 					       bpf_program__section_name(prog), (unsigned long long)cgid, strerror(-r));
 		}
 	}
 	(void)libbpf_set_print(old);
 
+	a->keys = TAKE_PTR(keys);
+	a->n_keys = n;
 	a->next = np->attachments;
 	np->attachments = a;
 	*ret = TAKE_PTR(a);
 	return 0;
+}
+
+int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, const struct cordon_net_rule *rules,
+			    size_t n_rules, struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag)
+{
+	return attach_impl(np, cgroup_fd, rules, n_rules, true, ret, reterr_diag);
+}
+
+int cordon_netpolicy_attach_entries(struct cordon_netpolicy_state *np, int cgroup_fd,
+				    const struct cordon_net_rule *rules, size_t n_rules,
+				    struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag)
+{
+	uint64_t cgid;
+	int r;
+
+	if (!np || !np->group)
+		return cordon_diag_set(reterr_diag, ENOENT, "netpolicy", "no policed group");
+	r = cgroup_id_of(cgroup_fd, &cgid);
+	if (r < 0)
+		return cordon_diag_set(reterr_diag, -r, "netpolicy", "not a cgroup2 directory: %s", strerror(-r));
+	if (cgid == np->group_att->cgroup_id)
+		return cordon_diag_set(reterr_diag, EINVAL, "netpolicy", "the group itself takes no entries");
+	return attach_impl(np, cgroup_fd, rules, n_rules, false, ret, reterr_diag);
+}
+
+int cordon_netpolicy_group_setup(struct cordon_netpolicy_state *np, const struct cordon_caps *caps,
+				 struct cordon_diag *reterr_diag)
+{
+	_cleanup_(cordon_cgroup_group_freep) struct cordon_cgroup_group *g = NULL;
+	struct cordon_netpolicy_attachment *a = NULL;
+	int r;
+
+	if (!np || !caps)
+		return -EINVAL;
+	if (np->group)
+		return 0;
+	if (np->group_error)
+		return cordon_diag_set(reterr_diag, np->group_error, "netpolicy", "no policed group (failed before)");
+	r = cordon_cgroup_group_new(caps, &g, reterr_diag);
+	if (r >= 0)
+		r = attach_impl(np, cordon_cgroup_group_fd(g), NULL, 0, true, &a, reterr_diag);
+	if (r < 0) {
+		np->group_error = -r;
+		return r;
+	}
+	np->group = TAKE_PTR(g);
+	np->group_att = a;
+	return 0;
+}
+
+const struct cordon_cgroup_group *cordon_netpolicy_group(const struct cordon_netpolicy_state *np)
+{
+	return np ? np->group : NULL;
+}
+
+bool cordon_netpolicy_is_idle(const struct cordon_netpolicy_state *np)
+{
+	return !np || !np->attachments || (np->attachments == np->group_att && !np->group_att->next);
 }
 
 uint64_t cordon_netpolicy_attachment_cgroup_id(const struct cordon_netpolicy_attachment *a)
@@ -628,9 +711,12 @@ int cordon_netpolicy_detach(struct cordon_netpolicy_state *np, struct cordon_net
 	/* Programs off first, entries second: never a moment where the
 	 * programs run against a partly cleared allowlist. */
 	destroy_links(a, &r);
-	k = delete_entries(np, a->cgroup_id);
+	k = delete_keys(np, a->keys, a->n_keys);
+	if (k < 0)
+		k = delete_entries(np, a->cgroup_id); /* be thorough when exactness failed */
 	if (k < 0 && r == 0)
 		r = k;
+	free(a->keys);
 	free(a);
 	return r;
 }
@@ -639,8 +725,15 @@ void cordon_netpolicy_close(struct cordon_netpolicy_state *np)
 {
 	if (!np)
 		return;
-	while (np->attachments)
+	/* Instances first, the group's links last: programs stay on the group
+	 * while anything below it may still run. */
+	while (np->attachments && np->attachments != np->group_att)
 		(void)cordon_netpolicy_detach(np, np->attachments);
+	while (np->attachments && np->attachments->next)
+		(void)cordon_netpolicy_detach(np, np->attachments->next);
+	if (np->group_att)
+		(void)cordon_netpolicy_detach(np, np->group_att);
+	cordon_cgroup_group_free(np->group);
 	ring_buffer__free(np->rb);
 	cordon_netpolicy__destroy(np->skel);
 	free(np);
@@ -683,6 +776,29 @@ uint64_t cordon_netpolicy_events_lost(const struct cordon_netpolicy_state *np)
 }
 
 #else /* !CORDON_HAVE_BPF */
+
+int cordon_netpolicy_attach_entries(struct cordon_netpolicy_state *np, int cgroup_fd,
+				    const struct cordon_net_rule *rules, size_t n_rules,
+				    struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag)
+{
+	return cordon_diag_set(reterr_diag, EOPNOTSUPP, "netpolicy", "built without BPF support (CORDON_BPF=OFF)");
+}
+
+int cordon_netpolicy_group_setup(struct cordon_netpolicy_state *np, const struct cordon_caps *caps,
+				 struct cordon_diag *reterr_diag)
+{
+	return cordon_diag_set(reterr_diag, EOPNOTSUPP, "netpolicy", "built without BPF support (CORDON_BPF=OFF)");
+}
+
+const struct cordon_cgroup_group *cordon_netpolicy_group(const struct cordon_netpolicy_state *np)
+{
+	return NULL;
+}
+
+bool cordon_netpolicy_is_idle(const struct cordon_netpolicy_state *np)
+{
+	return true;
+}
 
 int cordon_netpolicy_open(struct cordon_netpolicy_state **ret, struct cordon_diag *reterr_diag)
 {

@@ -115,6 +115,45 @@ static inline void cordon_netpolicy_closep(struct cordon_netpolicy_state **np)
 int cordon_netpolicy_attach(struct cordon_netpolicy_state *np, int cgroup_fd, const struct cordon_net_rule *rules,
 			    size_t n_rules, struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag);
 
+/* ---- Policing a launcher's group once ----------------------------------
+ *
+ * Programs attached to a cgroup2 directory run for every descendant, and
+ * each lookup is keyed by the calling task's own cgroup id. So the
+ * programs can be attached ONCE, to the launcher's own group directory
+ * (cordon_cgroup_group_new(): <base>/cordon/g-<pid>-<start>, holding only
+ * this launcher's instances), and each instance then only gets its map
+ * entries (cordon_netpolicy_attach_entries()). A cgroup in the group
+ * without entries -- the group itself, a sub-cgroup a connector made, an
+ * instance in mode none -- is denied everything, exactly like an instance
+ * policed by its own attachment with an empty allowlist.
+ *
+ * cordon_netpolicy_group_setup() creates the group and attaches the
+ * programs to it, once per policy object; a failure is remembered (and
+ * returned again) so the caller falls back to per-instance attachment.
+ * The group belongs to np and goes with cordon_netpolicy_close(), after
+ * every instance attachment. */
+struct cordon_caps;
+struct cordon_cgroup_group;
+
+int cordon_netpolicy_group_setup(struct cordon_netpolicy_state *np, const struct cordon_caps *caps,
+				 struct cordon_diag *reterr_diag);
+
+/* The policed group, or NULL before a successful group_setup(). */
+const struct cordon_cgroup_group *cordon_netpolicy_group(const struct cordon_netpolicy_state *np);
+
+/* Writes the allowlist entries of an instance cgroup inside the policed
+ * group, without attaching anything (the group's programs already run for
+ * it). Same rules, errors and detach as cordon_netpolicy_attach(); -ENOENT
+ * without a group. Write them before the instance runs connector code:
+ * until then it is denied everything. */
+int cordon_netpolicy_attach_entries(struct cordon_netpolicy_state *np, int cgroup_fd,
+				    const struct cordon_net_rule *rules, size_t n_rules,
+				    struct cordon_netpolicy_attachment **ret, struct cordon_diag *reterr_diag);
+
+/* True when np holds no attachment besides its group's (nothing would
+ * lose its policy if np were closed now). */
+bool cordon_netpolicy_is_idle(const struct cordon_netpolicy_state *np);
+
 /* The cgroup id the attachment polices (what events carry). */
 uint64_t cordon_netpolicy_attachment_cgroup_id(const struct cordon_netpolicy_attachment *a);
 

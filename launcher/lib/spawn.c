@@ -18,19 +18,27 @@
  *  4. Landlock ruleset from the same O_PATH fds (rules are per inode, so the
  *     bind mounts inside the sandbox are covered) and the TCP port rules.
  *  5. Seccomp program compiled once per policy (cached) and only loaded later.
- *  6. Cgroup with limits written BEFORE the child exists, so the connector
- *     never runs a single instruction unlimited.
+ *  6. Cgroup: the cgroup2 directory with its limits, BEFORE the child
+ *     exists, so the connector never runs a single instruction unlimited.
+ *     With the eBPF egress policy it is made inside this launcher's group,
+ *     whose programs were attached once (attaching eight programs per
+ *     instance, and detaching them, was the costliest part of a spawn);
+ *     the instance's allowlist entries are written here. Until it has
+ *     entries a cgroup below the group is denied everything.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
  *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP}): the child starts inside its cgroup2
  *     directory and namespaces atomically. No user namespace: the launcher
  *     is real root, so it can give the connector a real unprivileged host
  *     uid, which is what the rest of the host's permission checks understand.
- *  8. While the child builds its sandbox: on hybrid/v1 hosts move it into
- *     the v1 hierarchies (each move waits for an RCU grace period, which
- *     overlaps the child's work), attach the eBPF egress policy to the
- *     instance's cgroup2 directory, then MSG_GO. Init starts the connector
- *     only after MSG_GO, so limits and policy are in place before the
- *     connector's first instruction.
+ *  8. While the child builds its sandbox: on hybrid/v1 hosts make the v1
+ *     directories with their limits and move the child into them (each
+ *     move waits for an RCU grace period; all of it overlaps the child's
+ *     work), attach the eBPF egress policy to the instance's cgroup2
+ *     directory when there is no group (the fallback), then MSG_GO. Init
+ *     starts the connector only after MSG_GO, so limits and policy are in
+ *     place before the connector's first instruction. While waiting for
+ *     the connector's execve, make a spare network namespace for the next
+ *     spawn (the launcher is idle then; see c.).
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
@@ -38,9 +46,11 @@
  *     peer is still open): if the launcher died in between, stop now.
  *  b. Pure cgroup2: verify the clone3 placement (cordon_cgroup_enter(), a
  *     read). Hybrid/v1: the parent moves us (step 8).
- *  c. New network namespace (unshared here rather than in clone3: creating
- *     it is the costliest namespace, and here it overlaps the parent's eBPF
- *     attach), lo up, hostname.
+ *  c. New network namespace (here rather than in clone3: creating it is the
+ *     costliest namespace, and here it overlaps the parent's cgroup work):
+ *     entered with setns when the parent made a fresh one while waiting for
+ *     the previous sandbox (used once, by this child only), else unshared;
+ *     lo up, hostname.
  *  d. Mounts: everything private, a tmpfs as the new root, the cloned trees
  *     moved into place, fresh /proc (hidepid=invisible,subset=pid: only
  *     this pid namespace, no /proc/sys and friends), a minimal /dev, a
@@ -59,16 +69,20 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Wait for MSG_GO, then start the connector (clone with CLONE_VM |
- *     CLONE_VFORK on its own stack: no page-table copy, init resumes when
- *     the connector has exec'd or failed). Init keeps the same confinement
- *     (same Landlock domain, pid 1), tells the parent, loads seccomp itself,
- *     then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
- *     and reports the connector's wait status to the parent before exiting.
- *  l. Connector: seccomp last (it blocks mount, setns, ptrace... which the
- *     steps above need, and it needs no_new_privs), then VERIFY what the
- *     process really has (/proc/self/status: NoNewPrivs 1, Seccomp 2, all
- *     five capability sets zero; Landlock denies reading "/"), then execve.
+ *  k. Wait for MSG_GO, load seccomp (last: it blocks mount, setns,
+ *     ptrace... which the steps above need, and it needs no_new_privs),
+ *     then start the connector (clone with CLONE_VM | CLONE_VFORK on its
+ *     own stack: no page-table copy, init resumes when the connector has
+ *     exec'd or failed); the connector inherits the filter, so the kernel
+ *     converts and JITs it once. (A profile that denies clone: the
+ *     connector loads it itself, and init after the connector's execve.)
+ *     Init keeps the same confinement (same Landlock domain, pid 1), tells
+ *     the parent, then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/
+ *     SIGUSR1/SIGUSR2 and reports the connector's wait status to the
+ *     parent before exiting.
+ *  l. Connector: VERIFY what the process really has (/proc/self/status:
+ *     NoNewPrivs 1, Seccomp 2, all five capability sets zero; Landlock
+ *     denies reading "/"), then execve.
  *
  * Any failure before execve sends a fixed-size struct cordon_diag (step,
  * errno, message) over the sync socket and exits 127 (the connector leaves
@@ -135,10 +149,27 @@ enum {
 	MSG_GO = 4,	/* parent -> init: everything outside is in place, start the connector */
 };
 
+/* Child phases timed for the report's spawn_usec.child (CLOCK_MONOTONIC µs,
+ * taken with the vDSO: async-signal-safe, no syscall). */
+enum {
+	CT_START,    /* init entered child_main */
+	CT_NET,	     /* network namespace, lo up, hostname */
+	CT_MOUNTS,   /* filesystem view, pivot_root */
+	CT_HYGIENE,  /* close_range, rlimits, setsid */
+	CT_PRIVS,    /* bounding set, securebits, uid/gid, capabilities, no_new_privs */
+	CT_LANDLOCK, /* rules for the child's mounts, restrict_self */
+	CT_GO,	     /* MSG_GO received */
+	CT_SECCOMP,  /* connector: filter loaded */
+	CT_VERIFY,   /* connector: read back, about to execve */
+	CT_EXECED,   /* init: the connector has exec'd */
+	_CT_MAX,
+};
+
 struct sync_msg {
 	uint32_t kind;
 	int32_t status;
 	struct cordon_diag diag;
+	uint64_t t[_CT_MAX]; /* MSG_EXECED: child phase timestamps */
 };
 
 struct mount_item {
@@ -161,12 +192,14 @@ struct child_args {
 	struct cordon_landlock_masks ll_handled;
 	bool landlock;
 	const struct cordon_seccomp_program *seccomp;
+	bool seccomp_in_init; /* init loads it before starting the connector, which inherits it */
 	const struct cordon_cgroup *cg;
 	struct mount_item *mounts;
 	size_t n_mounts;
 	bool cg_enter; /* the child joins (verifies) its cgroup itself */
 	bool fs_view;
 	bool net_ns;
+	int netns_fd; /* a fresh, never used network namespace to enter, or -1: unshare one */
 	bool uts_ns;
 	char tmp_opts[64];
 	char shm_opts[64];
@@ -190,6 +223,7 @@ struct cordon_instance {
 	int sync_fd;
 	int stdio[3];
 	struct cordon_cgroup *cg;
+	uint64_t cgroup_id;
 	int uid_lock_fd;
 	uid_t uid;
 	gid_t gid;
@@ -257,6 +291,16 @@ static _noreturn_ void child_fail(int fd, const char *step, int err, const char 
 }
 
 static const struct child_args *connector_args;
+static uint64_t child_t[_CT_MAX]; /* shared with the connector until its execve (CLONE_VM) */
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static struct sync_msg connector_diag;
 static char connector_stack[65536] __attribute__((aligned(64)));
 
@@ -646,12 +690,14 @@ static _connector_ int connector_main(void *unused)
 	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
 		(void)sigaction(forwarded[i], &dfl, NULL);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (a->seccomp) {
+	if (a->seccomp && !a->seccomp_in_init) {
 		r = cordon_seccomp_load(a->seccomp);
 		if (r < 0)
 			connector_fail("seccomp", -r, "loading the filter", NULL);
 	}
+	child_t[CT_SECCOMP] = mono_usec();
 	connector_verify(a);
+	child_t[CT_VERIFY] = mono_usec();
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(a->argv[0], a->argv, a->envp);
 	connector_fail("exec", errno, "execve", a->argv[0]);
@@ -666,6 +712,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 	size_t n_keep = 0;
 	pid_t pid;
 
+	child_t[CT_START] = mono_usec();
 	/* Nothing of the launcher's signal dispositions or mask survives. */
 	sigfillset(&all);
 	sigemptyset(&none);
@@ -704,18 +751,24 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 	/* c. */
 	if (a->net_ns) {
-		if (unshare(CLONE_NEWNET) < 0)
+		if (a->netns_fd >= 0) {
+			if (setns(a->netns_fd, CLONE_NEWNET) < 0)
+				child_fail(fd, "network", errno, "entering the new network namespace", NULL);
+			(void)close(a->netns_fd);
+		} else if (unshare(CLONE_NEWNET) < 0)
 			child_fail(fd, "network", errno, "unshare of the network namespace", NULL);
 		child_net_lo_up(fd);
 	}
 	if (a->uts_ns && sethostname("cordon", 6) < 0)
 		child_fail(fd, "uts", errno, "sethostname", NULL);
+	child_t[CT_NET] = mono_usec();
 
 	/* d. */
 	if (a->fs_view)
 		child_mounts(a);
 	if (a->workdir && chdir(a->workdir) < 0)
 		child_fail(fd, "workdir", errno, "chdir", a->workdir);
+	child_t[CT_MOUNTS] = mono_usec();
 
 	/* e. */
 	keep[n_keep++] = fd;
@@ -754,6 +807,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 	if (setsid() < 0)
 		child_fail(fd, "setsid", errno, "setsid", NULL);
 
+	child_t[CT_HYGIENE] = mono_usec();
 	/* h. */
 	child_drop_privileges(a);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -764,9 +818,11 @@ static _noreturn_ void child_main(const struct child_args *a)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(fd, "no_new_privs", errno, "PR_SET_NO_NEW_PRIVS", NULL);
 
+	child_t[CT_PRIVS] = mono_usec();
 	/* j. */
 	if (a->landlock)
 		child_landlock(a);
+	child_t[CT_LANDLOCK] = mono_usec();
 
 	/* k. */
 	sa.sa_handler = init_forward;
@@ -786,11 +842,24 @@ static _noreturn_ void child_main(const struct child_args *a)
 		if (n != (ssize_t)sizeof(go) || go.kind != MSG_GO)
 			_exit(127);
 	}
+	child_t[CT_GO] = mono_usec();
 
 	/* The connector shares init's memory until its execve (CLONE_VM |
 	 * CLONE_VFORK, own stack): no page-table copy, and init resumes exactly
 	 * when the connector has exec'd or died. A failure leaves its diag in
 	 * connector_diag (shared memory) before _exit. */
+	/* Seccomp, last: loaded once, here, when the filter lets init start
+	 * the connector (a clone without namespace flags) -- the connector
+	 * inherits it through clone, so the kernel converts and JITs the
+	 * program once per instance instead of twice, off the connector's
+	 * path. Init then runs the rest (clone without namespace flags,
+	 * wait4, sendto, kill, dup2) under the filter; it used to load the
+	 * same filter right after the connector's execve anyway. */
+	if (a->seccomp_in_init) {
+		r = cordon_seccomp_load(a->seccomp);
+		if (r < 0)
+			child_fail(fd, "seccomp", -r, "loading the filter", NULL);
+	}
 	connector_args = a;
 	connector_diag.kind = 0;
 	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
@@ -804,6 +873,8 @@ static _noreturn_ void child_main(const struct child_args *a)
 	{
 		struct sync_msg m = {.kind = MSG_EXECED};
 
+		child_t[CT_EXECED] = mono_usec();
+		memcpy(m.t, child_t, sizeof(m.t));
 		(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 	}
 
@@ -821,7 +892,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 		if (nfd > 2)
 			(void)close(nfd);
 	}
-	if (a->seccomp) {
+	if (a->seccomp && !a->seccomp_in_init) {
 		r = cordon_seccomp_load(a->seccomp);
 		if (r < 0) {
 			(void)kill(pid, SIGKILL);
@@ -855,14 +926,6 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 /* Closes and forgets: an fd number closed twice may by then belong to
  * something else (a BPF link, whose close detaches a program). */
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void close_reset(int *fd)
 {
 	closep(fd);
@@ -889,7 +952,10 @@ struct spawn_ctx {
 	char instance_name[64];
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
-	uint64_t t[6]; /* phase timestamps (µs) for the report */
+	uint64_t t[6];				 /* phase timestamps (µs) for the report */
+	uint64_t ct[_CT_MAX];			 /* the child's, from MSG_EXECED */
+	int netns_fd;				 /* the spare network namespace handed to this child */
+	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
 	bool placed_by_clone;
 };
 
@@ -909,6 +975,7 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 	}
 	free(c->envp);
 	close_reset(&c->ruleset_fd);
+	close_reset(&c->netns_fd);
 	if (c->pidfd >= 0) {
 		siginfo_t si;
 
@@ -934,6 +1001,21 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 /* Loaded once per process when the caller passes no policy object. */
 static struct cordon_netpolicy_state *process_netpolicy;
 static bool process_netpolicy_failed;
+static pid_t process_netpolicy_pid;
+
+/* At exit, the process-wide policy goes when nothing depends on it any
+ * more (its group directory is removed with it). Only in the process that
+ * loaded it: a forked child that calls exit() must not detach its
+ * parent's programs. With instances still alive it stays: their policy
+ * must not end before they do (the kernel drops it when the process is
+ * gone, and they die with the launcher). */
+__attribute__((destructor)) static void process_netpolicy_release(void)
+{
+	if (process_netpolicy && process_netpolicy_pid == getpid() && cordon_netpolicy_is_idle(process_netpolicy)) {
+		cordon_netpolicy_close(process_netpolicy);
+		process_netpolicy = NULL;
+	}
+}
 static char process_netpolicy_reason[128];
 
 struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
@@ -1097,6 +1179,68 @@ static int idmap_helper(void *arg)
 	return 0;
 }
 
+/* A spare network namespace, made while the launcher waits for the
+ * previous sandbox to start (it is idle then) and used by the next spawn
+ * that needs one: creating a network namespace is the costliest single
+ * step of a spawn. It is fresh (nothing has ever run in it; lo is down
+ * until the sandbox brings it up) and used exactly once: the fd is handed
+ * to one child and closed in the launcher right after the clone. Only the
+ * process that made it uses it (a forked copy of the launcher holds the
+ * same namespace through its copy of the fd and must not hand it out a
+ * second time). */
+static int spare_netns_fd = -EBADF;
+static pid_t spare_netns_pid;
+
+static int netns_helper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void spare_netns_make(void)
+{
+	static char stack[16384] __attribute__((aligned(64)));
+	char path[64];
+	pid_t pid;
+	int fd;
+
+	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
+		return;
+	if (spare_netns_fd >= 0)
+		(void)close(spare_netns_fd); /* a forked copy's: the parent's spare, not ours */
+	spare_netns_fd = -EBADF;
+	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, NULL);
+	if (pid < 0)
+		return; /* the next child unshares its own */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		return;
+	spare_netns_fd = fd;
+	spare_netns_pid = getpid();
+}
+
+/* Takes the spare (the caller closes it after the clone), or -EBADF. */
+static int spare_netns_take(void)
+{
+	if (spare_netns_fd < 0 || spare_netns_pid != getpid())
+		return -EBADF;
+	return TAKE_FD(spare_netns_fd);
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
 static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
 {
 	static char stack[16384] __attribute__((aligned(64)));
@@ -1133,6 +1277,44 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 /* Opens an extra root (delegation, --root) from a ceiling directory with
  * RESOLVE_BENEATH, so neither ".." nor a symlink can leave the ceiling, and
  * checks by dev/ino that it is the very object the host path names. */
+/* A user namespace that only carries a mapping is immutable once its maps
+ * are written, so one per (owner, sandbox user) serves every instance with
+ * that pair: a dynamic uid number is reused once its instance is gone, and
+ * building the namespace costs a clone and two /proc writes. A few slots,
+ * the oldest replaced. Returns a borrowed fd. */
+static struct {
+	uid_t owner, uid;
+	gid_t owner_gid, gid;
+	int fd;
+} idmap_cache[4] = {{.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}};
+static unsigned idmap_cache_next;
+
+static int idmap_userns_cached(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
+{
+	unsigned slot;
+	int fd = -EBADF, r;
+
+	for (size_t i = 0; i < ELEMENTSOF(idmap_cache); i++)
+		if (idmap_cache[i].fd >= 0 && idmap_cache[i].owner == owner && idmap_cache[i].owner_gid == owner_gid &&
+		    idmap_cache[i].uid == uid && idmap_cache[i].gid == gid) {
+			*ret_fd = idmap_cache[i].fd;
+			return 0;
+		}
+	r = make_idmap_userns(owner, owner_gid, uid, gid, &fd);
+	if (r < 0)
+		return r;
+	slot = idmap_cache_next++ % ELEMENTSOF(idmap_cache);
+	if (idmap_cache[slot].fd >= 0)
+		(void)close(idmap_cache[slot].fd);
+	idmap_cache[slot].owner = owner;
+	idmap_cache[slot].owner_gid = owner_gid;
+	idmap_cache[slot].uid = uid;
+	idmap_cache[slot].gid = gid;
+	idmap_cache[slot].fd = fd;
+	*ret_fd = fd;
+	return 0;
+}
+
 static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd, struct cordon_diag *d)
 {
 	struct stat want;
@@ -1280,7 +1462,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 
 	{
 		struct mount_attr attr = {0};
-		_cleanup_close_ int userns = -EBADF;
+		int userns = -EBADF; /* borrowed from the cache */
 		unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
 
 		/* Read-only trees keep their submounts (all made read-only);
@@ -1305,7 +1487,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		if (mount_setattr(m->tree_fd, "", AT_EMPTY_PATH | (flags & AT_RECURSIVE), &attr, sizeof(attr)) < 0)
 			return cordon_diag_set(d, errno, "mount", "mount_setattr(%s): %m", e->path);
 		if (m->idmapped) {
-			r = make_idmap_userns(st.st_uid, st.st_gid, c->uid, c->gid, &userns);
+			r = idmap_userns_cached(st.st_uid, st.st_gid, c->uid, c->gid, &userns);
 			if (r < 0)
 				return cordon_diag_set(d, -r, "idmap", "user namespace for the id-mapped root '%s': %s",
 						       e->path, strerror(-r));
@@ -1580,6 +1762,11 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 				      p->net_mode == CORDON_NET_NONE ? "none" : "allowlist", "netns",
 				      (pl->ns_effective & CLONE_NEWNET) != 0, "landlock_tcp", pl->landlock_tcp, "ebpf",
 				      pl->ebpf, "reason", *pl->network_reason ? pl->network_reason : NULL));
+	/* Where the eBPF programs are attached: the launcher's group (once for
+	 * all its instances) or the instance's own cgroup2 directory. */
+	if (pl->ebpf)
+		json_object_set_new(json_object_get(controls, "network"), "ebpf_attached",
+				    json_string(c->group ? "group" : "instance"));
 	json_object_set_new(controls, "capabilities",
 			    control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));
@@ -1636,13 +1823,28 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 			c->plan.missing ? json_incref(c->plan.missing) : json_array(), "policy_hash", c->policy_hash,
 			"seccomp_program_hash", c->seccomp ? c->seccomp->program_hash : NULL, "controls", controls,
 			"filesystem", fs, "argv", jargv, "env_names", envnames, "kernel", caps->kernel_release);
-	/* Where the time went (spawn latency for the broker's metrics). */
-	if (rep)
+	/* Where the time went (spawn latency for the broker's metrics). The
+	 * child's phases are consecutive differences of its own timestamps;
+	 * "start" is from the parent's clone to the child's first instruction,
+	 * "go_wait" the time the finished child waited for the parent. */
+	if (rep) {
+		static const char *const names[_CT_MAX] = {"start",    "net",	  "mounts",  "hygiene", "privileges",
+							   "landlock", "go_wait", "seccomp", "verify",	"exec"};
+		json_t *child = json_object();
+
+		for (int i = 0; child && i < _CT_MAX; i++) {
+			uint64_t prev = i == 0 ? c->t[2] : c->ct[i - 1];
+
+			json_object_set_new(child, names[i],
+					    json_integer(c->ct[i] >= prev ? (json_int_t)(c->ct[i] - prev) : 0));
+		}
 		json_object_set_new(rep, "spawn_usec",
-				    json_pack("{s:I, s:I, s:I, s:I, s:I}", "prepare", (json_int_t)(c->t[1] - c->t[0]),
-					      "cgroup", (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o*}", "prepare",
+					      (json_int_t)(c->t[1] - c->t[0]), "cgroup",
+					      (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
 					      (json_int_t)(c->t[3] - c->t[2]), "ebpf", (json_int_t)(c->t[4] - c->t[3]),
-					      "total", (json_int_t)(c->t[5] - c->t[0])));
+					      "total", (json_int_t)(c->t[5] - c->t[0]), "child", child));
+	}
 	json_decref(nets);
 	return rep;
 oom:
@@ -1717,6 +1919,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
 	    .sync = {-EBADF, -EBADF},
 	    .pidfd = -EBADF,
+	    .netns_fd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -1765,11 +1968,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	else if (!c.np) {
 		struct cordon_diag nd = {0};
 
-		if (!process_netpolicy && !process_netpolicy_failed &&
-		    cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
-			process_netpolicy_failed = true;
-			snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
-				 "eBPF egress policy could not be loaded: %.80s", nd.message);
+		if (!process_netpolicy && !process_netpolicy_failed) {
+			process_netpolicy_pid = getpid();
+			if (cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
+				process_netpolicy_failed = true;
+				snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
+					 "eBPF egress policy could not be loaded: %.80s", nd.message);
+			}
 		}
 		c.np = process_netpolicy;
 		if (!c.np)
@@ -1876,27 +2081,47 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			if (p->cpu_micro)
 				required |= 1u << CORDON_CTRL_CPU;
 		}
-		r = cordon_cgroup_create(caps, c.instance_name, &lim, required, &c.cg, &c.plan.cgroup_missing, d);
+		/* The egress programs are attached once, to this launcher's
+		 * group directory, when that works; the instance then lives
+		 * inside it and only gets map entries. Otherwise (no group
+		 * possible) the programs go on the instance itself, step 8. */
+		if (c.plan.ebpf && cordon_netpolicy_group_setup(c.np, caps, NULL) >= 0)
+			c.group = cordon_netpolicy_group(c.np);
+		/* Only the cgroup2 directory now (clone3 places the child
+		 * there); the v1 hierarchies of hybrid hosts are made after the
+		 * clone, while the child builds its sandbox, and before MSG_GO:
+		 * still before the connector's first instruction. */
+		r = cordon_cgroup_create_ex(caps, c.group, c.instance_name, &lim, required, CORDON_CGROUP_DEFER_V1,
+					    &c.cg, &c.plan.cgroup_missing, d);
 		if (r < 0)
 			goto fail;
-		if (c.plan.cgroup_missing) {
-			c.plan.cgroup = CORDON_STATE_DEGRADED;
-			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
-			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
-				if (c.plan.cgroup_missing & (1u << i))
-					(void)spawn_plan_add_missing(
-					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
-					    "that limit is not enforced");
-		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
+		/* Group mode: the allowlist entries, before the child exists.
+		 * From its first instruction the group's programs judge it;
+		 * without entries (mode none) it is denied everything. */
+		if (c.group) {
+			if (cgfd < 0) {
+				r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory");
+				goto fail;
+			}
+			r = cordon_netpolicy_attach_entries(c.np, cgfd, p->net_allow,
+							    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0,
+							    &c.np_att, d);
+			if (r < 0)
+				goto fail;
+		}
 	}
 	c.t[2] = mono_usec();
 	/* 7. stdio, sync socket, clone. */
+	c.netns_fd = (c.plan.ns_effective & CLONE_NEWNET) ? spare_netns_take() : -EBADF;
 	a = (struct child_args){
 	    .ruleset_fd = c.ruleset_fd,
 	    .ll_handled = c.plan.ll_effective,
 	    .landlock = c.ruleset_fd >= 0,
 	    .seccomp = c.seccomp,
+	    /* A profile that denies clone would stop init from starting the
+	     * connector under the filter: then the connector loads it itself. */
+	    .seccomp_in_init = c.seccomp && !strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
 	    .cg = c.cg,
 	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
 	     * only verifies (a read). Otherwise the parent migrates it. */
@@ -1905,6 +2130,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .n_mounts = c.n_mounts,
 	    .fs_view = fs_view,
 	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
+	    .netns_fd = c.netns_fd,
 	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
 	    .workdir = p->workdir,
 	    .argv = argv,
@@ -1969,12 +2195,30 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (size_t i = 0; i < c.n_mounts; i++)
 		close_reset(&c.mounts[i].tree_fd);
 	close_reset(&c.ruleset_fd);
+	close_reset(&c.netns_fd); /* the child has it (or died): used once */
 
 	/* Hybrid/v1 hosts: moving a process into a v1 cgroup waits for an RCU
 	 * grace period (the threadgroup rwsem); doing it here lets that wait
 	 * overlap the child's namespace and mount work. The child starts the
 	 * connector only after MSG_GO below, so the limits apply before the
 	 * connector's first instruction. */
+	if (c.cg) {
+		unsigned more = 0;
+
+		r = cordon_cgroup_complete(caps, c.cg, &more, d);
+		if (r < 0)
+			goto fail;
+		c.plan.cgroup_missing |= more;
+		if (c.plan.cgroup_missing) {
+			c.plan.cgroup = CORDON_STATE_DEGRADED;
+			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
+			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
+				if (c.plan.cgroup_missing & (1u << i))
+					(void)spawn_plan_add_missing(
+					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+					    "that limit is not enforced");
+		}
+	}
 	if (c.cg && !a.cg_enter) {
 		r = cordon_cgroup_attach_pid(c.cg, c.pid);
 		if (r < 0) {
@@ -1988,7 +2232,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * namespaces and mounts; the child starts the connector only after
 	 * MSG_GO, so the policy is in place before the connector's first
 	 * instruction. */
-	if (c.plan.ebpf) {
+	if (c.plan.ebpf && !c.group) {
 		if (cgfd < 0) {
 			r = cordon_diag_set(d, ENOENT, "netpolicy",
 					    "the instance has no cgroup2 directory to attach to");
@@ -2009,6 +2253,10 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			goto fail;
 		}
 	}
+	/* The launcher now only waits for the connector's execve: make the
+	 * next spawn's network namespace meanwhile. */
+	if (c.plan.ns_effective & CLONE_NEWNET)
+		spare_netns_make();
 
 	{
 		struct sync_msg m;
@@ -2043,6 +2291,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 					    "the sandbox's init ended before the connector started");
 			goto fail;
 		}
+		memcpy(c.ct, m.t, sizeof(c.ct));
 	}
 
 	c.t[5] = mono_usec();
@@ -2063,6 +2312,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (int i = 0; i < 3; i++)
 		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c.pipes[i][i == 0 ? 1 : 0]) : -EBADF;
 	inst->cg = TAKE_PTR(c.cg);
+	if (inst->cg) {
+		struct stat cst;
+
+		/* On cgroup2 the directory's inode number is the cgroup id. */
+		if (cordon_cgroup_v2_fd(inst->cg) >= 0 && fstat(cordon_cgroup_v2_fd(inst->cg), &cst) >= 0)
+			inst->cgroup_id = (uint64_t)cst.st_ino;
+	}
 	inst->np = c.np;
 	inst->np_att = TAKE_PTR(c.np_att);
 	inst->uid_lock_fd = TAKE_FD(c.uid_lock_fd);
@@ -2169,6 +2425,11 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 const json_t *cordon_instance_report(const struct cordon_instance *inst)
 {
 	return inst->report;
+}
+
+uint64_t cordon_instance_cgroup_id(const struct cordon_instance *inst)
+{
+	return inst->cgroup_id;
 }
 
 void cordon_instance_free(struct cordon_instance *inst)

@@ -94,6 +94,10 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status);
 /* The enforcement report (docs/launcher.md). Borrowed; valid until free. */
 const json_t *cordon_instance_report(const struct cordon_instance *inst);
 
+/* The id of the instance's cgroup2 directory (what eBPF denial events carry
+ * as cgroup_id), or 0 when it has none. */
+uint64_t cordon_instance_cgroup_id(const struct cordon_instance *inst);
+
 /* The process-wide egress policy cordon_spawn() opened when the caller gave
  * none (NULL if none was needed or it could not be loaded): its events fd is
  * for the caller's poll loop. */

@@ -68,8 +68,14 @@ static int run_argv(char *const argv[])
 #define N_PHASES 5
 static const char *const phase_names[N_PHASES] = {"prepare", "cgroup", "clone_to_ebpf", "ebpf", "total"};
 static double *phase_v[N_PHASES];
+#define N_CHILD 10
+static const char *const child_names[N_CHILD] = {"start",    "net",	"mounts",  "hygiene", "privileges",
+						 "landlock", "go_wait", "seccomp", "verify",  "exec"};
+static double *child_v[N_CHILD];
 static double *t_teardown;
-static int cycle = -1;
+static double *nb_total, *nb_teardown, *nb_cgroup; /* the cordon-bpf variant's total phase and teardown */
+static int cycle = -1, cycle_nobpf = -1;
+static double *t_call, *t_wait; /* cordon_spawn() as the caller sees it; wait until reaped */
 
 static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
@@ -78,21 +84,39 @@ static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *
 	struct cordon_instance *inst = NULL;
 	struct cordon_diag d = {0};
 	int r, st;
+	double c0 = now_us(), c1;
 
 	r = cordon_spawn(&pol, caps, &inst, &d);
+	c1 = now_us();
+	if (cycle >= 0)
+		t_call[cycle] = c1 - c0;
 	if (r < 0) {
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
 		return r;
 	}
 	r = cordon_instance_wait(inst, &st);
+	if (cycle >= 0)
+		t_wait[cycle] = now_us() - c1;
+	if (cycle_nobpf >= 0) {
+		const json_t *ph = json_object_get(cordon_instance_report(inst), "spawn_usec");
+
+		nb_total[cycle_nobpf] = (double)json_integer_value(json_object_get(ph, "total"));
+		nb_cgroup[cycle_nobpf] = (double)json_integer_value(json_object_get(ph, "cgroup"));
+		nb_teardown[cycle_nobpf] = now_us();
+	}
 	if (cycle >= 0) {
 		const json_t *ph = json_object_get(cordon_instance_report(inst), "spawn_usec");
 
 		for (int i = 0; i < N_PHASES; i++)
 			phase_v[i][cycle] = (double)json_integer_value(json_object_get(ph, phase_names[i]));
+		for (int i = 0; i < N_CHILD; i++)
+			child_v[i][cycle] =
+			    (double)json_integer_value(json_object_get(json_object_get(ph, "child"), child_names[i]));
 		t_teardown[cycle] = now_us();
 	}
 	cordon_instance_free(inst);
+	if (cycle_nobpf >= 0)
+		nb_teardown[cycle_nobpf] = now_us() - nb_teardown[cycle_nobpf];
 	if (cycle >= 0)
 		t_teardown[cycle] = now_us() - t_teardown[cycle];
 	return r < 0 ? r : cordon_exit_code(st);
@@ -186,6 +210,11 @@ int main(int argc, char **argv)
 	t_cordon = calloc((size_t)n, sizeof(double));
 	t_teardown = calloc((size_t)n, sizeof(double));
 	t_nobpf = calloc((size_t)n, sizeof(double));
+	nb_total = calloc((size_t)n, sizeof(double));
+	nb_teardown = calloc((size_t)n, sizeof(double));
+	nb_cgroup = calloc((size_t)n, sizeof(double));
+	t_call = calloc((size_t)n, sizeof(double));
+	t_wait = calloc((size_t)n, sizeof(double));
 	/* The same sandbox without the eBPF egress policy (a kernel without
 	 * cgroup socket hooks, as an injected capability struct): bubblewrap
 	 * has no egress policy either. */
@@ -193,6 +222,8 @@ int main(int argc, char **argv)
 	caps_nobpf.bpf_cgroup_sock_addr = false;
 	for (int i = 0; i < N_PHASES; i++)
 		phase_v[i] = calloc((size_t)n, sizeof(double));
+	for (int i = 0; i < N_CHILD; i++)
+		child_v[i] = calloc((size_t)n, sizeof(double));
 
 	/* Warm-up (page cache, seccomp compile cache, dynamic linker). */
 	caps_nobpf = caps;
@@ -223,10 +254,12 @@ int main(int argc, char **argv)
 			return 1;
 		t_cordon[i] = now_us() - t0;
 		cycle = -1;
+		cycle_nobpf = i;
 		t0 = now_us();
 		if (run_cordon(p, &caps_nobpf) != 0)
 			return 1;
 		t_nobpf[i] = now_us() - t0;
+		cycle_nobpf = -1;
 	}
 
 	printf("bench-spawn: %d spawn+reap cycles of /bin/true each, interleaved\n", n);
@@ -243,11 +276,26 @@ int main(int argc, char **argv)
 			qsort(phase_v[i], (size_t)n, sizeof(double), cmp_double);
 			printf("%s %.0f%s", phase_names[i], phase_v[i][n / 2], i + 1 < N_PHASES ? ", " : "");
 		}
+		printf("\n  cordon child phases (medians, us): ");
+		for (int i = 0; i < N_CHILD; i++) {
+			qsort(child_v[i], (size_t)n, sizeof(double), cmp_double);
+			printf("%s %.0f%s", child_names[i], child_v[i][n / 2], i + 1 < N_CHILD ? ", " : "");
+		}
 		qsort(t_teardown, (size_t)n, sizeof(double), cmp_double);
 		m = t_teardown[n / 2];
 		printf("\n  cordon teardown (kill-all, cgroup removal, eBPF detach; inside the cordon figure): median "
 		       "%.0f us\n",
 		       m);
+		qsort(t_call, (size_t)n, sizeof(double), cmp_double);
+		qsort(t_wait, (size_t)n, sizeof(double), cmp_double);
+		printf("  cordon_spawn() as called: median %.0f us (incl. the report); then until reaped: median %.0f "
+		       "us\n",
+		       t_call[n / 2], t_wait[n / 2]);
+		qsort(nb_total, (size_t)n, sizeof(double), cmp_double);
+		qsort(nb_teardown, (size_t)n, sizeof(double), cmp_double);
+		qsort(nb_cgroup, (size_t)n, sizeof(double), cmp_double);
+		printf("  cordon-bpf: spawn total median %.0f us (cgroup %.0f), teardown median %.0f us\n",
+		       nb_total[n / 2], nb_cgroup[n / 2], nb_teardown[n / 2]);
 		if (have_bwrap)
 			printf("  without teardown, cordon adds %.0f us: ratio to bwrap %.2f\n", m_cordon - m - m_fork,
 			       (m_cordon - m - m_fork) / (m_bwrap - m_fork));
@@ -273,8 +321,15 @@ int main(int argc, char **argv)
 	free(t_cordon);
 	free(t_teardown);
 	free(t_nobpf);
+	free(nb_total);
+	free(nb_teardown);
+	free(nb_cgroup);
+	free(t_call);
+	free(t_wait);
 	for (int i = 0; i < N_PHASES; i++)
 		free(phase_v[i]);
+	for (int i = 0; i < N_CHILD; i++)
+		free(child_v[i]);
 	cordon_test_rm_rf(dir);
 	free(dir);
 	return 0;

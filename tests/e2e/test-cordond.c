@@ -46,7 +46,7 @@ static void write_profile(const char *id, const char *ttl)
 		"version: 1\n"
 		"connector:\n"
 		"  description: fake connector\n"
-		"  command: [%s, /data/out.txt]\n"
+		"  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
 		"  instances: shared\n"
 		"sandbox:\n"
 		"  user: dynamic\n"
@@ -55,8 +55,8 @@ static void write_profile(const char *id, const char *ttl)
 		"      - {path: /usr, access: read-exec}\n"
 		"      - {path: /lib, access: read-exec}\n"
 		"      - {path: /lib64, access: read-exec}\n"
-		"      - {path: %s, access: read-exec}\n"
 		"    roots:\n"
+		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
 		"      - {path: %s, access: read-write, at: /data}\n"
 		"    tmp: 1M\n"
 		"  network: {mode: none}\n"
@@ -67,7 +67,7 @@ static void write_profile(const char *id, const char *ttl)
 		"  grant: [echo, append, roots]\n"
 		"approval:\n"
 		"  ttl: %s\n",
-		helper, helpers_dir, data, ttl);
+		helpers_dir, data, ttl);
 	assert_int_equal(fclose(f), 0);
 }
 
@@ -230,7 +230,8 @@ static int fake_processes(void)
 		close(fd);
 		if (len > 0) {
 			cmd[len] = 0;
-			if (!strcmp(cmd, helper))
+			/* The connector's argv[0] is its path inside the sandbox. */
+			if (!strcmp(cmd, "/opt/cordon-test/fake-connector"))
 				n++;
 		}
 	}
@@ -511,10 +512,12 @@ static void test_sdk_through_cordonctl(void **state_)
 }
 
 /* profiles/filesystem.yaml with three host paths a test must own: the
- * project root, its ceiling, and the npm prefix (the test-local install
- * instead of /opt/cordon/mcp). The root is seen at /project instead of
- * /work, because this build tree itself lives under /work and is mounted at
- * its host path. */
+ * project root, its ceiling, and the npm prefix (the test-local install,
+ * mounted as a read-exec root at /opt/cordon/mcp where the profile's
+ * command expects it: a system entry would mount it at its host path, which
+ * collides with the sandbox's private /tmp when the build tree lives under
+ * /tmp). The root is seen at /project instead of /work (the source tree may
+ * live under /work). */
 static void write_filesystem_profile(const char *node_dir, const char *work)
 {
 	char src[700], dst[700], line[1024];
@@ -531,13 +534,14 @@ static void write_filesystem_profile(const char *node_dir, const char *work)
 	while (fgets(line, sizeof(line), in)) {
 		char *opt = strstr(line, "/opt/cordon/mcp");
 
-		/* System entries have no `at`: the prefix is seen at its host path. */
-		if (opt) {
-			*opt = 0;
-			fprintf(out, "%s%s%s", line, node_dir, opt + strlen("/opt/cordon/mcp"));
-		} else if (strstr(line, "{path: /srv/cordon/projects/demo"))
+		/* The system entry for the npm prefix becomes a root with `at`
+		 * (below); the command keeps its /opt/cordon/mcp path. */
+		if (opt && strstr(line, "{path: /opt/cordon/mcp,"))
+			continue;
+		if (strstr(line, "{path: /srv/cordon/projects/demo")) {
 			fprintf(out, "      - {path: %s, access: read-write, at: /project}\n", work);
-		else if (!strcmp(line, "    - /work\n"))
+			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
+		} else if (!strcmp(line, "    - /work\n"))
 			fputs("    - /project\n", out);
 		else if (!strcmp(line, "  workdir: /work\n"))
 			fputs("  workdir: /project\n", out);
@@ -949,9 +953,8 @@ int main(void)
 	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
 	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
 	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/fake-connector", cordon_test_env("CORDON_HELPERS_DIR", "/nonexistent"));
-	if (access(helper, X_OK) != 0)
-		snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	snprintf(helper, sizeof(helper), "%s/fake-connector",
+		 cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"));
 	T = cordon_test_mkdtemp("cordond-real");
 	/* The profiles directory must be root-owned and not group/world
 	 * writable (the helper refuses anything else); data is the root. */

@@ -45,7 +45,7 @@ static void write_profile(void)
 		"version: 1\n"
 		"connector:\n"
 		"  description: fake connector\n"
-		"  command: [%s, /data/out.txt]\n"
+		"  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
 		"  instances: shared\n"
 		"sandbox:\n"
 		"  user: dynamic\n"
@@ -54,8 +54,8 @@ static void write_profile(void)
 		"      - {path: /usr, access: read-exec}\n"
 		"      - {path: /lib, access: read-exec}\n"
 		"      - {path: /lib64, access: read-exec}\n"
-		"      - {path: %s, access: read-exec}\n"
 		"    roots:\n"
+		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
 		"      - {path: %s, access: read-write, at: /data}\n"
 		"    tmp: 1M\n"
 		"  network: {mode: none}\n"
@@ -66,7 +66,7 @@ static void write_profile(void)
 		"  grant: [echo, append, roots]\n"
 		"approval:\n"
 		"  ttl: 120s\n",
-		helper, helpers_dir, data);
+		helpers_dir, data);
 	assert_int_equal(fclose(f), 0);
 }
 

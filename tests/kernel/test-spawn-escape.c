@@ -442,6 +442,23 @@ static void test_fork_and_threads(void **state)
 	assert_exited(probe("threads", NULL, NULL), 0);
 }
 
+/* Seccomp is normally loaded once, by init, just before it starts the
+ * connector (which inherits it). A profile that denies clone would stop
+ * init itself: then the connector loads the filter and still cannot fork,
+ * while it runs at all. */
+static void test_seccomp_deny_clone_still_starts(void **state)
+{
+	struct sbx_opts o = {.seccomp = "{base: default, action: errno, deny: [clone]}"};
+	struct cordon_profile *p = sbx_profile(S, &o);
+
+	(void)state;
+	assert_exited(sbx_probe_with(p, &S->caps, "exit", "0", NULL), 0);
+	assert_exited(sbx_probe_with(p, &S->caps, "fork", NULL, NULL), EPERM);
+	/* Verified in the connector either way. */
+	assert_exited(sbx_probe_with(p, &S->caps, "nnp", NULL, NULL), 0);
+	cordon_profile_free(p);
+}
+
 static void test_exit_status_passes_through(void **state)
 {
 	(void)state;
@@ -484,6 +501,7 @@ int main(void)
 	    cmocka_unit_test(test_keep_fds_passed),
 	    cmocka_unit_test(test_read_write_inside_root),
 	    cmocka_unit_test(test_fork_and_threads),
+	    cmocka_unit_test(test_seccomp_deny_clone_still_starts),
 	    cmocka_unit_test(test_exit_status_passes_through),
 	};
 

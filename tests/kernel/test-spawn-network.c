@@ -143,6 +143,12 @@ static void test_allowlist_report_enforced_with_ebpf(void **state)
 	assert_true(json_is_true(json_object_get(net, "ebpf")));
 	assert_true(json_is_true(json_object_get(net, "landlock_tcp")));
 	assert_true(json_is_false(json_object_get(res.report, "degraded")));
+	/* The programs are attached once, to this process's group; the
+	 * instance's cgroup2 directory lives inside it. */
+	assert_string_equal(json_string_value(json_object_get(net, "ebpf_attached")), "group");
+	assert_non_null(strstr(json_string_value(json_object_get(
+				   json_object_get(json_object_get(res.report, "controls"), "cgroup"), "path")),
+			       "/cordon/g-"));
 	sbx_result_done(&res);
 	cordon_profile_free(p);
 }
