@@ -7,3 +7,7 @@ set_tests_properties(e2e-npm-setup PROPERTIES FIXTURES_SETUP npm LABELS e2e TIME
 cordon_add_test(NAME e2e-sdk-first-party LABELS e2e TIMEOUT 300
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-sdk-first-party ${CORDON_E2E_NODE_DIR})
 set_tests_properties(e2e-sdk-first-party PROPERTIES FIXTURES_REQUIRED npm)
+
+cordon_add_test(NAME e2e-sdk-through-cordond LABELS e2e TIMEOUT 300 RUN_SERIAL
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-sdk-through-cordond ${CORDON_E2E_NODE_DIR})
+set_tests_properties(e2e-sdk-through-cordond PROPERTIES FIXTURES_REQUIRED npm)
