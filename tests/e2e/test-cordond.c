@@ -684,7 +684,9 @@ static void test_filesystem_server(void **state_)
 }
 
 /* profiles/everything.yaml with the npm prefix replaced by the test-local
- * install. */
+ * install, mounted as a read-exec root at /opt/cordon/mcp where the
+ * profile's command expects it (a system entry at its host path would
+ * collide with the sandbox's private /tmp when the build tree lives there). */
 static void write_everything_profile(const char *node_dir)
 {
 	char src[700], dst[700], line[1024];
@@ -699,13 +701,13 @@ static void write_everything_profile(const char *node_dir)
 	assert_non_null(in);
 	assert_non_null(out);
 	while (fgets(line, sizeof(line), in)) {
-		char *opt = strstr(line, "/opt/cordon/mcp");
-
-		if (opt) {
-			*opt = 0;
-			fprintf(out, "%s%s%s", line, node_dir, opt + strlen("/opt/cordon/mcp"));
-		} else
-			fputs(line, out);
+		if (strstr(line, "{path: /opt/cordon/mcp,"))
+			continue;
+		if (!strcmp(line, "    tmp: 32M\n")) {
+			fputs("    roots:\n", out);
+			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
+		}
+		fputs(line, out);
 	}
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
