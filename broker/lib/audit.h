@@ -36,6 +36,7 @@
 #define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
 #define CORDON_AUDIT_CHECKPOINT "checkpoint"
 #define CORDON_AUDIT_RETENTION "retention"
+#define CORDON_AUDIT_NETWORK_DENIED "network.denied"
 
 struct cordon_audit_event {
 	const char *event; /* one of the CORDON_AUDIT_* types */

@@ -29,10 +29,10 @@ static void on_net_denied(void *userdata, uint32_t instance, const json_t *event
 {
 	struct lspawner *ls = userdata;
 
-	(void)instance;
-	(void)event;
-	if (ls->d)
+	if (ls->d) {
 		ls->d->m.network_denials++;
+		worker_network_denied(ls->d, instance, event);
+	}
 }
 
 static void on_helper_lost(void *userdata, const struct cordon_diag *why)

@@ -95,6 +95,8 @@ struct dworker {
 	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
 	bool inventory_synced;
 	unsigned list_pages;
+	uint64_t denial_audit_ms;  /* last network.denied record for this instance */
+	uint64_t denials_pending;  /* denials not yet in an audit record (rate limit) */
 	size_t n_roots; /* delegated roots it was started with */
 	json_t *delegated; /* their sandbox paths */
 	bool for_install; /* launched by connector_add only to take the inventory */
@@ -280,6 +282,8 @@ void worker_detach_session(struct dworker *w);
 void workers_kill_all(struct cordon_daemon *d);
 void workers_tick(struct cordon_daemon *d, uint64_t now);
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
+/* The launcher's egress policy refused a connection of this instance. */
+void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event);
 
 /* daemon-ledger.c: small state changes the broker library has no call for. */
 int ledger_action_outcome_unknown(struct cordon_db *db, const char *action_id);

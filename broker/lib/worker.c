@@ -22,6 +22,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "canon.h"
 #include "cleanup.h"
 #include "crypto.h"
@@ -1006,6 +1007,47 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 			worker_died(w, "exited", true);
 			return;
 		}
+}
+
+/* A denial by the egress policy is audited (connector, session, hook; the
+ * destination goes to the broker log, not the audit record) and logged. A
+ * connector that hammers a denied destination must not turn the audit log
+ * into a denial of service on the broker: one record per instance per
+ * second at most, carrying the count of denials it stands for. */
+#define DENIAL_AUDIT_INTERVAL_MS 1000
+
+void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event)
+{
+	struct dworker *w = NULL;
+	uint64_t now = cordon_loop_now_ms();
+
+	for (struct dworker *i = d->workers; i; i = i->next)
+		if (i->instance == instance)
+			w = i;
+	if (!w)
+		return;
+	w->denials_pending++;
+	if (w->denial_audit_ms && now - w->denial_audit_ms < DENIAL_AUDIT_INTERVAL_MS)
+		return;
+	{
+		struct cordon_actor sys = cordon_actor_system();
+		_cleanup_free_ char *line = json_dumps(event, JSON_COMPACT);
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+						 .event = CORDON_AUDIT_NETWORK_DENIED,
+						 .actor = &sys,
+						 .session = w->session ? w->session->id : NULL,
+						 .connector = w->conn->id,
+						 .reason = "egress-denied",
+						 .state = json_string_value(json_object_get(event, "hook")),
+						 .generation = (int64_t)w->generation,
+						 .count = (int64_t)w->denials_pending };
+
+		(void)cordon_audit_append(d->db, &ev);
+		wlog(w, LOG_LEVEL_WARNING, "egress denied (%llu since the last report): %s",
+		     (unsigned long long)w->denials_pending, line ? line : "{}");
+		w->denials_pending = 0;
+		w->denial_audit_ms = now;
+	}
 }
 
 /* An instance that does not finish initialize + tools/list in time is

@@ -937,6 +937,76 @@ static void test_helper_killed(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* An egress denial inside a connector's sandbox reaches cordond through the
+ * launcher helper: it is audited ("network.denied", no destination in the
+ * record), logged, and counted in /metrics. The connector's profile allows
+ * only 127.0.0.2:1; it tries 127.0.0.3:1 at start (loopback only): the port passes
+ * Landlock's TCP rule, so the eBPF policy is what refuses the address. */
+static void test_network_denial_audited(void **state_)
+{
+	char path[700], helpers_dir[600], buf[65536], *out = NULL;
+	bool audited = false;
+	FILE *f;
+	int st;
+
+	(void)state_;
+	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
+	*strrchr(helpers_dir, '/') = 0;
+	snprintf(path, sizeof(path), "%s/netdeny.yaml", profiles);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"version: 1\n"
+		"connector:\n"
+		"  description: fake connector that tries a denied destination\n"
+		"  command: [/opt/cordon-test/fake-connector, /data/out.txt, --connect, '127.0.0.3:1']\n"
+		"  instances: shared\n"
+		"sandbox:\n"
+		"  user: dynamic\n"
+		"  filesystem:\n"
+		"    system:\n"
+		"      - {path: /usr, access: read-exec}\n"
+		"      - {path: /lib, access: read-exec}\n"
+		"      - {path: /lib64, access: read-exec}\n"
+		"    roots:\n"
+		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
+		"      - {path: %s, access: read-write, at: /data}\n"
+		"    tmp: 1M\n"
+		"  network:\n"
+		"    mode: allowlist\n"
+		"    allow:\n"
+		"      - {cidr: 127.0.0.2/32, ports: [1]}\n"
+		"  limits: {memory: 64M, pids: 16}\n"
+		"tools:\n"
+		"  default_risk: high\n"
+		"  risk: {echo: read}\n"
+		"  grant: [echo]\n",
+		helpers_dir, data);
+	assert_int_equal(fclose(f), 0);
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "netdeny", (char *)NULL), 0);
+	for (int i = 0; i < 100 && !audited; i++) {
+		free(out);
+		out = NULL;
+		assert_int_equal(ctl(&out, "audit", "tail", "--count", "50", (char *)NULL), 0);
+		audited = out && strstr(out, "\"event\":\"network.denied\"") && strstr(out, "\"connector\":\"netdeny\"");
+		if (!audited)
+			usleep(50000);
+	}
+	if (!audited)
+		fail_msg("no network.denied audit record; tail: %s", out ? out : "(none)");
+	/* The record names the hook, never the destination. */
+	assert_non_null(strstr(out, "\"state\":\"connect4\""));
+	assert_null(strstr(out, "127.0.0.3"));
+	free(out);
+	assert_non_null(http_get("/metrics", buf, sizeof(buf)));
+	assert_null(strstr(buf, "cordon_network_denials_total 0\n"));
+	assert_non_null(strstr(buf, "cordon_network_denials_total "));
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
@@ -944,7 +1014,8 @@ int main(void)
 					    cmocka_unit_test(test_filesystem_server),
 					    cmocka_unit_test(test_everything_server),
 					    cmocka_unit_test(test_helper_killed),
-					    cmocka_unit_test(test_sd_notify) };
+					    cmocka_unit_test(test_sd_notify),
+					    cmocka_unit_test(test_network_denial_audited) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 

@@ -4,6 +4,10 @@
  * lines, whose shape it knows).
  *
  *   fake-connector FILE [--extra]
+ *   fake-connector FILE --connect IPV4:PORT
+ *
+ * With --connect it first tries one TCP connection to IPV4:PORT (for the
+ * egress-denial test; the outcome goes to stderr) and then serves as usual.
  *
  * Tools:
  *   echo    {text}  read: returns "echo: <text>"
@@ -26,6 +30,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 static const char *file;
 static int mutated;
@@ -190,8 +197,34 @@ int main(int argc, char **argv)
 	size_t cap = 0;
 	ssize_t n;
 
+	if (argc == 4 && strcmp(argv[2], "--connect") == 0) {
+		char host[64];
+		const char *colon = strrchr(argv[3], ':');
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		int fd;
+
+		if (!colon || (size_t)(colon - argv[3]) >= sizeof(host)) {
+			fprintf(stderr, "fake-connector: --connect IPV4:PORT\n");
+			return 2;
+		}
+		memcpy(host, argv[3], (size_t)(colon - argv[3]));
+		host[colon - argv[3]] = 0;
+		sin.sin_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
+			fprintf(stderr, "fake-connector: bad address %s\n", host);
+			return 2;
+		}
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+			fprintf(stderr, "fake-connector: connect %s: %s\n", argv[3], strerror(errno));
+		else
+			fprintf(stderr, "fake-connector: connect %s: connected\n", argv[3]);
+		if (fd >= 0)
+			close(fd);
+		argc = 2;
+	}
 	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--extra") != 0)) {
-		fprintf(stderr, "usage: fake-connector FILE [--extra]\n");
+		fprintf(stderr, "usage: fake-connector FILE [--extra | --connect IPV4:PORT]\n");
 		return 2;
 	}
 	extra = argc == 3;
