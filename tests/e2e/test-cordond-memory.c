@@ -495,8 +495,9 @@ static void test_memory_profile(void **state_)
 				 ++progress);
 		json_decref(m);
 	}
-	/* 3 s wait, a tick at 0, 1 and 2 s (3 s may race the deadline). */
-	assert_true(progress >= 3 && progress <= 4);
+	/* A 3 s wait ticks at 0, 1 and 2 s (and 3 s may race the deadline); a
+	 * loaded machine may run a tick late, which pushes the next one back. */
+	assert_true(progress >= 2 && progress <= 4);
 	graph_counts(&ents, &rels);
 	assert_int_equal(ents, 0);
 
