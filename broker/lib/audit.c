@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "audit.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+#include "canon.h"
+#include "crypto.h"
+#include "db-private.h"
+#include "merkle.h"
+
+#define AUDIT_RECORD_VERSION 1
+#define BINDING_PREFIX_LEN 8
+
+struct cordon_audit_state {
+	struct cordon_note_signer *signer;
+	char origin[CORDON_CHECKPOINT_ORIGIN_MAX + 1];
+	uint64_t every;
+	uint64_t interval_usec;
+	/* The Merkle state of committed records, and the one a transaction is
+	 * building; the latter is promoted on commit and dropped on rollback so
+	 * that memory never runs ahead of the database. */
+	struct cordon_merkle_stream committed;
+	struct cordon_merkle_stream pending;
+	bool pending_valid;
+	bool in_checkpoint;
+	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
+};
+
+void audit_state_free(struct cordon_audit_state *a)
+{
+	if (!a)
+		return;
+	cordon_note_signer_free(a->signer);
+	sodium_memzero(a, sizeof(*a));
+	free(a);
+}
+
+void audit_tx_end(struct cordon_db *db, bool committed)
+{
+	struct cordon_audit_state *a = db->audit;
+
+	if (!a || !a->pending_valid)
+		return;
+	if (committed)
+		a->committed = a->pending;
+	a->pending_valid = false;
+}
+
+static struct cordon_merkle_stream *pending_stream(struct cordon_audit_state *a)
+{
+	if (!a->pending_valid) {
+		a->pending = a->committed;
+		a->pending_valid = true;
+	}
+	return &a->pending;
+}
+
+static int set_str(json_t *o, const char *k, const char *v)
+{
+	if (!v)
+		return 0;
+	return json_object_set_new(o, k, json_string(v)) < 0 ? -ENOMEM : 0;
+}
+
+static int set_int(json_t *o, const char *k, int64_t v)
+{
+	return json_object_set_new(o, k, json_integer(v)) < 0 ? -ENOMEM : 0;
+}
+
+static json_t *actor_json(const struct cordon_actor *a)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (!a) {
+		json_object_set_new(o, "kind", json_string("system"));
+		return o;
+	}
+	json_object_set_new(o, "kind", json_string(cordon_actor_kind_to_string(a->kind)));
+	switch (a->kind) {
+	case CORDON_ACTOR_OPERATOR:
+		json_object_set_new(o, "uid", json_integer((json_int_t)a->uid));
+		json_object_set_new(o, "channel", json_string(a->channel));
+		break;
+	case CORDON_ACTOR_SESSION:
+		json_object_set_new(o, "session", json_string(a->session_id));
+		break;
+	case CORDON_ACTOR_SYSTEM:
+		break;
+	}
+	return o;
+}
+
+/* Builds the canonical bytes of one record. Only the fields of the event
+ * struct are representable, which is what keeps arguments out. */
+static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint64_t now,
+			 const uint8_t prev[static 32], char **ret, size_t *ret_len)
+{
+	json_t *o = json_object();
+	char tbuf[CORDON_TIME_STRING_MAX], hex[65];
+	int r = 0;
+
+	if (!o)
+		return -ENOMEM;
+	r |= set_int(o, "v", AUDIT_RECORD_VERSION);
+	r |= set_int(o, "seq", (int64_t)seq);
+	r |= set_str(o, "time", cordon_time_format(now, tbuf, sizeof(tbuf)));
+	r |= set_str(o, "event", ev->event);
+	if (json_object_set_new(o, "actor", actor_json(ev->actor)) < 0)
+		r = -ENOMEM;
+	r |= set_str(o, "session", ev->session);
+	r |= set_str(o, "connector", ev->connector);
+	r |= set_str(o, "tool", ev->tool);
+	if (ev->tier >= 0)
+		r |= set_str(o, "tier", cordon_risk_name((enum cordon_risk)ev->tier));
+	r |= set_str(o, "decision", ev->decision);
+	r |= set_str(o, "reason", ev->reason);
+	r |= set_str(o, "state", ev->state);
+	r |= set_str(o, "approval", ev->approval_id);
+	r |= set_str(o, "action", ev->action_id);
+	r |= set_str(o, "delegation", ev->delegation_id);
+	if (ev->binding) {
+		cordon_hex(ev->binding, BINDING_PREFIX_LEN, hex);
+		r |= set_str(o, "binding", hex);
+	}
+	r |= set_str(o, "fingerprint", ev->fingerprint);
+	r |= set_str(o, "path", ev->path);
+	r |= set_str(o, "access", ev->access);
+	if (ev->generation >= 0)
+		r |= set_int(o, "generation", ev->generation);
+	if (ev->count >= 0)
+		r |= set_int(o, "count", ev->count);
+	cordon_hex(prev, 32, hex);
+	r |= set_str(o, "prev", hex);
+	if (r != 0) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	r = cordon_jcs_encode(o, ret, ret_len);
+	json_decref(o);
+	return r;
+}
+
+static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf[static 32])
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t meta_seq;
+	int r;
+
+	r = db_meta_get_tx(db, "audit_last_seq", &meta_seq);
+	if (r < 0)
+		return r;
+	r = db_prepare(db, "SELECT seq, leaf FROM audit ORDER BY id DESC LIMIT 1", &st);
+	if (r < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		if (meta_seq != 0)
+			return db_failf(db, EBADMSG, "audit log is empty but %lld records were written: truncated",
+					(long long)meta_seq);
+		memset(ret_leaf, 0, 32);
+		*ret_seq = 0;
+		return 0;
+	}
+	/* The next seq follows the high-water mark in meta; a log whose last
+	 * row disagrees has been truncated or tampered with, and appending to
+	 * it would hide that. Fail closed: verify tells the operator where. */
+	if (sqlite3_column_int64(st, 0) != meta_seq || sqlite3_column_bytes(st, 1) != 32)
+		return db_failf(db, EBADMSG, "audit log tail (seq %lld) does not match its high-water mark %lld",
+				(long long)sqlite3_column_int64(st, 0), (long long)meta_seq);
+	memcpy(ret_leaf, sqlite3_column_blob(st, 1), 32);
+	*ret_seq = (uint64_t)meta_seq;
+	return 0;
+}
+
+static int checkpoint_tx(struct cordon_db *db);
+
+/* A clock that steps backwards must not make every append a checkpoint. */
+static bool interval_elapsed(struct cordon_db *db, uint64_t since)
+{
+	uint64_t now = cordon_db_now(db);
+
+	return now >= since && now - since >= db->audit->interval_usec;
+}
+
+static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event *ev, uint64_t *ret_seq)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ char *rec = NULL;
+	uint8_t prev[32], leaf[32];
+	size_t len;
+	uint64_t seq;
+	int r;
+
+	if (!db->in_tx)
+		return db_failf(db, EINVAL, "audit append outside a transaction");
+	if (!ev || !ev->event)
+		return db_failf(db, EINVAL, "audit event without a type");
+	if (db->faults & CORDON_DB_FAULT_AUDIT_APPEND)
+		return db_failf(db, EIO, "injected audit append failure");
+
+	r = last_record(db, &seq, prev);
+	if (r < 0)
+		return r;
+	seq++;
+	r = record_encode(ev, seq, cordon_db_now(db), prev, &rec, &len);
+	if (r < 0)
+		return db_failf(db, -r, "audit record encoding failed");
+	cordon_merkle_leaf_hash(rec, len, leaf);
+
+	r = db_prepare(db, "INSERT INTO audit(seq, record, leaf) VALUES (?1, ?2, ?3)", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)seq)) < 0 || (r = db_bind_blob(db, st, 2, rec, len)) < 0 ||
+	    (r = db_bind_blob(db, st, 3, leaf, sizeof(leaf))) < 0)
+		return r;
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	r = db_meta_set_tx(db, "audit_last_seq", (int64_t)seq);
+	if (r < 0)
+		return r;
+	if (db->audit)
+		cordon_merkle_stream_append(pending_stream(db->audit), leaf);
+	if (ret_seq)
+		*ret_seq = seq;
+	return 0;
+}
+
+static int last_checkpoint(struct cordon_db *db, uint64_t *ret_size, uint64_t *ret_time)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, "SELECT size, created_at FROM checkpoints ORDER BY id DESC LIMIT 1", &st);
+	if (r < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	*ret_size = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	*ret_time = r ? (uint64_t)sqlite3_column_int64(st, 1) : 0;
+	return 0;
+}
+
+static int savepoint(struct cordon_db *db, const char *sql)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = db_prepare(db, sql, &st);
+
+	return r < 0 ? r : db_step_done(db, st);
+}
+
+static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon_audit_event *ev)
+{
+	struct cordon_audit_state *a = db->audit;
+	uint64_t seq, cp_size, cp_time;
+	int r;
+
+	r = append_tx_impl(db, ev, &seq);
+	if (r < 0)
+		return r;
+	if (!a || !a->signer || a->in_checkpoint)
+		return 0;
+	r = last_checkpoint(db, &cp_size, &cp_time);
+	if (r < 0)
+		return r;
+	if (cp_time < a->since)
+		cp_time = a->since;
+	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time))
+		return checkpoint_tx(db);
+	return 0;
+}
+
+/* An append is atomic inside the caller's transaction (a savepoint): a
+ * failed append leaves neither a half-written record nor a moved Merkle
+ * state behind, so a caller that may go on without it (read tier) keeps a
+ * consistent log. */
+int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
+{
+	struct cordon_merkle_stream saved;
+	bool saved_valid = false;
+	int r;
+
+	if (db->audit) {
+		saved = db->audit->pending;
+		saved_valid = db->audit->pending_valid;
+	}
+	r = savepoint(db, "SAVEPOINT audit_append");
+	if (r >= 0) {
+		r = append_and_maybe_checkpoint(db, ev);
+		if (r < 0)
+			(void)savepoint(db, "ROLLBACK TO audit_append");
+		if (savepoint(db, "RELEASE audit_append") < 0 && r >= 0)
+			r = -EIO;
+	}
+	if (r < 0) {
+		db->counters.audit_append_failures++;
+		if (db->audit) {
+			db->audit->pending = saved;
+			db->audit->pending_valid = saved_valid;
+		}
+	}
+	return r;
+}
+
+int cordon_audit_append(struct cordon_db *db, const struct cordon_audit_event *ev)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	int r;
+
+	r = db_tx_begin(db, &tx);
+	if (r < 0) {
+		db->counters.audit_append_failures++;
+		return r;
+	}
+	r = audit_append_tx(db, ev);
+	if (r < 0)
+		return r;
+	r = db_tx_commit(&tx);
+	if (r < 0)
+		db->counters.audit_append_failures++;
+	return r;
+}
+
+/* Appends a "checkpoint" record and signs the tree that includes it, so a
+ * checkpoint taken at shutdown leaves no unsigned tail. */
+static int checkpoint_tx(struct cordon_db *db)
+{
+	struct cordon_audit_state *a = db->audit;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ char *note = NULL;
+	struct cordon_checkpoint cp = {};
+	struct cordon_actor sys = cordon_actor_system();
+	struct cordon_merkle_stream *ms;
+	uint64_t seq;
+	size_t note_len;
+	int r;
+
+	a->in_checkpoint = true;
+	{
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CHECKPOINT, .actor = &sys };
+		r = append_tx_impl(db, &ev, &seq);
+	}
+	a->in_checkpoint = false;
+	if (r < 0)
+		return r;
+	ms = pending_stream(a);
+	if (ms->size != seq)
+		return db_failf(db, EBADMSG, "audit Merkle state covers %llu records but the log has %llu",
+				(unsigned long long)ms->size, (unsigned long long)seq);
+	snprintf(cp.origin, sizeof(cp.origin), "%s", a->origin);
+	cp.size = seq;
+	cordon_merkle_stream_root(ms, cp.root);
+	r = cordon_checkpoint_sign(a->signer, &cp, &note, &note_len);
+	if (r < 0)
+		return db_failf(db, -r, "signing checkpoint failed");
+	r = db_prepare(db, "INSERT INTO checkpoints(size, root, note, created_at) VALUES (?1, ?2, ?3, ?4)", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)cp.size)) < 0 ||
+	    (r = db_bind_blob(db, st, 2, cp.root, sizeof(cp.root))) < 0 ||
+	    (r = db_bind_blob(db, st, 3, note, note_len)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, (int64_t)cordon_db_now(db))) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
+static int checkpoint(struct cordon_db *db, bool only_if_due)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	struct cordon_audit_state *a = db->audit;
+	uint64_t seq, cp_size, cp_time;
+	uint8_t leaf[32];
+	int r;
+
+	if (!a || !a->signer)
+		return 0;
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = last_record(db, &seq, leaf);
+	if (r < 0)
+		return r;
+	r = last_checkpoint(db, &cp_size, &cp_time);
+	if (r < 0)
+		return r;
+	if (seq == cp_size)
+		return 0;
+	if (cp_time < a->since)
+		cp_time = a->since;
+	if (only_if_due && seq - cp_size < a->every && !interval_elapsed(db, cp_time))
+		return 0;
+	r = checkpoint_tx(db);
+	if (r < 0) {
+		db->counters.audit_append_failures++;
+		return r;
+	}
+	r = db_tx_commit(&tx);
+	return r < 0 ? r : 1;
+}
+
+int cordon_audit_checkpoint(struct cordon_db *db)
+{
+	return checkpoint(db, false);
+}
+
+int cordon_audit_maybe_checkpoint(struct cordon_db *db)
+{
+	return checkpoint(db, true);
+}
+
+int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,
+		       struct cordon_diag *diag)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct cordon_audit_state *a;
+	int r;
+
+	if (!o || !o->origin || !cordon_note_name_valid(o->origin) ||
+	    strlen(o->origin) > CORDON_CHECKPOINT_ORIGIN_MAX) {
+		cordon_note_signer_free(signer);
+		return cordon_diag_set(diag, EINVAL, "audit", "invalid checkpoint origin");
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		cordon_note_signer_free(signer);
+		return cordon_diag_set(diag, ENOMEM, "audit", "out of memory");
+	}
+	a->signer = signer;
+	snprintf(a->origin, sizeof(a->origin), "%s", o->origin);
+	a->every = o->checkpoint_every ? o->checkpoint_every : 256;
+	a->interval_usec = o->checkpoint_interval_usec ? o->checkpoint_interval_usec : 300 * CORDON_USEC_PER_SEC;
+	cordon_merkle_stream_init(&a->committed);
+	a->since = cordon_db_now(db);
+
+	/* Rebuild from the record bytes, not the leaf column: what is signed
+	 * next must be the hash of what is stored. */
+	r = db_prepare(db, "SELECT record FROM audit ORDER BY id", &st);
+	if (r < 0)
+		goto fail;
+	for (;;) {
+		r = db_step_row(db, st);
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		cordon_merkle_stream_append_record(&a->committed, sqlite3_column_blob(st, 0),
+						   (size_t)sqlite3_column_bytes(st, 0));
+	}
+	audit_state_free(db->audit);
+	db->audit = a;
+	return 0;
+fail:
+	audit_state_free(a);
+	return cordon_diag_set(diag, -r, "audit", "loading the audit log: %s", db->last_error);
+}
+
+int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_options *o, const char *key_path,
+				const char *key_name, struct cordon_note_verifier *ret_verifier,
+				struct cordon_diag *diag)
+{
+	struct cordon_note_signer *s = NULL;
+	struct cordon_note_verifier v;
+	int r;
+
+	r = cordon_note_signer_load_or_create(key_path, key_name, &s, NULL, diag);
+	if (r < 0)
+		return r;
+	cordon_note_signer_verifier(s, &v);
+	r = cordon_audit_setup(db, o, s, diag);
+	if (r < 0)
+		return r;
+	if (ret_verifier)
+		*ret_verifier = v;
+	return 0;
+}
+
+/* ---- verify ---------------------------------------------------------------- */
+
+struct vrec {
+	uint64_t seq;	  /* claimed by the record; 0 when unparseable */
+	uint64_t col_seq; /* the seq column */
+	uint8_t leaf[32]; /* computed from the bytes */
+	uint8_t prev[32];
+	bool leaf_col_ok; /* stored leaf column equals the computed leaf */
+	bool ok;	  /* parsed, canonical, has seq and prev */
+};
+
+static bool parse_record(const void *buf, size_t len, struct vrec *v)
+{
+	json_t *o, *s, *p;
+	_cleanup_free_ char *again = NULL;
+	size_t again_len;
+	bool ok = false;
+
+	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!o)
+		return false;
+	s = json_object_get(o, "seq");
+	p = json_object_get(o, "prev");
+	if (json_is_integer(s) && json_integer_value(s) > 0 && json_is_string(p) && json_string_length(p) == 64 &&
+	    sodium_hex2bin(v->prev, 32, json_string_value(p), 64, NULL, NULL, NULL) == 0 &&
+	    cordon_jcs_encode(o, &again, &again_len) == 0 && again_len == len && memcmp(again, buf, len) == 0) {
+		v->seq = (uint64_t)json_integer_value(s);
+		ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(struct cordon_audit_report *r, enum cordon_audit_verdict v, uint64_t seq, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void report(struct cordon_audit_report *r, enum cordon_audit_verdict v, uint64_t seq, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->verdict = v;
+	r->seq = seq;
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+}
+
+struct vcp {
+	uint64_t size;
+	uint8_t root[32];
+};
+
+static int cmp_vcp(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct vcp *)a)->size, &((const struct vcp *)b)->size);
+}
+
+int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier *v, struct cordon_audit_report *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ struct vrec *recs = NULL;
+	_cleanup_free_ uint64_t *sorted = NULL;
+	_cleanup_free_ struct vcp *cps = NULL;
+	struct cordon_audit_report rep = {};
+	size_t n = 0, cap = 0, n_cps = 0, cps_cap = 0;
+	uint64_t expected = 1, n_ok;
+	uint8_t prev[32] = {};
+	int64_t high;
+	int r;
+
+	r = db_prepare(db, "SELECT seq, record, leaf FROM audit ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	for (;;) {
+		r = db_step_row(db, st);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct vrec *nr = reallocarray(recs, ncap, sizeof(*recs));
+			if (!nr)
+				return -ENOMEM;
+			recs = nr;
+			cap = ncap;
+		}
+		struct vrec *x = &recs[n++];
+		const void *blob = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+		memset(x, 0, sizeof(*x));
+		x->col_seq = (uint64_t)sqlite3_column_int64(st, 0);
+		cordon_merkle_leaf_hash(blob ? blob : "", len, x->leaf);
+		x->leaf_col_ok = sqlite3_column_bytes(st, 2) == 32 && memcmp(sqlite3_column_blob(st, 2), x->leaf, 32) == 0;
+		x->ok = blob && parse_record(blob, len, x);
+	}
+	sqlite3_finalize(TAKE_PTR(st));
+
+	sorted = calloc(n ? n : 1, sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = recs[i].ok ? recs[i].seq : 0;
+	qsort(sorted, n, sizeof(*sorted), cmp_u64);
+
+	rep.verdict = CORDON_AUDIT_PASS;
+	for (size_t i = 0; i < n; i++) {
+		struct vrec *x = &recs[i];
+
+		if (!x->ok) {
+			report(&rep, CORDON_AUDIT_BREAK, expected, "record at position %zu (expected seq %llu) is malformed",
+			       i + 1, (unsigned long long)expected);
+			goto done;
+		}
+		if (x->seq == expected) {
+			if (sodium_memcmp(x->prev, prev, 32) != 0) {
+				report(&rep, CORDON_AUDIT_BREAK, x->seq,
+				       "record %llu: prev does not match the hash of record %llu",
+				       (unsigned long long)x->seq, (unsigned long long)x->seq - 1);
+				goto done;
+			}
+			if (!x->leaf_col_ok || x->col_seq != x->seq) {
+				report(&rep, CORDON_AUDIT_BREAK, x->seq,
+				       "record %llu: stored hash or seq does not match the record bytes",
+				       (unsigned long long)x->seq);
+				goto done;
+			}
+			memcpy(prev, x->leaf, 32);
+			expected++;
+			continue;
+		}
+		if (x->seq < expected) {
+			report(&rep, CORDON_AUDIT_DUPLICATE, x->seq, "record %llu appears again after record %llu",
+			       (unsigned long long)x->seq, (unsigned long long)expected - 1);
+			goto done;
+		}
+		/* x->seq > expected: missing, or stored out of order. */
+		if (bsearch(&expected, sorted, n, sizeof(*sorted), cmp_u64))
+			report(&rep, CORDON_AUDIT_BREAK, expected, "record %llu is out of order (record %llu precedes it)",
+			       (unsigned long long)expected, (unsigned long long)x->seq);
+		else
+			report(&rep, CORDON_AUDIT_GAP, expected, "records %llu..%llu are missing",
+			       (unsigned long long)expected, (unsigned long long)x->seq - 1);
+		goto done;
+	}
+	n_ok = expected - 1;
+	rep.first = n_ok ? 1 : 0;
+	rep.last = n_ok;
+
+	/* Checkpoints: every signature must verify; then coverage and roots. */
+	r = db_prepare(db, "SELECT note FROM checkpoints ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct cordon_checkpoint cp;
+		struct cordon_diag d = {};
+
+		r = db_step_row(db, st);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		rep.n_checkpoints++;
+		if (!v) {
+			report(&rep, CORDON_AUDIT_BAD_SIG, 0, "no verifier key given for %llu checkpoint(s)",
+			       (unsigned long long)rep.n_checkpoints);
+			goto done;
+		}
+		r = cordon_checkpoint_verify((const char *)sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+					     v, db->audit ? db->audit->origin : NULL, &cp, &d);
+		if (r < 0) {
+			report(&rep, CORDON_AUDIT_BAD_SIG, 0, "checkpoint %llu does not verify: %s",
+			       (unsigned long long)rep.n_checkpoints, d.message[0] ? d.message : strerror(-r));
+			goto done;
+		}
+		if (n_cps == cps_cap) {
+			size_t ncap = cps_cap ? cps_cap * 2 : 16;
+			struct vcp *nc = reallocarray(cps, ncap, sizeof(*cps));
+			if (!nc)
+				return -ENOMEM;
+			cps = nc;
+			cps_cap = ncap;
+		}
+		cps[n_cps].size = cp.size;
+		memcpy(cps[n_cps].root, cp.root, 32);
+		n_cps++;
+	}
+	sqlite3_finalize(TAKE_PTR(st));
+
+	r = cordon_db_meta_get(db, "audit_last_seq", &high);
+	if (r < 0)
+		return r;
+	qsort(cps, n_cps, sizeof(*cps), cmp_vcp);
+	if (n_cps > 0 && cps[n_cps - 1].size > n_ok) {
+		report(&rep, CORDON_AUDIT_TRUNCATION, n_ok + 1,
+		       "a checkpoint covers %llu records but only %llu are present",
+		       (unsigned long long)cps[n_cps - 1].size, (unsigned long long)n_ok);
+		goto done;
+	}
+	if (high > 0 && (uint64_t)high > n_ok) {
+		report(&rep, CORDON_AUDIT_TRUNCATION, n_ok + 1, "%lld records were written but only %llu are present",
+		       (long long)high, (unsigned long long)n_ok);
+		goto done;
+	}
+	{
+		struct cordon_merkle_stream ms;
+		size_t c = 0;
+
+		cordon_merkle_stream_init(&ms);
+		for (size_t i = 0; i <= n && c < n_cps; i++) {
+			while (c < n_cps && cps[c].size == ms.size) {
+				uint8_t root[32];
+
+				cordon_merkle_stream_root(&ms, root);
+				if (sodium_memcmp(root, cps[c].root, 32) != 0) {
+					report(&rep, CORDON_AUDIT_BREAK, cps[c].size,
+					       "records 1..%llu do not match the signed checkpoint of that size",
+					       (unsigned long long)cps[c].size);
+					goto done;
+				}
+				rep.signed_through = cps[c].size;
+				c++;
+			}
+			if (i < n)
+				cordon_merkle_stream_append(&ms, recs[i].leaf);
+		}
+	}
+	if (rep.signed_through < n_ok)
+		snprintf(rep.message, sizeof(rep.message), "records %llu..%llu, signed through %llu, unsigned tail %llu..%llu",
+			 (unsigned long long)rep.first, (unsigned long long)rep.last,
+			 (unsigned long long)rep.signed_through, (unsigned long long)rep.signed_through + 1,
+			 (unsigned long long)n_ok);
+	else
+		snprintf(rep.message, sizeof(rep.message), "records %llu..%llu, signed through %llu, no unsigned tail",
+			 (unsigned long long)rep.first, (unsigned long long)rep.last,
+			 (unsigned long long)rep.signed_through);
+done:
+	*ret = rep;
+	return 0;
+}
+
+const char *cordon_audit_verdict_to_string(enum cordon_audit_verdict v)
+{
+	switch (v) {
+	case CORDON_AUDIT_PASS:
+		return "PASS";
+	case CORDON_AUDIT_GAP:
+		return "GAP";
+	case CORDON_AUDIT_DUPLICATE:
+		return "DUPLICATE";
+	case CORDON_AUDIT_BREAK:
+		return "BREAK";
+	case CORDON_AUDIT_BAD_SIG:
+		return "BAD-SIG";
+	case CORDON_AUDIT_TRUNCATION:
+		return "TRUNCATION";
+	}
+	return "INVALID";
+}
+
+void cordon_audit_report_format(const struct cordon_audit_report *r, char *buf, size_t size)
+{
+	switch (r->verdict) {
+	case CORDON_AUDIT_PASS:
+	case CORDON_AUDIT_BAD_SIG:
+		snprintf(buf, size, "%s: %s", cordon_audit_verdict_to_string(r->verdict), r->message);
+		break;
+	default:
+		snprintf(buf, size, "%s at seq %llu: %s", cordon_audit_verdict_to_string(r->verdict),
+			 (unsigned long long)r->seq, r->message);
+	}
+}

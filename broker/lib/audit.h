@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The audit log: one JCS record per event, a `prev` hash chain, RFC 6962
+ * leaf hashes, and signed C2SP checkpoints (Ed25519).
+ *
+ * A record holds identifiers and fixed vocabularies only: event type, actor,
+ * connector, tool, tier, decision, reason, state, ids, the first 8 bytes of an
+ * approval binding, a tool fingerprint. NEVER argument values, results,
+ * credentials or free-form error text: struct cordon_audit_event has no field
+ * that could carry them. Byte layout: docs/authorization.md. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor.h"
+#include "checkpoint.h"
+#include "db.h"
+#include "profile.h"
+
+/* Event types (the record's "event" member). */
+#define CORDON_AUDIT_DECISION "decision"
+#define CORDON_AUDIT_APPROVAL_REQUESTED "approval.requested"
+#define CORDON_AUDIT_APPROVAL_APPROVED "approval.approved"
+#define CORDON_AUDIT_APPROVAL_DENIED "approval.denied"
+#define CORDON_AUDIT_APPROVAL_EXPIRED "approval.expired"
+#define CORDON_AUDIT_APPROVAL_REVOKED "approval.revoked"
+#define CORDON_AUDIT_APPROVAL_CONSUMED "approval.consumed"
+#define CORDON_AUDIT_ACTION "action"
+#define CORDON_AUDIT_INVENTORY "inventory"
+#define CORDON_AUDIT_GRANT "grant"
+#define CORDON_AUDIT_CONNECTOR "connector"
+#define CORDON_AUDIT_DELEGATION "delegation"
+#define CORDON_AUDIT_LOCK "lock"
+#define CORDON_AUDIT_BROKER_START "broker.start"
+#define CORDON_AUDIT_BROKER_STOP "broker.stop"
+#define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
+#define CORDON_AUDIT_CHECKPOINT "checkpoint"
+
+struct cordon_audit_event {
+	const char *event; /* one of the CORDON_AUDIT_* types */
+	const struct cordon_actor *actor;
+	const char *session; /* the session the event concerns (when not the actor) */
+	const char *connector;
+	const char *tool;
+	int tier; /* enum cordon_risk, or -1 */
+	const char *decision;
+	const char *reason; /* a fixed vocabulary word, never an error message */
+	const char *state;  /* new state of the object the event concerns */
+	const char *approval_id;
+	const char *action_id;
+	const char *delegation_id;
+	const uint8_t *binding;	  /* 32 bytes; the record keeps the first 8 */
+	const char *fingerprint;  /* tool fingerprint, hex */
+	const char *path;	  /* delegation path (operator-visible authority) */
+	const char *access;	  /* delegation access: "read" | "read-write" */
+	int64_t generation;	  /* connector launch generation, or -1 */
+	int64_t count;		  /* an object count (revoke-all, recovery), or -1 */
+};
+
+/* A designated initialiser base: every optional integer unset. Later
+ * designators override it on purpose (as systemd does, -Woverride-init is
+ * off for files that use this). */
+#define CORDON_AUDIT_EVENT_INIT .tier = -1, .generation = -1, .count = -1
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+struct cordon_audit_options {
+	const char *origin;		   /* checkpoint origin line, e.g. "cordon/host.example/audit" */
+	uint64_t checkpoint_every;	   /* records; 0: 256 */
+	uint64_t checkpoint_interval_usec; /* 0: 300 s */
+};
+
+/* Enables checkpoints: takes ownership of signer (freed with the db, or now
+ * on error). Rebuilds the Merkle state from the stored records. Without this,
+ * records are still chained but nothing is signed. Returns 0 or -errno. */
+int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,
+		       struct cordon_diag *diag);
+
+/* Loads (creating on first start, mode 0600) the Ed25519 signing key at
+ * key_path with canon's cordon_note_signer_load_or_create() and calls
+ * cordon_audit_setup(). Writes the public verifier to *ret_verifier (may be
+ * NULL) for `verify`. */
+int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_options *o, const char *key_path,
+				const char *key_name, struct cordon_note_verifier *ret_verifier,
+				struct cordon_diag *diag);
+
+/* Appends one record in its own transaction. Returns 0 or -errno; on failure
+ * the db's audit_append_failures counter is incremented. */
+int cordon_audit_append(struct cordon_db *db, const struct cordon_audit_event *ev);
+
+/* Appends inside the caller's open transaction (the caller's commit makes it
+ * durable together with the state change it records). */
+int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev);
+
+/* Signs a checkpoint now if there are records no checkpoint covers (the
+ * checkpoint record itself is covered). Call at shutdown and from a timer.
+ * Returns 1 when one was written, 0 when none was needed, -errno. */
+int cordon_audit_checkpoint(struct cordon_db *db);
+
+/* Writes a checkpoint when N records or T seconds have passed since the last.
+ * Returns like cordon_audit_checkpoint(). */
+int cordon_audit_maybe_checkpoint(struct cordon_db *db);
+
+enum cordon_audit_verdict {
+	CORDON_AUDIT_PASS,
+	CORDON_AUDIT_GAP,	 /* a sequence number is missing (seq = first missing) */
+	CORDON_AUDIT_DUPLICATE,	 /* a sequence number appears twice (seq = it) */
+	CORDON_AUDIT_BREAK,	 /* record seq does not chain to its predecessor, is out of order,
+				  * is malformed, or a checkpoint's root does not match the records */
+	CORDON_AUDIT_BAD_SIG,	 /* a checkpoint's signature does not verify with the key */
+	CORDON_AUDIT_TRUNCATION, /* fewer records than a checkpoint (or the high-water mark) covered */
+};
+
+struct cordon_audit_report {
+	enum cordon_audit_verdict verdict;
+	uint64_t seq;		/* where the problem is (GAP/DUPLICATE/BREAK/TRUNCATION) */
+	uint64_t first, last;	/* records checked (PASS: the covered range) */
+	uint64_t signed_through; /* records covered by the newest valid checkpoint */
+	uint64_t n_checkpoints;
+	char message[200];
+};
+
+/* Verifies the whole log: chain, sequence, leaf hashes, every checkpoint's
+ * signature (against v) and root. Returns 0 with *ret filled whatever the
+ * verdict; -errno only when the database cannot be read. */
+int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier *v, struct cordon_audit_report *ret);
+
+/* "PASS: records 1..120, signed through 118, unsigned tail 119..120" etc. */
+const char *cordon_audit_verdict_to_string(enum cordon_audit_verdict v);
+void cordon_audit_report_format(const struct cordon_audit_report *r, char *buf, size_t size);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Cross-module internals of the broker library. All *_tx functions run
+ * inside the caller's open transaction. */
+
+#include "actor.h"
+#include "db-private.h"
+
+enum approvals_scope {
+	APPROVALS_ALL,
+	APPROVALS_SESSION,	 /* arg1 = session */
+	APPROVALS_CONNECTOR,	 /* arg1 = connector */
+	APPROVALS_TOOL,		 /* arg1 = connector, arg2 = tool */
+};
+
+/* Marks every requested/approved approval in scope revoked and audits each.
+ * reason is a vocabulary word ("relaunch", "policy-epoch", ...). Writes the
+ * count to *ret_n (may be NULL). */
+int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, enum approvals_scope scope,
+			const char *arg1, const char *arg2, const char *reason, uint64_t *ret_n);
+
+/* Bumps the policy epoch and revokes every outstanding approval. */
+int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *reason,
+			 uint64_t *ret_epoch);
+
+/* Ends every pending/active delegation in scope (NULL connector: all). */
+int delegations_end_all_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *session,
+			   const char *reason, uint64_t *ret_n);
+
+int connector_exists_tx(struct cordon_db *db, const char *connector);
+
+/* An actor's audit-friendly text ("operator:1000:cordonctl", "session:s1"). */
+void actor_describe(const struct cordon_actor *a, char *buf, size_t size);
+
+struct cordon_decide_request;
+struct cordon_broker_decision;
+/* Loads the decision snapshot inside the caller's transaction and decides.
+ * request_epoch: the epoch the caller's call was bound to (0: the current
+ * one). Returns 0 with out filled, or -errno. */
+int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
+		       struct cordon_broker_decision *out);

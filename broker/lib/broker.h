@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Glue over the broker modules for the daemon: start-up recovery, shutdown,
+ * and a decision over a consistent snapshot with its audit record.
+ *
+ * The call path the daemon runs for one tools/call (no transaction is open
+ * while it waits or does I/O):
+ *   1. canon-decode arguments, JCS them (cordon_canon_arguments + jcs_encode)
+ *   2. cordon_broker_decide()            -> deny | allow | approve(tier)
+ *   3. approve: cordon_approval_request() (coalesces), wait for the operator
+ *   4. cordon_action_begin()             -> consumes the approval (CAS), creates
+ *                                           the action and the audit records, or
+ *                                           returns a stored idempotent result
+ *   5. cordon_action_dispatched()        -> committed BEFORE the first byte is sent
+ *   6. send the JCS bytes, read the result
+ *   7. cordon_action_complete()
+ * Any error at 2–5 means the call is not sent. */
+
+#include <stdint.h>
+
+#include "authz.h"
+#include "db.h"
+
+struct cordon_broker_start_result {
+	uint64_t abandoned;	    /* prepared actions: never sent */
+	uint64_t outcome_unknown;   /* dispatched actions: the operator must resolve them */
+	uint64_t approvals_revoked; /* outstanding approvals of the previous process */
+	uint64_t delegations_expired;
+};
+
+/* Start-up: recovery and a broker.start record. Run before serving. */
+int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result *ret);
+
+/* Shutdown: a broker.stop record and a final checkpoint. */
+int cordon_broker_stop(struct cordon_db *db);
+
+/* Periodic work for the daemon's timer (say every second): expires
+ * approvals and delegations past their time and writes a checkpoint when one
+ * is due. Returns 0 or the first -errno (the others still run). */
+int cordon_broker_tick(struct cordon_db *db);
+
+struct cordon_decide_request {
+	const char *session;
+	const char *connector;
+	const char *tool;
+	const char *fingerprint; /* of the definition the connector advertises now */
+	const char *delegation;	 /* or NULL */
+};
+
+struct cordon_broker_decision {
+	struct cordon_decision decision;
+	uint64_t generation;   /* connector launch generation at decision time */
+	uint64_t policy_epoch; /* epoch of the snapshot */
+};
+
+/* Loads grant, inventory entry, risk policy, delegations, epoch and
+ * generation in one transaction, decides with cordon_authz_decide() and
+ * appends a "decision" audit record. Returns 0 with *ret filled (deny
+ * included). On any error returns -errno and *ret is a deny; when only the
+ * audit append failed, a read-tier allow stands (counted in
+ * audit_append_failures) and anything above read is denied. */
+int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_request *req,
+			 struct cordon_broker_decision *ret);

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Canonical JSON for the broker: strict admission decoding and RFC 8785
+ * (JCS) encoding. The broker forwards, hashes, approves and stores only the
+ * bytes cordon_jcs_encode() produces, never a client's raw text, so no parser
+ * differential (duplicate keys, escapes, big numbers) can make an approved
+ * call differ from the executed one. Byte-exact rules: docs/formats.md.
+ *
+ * Pure functions: no global state, no logging, thread-safe. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+/* Defaults of struct cordon_canon_limits. */
+#define CORDON_CANON_MAX_BYTES_DEFAULT ((size_t)1024 * 1024)
+#define CORDON_CANON_MAX_DEPTH_DEFAULT 64u
+/* ±(2^53 − 1): the integers every JSON implementation (IEEE 754 double)
+ * represents exactly. Larger integers must be sent as strings. */
+#define CORDON_CANON_MAX_SAFE_INTEGER 9007199254740991LL
+
+struct cordon_canon_limits {
+	size_t max_bytes;   /* input size limit in bytes; 0 means the default (1 MiB) */
+	unsigned max_depth; /* nesting depth limit; 0 means the default (64). A scalar
+			     * document has depth 0, `[]` and `{}` have depth 1. */
+};
+
+/* Admission errors. The return value is one of these negative errnos (stable,
+ * tests and callers may switch on them); the diag (step "canon") carries a
+ * message naming what and where: "line L, column C (byte P)" with 1-based
+ * line/column (column counted in characters, as jansson does) and 0-based
+ * byte offset; d->line and d->column are set too.
+ *
+ *   -EMSGSIZE  input larger than limits->max_bytes
+ *   -EBADMSG   not JSON (syntax error, trailing data, empty input)
+ *   -EILSEQ    invalid UTF-8, a lone or misordered UTF-16 surrogate escape,
+ *              or a NUL character (raw or \u0000: not admitted anywhere)
+ *   -ENOTUNIQ  duplicate member name in an object
+ *   -ELOOP     nesting deeper than limits->max_depth
+ *   -ERANGE    integer lexeme outside ±(2^53 − 1), or a number that overflows
+ *              a double (1e400)
+ *   -EDOM      a non-finite number (cannot come from JSON text; guards values
+ *              built in memory)
+ *   -ENOMEM    out of memory
+ */
+
+/* Fills *ret with the defaults. */
+void cordon_canon_limits_default(struct cordon_canon_limits *ret);
+
+/* Decodes exactly one JSON document from buf[0..len) (no NUL terminator
+ * needed; trailing whitespace allowed, anything else after the value is an
+ * error) and admits it. lim may be NULL (defaults). On success writes a new
+ * reference to *ret and returns 0; on failure returns a negative errno from
+ * the list above, fills d (if non-NULL) and leaves *ret untouched. Any JSON
+ * value is admitted at the top level (not only objects). */
+int cordon_canon_decode(const char *buf, size_t len, const struct cordon_canon_limits *lim, json_t **ret,
+			struct cordon_diag *d);
+
+/* Admission checks for a value already in memory (built by code, or decoded
+ * by jansson as part of a larger message): depth, integer range, finite reals,
+ * valid UTF-8 and no NUL in every string and member name. Returns 0 or a
+ * negative errno from the list above (no positions: the message names the
+ * JSON path, e.g. "$.a[3].b"). lim may be NULL. */
+int cordon_canon_admit(const json_t *v, const struct cordon_canon_limits *lim, struct cordon_diag *d);
+
+/* Encodes v as RFC 8785 canonical JSON. On success writes a malloc'd,
+ * NUL-terminated buffer to *ret (free()) and its length (without the NUL) to
+ * *ret_len (may be NULL) and returns 0. Returns -EDOM for a non-finite real,
+ * -ERANGE for an integer outside ±(2^53 − 1), -EILSEQ for a string that is not
+ * valid UTF-8 or contains NUL, -ELOOP beyond CORDON_CANON_MAX_DEPTH_DEFAULT * 4
+ * (a guard for in-memory values; decoded values are far shallower), -EINVAL
+ * for v == NULL, -ENOMEM. */
+int cordon_jcs_encode(const json_t *v, char **ret, size_t *ret_len);
+
+/* Decode + encode: the canonical bytes of one admitted document. Same
+ * contract as cordon_canon_decode() for errors, same output as
+ * cordon_jcs_encode(). */
+int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret,
+		       size_t *ret_len, struct cordon_diag *d);
+
+/* The `arguments` of a tools/call: absent (NULL) is `{}` everywhere. Writes a
+ * new reference to *ret: a new empty object when arguments is NULL, otherwise
+ * a new reference to arguments itself. Returns -EINVAL (and fills d) when
+ * arguments is present but not an object (JSON null included), -ENOMEM. */
+int cordon_canon_arguments(const json_t *arguments, json_t **ret, struct cordon_diag *d);
+
+/* Compares two strings by UTF-16 code units, as RFC 8785 §3.2.3 sorts member
+ * names. Both must be valid UTF-8 (admitted). Returns <0, 0, >0. */
+int cordon_jcs_compare_keys(const char *a, size_t a_len, const char *b, size_t b_len);
+
+/* True if s[0..n) is strictly valid UTF-8 (shortest form, no surrogates, at
+ * most U+10FFFF) without NUL; otherwise false and, if ret_bad_offset is
+ * non-NULL, the offset of the first bad byte. */
+bool cordon_utf8_valid(const char *s, size_t n, size_t *ret_bad_offset);
+
+/* Formats a finite double as ECMAScript Number::toString (RFC 8785 §3.2.2.3)
+ * into buf (at least CORDON_JCS_NUMBER_MAX bytes, NUL-terminated). Returns
+ * the length, or -EDOM for NaN/Infinity. -0 formats as "0". */
+#define CORDON_JCS_NUMBER_MAX 32
+int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX]);

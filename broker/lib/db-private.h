@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Internals shared by the broker library's modules (not installed, not for
+ * the daemon). */
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cleanup.h"
+#include "db.h"
+
+struct cordon_audit_state;
+
+struct cordon_db {
+	sqlite3 *sql;
+	const struct cordon_clock *clock;
+	char last_error[200];
+	bool in_tx;
+	unsigned faults;
+	struct cordon_db_counters counters;
+	struct cordon_audit_state *audit; /* owned; NULL until cordon_audit_setup() */
+};
+
+DEFINE_CLEANUP(sqlite3_stmt_finalizep, sqlite3_stmt *, sqlite3_finalize)
+#define _cleanup_stmt_ _cleanup_(sqlite3_stmt_finalizep)
+
+/* Prepares sql (one statement). Returns 0 or -errno with last_error set. */
+int db_prepare(struct cordon_db *db, const char *sql, sqlite3_stmt **ret);
+
+/* Records rc's message in db->last_error and returns cordon_db_errno(rc). */
+int db_fail(struct cordon_db *db, int rc);
+
+/* Sets last_error from a format and returns -error. */
+int db_failf(struct cordon_db *db, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Steps a statement that returns no rows. Returns 0 or -errno. */
+int db_step_done(struct cordon_db *db, sqlite3_stmt *st);
+
+/* Steps once: 1 for a row, 0 for done, -errno. */
+int db_step_row(struct cordon_db *db, sqlite3_stmt *st);
+
+/* Bind helpers: text may be NULL (binds NULL). Return 0 or -errno. */
+int db_bind_text(struct cordon_db *db, sqlite3_stmt *st, int idx, const char *s);
+int db_bind_int64(struct cordon_db *db, sqlite3_stmt *st, int idx, int64_t v);
+int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p, size_t n);
+
+/* Transactions. db_begin() issues BEGIN IMMEDIATE (takes the write lock up
+ * front so two writers never deadlock on upgrade); nesting is a programming
+ * error (-EBUSY). db_commit() fails closed: on error it rolls back. */
+int db_begin(struct cordon_db *db);
+int db_commit(struct cordon_db *db);
+void db_rollback(struct cordon_db *db);
+
+/* A scope guard: rolls back on scope exit unless committed. */
+struct db_tx {
+	struct cordon_db *db;
+	bool open;
+};
+static inline void db_tx_cleanup(struct db_tx *t)
+{
+	if (t->open)
+		db_rollback(t->db);
+}
+#define _cleanup_tx_ _cleanup_(db_tx_cleanup)
+int db_tx_begin(struct cordon_db *db, struct db_tx *t);
+int db_tx_commit(struct db_tx *t);
+
+/* Meta table inside a transaction. */
+int db_meta_get_tx(struct cordon_db *db, const char *key, int64_t *ret);
+int db_meta_set_tx(struct cordon_db *db, const char *key, int64_t v);
+int db_meta_add_tx(struct cordon_db *db, const char *key, int64_t delta, int64_t *ret_new);
+
+/* A fresh random id "<prefix>_<32 hex>" in out (at least CORDON_ID_MAX bytes). */
+#define CORDON_ID_MAX 48
+void db_new_id(const char *prefix, char *out, size_t size);
+
+/* Column text copied into a malloc'd string (NULL for SQL NULL); -ENOMEM. */
+int db_column_strdup(sqlite3_stmt *st, int col, char **ret);
+
+/* Frees db->audit (audit.c). */
+void audit_state_free(struct cordon_audit_state *a);
+
+/* Called by db_commit()/db_rollback(): promotes or drops the audit module's
+ * in-memory state of the transaction (audit.c). */
+void audit_tx_end(struct cordon_db *db, bool committed);

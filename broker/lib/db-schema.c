@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The schema, as forward migrations. migrations[i] takes the database from
+ * user_version i to i + 1. Never edit a released migration: append one. */
+
+#include "db-schema.h"
+
+/* Columns holding times are microseconds since the epoch (UTC). Enumerations
+ * are stored as their C values (enum cordon_risk etc.), documented beside the
+ * column; CHECK constraints keep a buggy caller from writing garbage. */
+static const char migration_1[] =
+	"CREATE TABLE meta ("
+	"  key TEXT PRIMARY KEY NOT NULL,"
+	"  value INTEGER NOT NULL"
+	") STRICT;"
+	"INSERT INTO meta(key, value) VALUES ('policy_epoch', 1), ('audit_last_seq', 0);"
+
+	/* One row per installed connector. generation counts launches: a
+	 * relaunch bumps it and so revokes every approval bound to the old one. */
+	"CREATE TABLE connectors ("
+	"  id TEXT PRIMARY KEY NOT NULL,"
+	"  generation INTEGER NOT NULL DEFAULT 0 CHECK (generation >= 0),"
+	"  default_risk INTEGER NOT NULL CHECK (default_risk BETWEEN 0 AND 4),"
+	"  approval_ttl_sec INTEGER NOT NULL CHECK (approval_ttl_sec > 0),"
+	"  ceilings TEXT NOT NULL DEFAULT '[]',"	/* JSON array of absolute paths */
+	"  installed_at INTEGER NOT NULL"
+	") STRICT;"
+
+	/* First-party risk policy and replay class, from the profile at install. */
+	"CREATE TABLE risk_policy ("
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  tool TEXT NOT NULL,"
+	"  tier INTEGER CHECK (tier IS NULL OR tier BETWEEN 0 AND 4)," /* NULL: default_risk */
+	"  replay INTEGER NOT NULL DEFAULT 0 CHECK (replay IN (0, 1)),"	/* 1: safe */
+	"  PRIMARY KEY (connector, tool)"
+	") STRICT;"
+
+	/* The explicit grant set: no row, no tool. */
+	"CREATE TABLE grants ("
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  tool TEXT NOT NULL,"
+	"  granted_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (connector, tool)"
+	") STRICT;"
+
+	/* state: 0 pending_review, 1 reviewed, 2 changed, 3 gone. fingerprint
+	 * and definition are what the connector advertises now; the pinned_*
+	 * columns are what an operator reviewed (kept for the diff). */
+	"CREATE TABLE tool_inventory ("
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 3),"
+	"  fingerprint TEXT NOT NULL,"
+	"  definition TEXT NOT NULL,"
+	"  claims TEXT NOT NULL DEFAULT '{}',"
+	"  pinned_fingerprint TEXT,"
+	"  pinned_definition TEXT,"
+	"  first_seen INTEGER NOT NULL,"
+	"  updated_at INTEGER NOT NULL,"
+	"  reviewed_at INTEGER,"
+	"  reviewed_by TEXT,"
+	"  PRIMARY KEY (connector, name)"
+	") STRICT;"
+
+	/* Approvals: metadata only. binding is the HMAC over the bound fields;
+	 * the key never leaves process memory, so a binding is useless outside
+	 * the process that made it (and approvals die with it).
+	 * state: 0 requested, 1 approved, 2 denied, 3 expired, 4 revoked, 5 consumed. */
+	"CREATE TABLE approvals ("
+	"  id TEXT PRIMARY KEY NOT NULL,"
+	"  session TEXT NOT NULL,"
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  generation INTEGER NOT NULL,"
+	"  tool TEXT NOT NULL,"
+	"  fingerprint TEXT NOT NULL,"
+	"  policy_epoch INTEGER NOT NULL,"
+	"  tier INTEGER NOT NULL CHECK (tier BETWEEN 1 AND 4),"
+	"  binding BLOB NOT NULL CHECK (length(binding) = 32),"
+	"  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 5),"
+	"  created_at INTEGER NOT NULL,"
+	"  expires_at INTEGER NOT NULL,"
+	"  decided_at INTEGER,"
+	"  decided_by TEXT,"
+	"  reason TEXT"
+	") STRICT;"
+	"CREATE INDEX approvals_binding ON approvals(binding, state);"
+	"CREATE INDEX approvals_session ON approvals(session, state);"
+	"CREATE INDEX approvals_state ON approvals(state);"
+
+	/* Delegated roots. state: 0 pending, 1 active, 2 revoked, 3 expired,
+	 * 4 refused. dev/ino are those of the directory openat2 resolved
+	 * beneath the ceiling at activation. */
+	"CREATE TABLE delegations ("
+	"  id TEXT PRIMARY KEY NOT NULL,"
+	"  session TEXT NOT NULL,"
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  path TEXT NOT NULL,"
+	"  access INTEGER NOT NULL CHECK (access IN (0, 2)),"	/* enum cordon_fs_access: read, read-write */
+	"  lifetime_sec INTEGER NOT NULL DEFAULT 0,"
+	"  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 4),"
+	"  ceiling TEXT,"
+	"  dev INTEGER,"
+	"  ino INTEGER,"
+	"  created_at INTEGER NOT NULL,"
+	"  activated_at INTEGER,"
+	"  expires_at INTEGER,"	/* NULL: until the session ends or revocation */
+	"  ended_at INTEGER"
+	") STRICT;"
+	"CREATE INDEX delegations_state ON delegations(connector, state);"
+
+	/* The action ledger. state: 0 prepared, 1 dispatched, 2 succeeded,
+	 * 3 failed, 4 abandoned, 5 outcome_unknown. */
+	"CREATE TABLE actions ("
+	"  id TEXT PRIMARY KEY NOT NULL,"
+	"  session TEXT NOT NULL,"
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  tool TEXT NOT NULL,"
+	"  tier INTEGER NOT NULL CHECK (tier BETWEEN 0 AND 4),"
+	"  replay INTEGER NOT NULL CHECK (replay IN (0, 1)),"
+	"  approval_id TEXT REFERENCES approvals(id),"
+	"  request_hash BLOB NOT NULL CHECK (length(request_hash) = 32),"
+	"  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 5),"
+	"  created_at INTEGER NOT NULL,"
+	"  updated_at INTEGER NOT NULL,"
+	"  resolved_by TEXT"
+	") STRICT;"
+	"CREATE INDEX actions_state ON actions(state);"
+
+	/* Idempotency identities of replay-safe calls, scoped per connector.
+	 * request_hash = SHA-256 over the tool and JCS(arguments). */
+	"CREATE TABLE idempotency ("
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  key TEXT NOT NULL,"
+	"  request_hash BLOB NOT NULL CHECK (length(request_hash) = 32),"
+	"  action_id TEXT NOT NULL REFERENCES actions(id),"
+	"  result BLOB,"
+	"  created_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (connector, key)"
+	") STRICT;"
+
+	/* Resource locks: token is the newest fencing token ever issued for
+	 * the resource and only grows. */
+	"CREATE TABLE locks ("
+	"  resource TEXT PRIMARY KEY NOT NULL,"
+	"  token INTEGER NOT NULL CHECK (token > 0),"
+	"  holder TEXT,"
+	"  expires_at INTEGER"
+	") STRICT;"
+
+	/* The audit log: record is the JCS bytes; leaf = SHA-256(0x00 || record).
+	 * seq duplicates the record's own field for lookups; verify trusts the
+	 * record, never this column, and is what notices a mismatch. */
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY,"
+	"  seq INTEGER NOT NULL,"
+	"  record BLOB NOT NULL,"
+	"  leaf BLOB NOT NULL"
+	") STRICT;"
+	"CREATE INDEX audit_seq ON audit(seq);"
+
+	/* Signed checkpoints: note is the C2SP signed note text. */
+	"CREATE TABLE checkpoints ("
+	"  id INTEGER PRIMARY KEY,"
+	"  size INTEGER NOT NULL,"
+	"  root BLOB NOT NULL,"
+	"  note BLOB NOT NULL,"
+	"  created_at INTEGER NOT NULL"
+	") STRICT;";
+
+const char *const cordon_db_migrations[] = {
+	migration_1,
+};
+
+const unsigned cordon_db_n_migrations = sizeof(cordon_db_migrations) / sizeof(cordon_db_migrations[0]);

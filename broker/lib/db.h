@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker's state: one SQLite database that only the broker opens.
+ *
+ * - The file is created with mode 0600 (O_CREAT|O_EXCL before SQLite sees it);
+ *   opening a database, -wal or -shm file that another user owns, that is
+ *   group/world accessible, that is not a regular file, or that lives in a
+ *   directory others can write fails closed with a message naming the file.
+ * - WAL, foreign_keys=ON, synchronous=FULL, secure_delete=ON,
+ *   trusted_schema=OFF, a busy timeout; the schema is migrated forward by
+ *   PRAGMA user_version and a newer schema than this build knows is refused.
+ * - Every statement is prepared and bound; no value is ever spliced into SQL.
+ * - State changes run in short BEGIN IMMEDIATE transactions. No connector I/O,
+ *   no external command and no wait for a human ever happens while one is
+ *   open: callers commit, then dispatch.
+ *
+ * Functions return >= 0 or -errno; SQLite result codes are converted by
+ * cordon_db_errno() and the SQLite message is kept in cordon_db_last_error(). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "diag.h"
+
+struct cordon_db;
+
+#define CORDON_DB_SCHEMA_VERSION 1
+
+struct cordon_db_options {
+	const struct cordon_clock *clock; /* NULL: the real clock */
+	int busy_timeout_ms;		  /* 0: 5000 */
+};
+
+/* Opens (creating when absent) the database at path. Returns 0 and writes
+ * *ret, or -errno and fills diag (step "db"). */
+int cordon_db_open(const char *path, const struct cordon_db_options *opts, struct cordon_db **ret,
+		   struct cordon_diag *diag);
+
+/* Closes the handle (a no-op for NULL). Does not checkpoint the audit log:
+ * call cordon_broker_shutdown()/cordon_audit_checkpoint() first. */
+void cordon_db_close(struct cordon_db *db);
+
+static inline void cordon_db_closep(struct cordon_db **db)
+{
+	if (*db)
+		cordon_db_close(*db);
+}
+
+/* Converts an SQLite primary or extended result code to -errno (never 0 for
+ * an error code; 0 for SQLITE_OK/ROW/DONE). */
+int cordon_db_errno(int sqlite_rc);
+
+/* The last SQLite or validation message for this handle ("" when none). */
+const char *cordon_db_last_error(const struct cordon_db *db);
+
+const struct cordon_clock *cordon_db_clock(const struct cordon_db *db);
+uint64_t cordon_db_now(const struct cordon_db *db);
+
+/* Checks that path (when it exists) is a regular file owned by the effective
+ * uid with no group/other permission bits. Returns 0, -ENOENT when absent,
+ * or -EPERM/-errno with diag filled. Exposed for tests and for the key file. */
+int cordon_db_check_file(const char *path, struct cordon_diag *diag);
+
+/* Integer counters and settings in the meta table. */
+int cordon_db_meta_get(struct cordon_db *db, const char *key, int64_t *ret);
+
+/* The current policy epoch: bumped by every grant or risk-policy change and by
+ * revoke-all; approvals bound to an older epoch no longer verify. */
+int cordon_db_policy_epoch(struct cordon_db *db, uint64_t *ret);
+
+/* In-memory counters for /metrics. */
+struct cordon_db_counters {
+	uint64_t audit_append_failures; /* appends that failed; each made its operation fail closed */
+	uint64_t transactions_committed;
+	uint64_t transactions_rolled_back;
+};
+void cordon_db_get_counters(const struct cordon_db *db, struct cordon_db_counters *ret);
+
+/* Test seam: faults to inject. Production code never sets these. */
+enum cordon_db_fault {
+	CORDON_DB_FAULT_AUDIT_APPEND = 1 << 0, /* every audit append fails with -EIO */
+	CORDON_DB_FAULT_COMMIT = 1 << 1,       /* every commit fails with -EIO (and rolls back) */
+};
+void cordon_db_inject_faults(struct cordon_db *db, unsigned faults);

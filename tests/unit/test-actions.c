@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Action ledger, start-up recovery, idempotency of replay-safe tools, and
+ * resource locks with fencing tokens. */
+
+#include "broker-test.h"
+
+static int setup(void **state)
+{
+	*state = bt_new();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	bt_free(*state);
+	return 0;
+}
+
+static enum cordon_action_state state_of(struct bt *t, const char *id)
+{
+	enum cordon_action_state s;
+
+	assert_int_equal(cordon_action_state(t->db, id, &s), 0);
+	return s;
+}
+
+/* Begins an approved write_file (replay-safe) call with an idempotency key. */
+static int begin_write(struct bt *t, const char *args, const char *idem, struct cordon_action_begin_result *res)
+{
+	struct bt_call c;
+	char id[CORDON_ID_STRING_MAX];
+	int r;
+
+	bt_call_init(t, &c, "s1", "write_file", args);
+	bt_approve(t, &c.call, id);
+	r = bt_begin(t, &c.call, id, idem, res);
+	bt_call_done(&c);
+	return r;
+}
+
+static void test_ledger_happy_path(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	assert_int_equal(res.outcome, CORDON_BEGIN_DISPATCH);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_PREPARED);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_DISPATCHED);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "ok", 2), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_SUCCEEDED);
+	cordon_action_begin_result_done(&res);
+}
+
+static void test_ledger_transitions_are_strict(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	/* Cannot complete what was never dispatched. */
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, NULL, 0), -ESTALE);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), -ESTALE);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, false, NULL, 0), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_FAILED);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, NULL, 0), -ESTALE);
+	assert_int_equal(cordon_action_dispatched(t->db, "ac_nope"), -ENOENT);
+	cordon_action_begin_result_done(&res);
+}
+
+static void test_recovery_abandons_prepared_and_flags_dispatched(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result a, b, c;
+	struct cordon_broker_start_result sr;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &a), 0);
+	assert_int_equal(begin_write(t, "{\"p\":2}", NULL, &b), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, b.action_id), 0);
+	assert_int_equal(begin_write(t, "{\"p\":3}", NULL, &c), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, c.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, c.action_id, true, NULL, 0), 0);
+
+	/* A crash here; the next process starts. */
+	cordon_db_close(t->db);
+	bt_open_db(t);
+	bt_setup_audit(t, 1000, 3600 * SEC);
+	assert_int_equal(cordon_broker_start(t->db, &sr), 0);
+	assert_int_equal(sr.abandoned, 1);
+	assert_int_equal(sr.outcome_unknown, 1);
+	assert_int_equal(state_of(t, a.action_id), CORDON_ACTION_ABANDONED);
+	assert_int_equal(state_of(t, b.action_id), CORDON_ACTION_OUTCOME_UNKNOWN);
+	assert_int_equal(state_of(t, c.action_id), CORDON_ACTION_SUCCEEDED);
+	/* Never retried automatically: nothing moves them but an operator. */
+	assert_int_equal(cordon_action_dispatched(t->db, a.action_id), -ESTALE);
+	assert_int_equal(cordon_action_dispatched(t->db, b.action_id), -ESTALE);
+	assert_int_equal(cordon_action_resolve(t->db, &t->s1, b.action_id, true), -EPERM);
+	assert_int_equal(cordon_action_resolve(t->db, &t->op, b.action_id, true), 0);
+	assert_int_equal(state_of(t, b.action_id), CORDON_ACTION_SUCCEEDED);
+	assert_int_equal(cordon_action_resolve(t->db, &t->op, c.action_id, false), -ESTALE);
+	cordon_action_begin_result_done(&a);
+	cordon_action_begin_result_done(&b);
+	cordon_action_begin_result_done(&c);
+}
+
+static void test_idempotent_replay_returns_stored_result(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	struct bt_call c;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "{\"written\":true}", 16), 0);
+	cordon_action_begin_result_done(&res);
+
+	/* Same identity, same request (key order differs): stored result, no
+	 * new action, and no approval needed because nothing executes. */
+	bt_call_init(t, &c, "s1", "write_file", "{\"p\":1}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-1", &res), 0);
+	assert_int_equal(res.outcome, CORDON_BEGIN_STORED_RESULT);
+	assert_int_equal(res.stored_state, CORDON_ACTION_SUCCEEDED);
+	assert_int_equal(res.result_len, 16);
+	assert_memory_equal(res.result, "{\"written\":true}", 16);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
+static void test_idempotency_conflict_on_different_request(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	cordon_action_begin_result_done(&res);
+	assert_int_equal(begin_write(t, "{\"p\":2}", "gw-key-1", &res), -EEXIST);
+}
+
+static void test_idempotency_in_progress(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	struct bt_call c;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	bt_call_init(t, &c, "s1", "write_file", "{\"p\":1}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-1", NULL), -EINPROGRESS);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-1", NULL), -EINPROGRESS);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
+static void test_idempotency_outcome_unknown_needs_operator(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	struct bt_call c;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	bt_call_init(t, &c, "s1", "write_file", "{\"p\":1}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-1", NULL), -ENOTRECOVERABLE);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
+static void test_idempotency_abandoned_runs_once_more(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res, again;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_ABANDONED);
+	/* Provably never sent: the same identity may run (with a fresh approval). */
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &again), 0);
+	assert_int_equal(again.outcome, CORDON_BEGIN_DISPATCH);
+	assert_string_not_equal(again.action_id, res.action_id);
+	cordon_action_begin_result_done(&res);
+	cordon_action_begin_result_done(&again);
+}
+
+static void test_stored_result_unreadable_after_restart(void **state)
+{
+	struct bt *t = *state;
+	static const uint8_t other[32] = { 7 };
+	struct cordon_action_begin_result res;
+	struct bt_call c;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "gw-key-1", &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "done", 4), 0);
+	cordon_action_begin_result_done(&res);
+	/* A new process has a new key: the sealed result cannot be opened,
+	 * and the call is NOT run again. */
+	cordon_key_free(t->key);
+	assert_int_equal(cordon_key_new_from_bytes(other, &t->key), 0);
+	bt_call_init(t, &c, "s1", "write_file", "{\"p\":1}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-1", NULL), -ENODATA);
+	bt_call_done(&c);
+}
+
+static void test_unsafe_tool_ignores_idempotency_and_needs_new_approval(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_action_begin_result res;
+
+	/* delete_file is unsafe (the default). */
+	bt_call_init(t, &c, "s1", "delete_file", "{\"p\":1}");
+	bt_approve(t, &c.call, id);
+	assert_int_equal(bt_begin(t, &c.call, id, "gw-key-9", &res), 0);
+	assert_int_equal(res.replay, CORDON_REPLAY_UNSAFE);
+	cordon_action_begin_result_done(&res);
+	/* The repeat with the same key is not answered from a store: it is a
+	 * new call and its old approval is spent. */
+	assert_int_equal(bt_begin(t, &c.call, id, "gw-key-9", NULL), -EALREADY);
+	assert_int_equal(bt_begin(t, &c.call, NULL, "gw-key-9", NULL), -ENOENT);
+	bt_call_done(&c);
+}
+
+static void test_invalid_idempotency_key_refused(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	char longkey[200];
+
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "has space", NULL), -EINVAL);
+	assert_int_equal(bt_begin(t, &c.call, NULL, "", NULL), -EINVAL);
+	assert_int_equal(bt_begin(t, &c.call, NULL, longkey, NULL), -EINVAL);
+	bt_call_done(&c);
+}
+
+static void test_request_hash_separates_tool_and_args(void **state)
+{
+	uint8_t a[32], b[32], c[32];
+
+	(void)state;
+	assert_int_equal(cordon_request_hash("t", "{\"a\":1}", 7, a), 0);
+	assert_int_equal(cordon_request_hash("t", "{\"a\":2}", 7, b), 0);
+	assert_int_equal(cordon_request_hash("u", "{\"a\":1}", 7, c), 0);
+	assert_memory_not_equal(a, b, 32);
+	assert_memory_not_equal(a, c, 32);
+	assert_int_equal(cordon_request_hash("t", NULL, 0, a), 0);
+	assert_int_equal(cordon_request_hash("t", "{}", 2, b), 0);
+	assert_memory_equal(a, b, 32);
+}
+
+static void test_lock_tokens_are_monotonic(void **state)
+{
+	struct bt *t = *state;
+	uint64_t t1, t2, t3;
+
+	assert_int_equal(cordon_lock_acquire(t->db, "repo:/work", "ac_1", 10 * SEC, &t1), 0);
+	assert_int_equal(t1, 1);
+	assert_int_equal(cordon_lock_acquire(t->db, "repo:/work", "ac_2", 10 * SEC, &t2), -EBUSY);
+	assert_int_equal(cordon_lock_release(t->db, "repo:/work", t1), 0);
+	assert_int_equal(cordon_lock_acquire(t->db, "repo:/work", "ac_2", 10 * SEC, &t2), 0);
+	assert_true(t2 > t1);
+	/* Restart keeps the counter. */
+	cordon_db_close(t->db);
+	bt_open_db(t);
+	assert_int_equal(cordon_lock_release(t->db, "repo:/work", t2), 0);
+	assert_int_equal(cordon_lock_acquire(t->db, "repo:/work", "ac_3", 10 * SEC, &t3), 0);
+	assert_true(t3 > t2);
+}
+
+static void test_stale_token_refused_after_lease_expiry(void **state)
+{
+	struct bt *t = *state;
+	uint64_t old, fresh;
+
+	assert_int_equal(cordon_lock_acquire(t->db, "res", "slow", 5 * SEC, &old), 0);
+	assert_int_equal(cordon_lock_validate(t->db, "res", old), 0);
+	cordon_virtual_clock_advance(&t->clock, 6 * SEC);
+	/* The slow holder's lease ended; its token no longer validates. */
+	assert_int_equal(cordon_lock_validate(t->db, "res", old), -ESTALE);
+	assert_int_equal(cordon_lock_acquire(t->db, "res", "fast", 5 * SEC, &fresh), 0);
+	assert_true(fresh > old);
+	/* The slow holder wakes up: commit and release with the old token fail. */
+	assert_int_equal(cordon_lock_validate(t->db, "res", old), -ESTALE);
+	assert_int_equal(cordon_lock_release(t->db, "res", old), -ESTALE);
+	assert_int_equal(cordon_lock_validate(t->db, "res", fresh), 0);
+	assert_int_equal(cordon_lock_release(t->db, "res", fresh), 0);
+	assert_int_equal(cordon_lock_release(t->db, "nope", 1), -ENOENT);
+}
+
+static int collect_cb(const struct cordon_action_info *info, void *userdata)
+{
+	char *out = userdata;
+
+	assert_int_equal(info->state, CORDON_ACTION_OUTCOME_UNKNOWN);
+	assert_string_equal(info->tool, "write_file");
+	memcpy(out, info->id, CORDON_ID_STRING_MAX);
+	return 0;
+}
+
+static void test_operator_queue_lists_outcome_unknown(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	char found[CORDON_ID_STRING_MAX] = "";
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(cordon_actions_list(t->db, CORDON_ACTION_OUTCOME_UNKNOWN, collect_cb, found), 0);
+	assert_string_equal(found, res.action_id);
+	cordon_action_begin_result_done(&res);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_ledger_happy_path),
+		T(test_ledger_transitions_are_strict),
+		T(test_recovery_abandons_prepared_and_flags_dispatched),
+		T(test_idempotent_replay_returns_stored_result),
+		T(test_idempotency_conflict_on_different_request),
+		T(test_idempotency_in_progress),
+		T(test_idempotency_outcome_unknown_needs_operator),
+		T(test_idempotency_abandoned_runs_once_more),
+		T(test_stored_result_unreadable_after_restart),
+		T(test_unsafe_tool_ignores_idempotency_and_needs_new_approval),
+		T(test_invalid_idempotency_key_refused),
+		T(test_request_hash_separates_tool_and_args),
+		T(test_lock_tokens_are_monotonic),
+		T(test_stale_token_refused_after_lease_expiry),
+		T(test_operator_queue_lists_outcome_unknown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

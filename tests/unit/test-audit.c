@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The audit log: chain, checkpoints, verify reports for every kind of
+ * tampering, fail-closed behaviour when appends fail, and that no argument
+ * value, result or credential ever reaches the database file. */
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "broker-test.h"
+
+static int setup(void **state)
+{
+	*state = bt_new();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	bt_free(*state);
+	return 0;
+}
+
+/* A raw second connection, as an attacker with file access would use. */
+static sqlite3 *raw_open(struct bt *t)
+{
+	sqlite3 *s = NULL;
+
+	assert_int_equal(sqlite3_open_v2(t->path, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(s, 2000);
+	return s;
+}
+
+static void raw_exec(sqlite3 *s, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(s, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+}
+
+static void add_events(struct bt *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
+						 .tier = CORDON_RISK_READ, .decision = "allow" };
+		assert_int_equal(cordon_audit_append(t->db, &ev), 0);
+	}
+}
+
+static uint64_t last_seq(struct bt *t)
+{
+	int64_t v;
+
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &v), 0);
+	return (uint64_t)v;
+}
+
+static struct cordon_audit_report verify(struct bt *t)
+{
+	struct cordon_audit_report rep;
+	char buf[300];
+
+	assert_int_equal(cordon_audit_verify(t->db, &t->verifier, &rep), 0);
+	cordon_audit_report_format(&rep, buf, sizeof(buf));
+	print_message("verify: %s\n", buf);
+	return rep;
+}
+
+static void test_pass_with_range_and_no_tail_after_checkpoint(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+
+	add_events(t, 10);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.first, 1);
+	assert_int_equal(rep.last, last_seq(t));
+	assert_int_equal(rep.signed_through, rep.last);
+	assert_non_null(strstr(rep.message, "no unsigned tail"));
+	/* Nothing new: no second checkpoint. */
+	assert_int_equal(cordon_audit_checkpoint(t->db), 0);
+}
+
+static void test_pass_reports_unsigned_tail(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t signed_size;
+
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	signed_size = last_seq(t);
+	add_events(t, 3);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, signed_size);
+	assert_int_equal(rep.last, signed_size + 3);
+	assert_non_null(strstr(rep.message, "unsigned tail"));
+}
+
+static void test_tampered_record_is_break(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+
+	add_events(t, 10);
+	s = raw_open(t);
+	/* Rewrite record 5's decision in place (same length). */
+	raw_exec(s, "UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"allow\"', '\"alloW\"') AS BLOB) "
+		    "WHERE seq = (SELECT max(seq) - 3 FROM audit)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_int_equal(rep.seq, last_seq(t) - 3);
+}
+
+static void test_tampered_record_and_leaf_is_break_at_successor(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+	uint64_t target;
+
+	add_events(t, 10);
+	target = last_seq(t) - 3;
+	s = raw_open(t);
+	/* The attacker also recomputes the stored leaf: only the chain
+	 * notices, at the next record. */
+	raw_exec(s, "UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"allow\"', '\"alloW\"') AS BLOB) "
+		    "WHERE seq = (SELECT max(seq) - 3 FROM audit)");
+	{
+		sqlite3_stmt *st;
+		uint8_t leaf[32];
+		assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit WHERE seq = ?1", -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)target);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		cordon_merkle_leaf_hash(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), leaf);
+		sqlite3_finalize(st);
+		assert_int_equal(sqlite3_prepare_v2(s, "UPDATE audit SET leaf = ?1 WHERE seq = ?2", -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_blob(st, 1, leaf, 32, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)target);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_int_equal(rep.seq, target + 1);
+}
+
+static void test_deleted_record_is_gap(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+
+	add_events(t, 10);
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM audit WHERE seq = 7");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_GAP);
+	assert_int_equal(rep.seq, 7);
+}
+
+static void test_reordered_records_are_break(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+
+	add_events(t, 10);
+	s = raw_open(t);
+	/* Swap the stored positions of records 5 and 6. */
+	raw_exec(s, "CREATE TEMP TABLE sw AS SELECT id, seq, record, leaf FROM audit WHERE seq IN (5, 6);"
+		    "UPDATE audit SET (seq, record, leaf) = (SELECT seq, record, leaf FROM sw WHERE sw.id != audit.id) "
+		    "WHERE id IN (SELECT id FROM sw);");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_int_equal(rep.seq, 5);
+	assert_non_null(strstr(rep.message, "out of order"));
+}
+
+static void test_duplicated_record_is_duplicate(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+
+	add_events(t, 10);
+	s = raw_open(t);
+	raw_exec(s, "INSERT INTO audit(seq, record, leaf) SELECT seq, record, leaf FROM audit WHERE seq = 4");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_DUPLICATE);
+	assert_int_equal(rep.seq, 4);
+}
+
+static void test_truncated_signed_tail_is_truncation(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+	uint64_t n;
+
+	add_events(t, 10);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	n = last_seq(t);
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM audit WHERE seq > (SELECT max(seq) - 3 FROM audit)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_TRUNCATION);
+	assert_int_equal(rep.seq, n - 2);
+}
+
+static void test_truncated_unsigned_tail_is_truncation(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+	uint64_t n;
+
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	add_events(t, 5);
+	n = last_seq(t);
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM audit WHERE seq > (SELECT max(seq) - 2 FROM audit)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_TRUNCATION);
+	assert_int_equal(rep.seq, n - 1);
+	/* And the broker refuses to append to a truncated log. */
+	add_events(t, 0);
+	{
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1 };
+		assert_int_equal(cordon_audit_append(t->db, &ev), -EBADMSG);
+	}
+}
+
+static void insert_checkpoint(struct bt *t, const char *note)
+{
+	sqlite3 *s = raw_open(t);
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(s, "INSERT INTO checkpoints(size, root, note, created_at) VALUES (1, x'00', ?1, 0)",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_blob(st, 1, note, (int)strlen(note), SQLITE_TRANSIENT);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+}
+
+static void test_forged_checkpoint_is_bad_sig(void **state)
+{
+	struct bt *t = *state;
+	static const uint8_t other_seed[32] = { 9, 9, 9 };
+	struct cordon_note_signer *forger = NULL;
+	struct cordon_checkpoint cp = { .origin = "cordon.test/audit" };
+	char *note = NULL;
+	struct cordon_audit_report rep;
+
+	add_events(t, 3);
+	/* Same key name, different key. */
+	assert_int_equal(cordon_note_signer_new_from_seed("cordon-test", other_seed, &forger), 0);
+	cp.size = last_seq(t);
+	assert_int_equal(cordon_checkpoint_sign(forger, &cp, &note, NULL), 0);
+	insert_checkpoint(t, note);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BAD_SIG);
+	free(note);
+	cordon_note_signer_free(forger);
+}
+
+static void test_altered_checkpoint_is_bad_sig(void **state)
+{
+	struct bt *t = *state;
+	sqlite3 *s;
+	struct cordon_audit_report rep;
+
+	add_events(t, 3);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	s = raw_open(t);
+	/* Claim a larger tree under the old signature. */
+	raw_exec(s, "UPDATE checkpoints SET note = CAST(replace(CAST(note AS TEXT), char(10) || size || char(10), "
+		    "char(10) || (size + 1) || char(10)) AS BLOB)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BAD_SIG);
+}
+
+/* With the real key (a compromised signer), a checkpoint over a different
+ * root: the records do not match what was signed. */
+static void test_checkpoint_root_mismatch_is_break(void **state)
+{
+	struct bt *t = *state;
+	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct cordon_note_signer *signer = NULL;
+	struct cordon_checkpoint cp = { .origin = "cordon.test/audit" };
+	char *note = NULL;
+	struct cordon_audit_report rep;
+
+	add_events(t, 3);
+	assert_int_equal(cordon_note_signer_new_from_seed("cordon-test", seed, &signer), 0);
+	cp.size = last_seq(t);
+	memset(cp.root, 0xab, sizeof(cp.root));
+	assert_int_equal(cordon_checkpoint_sign(signer, &cp, &note, NULL), 0);
+	insert_checkpoint(t, note);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_int_equal(rep.seq, cp.size);
+	free(note);
+	cordon_note_signer_free(signer);
+}
+
+static int count_checkpoints(struct bt *t)
+{
+	sqlite3 *s = raw_open(t);
+	sqlite3_stmt *st;
+	int n;
+
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM checkpoints", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return n;
+}
+
+static void test_checkpoint_every_n_records(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	int before;
+
+	bt_setup_audit(t, 5, 3600 * SEC);
+	before = count_checkpoints(t);
+	add_events(t, 12);
+	assert_true(count_checkpoints(t) >= before + 2);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_true(rep.last - rep.signed_through < 5);
+}
+
+static void test_checkpoint_every_t_seconds(void **state)
+{
+	struct bt *t = *state;
+	int before;
+
+	bt_setup_audit(t, 1000, 10 * SEC);
+	add_events(t, 1);
+	before = count_checkpoints(t);
+	cordon_virtual_clock_advance(&t->clock, 9 * SEC);
+	assert_int_equal(cordon_audit_maybe_checkpoint(t->db), 0);
+	add_events(t, 1);
+	assert_int_equal(count_checkpoints(t), before);
+	cordon_virtual_clock_advance(&t->clock, 2 * SEC);
+	add_events(t, 1);
+	assert_int_equal(count_checkpoints(t), before + 1);
+	/* The timer path: due after another interval. */
+	add_events(t, 1);
+	cordon_virtual_clock_advance(&t->clock, 11 * SEC);
+	assert_int_equal(cordon_audit_maybe_checkpoint(t->db), 1);
+}
+
+static void test_shutdown_signs_everything(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+
+	add_events(t, 4);
+	assert_int_equal(cordon_broker_stop(t->db), 0);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, rep.last);
+}
+
+static void test_merkle_state_survives_reopen(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+
+	add_events(t, 4);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cordon_db_close(t->db);
+	bt_open_db(t);
+	bt_setup_audit(t, 1000, 3600 * SEC);
+	add_events(t, 3);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, rep.last);
+	assert_int_equal(rep.n_checkpoints, 2);
+}
+
+static void test_refused_begin_rolls_back_and_is_audited(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_approval_info info;
+	uint64_t before;
+	struct cordon_audit_report rep;
+	sqlite3 *s;
+	sqlite3_stmt *st;
+
+	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
+	bt_approve(t, &a.call, id);
+	before = last_seq(t);
+	/* Wrong arguments: the consumption and its records roll back; one
+	 * refusal record follows. */
+	free(a.jcs);
+	a.jcs = strdup("{\"path\":\"/b\"}");
+	a.call.arguments_jcs = a.jcs;
+	a.call.arguments_jcs_len = strlen(a.jcs);
+	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -EBADMSG);
+	assert_int_equal(last_seq(t), before + 1);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	s = raw_open(t);
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit ORDER BY id DESC LIMIT 1", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), "\"reason\":\"approval-mismatch\""));
+	assert_non_null(strstr((const char *)sqlite3_column_text(st, 0), "\"decision\":\"deny\""));
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	bt_call_done(&a);
+}
+
+static void test_record_holds_binding_prefix_only(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a;
+	struct cordon_approval_info info;
+	uint8_t binding[32];
+	char full[65], prefix[17], *needle;
+	sqlite3 *s;
+	sqlite3_stmt *st;
+	bool found_prefix = false;
+
+	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	assert_int_equal(cordon_call_binding(t->key, &a.call, binding), 0);
+	cordon_hex(binding, 32, full);
+	cordon_hex(binding, 8, prefix);
+	s = raw_open(t);
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *rec = (const char *)sqlite3_column_text(st, 0);
+		assert_null(strstr(rec, full));
+		assert_null(strstr(rec, full + 16));
+		if ((needle = strstr(rec, "\"binding\":\""))) {
+			assert_memory_equal(needle + 11, prefix, 16);
+			assert_int_equal(needle[27], '"');
+			found_prefix = true;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	assert_true(found_prefix);
+	bt_call_done(&a);
+}
+
+static bool file_contains(const char *path, const char *needle)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, n = strlen(needle);
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return false;
+	buf = malloc(64u * 1024 * 1024);
+	assert_non_null(buf);
+	len = fread(buf, 1, 64u * 1024 * 1024, f);
+	fclose(f);
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(buf + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+static void assert_no_secret_on_disk(struct bt *t, const char *const *secrets, size_t n)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char p[4096];
+
+	for (size_t s = 0; s < ELEMENTSOF(suffixes); s++) {
+		snprintf(p, sizeof(p), "%s%s", t->path, suffixes[s]);
+		for (size_t i = 0; i < n; i++)
+			if (file_contains(p, secrets[i]))
+				fail_msg("secret '%s' found in %s", secrets[i], p);
+	}
+}
+
+/* Synthetic secrets go through every path that sees arguments or results:
+ * allowed read, approved write (with its approval request and decision),
+ * denied call, critical call, idempotent replay with a stored result, failed
+ * call, decision records. None may reach the database file or its WAL. */
+static void test_no_argument_or_result_reaches_the_database_file(void **state)
+{
+	struct bt *t = *state;
+	static const char *const secrets[] = {
+		"SECRET-ARG-READ-7f3a",	  "SECRET-ARG-WRITE-91bc", "SECRET-TOKEN-ghp_4bd2",
+		"SECRET-ARG-DENY-c0de",	  "SECRET-ARG-CRIT-5e5e",  "SECRET-RESULT-d00d",
+		"SECRET-RESULT-FAIL-beef",
+	};
+	struct cordon_action_begin_result res;
+	struct bt_call r, w, d, c, w2;
+	char id[CORDON_ID_STRING_MAX];
+
+	/* Read tier, allowed, completed with a result echoing the secret. */
+	bt_call_init(t, &r, "s1", "read_file", "{\"path\":\"SECRET-ARG-READ-7f3a\"}");
+	{
+		struct cordon_decide_request dr = { .session = "s1", .connector = "fs", .tool = "read_file",
+						    .fingerprint = bt_fp(t, "read_file") };
+		struct cordon_broker_decision dec;
+		assert_int_equal(cordon_broker_decide(t->db, &dr, &dec), 0);
+		assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	}
+	assert_int_equal(bt_begin(t, &r.call, NULL, NULL, &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "SECRET-RESULT-d00d", 18), 0);
+	cordon_action_begin_result_done(&res);
+
+	/* Write tier (replay-safe), approved, with an idempotency key, result stored. */
+	bt_call_init(t, &w, "s1", "write_file",
+		     "{\"path\":\"/a\",\"content\":\"SECRET-ARG-WRITE-91bc\",\"token\":\"SECRET-TOKEN-ghp_4bd2\"}");
+	bt_approve(t, &w.call, id);
+	assert_int_equal(bt_begin(t, &w.call, id, "idem-1", &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "{\"echo\":\"SECRET-RESULT-d00d\"}",
+						 29),
+			 0);
+	cordon_action_begin_result_done(&res);
+	/* Replay: stored result comes back (sealed on disk). */
+	assert_int_equal(bt_begin(t, &w.call, NULL, "idem-1", &res), 0);
+	assert_int_equal(res.outcome, CORDON_BEGIN_STORED_RESULT);
+	assert_non_null(strstr(res.result, "SECRET-RESULT-d00d"));
+	cordon_action_begin_result_done(&res);
+
+	/* Denied approval. */
+	bt_call_init(t, &d, "s1", "delete_file", "{\"path\":\"SECRET-ARG-DENY-c0de\"}");
+	{
+		struct cordon_approval_info info;
+		assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &d.call, &info), 0);
+		assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, info.id, false, NULL), 0);
+		assert_int_equal(bt_begin(t, &d.call, info.id, NULL, NULL), -EACCES);
+	}
+
+	/* Critical, approved with its code, failed with a secret error text. */
+	bt_call_init(t, &c, "s1", "run_command", "{\"cmd\":\"SECRET-ARG-CRIT-5e5e\"}");
+	bt_approve(t, &c.call, id);
+	assert_int_equal(bt_begin(t, &c.call, id, NULL, &res), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, false, "SECRET-RESULT-FAIL-beef", 23), 0);
+	cordon_action_begin_result_done(&res);
+
+	/* A changed-argument attempt (fails) carrying a secret. */
+	bt_call_init(t, &w2, "s1", "write_file", "{\"path\":\"/a\",\"content\":\"SECRET-ARG-WRITE-91bc\"}");
+	assert_int_equal(bt_begin(t, &w2.call, id, NULL, NULL), -EALREADY);
+
+	assert_int_equal(cordon_broker_stop(t->db), 0);
+	/* While open (WAL holds recent pages) and after close (checkpointed). */
+	assert_no_secret_on_disk(t, secrets, ELEMENTSOF(secrets));
+	cordon_db_close(t->db);
+	t->db = NULL;
+	assert_no_secret_on_disk(t, secrets, ELEMENTSOF(secrets));
+	bt_open_db(t);
+	bt_call_done(&r);
+	bt_call_done(&w);
+	bt_call_done(&d);
+	bt_call_done(&c);
+	bt_call_done(&w2);
+}
+
+static void test_audit_failure_fails_closed_above_read(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_db_counters c0, c1;
+	struct cordon_broker_decision dec;
+	struct cordon_approval_info info;
+	struct bt_call w, r;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_decide_request wr = { .session = "s1", .connector = "fs", .tool = "write_file",
+					    .fingerprint = bt_fp(t, "write_file") };
+	struct cordon_decide_request rr = { .session = "s1", .connector = "fs", .tool = "read_file",
+					    .fingerprint = bt_fp(t, "read_file") };
+
+	bt_call_init(t, &w, "s1", "write_file", "{\"path\":\"/a\"}");
+	bt_call_init(t, &r, "s1", "read_file", "{\"path\":\"/a\"}");
+	bt_approve(t, &w.call, id);
+	cordon_db_get_counters(t->db, &c0);
+
+	cordon_db_inject_faults(t->db, CORDON_DB_FAULT_AUDIT_APPEND);
+	/* Decision above read: denied. */
+	assert_int_equal(cordon_broker_decide(t->db, &wr, &dec), -EIO);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_DENY);
+	/* Read: still allowed, without its record. */
+	assert_int_equal(cordon_broker_decide(t->db, &rr, &dec), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	/* The approved write is not consumed and no action is prepared. */
+	assert_int_equal(bt_begin(t, &w.call, id, NULL, NULL), -EIO);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	/* A read call still goes ahead. */
+	assert_int_equal(bt_begin(t, &r.call, NULL, NULL, NULL), 0);
+	cordon_db_get_counters(t->db, &c1);
+	assert_true(c1.audit_append_failures >= c0.audit_append_failures + 4);
+
+	/* Recovered: the approval works, and the log is still intact. */
+	cordon_db_inject_faults(t->db, 0);
+	assert_int_equal(bt_begin(t, &w.call, id, NULL, NULL), 0);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+	bt_call_done(&w);
+	bt_call_done(&r);
+}
+
+static void test_commit_failure_fails_closed(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call w;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_approval_info info;
+	uint64_t before;
+
+	bt_call_init(t, &w, "s1", "write_file", "{\"path\":\"/a\"}");
+	bt_approve(t, &w.call, id);
+	before = last_seq(t);
+	cordon_db_inject_faults(t->db, CORDON_DB_FAULT_COMMIT);
+	assert_int_equal(bt_begin(t, &w.call, id, NULL, NULL), -EIO);
+	cordon_db_inject_faults(t->db, 0);
+	assert_int_equal(last_seq(t), before);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	/* The in-memory Merkle state did not run ahead: checkpoints verify. */
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+	bt_call_done(&w);
+}
+
+static void test_signing_key_file_created_0600(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_options ao = { .origin = "cordon.test/audit" };
+	struct cordon_note_verifier v;
+	struct cordon_diag d = {};
+	char kp[4096];
+	struct stat st;
+
+	snprintf(kp, sizeof(kp), "%s/audit.key", t->dir);
+	if (cordon_audit_setup_key_file(t->db, &ao, kp, "cordon-test-file", &v, &d) < 0)
+		fail_msg("%s", d.message);
+	assert_int_equal(stat(kp, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	add_events(t, 2);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	t->verifier = v;
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+}
+
+static void test_verify_without_key_is_bad_sig(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+
+	add_events(t, 2);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(cordon_audit_verify(t->db, NULL, &rep), 0);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BAD_SIG);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_pass_with_range_and_no_tail_after_checkpoint),
+		T(test_pass_reports_unsigned_tail),
+		T(test_tampered_record_is_break),
+		T(test_tampered_record_and_leaf_is_break_at_successor),
+		T(test_deleted_record_is_gap),
+		T(test_reordered_records_are_break),
+		T(test_duplicated_record_is_duplicate),
+		T(test_truncated_signed_tail_is_truncation),
+		T(test_truncated_unsigned_tail_is_truncation),
+		T(test_forged_checkpoint_is_bad_sig),
+		T(test_altered_checkpoint_is_bad_sig),
+		T(test_checkpoint_root_mismatch_is_break),
+		T(test_checkpoint_every_n_records),
+		T(test_checkpoint_every_t_seconds),
+		T(test_shutdown_signs_everything),
+		T(test_merkle_state_survives_reopen),
+		T(test_refused_begin_rolls_back_and_is_audited),
+		T(test_record_holds_binding_prefix_only),
+		T(test_no_argument_or_result_reaches_the_database_file),
+		T(test_audit_failure_fails_closed_above_read),
+		T(test_commit_failure_fails_closed),
+		T(test_signing_key_file_created_0600),
+		T(test_verify_without_key_is_bad_sig),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
