@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <float.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,28 +268,83 @@ static bool is_number_char(unsigned char c)
 	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
-/* At '-' or a digit. Only range is checked here; the lexeme's grammar is
- * jansson's business (a malformed lexeme is not converted). */
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+ * Sets *ret_integer when there is neither fraction nor exponent. */
+static bool number_lexeme_valid(const unsigned char *p, size_t n, bool *ret_integer)
+{
+	size_t i = 0;
+
+	*ret_integer = true;
+	if (i < n && p[i] == '-')
+		i++;
+	if (i >= n || !is_digit(p[i]))
+		return false;
+	if (p[i] == '0')
+		i++;
+	else
+		while (i < n && is_digit(p[i]))
+			i++;
+	if (i < n && p[i] == '.') {
+		*ret_integer = false;
+		if (++i >= n || !is_digit(p[i]))
+			return false;
+		while (i < n && is_digit(p[i]))
+			i++;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		*ret_integer = false;
+		if (++i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(p[i]))
+			return false;
+		while (i < n && is_digit(p[i]))
+			i++;
+	}
+	return i == n;
+}
+
+/* strtod in the "C" locale whatever the process's LC_NUMERIC, so the range
+ * check sees the value jansson (which is locale-proof) will produce. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+static double strtod_c(const char *s, char **end)
+{
+	pthread_once(&c_locale_once, c_locale_init);
+	if (c_locale == (locale_t)0)
+		return strtod(s, end); /* the C locale always exists; defensive */
+	return strtod_l(s, end, c_locale);
+}
+
+/* At '-' or a digit. Only the range of well-formed lexemes is checked here;
+ * a malformed one is left for jansson to report as a grammar error. */
 static int scan_number(struct scan *s)
 {
 	size_t start = s->pos, end = s->pos;
-	bool integer = true;
+	bool integer;
 
-	while (end < s->len && is_number_char(s->p[end])) {
-		if (s->p[end] == '.' || s->p[end] == 'e' || s->p[end] == 'E')
-			integer = false;
+	while (end < s->len && is_number_char(s->p[end]))
 		end++;
-	}
 
-	if (integer) {
+	if (!number_lexeme_valid(s->p + start, end - start, &integer))
+		; /* jansson reports it */
+	else if (integer) {
 		size_t i = start;
 		uint64_t v = 0;
 
 		if (s->p[i] == '-')
 			i++;
 		for (; i < end; i++) {
-			if (s->p[i] < '0' || s->p[i] > '9')
-				break; /* "1-2": a grammar error for jansson */
 			v = v * 10 + (uint64_t)(s->p[i] - '0');
 			if (v > (uint64_t)CORDON_CANON_MAX_SAFE_INTEGER)
 				return scan_fail(s, ERANGE,
@@ -311,17 +368,15 @@ static int scan_number(struct scan *s)
 		}
 		memcpy(buf, s->p + start, n);
 		buf[n] = 0;
-		errno = 0;
-		x = strtod(buf, &e);
-		if (e == buf + n) {
-			if (!__builtin_isfinite(x))
-				return scan_fail(s, ERANGE, "number %.40s%s overflows a double", buf,
-						 n > 40 ? "…" : "");
-			if (in_integer_band(x))
-				return scan_fail(s, ERANGE,
-						 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings",
-						 buf, n > 40 ? "…" : "");
-		}
+		x = strtod_c(buf, &e);
+		if (e != buf + n)
+			return scan_fail(s, EBADMSG, "not JSON: unreadable number %.40s", buf);
+		if (!__builtin_isfinite(x))
+			return scan_fail(s, ERANGE, "number %.40s%s overflows a double", buf, n > 40 ? "…" : "");
+		if (in_integer_band(x))
+			return scan_fail(s, ERANGE,
+					 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings", buf,
+					 n > 40 ? "…" : "");
 	}
 	s->col += (unsigned)(end - start);
 	s->pos = end;

@@ -193,6 +193,11 @@ void cordon_key_free(struct cordon_key *k)
 	free(k);
 }
 
+const void *cordon_key_memory_for_tests(const struct cordon_key *k)
+{
+	return k ? k->mem : NULL;
+}
+
 static bool purpose_valid(enum cordon_key_purpose p)
 {
 	switch (p) {

@@ -35,7 +35,8 @@ void cordon_u64be(uint64_t v, uint8_t out[static 8]);
  *   LP("cordon.tool.v1") ‖ LP(JCS(tool_def)) ‖ instructions_field
  * where instructions_field is the single byte 0x00 when the server sent no
  * instructions, and 0x01 ‖ LP(instructions UTF-8) when it did (so absent and
- * "" differ). tool_def is the whole tool object as the server listed it
+ * "" differ; instructions is a NUL-free C string, as cordon_canon_decode()
+ * guarantees). tool_def is the whole tool object as the server listed it
  * (name, title, description, inputSchema, outputSchema, annotations, _meta and
  * anything else it carries). It must be an object and admissible
  * (cordon_canon_admit). Writes 32 bytes to ret and returns 0, or -EINVAL (not
@@ -79,6 +80,11 @@ static inline void cordon_key_freep(struct cordon_key **k)
 {
 	cordon_key_free(*k);
 }
+
+/* For tests only: the address of the key memory, so a test can check that
+ * touching it outside a MAC computation faults (PROT_NONE). Never use it to
+ * read the key. */
+const void *cordon_key_memory_for_tests(const struct cordon_key *k);
 
 /* HMAC-SHA-256(subkey(purpose), msg). Writes 32 bytes to ret, returns 0 or
  * -EINVAL (unknown purpose / NULL key). */

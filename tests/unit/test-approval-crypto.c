@@ -2,6 +2,9 @@
 /* Approval binding, subkeys, display and confirmation codes, tool fingerprint. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 
 #include "canon.h"
 #include "crypto.h"
+#include "test-support.h"
 
 static const uint8_t test_key[32] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
 				      0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
@@ -426,6 +430,40 @@ static void test_key_concurrent_use(void **state)
 	}
 }
 
+/* Outside a MAC computation the key memory is PROT_NONE: reading it
+ * faults. Checked in a child (the fault kills it), before and after use. */
+static void test_key_memory_inaccessible(void **state)
+{
+	struct cordon_key *k = NULL;
+	uint8_t mac[32];
+
+	assert_int_equal(cordon_key_new(&k), 0);
+	for (int round = 0; round < 2; round++) {
+		pid_t pid;
+		int status;
+
+		fflush(NULL);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			volatile const uint8_t *p = cordon_key_memory_for_tests(k);
+			uint8_t b;
+
+			/* cmocka's handler would catch the fault in the child. */
+			signal(SIGSEGV, SIG_DFL);
+			b = p[0]; /* must fault */
+			(void)b;
+			_exit(0);
+		}
+		status = cordon_test_wait(pid);
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), SIGSEGV);
+		/* Using the key re-protects it afterwards. */
+		assert_int_equal(cordon_key_mac(k, CORDON_KEY_PURPOSE_TEST, "x", 1, mac), 0);
+	}
+	cordon_key_free(k);
+}
+
 static void test_base32(void **state)
 {
 	/* RFC 4648 §10 vectors, without padding. */
@@ -620,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_subkey_separation),
 		cmocka_unit_test(test_random_keys_differ),
 		cmocka_unit_test(test_key_concurrent_use),
+		cmocka_unit_test(test_key_memory_inaccessible),
 		cmocka_unit_test(test_base32),
 		cmocka_unit_test(test_display_code),
 		cmocka_unit_test(test_confirmation_code),

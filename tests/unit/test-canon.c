@@ -220,6 +220,17 @@ static void test_syntax(void **state)
 	check_reject("\"\\u12g4\"", EBADMSG, "invalid \\u escape", 1, 2);
 	check_reject("\xef\xbb\xbf[1]", EBADMSG, "not JSON", 0, 0); /* BOM */
 	check_reject("[1]]", EBADMSG, "not JSON", 0, 0);
+	/* Malformed number lexemes are grammar errors, even when their value
+	 * would also be out of range. */
+	check_reject("1.e400", EBADMSG, "not JSON", 0, 0);
+	check_reject("[.5]", EBADMSG, "not JSON", 0, 0);
+	check_reject("-e5", EBADMSG, "not JSON", 0, 0);
+	check_reject("00000000000000000000009007199254740993", EBADMSG, "not JSON", 0, 0);
+	check_reject("[1e]", EBADMSG, "not JSON", 0, 0);
+	check_reject("[1e+]", EBADMSG, "not JSON", 0, 0);
+	check_reject("[+1]", EBADMSG, "not JSON", 0, 0);
+	check_reject("[1-2]", EBADMSG, "not JSON", 0, 0);
+	check_reject("[-]", EBADMSG, "not JSON", 0, 0);
 	check_reject("[\"abc", EBADMSG, "not JSON", 0, 0);
 	/* Trailing whitespace is fine; any scalar is a document. */
 	check_canon(" [1] \n\t", "[1]");

@@ -335,6 +335,9 @@ static void test_format_errors(void **state)
 	t = replace(g, "RgQyg=", "RgQyg");
 	expect_fail(f, t, -EBADMSG, "line 3: root hash");
 	free(t);
+	t = replace(g, "Xcnaeac", "Xcna\xc3\xa9" "c"); /* valid UTF-8, not base64 */
+	expect_fail(f, t, -EBADMSG, "line 3: root hash");
+	free(t);
 	t = replace(g, "cordon.test/audit\n8", "cordon test/audit\n8");
 	expect_fail(f, t, -EBADMSG, "line 1: origin");
 	free(t);
@@ -436,6 +439,17 @@ static void test_verifier_parse(void **state)
 						    &v, &d),
 			 -EINVAL); /* type 0x02 */
 	assert_int_equal(cordon_note_verifier_parse("cordon.test/audit+73b14309+ASFS", &v, &d), -EINVAL);
+	/* Bytes outside the base64 alphabet (libsodium alone would skip over
+	 * some of them; found by fuzz-checkpoint). */
+	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq\xafLDE4izWy10TW",
+						    &v, &d),
+			 -EINVAL);
+	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq LDE4izWy10TW",
+						    &v, &d),
+			 -EINVAL);
+	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10T=W",
+						    &v, &d),
+			 -EINVAL);
 	assert_int_equal(cordon_note_verifier_parse("+73b14309+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS", &v, &d),
 			 -EINVAL);
 	assert_int_equal(cordon_note_verifier_parse("nokey", &v, &d), -EINVAL);
@@ -602,9 +616,13 @@ static void test_key_file_refusals(void **state)
 	}
 	unlink(path);
 
-	/* Not a regular file. */
+	/* Not a regular file: a directory, a FIFO (which must not block us). */
 	assert_int_equal(cordon_note_signer_load_or_create(f->dir, "PeterNeumann", &s, &created, &d), -EINVAL);
 	assert_non_null(strstr(d.message, "not a regular file"));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(cordon_note_signer_load_or_create(path, "PeterNeumann", &s, &created, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "not a regular file"));
+	unlink(path);
 
 	/* Cannot create: the directory does not exist. */
 	snprintf(path, sizeof(path), "%s/missing/k.key", f->dir);

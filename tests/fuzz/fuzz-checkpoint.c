@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libFuzzer target for the checkpoint note and verifier-key parsers.
+ * The first input byte selects the parser; the rest is its input.
+ *   even: cordon_checkpoint_verify() against a fixed test key. Property: if
+ *         a note verifies, re-signing the parsed checkpoint reproduces the
+ *         note's text and our signature line byte for byte (the accepted
+ *         form is canonical: nothing the parser ignores can be smuggled
+ *         into the signed part).
+ *   odd:  cordon_note_verifier_parse(). Property: an accepted key string
+ *         formats back to itself.
+ * A violated property aborts. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct cordon_note_signer *signer;
+static struct cordon_note_verifier verifier;
+
+static void violated(const char *what)
+{
+	fprintf(stderr, "fuzz-checkpoint: property violated: %s\n", what);
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cordon_diag d = {};
+	int r;
+
+	if (!signer) {
+		uint8_t seed[32];
+
+		memset(seed, 0x42, sizeof(seed));
+		if (cordon_note_signer_new_from_seed("cordon.test/audit", seed, &signer) < 0)
+			abort();
+		cordon_note_signer_verifier(signer, &verifier);
+	}
+	if (size < 1)
+		return 0;
+
+	if ((data[0] & 1) == 0) {
+		struct cordon_checkpoint c;
+		char *note = NULL;
+		size_t len = 0;
+
+		r = cordon_checkpoint_verify((const char *)data + 1, size - 1, &verifier, NULL, &c, &d);
+		if (r < 0) {
+			if (r != -EBADMSG && r != -EKEYREJECTED && r != -ENOKEY)
+				violated("undocumented error");
+			if (d.message[0] == 0)
+				violated("error without a diag");
+			return 0;
+		}
+		if (cordon_checkpoint_sign(signer, &c, &note, &len) < 0)
+			violated("accepted checkpoint does not re-sign");
+		if (len > size - 1 || memcmp(note, data + 1, len) != 0)
+			violated("accepted note is not the canonical form of its checkpoint");
+		free(note);
+	} else {
+		struct cordon_note_verifier v;
+		char *s = malloc(size), *out = NULL;
+
+		if (!s)
+			return 0;
+		memcpy(s, data + 1, size - 1);
+		s[size - 1] = 0;
+		if (cordon_note_verifier_parse(s, &v, &d) == 0) {
+			if (cordon_note_verifier_format(&v, &out) < 0 || strcmp(out, s) != 0)
+				violated("accepted verifier key does not format back to itself");
+			free(out);
+		}
+		free(s);
+	}
+	return 0;
+}
