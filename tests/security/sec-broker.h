@@ -18,6 +18,10 @@
  * docs/security-tests.md. */
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <signal.h>
 #include <sys/wait.h>
 
