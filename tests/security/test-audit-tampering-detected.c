@@ -116,13 +116,24 @@ static void test_untouched_log_passes(void **state)
 static void test_edit_detected(void **state)
 {
 	struct cordon_audit_report rep =
-		attack("UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"deny\"', '\"allow\"') AS BLOB) "
-		       "WHERE seq = 5; UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"s1\"', '\"s7\"') AS "
-		       "BLOB) WHERE seq = 9");
+		attack("UPDATE audit SET record = CAST(upper(CAST(record AS TEXT)) AS BLOB) WHERE seq = 5");
 
 	(void)state;
 	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
-	assert_true(rep.seq == 5 || rep.seq == 9);
+	assert_int_equal(rep.seq, 5);
+}
+
+/* A well-formed edit: the connector named in the first record that names
+ * one is changed; the JSON stays valid, only the chain can tell. */
+static void test_wellformed_edit_detected(void **state)
+{
+	struct cordon_audit_report rep =
+		attack("UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"fs\"', '\"gh\"') AS BLOB) "
+		       "WHERE seq = (SELECT min(seq) FROM audit WHERE instr(CAST(record AS TEXT), '\"fs\"') > 0)");
+
+	(void)state;
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_null(strstr(rep.message, "malformed"));
 }
 
 static void test_delete_detected(void **state)
@@ -199,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untouched_log_passes),
 		cmocka_unit_test(test_edit_detected),
+		cmocka_unit_test(test_wellformed_edit_detected),
 		cmocka_unit_test(test_delete_detected),
 		cmocka_unit_test(test_reorder_detected),
 		cmocka_unit_test(test_truncate_detected),
