@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Missing kernel features, presented through an injected capability struct
+ * (the only way to switch a control off, and only in tests):
+ *  - a control in `require` that is missing refuses the launch, naming it,
+ *    and leaves nothing behind;
+ *  - a missing preferred control gives a degraded report, and every other
+ *    control is verified to be still on, from inside the sandbox. */
+#include <sched.h>
+
+#include "spawn-test.h"
+
+static struct sbx *S;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	S = sbx_new("spawn-degraded");
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	sbx_free(S);
+	return 0;
+}
+
+static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *caps, const char *step,
+			   const char *needle)
+{
+	struct cordon_profile *p = sbx_profile(S, o);
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
+	struct sbx_result res;
+	int r;
+
+	r = sbx_spawn(p, caps, argv, &res, &d);
+	printf("refused: step '%s': %s\n", d.step, d.message);
+	assert_int_equal(r, -EOPNOTSUPP);
+	assert_string_equal(d.step, step);
+	assert_non_null(strstr(d.message, needle));
+	cordon_profile_free(p);
+}
+
+/* --- require: fail closed ------------------------------------------------- */
+
+static void test_require_landlock_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+
+	(void)state;
+	caps.landlock_abi = 0;
+	caps.landlock_errno = EOPNOTSUPP;
+	expect_refused(NULL, &caps, "require", "'landlock'");
+}
+
+static void test_require_seccomp_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+
+	(void)state;
+	caps.seccomp_filter = false;
+	expect_refused(NULL, &caps, "require", "'seccomp'");
+}
+
+static void test_require_cgroup_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+
+	(void)state;
+	caps.cgroup_layout = CORDON_CGROUP_NONE;
+	expect_refused(NULL, &caps, "require", "'cgroup'");
+}
+
+static void test_require_namespaces_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+
+	(void)state;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWPID;
+	expect_refused(NULL, &caps, "require", "'namespaces'");
+}
+
+static void test_require_network_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
+
+	(void)state;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	expect_refused(&o, &caps, "require", "'network'");
+}
+
+static void test_require_network_allowlist_without_ebpf_refuses(void **state)
+{
+	struct sbx_opts o = { .require = "[network]",
+			      .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]" };
+
+	(void)state;
+	expect_refused(&o, &S->caps, "require", "'network'");
+}
+
+static void test_open_network_never_allowed(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[]" };
+
+	(void)state;
+	/* Neither a network namespace nor Landlock TCP rules: even without
+	 * `require: [network]` this is refused. */
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	caps.landlock_abi = 3;
+	expect_refused(&o, &caps, "network", "neither");
+}
+
+/* --- preferred: degraded, everything else still on ------------------------ */
+
+static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps)
+{
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
+	struct sbx_result res;
+	int r;
+
+	r = sbx_spawn(p, caps, argv, &res, &d);
+	if (r < 0)
+		fprintf(stderr, "spawn: %s: %s\n", d.step, d.message);
+	assert_int_equal(r, 0);
+	assert_exited(res.status, 0);
+	return res.report;
+}
+
+static bool missing_names(const json_t *report, const char *control)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(json_object_get(report, "missing"), i, m)
+		if (strcmp(json_string_value(json_object_get(m, "control")), control) == 0)
+			return true;
+	return false;
+}
+
+static void test_landlock_missing_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[seccomp, cgroup, namespaces]" };
+	struct cordon_profile *p;
+	json_t *rep;
+
+	(void)state;
+	caps.landlock_abi = 0;
+	caps.landlock_errno = EOPNOTSUPP;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	assert_true(json_is_true(json_object_get(rep, "degraded")));
+	assert_true(missing_names(rep, "landlock"));
+	assert_string_equal(sbx_state(rep, "landlock"), "unavailable");
+	assert_string_equal(sbx_state(rep, "seccomp"), "enforced");
+	assert_string_equal(sbx_state(rep, "cgroup"), "enforced");
+	assert_string_equal(sbx_state(rep, "namespaces"), "enforced");
+	assert_string_equal(sbx_state(rep, "network"), "enforced");
+	json_decref(rep);
+
+	/* Inside: Landlock really off ("/" lists), the rest really on. */
+	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), 0);
+	assert_exited(sbx_probe_with(p, &caps, "read", "/etc/shadow", NULL), ENOENT);
+	assert_exited(sbx_probe_with(p, &caps, "bpf", NULL, NULL), EPERM);
+	assert_exited(sbx_probe_with(p, &caps, "caps", NULL, NULL), 0);
+	assert_exited(sbx_probe_with(p, &caps, "nnp", NULL, NULL), 0);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	cordon_profile_free(p);
+}
+
+static void test_landlock_old_abi_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct cordon_profile *p;
+	json_t *rep, *eff;
+
+	(void)state;
+	caps.landlock_abi = 3;
+	p = sbx_profile(S, NULL);
+	rep = run_report(p, &caps);
+	assert_true(json_is_true(json_object_get(rep, "degraded")));
+	assert_string_equal(sbx_state(rep, "landlock"), "degraded");
+	eff = json_object_get(json_object_get(json_object_get(rep, "controls"), "landlock"), "effective");
+	assert_string_equal(json_string_value(json_object_get(eff, "fs")), "0x7fff");
+	assert_string_equal(json_string_value(json_object_get(eff, "net")), "0x0");
+	assert_string_equal(json_string_value(json_object_get(eff, "scoped")), "0x0");
+	assert_string_equal(sbx_state(rep, "network"), "enforced");
+	json_decref(rep);
+	/* Filesystem rules still on; TCP left to the network namespace. */
+	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), EACCES);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	cordon_profile_free(p);
+}
+
+static void test_seccomp_missing_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, cgroup, namespaces]" };
+	struct cordon_profile *p;
+	json_t *rep;
+
+	(void)state;
+	caps.seccomp_filter = false;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	assert_true(json_is_true(json_object_get(rep, "degraded")));
+	assert_true(missing_names(rep, "seccomp"));
+	assert_string_equal(sbx_state(rep, "seccomp"), "unavailable");
+	assert_true(json_is_null(json_object_get(rep, "seccomp_program_hash")) ||
+		    !json_object_get(rep, "seccomp_program_hash"));
+	assert_string_equal(sbx_state(rep, "landlock"), "enforced");
+	json_decref(rep);
+	/* keyctl answers (seccomp really off); Landlock, caps, nnp still on. */
+	assert_exited(sbx_probe_with(p, &caps, "keyctl", NULL, NULL), 0);
+	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), EACCES);
+	assert_exited(sbx_probe_with(p, &caps, "caps", NULL, NULL), 0);
+	assert_exited(sbx_probe_with(p, &caps, "nnp", NULL, NULL), 0);
+	cordon_profile_free(p);
+}
+
+static void test_cgroup_missing_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, namespaces]" };
+	struct cordon_profile *p;
+	json_t *rep;
+
+	(void)state;
+	caps.cgroup_layout = CORDON_CGROUP_NONE;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	assert_true(json_is_true(json_object_get(rep, "degraded")));
+	assert_string_equal(sbx_state(rep, "cgroup"), "unavailable");
+	assert_null(json_object_get(rep, "cgroup_stats"));
+	assert_string_equal(sbx_state(rep, "landlock"), "enforced");
+	assert_string_equal(sbx_state(rep, "seccomp"), "enforced");
+	json_decref(rep);
+	assert_exited(sbx_probe_with(p, &caps, "bpf", NULL, NULL), EPERM);
+	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), EACCES);
+	cordon_profile_free(p);
+}
+
+static void test_netns_missing_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup]" };
+	struct cordon_profile *p;
+	json_t *rep;
+
+	(void)state;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	assert_true(json_is_true(json_object_get(rep, "degraded")));
+	assert_string_equal(sbx_state(rep, "namespaces"), "degraded");
+	assert_string_equal(sbx_state(rep, "network"), "degraded");
+	assert_true(missing_names(rep, "network"));
+	json_decref(rep);
+	/* Host network namespace, but Landlock still refuses TCP. */
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EACCES);
+	assert_exited(sbx_probe_with(p, &caps, "read", "/etc/shadow", NULL), ENOENT);
+	cordon_profile_free(p);
+}
+
+static void test_full_kernel_not_degraded(void **state)
+{
+	struct cordon_profile *p;
+	json_t *rep;
+
+	(void)state;
+	p = sbx_profile(S, NULL);
+	rep = run_report(p, &S->caps);
+	assert_true(json_is_false(json_object_get(rep, "degraded")));
+	assert_int_equal(json_array_size(json_object_get(rep, "missing")), 0);
+	assert_int_equal(strlen(json_string_value(json_object_get(rep, "policy_hash"))), 64);
+	assert_int_equal(strlen(json_string_value(json_object_get(rep, "seccomp_program_hash"))), 64);
+	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
+							    "capabilities", "no_new_privs", NULL };
+	     *c; c++)
+		assert_string_equal(sbx_state(rep, *c), "enforced");
+	json_decref(rep);
+	cordon_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_require_landlock_missing_refuses),
+		cmocka_unit_test(test_require_seccomp_missing_refuses),
+		cmocka_unit_test(test_require_cgroup_missing_refuses),
+		cmocka_unit_test(test_require_namespaces_missing_refuses),
+		cmocka_unit_test(test_require_network_missing_refuses),
+		cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
+		cmocka_unit_test(test_open_network_never_allowed),
+		cmocka_unit_test(test_landlock_missing_degraded),
+		cmocka_unit_test(test_landlock_old_abi_degraded),
+		cmocka_unit_test(test_seccomp_missing_degraded),
+		cmocka_unit_test(test_cgroup_missing_degraded),
+		cmocka_unit_test(test_netns_missing_degraded),
+		cmocka_unit_test(test_full_kernel_not_degraded),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
