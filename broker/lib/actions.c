@@ -341,7 +341,7 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	}
 	r = db_prepare(db,
 		       "INSERT INTO actions(id, session, connector, tool, tier, replay, approval_id, request_hash, state, "
-		       "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?9)",
+		       "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?9, ?9)",
 		       &st);
 	if (r < 0)
 		goto out;
@@ -349,7 +349,8 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	    (r = db_bind_text(db, st, 3, call->connector)) < 0 || (r = db_bind_text(db, st, 4, call->tool)) < 0 ||
 	    (r = db_bind_int64(db, st, 5, call->tier)) < 0 || (r = db_bind_int64(db, st, 6, res.replay)) < 0 ||
 	    (r = db_bind_text(db, st, 7, call->tier > CORDON_RISK_READ ? req->approval_id : NULL)) < 0 ||
-	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 || (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0)
+	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 || (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_int64(db, st, 10, req->dispatch_now ? CORDON_ACTION_DISPATCHED : CORDON_ACTION_PREPARED)) < 0)
 		goto out;
 	r = db_step_done(db, st);
 	if (r < 0)
@@ -374,7 +375,8 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 			goto out;
 	}
 	r = audit_action(db, &actor, res.action_id, call->session, call->connector, call->tool, (int)call->tier,
-			 "prepared", call->tier > CORDON_RISK_READ ? req->approval_id : NULL, NULL);
+			 req->dispatch_now ? "dispatched" : "prepared",
+			 call->tier > CORDON_RISK_READ ? req->approval_id : NULL, NULL);
 	if (r < 0)
 		goto out;
 	r = db_tx_commit(&tx);

@@ -46,6 +46,10 @@ struct cordon_action_begin {
 	const char *approval_id;	 /* required above read tier */
 	const char *idempotency_key;	 /* from _meta; NULL when absent */
 	const char *delegation;		 /* delegated root the call relies on, or NULL */
+	/* Create the action already `dispatched` (one commit fewer per call).
+	 * A crash between this commit and the send then shows the action as
+	 * outcome_unknown rather than abandoned: conservative, never a replay. */
+	bool dispatch_now;
 };
 
 enum cordon_begin_outcome {

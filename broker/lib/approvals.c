@@ -141,16 +141,19 @@ static int set_state_cas(struct cordon_db *db, const char *id, enum cordon_appro
 	char who[128];
 	int r;
 
-	actor_describe(actor, who, sizeof(who));
+	/* actor NULL (consumption): keep who decided and when. */
+	if (actor)
+		actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
-		       "UPDATE approvals SET state = ?3, decided_at = ?4, decided_by = ?5, reason = ?6, "
+		       "UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
+		       "decided_by = coalesce(?5, decided_by), reason = ?6, "
 		       "expires_at = coalesce(?7, expires_at) WHERE id = ?1 AND state = ?2",
 		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, id)) < 0 || (r = db_bind_int64(db, st, 2, from)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, to)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)cordon_db_now(db))) < 0 ||
-	    (r = db_bind_text(db, st, 5, who)) < 0 || (r = db_bind_text(db, st, 6, reason)) < 0)
+	    (r = db_bind_text(db, st, 5, actor ? who : NULL)) < 0 || (r = db_bind_text(db, st, 6, reason)) < 0)
 		return r;
 	r = new_expiry ? db_bind_int64(db, st, 7, (int64_t)new_expiry) : (sqlite3_bind_null(st, 7), 0);
 	if (r < 0)

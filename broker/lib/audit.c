@@ -292,6 +292,11 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
 	bool saved_valid = false;
 	int r;
 
+	if (!db->in_tx) {
+		/* A SAVEPOINT outside a transaction would open one of its own. */
+		db->counters.audit_append_failures++;
+		return db_failf(db, EINVAL, "audit append outside a transaction");
+	}
 	if (db->audit) {
 		saved = db->audit->pending;
 		saved_valid = db->audit->pending_valid;
@@ -685,7 +690,8 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 	r = cordon_db_meta_get(db, "audit_last_seq", &high);
 	if (r < 0)
 		return r;
-	qsort(cps, n_cps, sizeof(*cps), cmp_vcp);
+	if (n_cps > 1)
+		qsort(cps, n_cps, sizeof(*cps), cmp_vcp);
 	if (n_cps > 0 && cps[n_cps - 1].size > n_ok) {
 		report(&rep, CORDON_AUDIT_TRUNCATION, n_ok + 1,
 		       "a checkpoint covers %llu records but only %llu are present",

@@ -31,11 +31,11 @@
 #define CORDON_AUDIT_GRANT "grant"
 #define CORDON_AUDIT_CONNECTOR "connector"
 #define CORDON_AUDIT_DELEGATION "delegation"
-#define CORDON_AUDIT_LOCK "lock"
 #define CORDON_AUDIT_BROKER_START "broker.start"
 #define CORDON_AUDIT_BROKER_STOP "broker.stop"
 #define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
 #define CORDON_AUDIT_CHECKPOINT "checkpoint"
+#define CORDON_AUDIT_RETENTION "retention"
 
 struct cordon_audit_event {
 	const char *event; /* one of the CORDON_AUDIT_* types */

@@ -13,12 +13,14 @@
  *                                           the action and the audit records, or
  *                                           returns a stored idempotent result
  *   5. cordon_action_dispatched()        -> committed BEFORE the first byte is sent
+ *                                           (or .dispatch_now in step 4: one commit less)
  *   6. send the JCS bytes, read the result
  *   7. cordon_action_complete()
  * Any error at 2–5 means the call is not sent. */
 
 #include <stdint.h>
 
+#include "actor.h"
 #include "authz.h"
 #include "db.h"
 
@@ -39,6 +41,19 @@ int cordon_broker_stop(struct cordon_db *db);
  * approvals and delegations past their time and writes a checkpoint when one
  * is due. Returns 0 or the first -errno (the others still run). */
 int cordon_broker_tick(struct cordon_db *db);
+
+/* Retention: deletes finished rows whose last change is older than
+ * max_age_usec — idempotency identities of finished actions, finished
+ * actions no identity refers to, decided approvals no action refers to, and
+ * ended delegations. Actions with an unknown outcome, anything outstanding,
+ * and the audit log are never pruned. A retry whose identity was pruned runs
+ * again, so max_age must exceed any gateway's retry horizon (days, not
+ * minutes). Operator or system actor; one transaction; audited. */
+struct cordon_prune_result {
+	uint64_t idempotency, actions, approvals, delegations;
+};
+int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, uint64_t max_age_usec,
+			struct cordon_prune_result *ret);
 
 struct cordon_decide_request {
 	const char *session;

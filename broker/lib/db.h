@@ -15,6 +15,9 @@
  *   no external command and no wait for a human ever happens while one is
  *   open: callers commit, then dispatch.
  *
+ * A handle is used by one thread at a time (the daemon's event loop); the
+ * transaction state lives in the handle.
+ *
  * Functions return >= 0 or -errno; SQLite result codes are converted by
  * cordon_db_errno() and the SQLite message is kept in cordon_db_last_error(). */
 

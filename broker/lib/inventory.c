@@ -284,9 +284,9 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 		r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, t->name, "fingerprint-change", NULL);
 	if (r >= 0)
 		r = audit_inventory(db, actor, connector, t->name, next, t->fingerprint,
-				    next == CORDON_INVENTORY_REVIEWED ? "matches-pinned"
-				    : next == CORDON_INVENTORY_CHANGED ? "fingerprint-change"
-								       : "re-advertised");
+				    next == CORDON_INVENTORY_REVIEWED		      ? "matches-pinned"
+				    : strcmp(rec.fingerprint, t->fingerprint) != 0 ? "fingerprint-change"
+										    : "re-advertised");
 	if (r >= 0) {
 		if (next == CORDON_INVENTORY_REVIEWED)
 			res->reverted++;

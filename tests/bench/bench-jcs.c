@@ -62,7 +62,7 @@ static char *make_input(size_t target, size_t *ret_len)
 			}
 			free(text);
 		}
-		if (target <= 2048 && i % 4 == 0) {
+		if (target <= 2048) {
 			text = json_dumps(root, JSON_COMPACT);
 			if (strlen(text) >= target) {
 				*ret_len = strlen(text);

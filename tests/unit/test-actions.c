@@ -53,6 +53,26 @@ static void test_ledger_happy_path(void **state)
 	cordon_action_begin_result_done(&res);
 }
 
+static void test_dispatch_now_skips_prepared(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result res;
+
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	b.call = c.call;
+	b.dispatch_now = true;
+	assert_int_equal(cordon_action_begin(t->db, t->key, &b, &res), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_DISPATCHED);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), -ESTALE);
+	/* A crash now: the conservative answer. */
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_OUTCOME_UNKNOWN);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
 static void test_ledger_transitions_are_strict(void **state)
 {
 	struct bt *t = *state;
@@ -254,6 +274,46 @@ static void test_request_hash_separates_tool_and_args(void **state)
 	assert_memory_equal(a, b, 32);
 }
 
+static void test_prune_keeps_unknown_and_recent(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result done, unknown, recent;
+	struct cordon_prune_result pr;
+	enum cordon_action_state st;
+	struct bt_call c;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", "k1", &done), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, done.action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, done.action_id, true, "r", 1), 0);
+	assert_int_equal(begin_write(t, "{\"p\":2}", NULL, &unknown), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, unknown.action_id), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	cordon_virtual_clock_advance(&t->clock, 8 * 24 * 3600 * SEC);
+	assert_int_equal(begin_write(t, "{\"p\":3}", NULL, &recent), 0);
+
+	assert_int_equal(cordon_broker_prune(t->db, &t->s1, 7 * 24 * 3600 * SEC, &pr), -EPERM);
+	assert_int_equal(cordon_broker_prune(t->db, &t->sys, 7 * 24 * 3600 * SEC, &pr), 0);
+	assert_int_equal(pr.idempotency, 1);
+	assert_int_equal(pr.actions, 1);
+	assert_int_equal(pr.approvals, 1);
+	assert_int_equal(cordon_action_state(t->db, done.action_id, &st), -ENOENT);
+	assert_int_equal(state_of(t, unknown.action_id), CORDON_ACTION_OUTCOME_UNKNOWN);
+	assert_int_equal(state_of(t, recent.action_id), CORDON_ACTION_PREPARED);
+	/* The pruned identity is gone: documented, a retry would run again. */
+	bt_call_init(t, &c, "s1", "write_file", "{\"p\":1}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, "k1", NULL), -ENOENT);
+	bt_call_done(&c);
+	cordon_action_begin_result_done(&done);
+	cordon_action_begin_result_done(&unknown);
+	cordon_action_begin_result_done(&recent);
+	{
+		struct cordon_audit_report rep;
+		assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+		assert_int_equal(cordon_audit_verify(t->db, &t->verifier, &rep), 0);
+		assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	}
+}
+
 static void test_lock_tokens_are_monotonic(void **state)
 {
 	struct bt *t = *state;
@@ -323,6 +383,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_ledger_happy_path),
+		T(test_dispatch_now_skips_prepared),
 		T(test_ledger_transitions_are_strict),
 		T(test_recovery_abandons_prepared_and_flags_dispatched),
 		T(test_idempotent_replay_returns_stored_result),
@@ -334,6 +395,7 @@ int main(void)
 		T(test_unsafe_tool_ignores_idempotency_and_needs_new_approval),
 		T(test_invalid_idempotency_key_refused),
 		T(test_request_hash_separates_tool_and_args),
+		T(test_prune_keeps_unknown_and_recent),
 		T(test_lock_tokens_are_monotonic),
 		T(test_stale_token_refused_after_lease_expiry),
 		T(test_operator_queue_lists_outcome_unknown),

@@ -256,6 +256,25 @@ static void test_begin_rechecks_grant(void **state)
 	bt_call_done(&c);
 }
 
+static void test_unknown_connector_denied_and_audited(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_decide_request r = { .session = "s1", .connector = "nope", .tool = "read_file",
+					   .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_broker_decision d;
+	int64_t before, after;
+
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &before), 0);
+	assert_int_equal(cordon_broker_decide(t->db, &r, &d), -ENOENT);
+	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &after), 0);
+	assert_int_equal(after, before + 1);
+	/* Malformed names are refused before anything is read or written. */
+	r.connector = "Bad Connector";
+	assert_int_equal(cordon_broker_decide(t->db, &r, &d), -EINVAL);
+	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
+}
+
 static void test_replay_class_from_profile_only(void **state)
 {
 	struct bt *t = *state;
@@ -291,6 +310,7 @@ int main(void)
 		T(test_revoke_all_in_one_transaction),
 		T(test_revoke_all_is_atomic_on_failure),
 		T(test_begin_rechecks_grant),
+		T(test_unknown_connector_denied_and_audited),
 		T(test_replay_class_from_profile_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
