@@ -24,7 +24,9 @@
 
 #define CORDON_NOTE_KEY_NAME_MAX 128
 #define CORDON_CHECKPOINT_ORIGIN_MAX 256
-#define CORDON_NOTE_MAX_BYTES 4096  /* parser refuses larger notes */
+/* The parser refuses larger notes. Generous enough for 16 post-quantum
+ * cosignatures (C2SP: verifiers must accept at least 16 signatures). */
+#define CORDON_NOTE_MAX_BYTES 65536
 #define CORDON_NOTE_MAX_SIGNATURES 16
 
 struct cordon_checkpoint {
