@@ -23,11 +23,32 @@
 #include "mcp-client.h"
 #include "test-support.h"
 
+static char *dir;
+static struct mcp_peer peer;
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = cordon_test_mkdtemp("sec-exec");
+	return 0;
+}
+
+/* Runs even when the test fails: nothing is left behind. */
+static int teardown(void **state)
+{
+	(void)state;
+	if (peer.pid > 0)
+		(void)mcp_peer_stop(&peer, 5000);
+	free(peer.buf);
+	assert_int_equal(cordon_test_rm_rf(dir), 0);
+	free(dir);
+	return 0;
+}
+
 static void test_cordon_exec_large_output_capped_not_broken(void **state)
 {
-	char bin[4096], *dir = cordon_test_mkdtemp("sec-exec");
+	char bin[4096];
 	char *argv[] = { bin, dir, NULL };
-	struct mcp_peer peer;
 	json_t *res, *sc, *init;
 	char *s;
 
@@ -72,15 +93,13 @@ static void test_cordon_exec_large_output_capped_not_broken(void **state)
 		}
 	}
 	assert_int_equal(mcp_peer_stop(&peer, 5000), 0);
-	free(peer.buf);
-	assert_int_equal(cordon_test_rm_rf(dir), 0);
-	free(dir);
+	peer.pid = 0;
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cordon_exec_large_output_capped_not_broken),
+		cmocka_unit_test_setup_teardown(test_cordon_exec_large_output_capped_not_broken, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
