@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 200;
 	if (strcmp(argv[1], "unix-connect") == 0) {
-		struct sockaddr_un su = { .sun_family = AF_UNIX };
+		struct sockaddr_un su = {.sun_family = AF_UNIX};
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)

@@ -48,7 +48,7 @@ static int teardown(void **state)
 static void test_cordon_exec_large_output_capped_not_broken(void **state)
 {
 	char bin[4096];
-	char *argv[] = { bin, dir, NULL };
+	char *argv[] = {bin, dir, NULL};
 	json_t *res, *sc, *init;
 	char *s;
 
@@ -75,8 +75,8 @@ static void test_cordon_exec_large_output_capped_not_broken(void **state)
 		assert_int_equal(fclose(f), 0);
 		for (int run = 0; run < 5; run++) {
 			res = mcp_peer_call(&peer, "run_command",
-					    json_pack("{s:[s,s], s:i, s:i}", "argv", "/bin/cat", path, "max_output", 65536,
-						      "timeout_ms", 60000),
+					    json_pack("{s:[s,s], s:i, s:i}", "argv", "/bin/cat", path, "max_output",
+						      65536, "timeout_ms", 60000),
 					    90000);
 			assert_non_null(res);
 			sc = json_object_get(res, "structuredContent");
@@ -99,7 +99,7 @@ static void test_cordon_exec_large_output_capped_not_broken(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_cordon_exec_large_output_capped_not_broken, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cordon_exec_large_output_capped_not_broken, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

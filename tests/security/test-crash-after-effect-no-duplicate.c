@@ -10,8 +10,9 @@
  *    it is in the operator's queue);
  *  - replay-safe tool, same idempotency identity: the retry is refused with
  *    -ENOTRECOVERABLE until an operator resolves the action — and after the
- *    operator resolves it `succeeded`, the retry still does not run (no
- *    stored result: the broker never saw one, so it cannot fake it);
+ *    operator resolves it `succeeded`, the retry is -ENODATA and still does
+ *    not run (no stored result: the broker never saw one, so it cannot fake
+ *    it);
  *  - non-replay-safe tool: the consumed approval cannot be used again
  *    (-EALREADY / revoked), and the identical call without a new approval
  *    is refused (-ENOENT); only a fresh operator approval runs it again;
@@ -82,7 +83,8 @@ static void test_crash_after_effect_replay_safe(void **state)
 	/* Resolution is operator-only. */
 	assert_int_equal(cordon_action_resolve(f->t->db, &f->t->s1, fd.id, true), -EPERM);
 	assert_int_equal(cordon_action_resolve(f->t->db, &f->t->op, fd.id, true), 0);
-	assert_int_not_equal(retry(f, "write_file", NULL), SEC_EXECUTED);
+	/* Resolved, but no stored result exists: -ENODATA, never a re-run. */
+	assert_int_equal(retry(f, "write_file", NULL), -ENODATA);
 	assert_int_equal(sec_count_lines(f->effect), 1);
 	assert_int_equal(sec_verify(f->t), CORDON_AUDIT_PASS);
 }
@@ -113,8 +115,8 @@ static void test_crash_after_effect_not_replay_safe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_crash_after_effect_replay_safe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_after_effect_not_replay_safe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_after_effect_replay_safe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_after_effect_not_replay_safe, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

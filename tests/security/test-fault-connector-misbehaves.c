@@ -89,7 +89,7 @@ static enum read_outcome read_line(int fd, char *buf, size_t cap, size_t *len, i
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*len = 0;
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		struct timespec now;
 		long left;
 		ssize_t n;
@@ -123,9 +123,9 @@ static void start(struct run *r, const char *mode, const char *arg)
 {
 	static unsigned n;
 	char bin[PATH_MAX];
-	char *argv[] = { bin, (char *)mode, (char *)arg, NULL };
+	char *argv[] = {bin, (char *)mode, (char *)arg, NULL};
 	struct cordon_profile *p = sbx_profile(S, NULL);
-	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_PIPES };
+	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_PIPES};
 	struct cordon_diag d = {};
 	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n";
 	static char buf[65536];
@@ -142,9 +142,8 @@ static void start(struct run *r, const char *mode, const char *arg)
 	r->from = cordon_instance_take_stdio(r->inst, 1);
 	close(cordon_instance_take_stdio(r->inst, 2));
 	r->uid = cordon_instance_uid(r->inst);
-	cg = json_string_value(json_object_get(json_object_get(json_object_get(cordon_instance_report(r->inst), "controls"),
-							       "cgroup"),
-					       "path"));
+	cg = json_string_value(json_object_get(
+	    json_object_get(json_object_get(cordon_instance_report(r->inst), "controls"), "cgroup"), "path"));
 	snprintf(r->cgpath, sizeof(r->cgpath), "%s", cg ? cg : "");
 	assert_int_equal(write(r->to, init, strlen(init)), (ssize_t)strlen(init));
 	assert_int_equal(read_line(r->from, buf, sizeof(buf), &len, 5000), R_LINE);
@@ -152,8 +151,8 @@ static void start(struct run *r, const char *mode, const char *arg)
 
 static void call(struct run *r)
 {
-	static const char c[] =
-		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"append\",\"arguments\":{}}}\n";
+	static const char c[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+				"call\",\"params\":{\"name\":\"append\",\"arguments\":{}}}\n";
 
 	assert_int_equal(write(r->to, c, strlen(c)), (ssize_t)strlen(c));
 }
@@ -175,14 +174,14 @@ static int finish(struct run *r, bool kill_first)
 		assert_int_equal(stat(r->cgpath, &st), -1);
 	{
 		/* No v1 directory of that name either. */
-		static const char *const ctrls[] = { "memory", "pids", "cpu", "cpu,cpuacct", "unified" };
+		static const char *const ctrls[] = {"memory", "pids", "cpu", "cpu,cpuacct", "unified"};
 
 		for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
 			char cmd[PATH_MAX + 128], out[256] = "";
 			FILE *f;
 
-			snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup/%s -maxdepth 5 -name '%s' 2>/dev/null", ctrls[i],
-				 r->name);
+			snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup/%s -maxdepth 5 -name '%s' 2>/dev/null",
+				 ctrls[i], r->name);
 			f = popen(cmd, "re");
 			assert_non_null(f);
 			assert_true(fread(out, 1, sizeof(out) - 1, f) == 0);
@@ -288,10 +287,10 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flood_1gib_is_capped),
-		cmocka_unit_test(test_never_answers_is_killed),
-		cmocka_unit_test(test_exit_mid_response_is_an_error),
-		cmocka_unit_test(test_fork_outlive_is_reaped),
+	    cmocka_unit_test(test_flood_1gib_is_capped),
+	    cmocka_unit_test(test_never_answers_is_killed),
+	    cmocka_unit_test(test_exit_mid_response_is_an_error),
+	    cmocka_unit_test(test_fork_outlive_is_reaped),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

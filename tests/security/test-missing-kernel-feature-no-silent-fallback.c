@@ -32,7 +32,7 @@ struct feature_case {
 	const char *name;    /* the control's name in require: and in the report */
 	const char *network; /* profile network line */
 	void (*strip)(struct cordon_caps *c);
-	bool refused_anyway; /* refused even when not required */
+	bool refused_anyway;  /* refused even when not required */
 	const char *probe[3]; /* an attempt that another wall must still refuse */
 	int probe_errno;
 	const char *also; /* a second control the same kernel feature belongs to */
@@ -83,14 +83,15 @@ static const struct feature_case cases[] = {
 };
 /* clang-format on */
 
-static const char *const all_controls[] = { "landlock", "seccomp", "cgroup", "namespaces", "network" };
+static const char *const all_controls[] = {"landlock", "seccomp", "cgroup", "namespaces", "network"};
 
 static bool missing_names(const json_t *rep, const char *control)
 {
 	size_t i;
 	json_t *m;
 
-	json_array_foreach(json_object_get(rep, "missing"), i, m) {
+	json_array_foreach(json_object_get(rep, "missing"), i, m)
+	{
 		const char *c = json_string_value(json_object_get(m, "control"));
 
 		if (c && strcmp(c, control) == 0)
@@ -102,12 +103,12 @@ static bool missing_names(const json_t *rep, const char *control)
 static void run_case(const struct feature_case *fc)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .network = fc->network };
+	struct sbx_opts o = {.network = fc->network};
 	char req[128];
 	struct cordon_profile *p;
 	struct cordon_diag d = {};
 	struct sbx_result res;
-	char *argv[] = { NULL, (char *)"exit", (char *)"0", NULL };
+	char *argv[] = {NULL, (char *)"exit", (char *)"0", NULL};
 	int r;
 
 	fc->strip(&caps);
@@ -179,7 +180,7 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_missing_kernel_feature_no_silent_fallback),
+	    cmocka_unit_test(test_missing_kernel_feature_no_silent_fallback),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

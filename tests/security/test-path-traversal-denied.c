@@ -40,7 +40,8 @@ static void test_path_traversal_denied_resolver_and_cordon_fs(void **state)
 				"leaves its root");
 	snprintf(abs_evil, sizeof(abs_evil), "%s/secret", p->evil);
 	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", abs_evil), "is not beneath any root");
-	paths_expect_tool_error(p, "write_file", json_pack("{s:s, s:s}", "path", "../outside/secret", "content", "pwned"),
+	paths_expect_tool_error(p, "write_file",
+				json_pack("{s:s, s:s}", "path", "../outside/secret", "content", "pwned"),
 				"leaves its root");
 	paths_expect_tool_error(p, "list_directory", json_pack("{s:s}", "path", ".."), "leaves its root");
 	paths_expect_untouched(p);
@@ -69,8 +70,8 @@ static void test_path_traversal_denied_in_sandbox(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_path_traversal_denied_resolver_and_cordon_fs),
-		cmocka_unit_test(test_path_traversal_denied_in_sandbox),
+	    cmocka_unit_test(test_path_traversal_denied_resolver_and_cordon_fs),
+	    cmocka_unit_test(test_path_traversal_denied_in_sandbox),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,8 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 {
 	struct paths *p = paths_new();
 	char abs_target[4200], hard[4200];
-	static const char *const links[] = { "escape", "abs", "evil/secret", "magic", "loop1", "dir-escape/outside/secret" };
+	static const char *const links[] = {"escape", "abs",   "evil/secret",
+					    "magic",  "loop1", "dir-escape/outside/secret"};
 
 	(void)state;
 	plant(p, "../outside/secret", "escape");
@@ -62,8 +63,8 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 	 * says EXDEV, the fallback walk ELOOP (it refuses the dangling final
 	 * component before judging it), so accept either refusal here. */
 	{
-		struct cordon_resolve_how how = { .open_flags = O_WRONLY | O_CREAT | O_EXCL, .mode = 0644,
-						  .flags = CORDON_RESOLVE_SYMLINKS };
+		struct cordon_resolve_how how = {
+		    .open_flags = O_WRONLY | O_CREAT | O_EXCL, .mode = 0644, .flags = CORDON_RESOLVE_SYMLINKS};
 		int fd = -1, r;
 
 		r = cordon_resolve(p->root_fd, "dir-escape/outside/new", &how, &p->caps_openat2, &fd);
@@ -78,13 +79,14 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", "escape"), "symbolic link");
 	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", "abs"), "symbolic link");
 	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", "evil/secret"), "symbolic link");
-	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", "dir-escape/outside/secret"), "symbolic link");
+	paths_expect_tool_error(p, "read_file", json_pack("{s:s}", "path", "dir-escape/outside/secret"),
+				"symbolic link");
 	/* write_file on the link itself is an atomic replace of the directory
 	 * entry: the link is replaced by a regular file inside the root, the
 	 * target outside is never opened. */
 	{
-		json_t *res = mcp_peer_call(&p->fs, "write_file", json_pack("{s:s, s:s}", "path", "escape", "content", "new"),
-					    10000);
+		json_t *res = mcp_peer_call(&p->fs, "write_file",
+					    json_pack("{s:s, s:s}", "path", "escape", "content", "new"), 10000);
 		struct stat st;
 		char lp[4200];
 
@@ -95,8 +97,8 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 		assert_true(S_ISREG(st.st_mode));
 		paths_expect_untouched(p);
 	}
-	paths_expect_tool_error(p, "write_file", json_pack("{s:s, s:s}", "path", "dir-escape/outside/x", "content", "x"),
-				"symbolic link");
+	paths_expect_tool_error(
+	    p, "write_file", json_pack("{s:s, s:s}", "path", "dir-escape/outside/x", "content", "x"), "symbolic link");
 	paths_expect_untouched(p);
 	paths_free(p);
 }
@@ -134,8 +136,8 @@ static void test_symlink_escape_denied_in_sandbox(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symlink_escape_denied_resolver_and_cordon_fs),
-		cmocka_unit_test(test_symlink_escape_denied_in_sandbox),
+	    cmocka_unit_test(test_symlink_escape_denied_resolver_and_cordon_fs),
+	    cmocka_unit_test(test_symlink_escape_denied_in_sandbox),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

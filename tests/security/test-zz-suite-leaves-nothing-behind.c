@@ -72,7 +72,8 @@ static void test_no_bpf_left(void **state)
 				      " n=p.get(\"name\") or \"\"\n"
 				      " for h in p.get(\"pids\") or []:\n"
 				      "  c=h.get(\"comm\",\"\")\n"
-				      "  if n.startswith(\"cordon\") and (c.startswith(\"test-\") or c in (\"evil-connector\",\"sec-probe\")):\n"
+				      "  if n.startswith(\"cordon\") and (c.startswith(\"test-\") or c in "
+				      "(\"evil-connector\",\"sec-probe\")):\n"
 				      "   print(n, c, h.get(\"pid\"))'"),
 			 0);
 	assert_int_equal(count_output("/usr/sbin/bpftool cgroup tree 2>/dev/null | grep 'cordon-sec-'"), 0);
@@ -127,9 +128,9 @@ static void test_runner_fds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_cgroups_left),	  cmocka_unit_test(test_no_mounts_left),
-		cmocka_unit_test(test_no_bpf_left),	  cmocka_unit_test(test_no_processes_left),
-		cmocka_unit_test(test_no_temp_dirs_left), cmocka_unit_test(test_runner_fds),
+	    cmocka_unit_test(test_no_cgroups_left),   cmocka_unit_test(test_no_mounts_left),
+	    cmocka_unit_test(test_no_bpf_left),	      cmocka_unit_test(test_no_processes_left),
+	    cmocka_unit_test(test_no_temp_dirs_left), cmocka_unit_test(test_runner_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
