@@ -36,16 +36,20 @@ struct cordon_canon_limits {
  * byte offset; d->line and d->column are set too.
  *
  *   -EMSGSIZE  input larger than limits->max_bytes
- *   -EBADMSG   not JSON (syntax error, trailing data, empty input)
+ *   -EBADMSG   not JSON (syntax error, malformed number, trailing data,
+ *              empty input)
  *   -EILSEQ    invalid UTF-8, a lone or misordered UTF-16 surrogate escape,
  *              or a NUL character (raw or \u0000: not admitted anywhere)
  *   -ENOTUNIQ  duplicate member name in an object
  *   -ELOOP     nesting deeper than limits->max_depth
- *   -ERANGE    integer lexeme outside ±(2^53 − 1), or a number that overflows
- *              a double (1e400)
+ *   -ERANGE    integer lexeme outside ±(2^53 − 1); a number with fraction or
+ *              exponent whose value is an integer in 2^53 − 1 < |x| < 1e21
+ *              (its canonical form would be such an integer lexeme, e.g.
+ *              1e20); or a number that overflows a double (1e400)
  *   -EDOM      a non-finite number (cannot come from JSON text; guards values
  *              built in memory)
  *   -ENOMEM    out of memory
+ *   -EINVAL    buf == NULL with len > 0
  */
 
 /* Fills *ret with the defaults. */

@@ -76,6 +76,22 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
 int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
 
+/* Added by the operator surfaces (optional: operator.c references them
+ * weakly and degrades when the core does not provide them yet).
+ *
+ * New reference: the canonical arguments of the call that requested
+ * approval_id, which the core holds in memory while the approval is
+ * outstanding (arguments are never stored in the database), or NULL when no
+ * call of this process holds them. `cordonctl approvals show` renders them
+ * masked and escaped; display only. */
+json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id);
+
+/* The public key this daemon signs audit checkpoints with (for
+ * `cordonctl audit verify` without --key). 0, or -ENOENT when checkpoints
+ * are not set up. */
+struct cordon_note_verifier;
+int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_verifier *ret);
+
 /* ---- implemented by the operator surfaces ---- */
 
 struct cordon_operator;

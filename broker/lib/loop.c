@@ -175,6 +175,11 @@ int cordon_loop_run_once(struct cordon_loop *l, int timeout_ms)
 			return 0;
 		return -errno;
 	}
+	/* A callback may run the loop again (cordond takes a connector's
+	 * inventory synchronously inside an operator request): dead watches
+	 * and timers are freed only when the outermost iteration is done,
+	 * since the outer batch and timer walk still point at them. */
+	l->depth++;
 	for (int i = 0; i < n; i++) {
 		struct cordon_watch *w = evs[i].data.ptr;
 
@@ -191,7 +196,8 @@ int cordon_loop_run_once(struct cordon_loop *l, int timeout_ms)
 		t->fn(l, t->userdata);
 		ran++;
 	}
-	reap_dead(l);
+	if (--l->depth == 0)
+		reap_dead(l);
 	return ran;
 }
 

@@ -126,6 +126,8 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 			r = put_str(&w, m->tag, sizeof(m->tag) - 1);
 		put_u32(&w, m->n_roots);
 		for (uint32_t i = 0; r >= 0 && i < m->n_roots; i++) {
+			if (m->roots[i].access > 2)
+				return -EINVAL;
 			r = put_str(&w, m->roots[i].host, CORDON_SERVE_MAX_STR - 1);
 			if (r >= 0)
 				r = put_str(&w, m->roots[i].sandbox, CORDON_SERVE_MAX_STR - 1);
@@ -173,6 +175,7 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 struct rbuf {
 	const uint8_t *p;
 	size_t len, off;
+	size_t field_at; /* where the field being read starts */
 	struct cordon_diag *diag;
 	const char *field;
 };
@@ -185,7 +188,7 @@ static uint32_t le32(const uint8_t *b)
 static int bad(struct rbuf *r, const char *what)
 {
 	return cordon_diag_set(r->diag, EBADMSG, "serve", "malformed message: field '%s' at byte %zu: %s", r->field,
-			       r->off, what);
+			       r->field_at, what);
 }
 
 static int get_field(struct rbuf *r, const char *name, const uint8_t **ret, uint32_t *ret_len, uint32_t max)
@@ -193,6 +196,7 @@ static int get_field(struct rbuf *r, const char *name, const uint8_t **ret, uint
 	uint32_t n;
 
 	r->field = name;
+	r->field_at = r->off;
 	if (r->len - r->off < 4)
 		return bad(r, "truncated length");
 	n = le32(r->p + r->off);
@@ -319,6 +323,8 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 		if (e >= 0)
 			e = get_u32(&r, "diag.error", &u);
 		m.diag.error = (int)u;
+		if (e >= 0 && u > 4095)
+			e = bad(&r, "not an errno");
 		if (e >= 0)
 			e = get_str(&r, "diag.step", m.diag.step, sizeof(m.diag.step));
 		if (e >= 0)
@@ -327,6 +333,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 			e = get_json(&r, &m.json);
 		if (e >= 0 && (m.status > 0 || m.status < -4095)) {
 			r.field = "status";
+			r.field_at = HEADER_LEN;
 			e = bad(&r, "not 0 or -errno");
 		}
 		break;
@@ -342,6 +349,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 	}
 	if (e >= 0 && r.off != len) {
 		r.field = "end";
+		r.field_at = r.off;
 		e = bad(&r, "trailing bytes");
 	}
 	if (e < 0) {

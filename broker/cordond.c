@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordond: the broker daemon. A thin main over the daemon core
+ * (broker/lib/daemon*.c); see docs/architecture.md for the process model. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon-core.h"
+#include "log.h"
+
+static void usage(void)
+{
+	printf("Usage: cordond [OPTIONS]\n"
+	       "  --config FILE            YAML configuration (flags override it)\n"
+	       "  --profiles DIR           connector profiles (*.yaml)\n"
+	       "  --state DIR              database and audit key (created 0700)\n"
+	       "  --runtime DIR            sockets (default: STATE/run)\n"
+	       "  --user NAME              user to run as (as root default: nobody)\n"
+	       "  --operator-group NAME    group allowed on operator.sock and http.sock\n"
+	       "  --gateway-group NAME     restrict gateway.sock to a group (default: 0666)\n"
+	       "  --http 127.0.0.1:PORT    TCP listener for /health and /metrics\n"
+	       "  --approval-wait DUR      how long a call waits for approval (default 30s)\n"
+	       "  --result-cap SIZE        largest tool result relayed (default 1M)\n"
+	       "  --launcher PATH          cordon-launch binary (default: next to cordond)\n"
+	       "  --max-sessions N         concurrent gateway sessions (default 4096)\n"
+	       "  --debug                  verbose log\n"
+	       "Example: cordond --state ./state --profiles profiles\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cordon_daemon_config cfg;
+	struct cordon_daemon *d = NULL;
+	struct cordon_diag diag = {};
+	int r;
+
+	log_set_program("cordond");
+	cordon_daemon_config_init(&cfg);
+	r = cordon_daemon_config_parse_args(&cfg, argc, argv, &diag);
+	if (r == 1) {
+		usage();
+		cordon_daemon_config_done(&cfg);
+		return 0;
+	}
+	if (r >= 0)
+		r = cordon_daemon_config_finish(&cfg, &diag);
+	if (r < 0) {
+		if (diag.line)
+			log_error("%s (line %u, column %u)", diag.message, diag.line, diag.column);
+		else
+			log_error("%s", diag.message);
+		cordon_daemon_config_done(&cfg);
+		return 2;
+	}
+	log_set_max_level(cfg.foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	r = cordon_daemon_new(&cfg, NULL, &d, &diag);
+	cordon_daemon_config_done(&cfg);
+	if (r < 0) {
+		log_error("start-up failed at %s: %s", diag.step, diag.message);
+		return 1;
+	}
+	r = cordon_daemon_run(d);
+	cordon_daemon_free(d);
+	return r < 0 ? 1 : r;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* cordond's configuration: one strict YAML file (--config) and/or flags
+ * (flags override the file). Unknown keys, wrong types, relative paths,
+ * out-of-range values and duplicate keys are errors naming file, line,
+ * column and key; nothing of a bad file is applied.
+ *
+ *   profiles: /etc/cordon/profiles      # connector profiles (root-owned)
+ *   state: /var/lib/cordon              # SQLite database, audit signing key (0700)
+ *   runtime: /run/cordon                # gateway.sock, operator.sock, http.sock
+ *   user: cordon                        # user to drop to (root: default "nobody")
+ *   operator_group: cordon-operators    # may use operator.sock (besides root)
+ *   gateway_group: agents               # absent: gateway.sock is 0666
+ *   http: 127.0.0.1:9464                # optional TCP listener (/health, /metrics)
+ *   approval_wait: 30s                  # how long a tools/call is held for an approval
+ *   result_cap: 1M                      # largest tool result relayed
+ *   launcher: /usr/bin/cordon-launch    # the launcher helper binary
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "diag.h"
+
+#define CORDON_DAEMON_LINE_MAX_DEFAULT (4u * 1024 * 1024)
+#define CORDON_DAEMON_RESULT_CAP_DEFAULT (1u * 1024 * 1024)
+#define CORDON_DAEMON_APPROVAL_WAIT_DEFAULT 30u
+
+struct cordon_daemon_config {
+	char *profiles_dir; /* absolute */
+	char *state_dir;    /* absolute */
+	char *runtime_dir;  /* absolute; default <state>/run */
+	char *user;	    /* NULL: no drop when unprivileged; "nobody" as root */
+	char *operator_group;
+	char *gateway_group;
+	char *http_listen; /* "127.0.0.1:PORT" or NULL */
+	char *launcher;	   /* cordon-launch binary */
+	uint64_t approval_wait_ms;
+	uint64_t result_cap;
+	uint64_t line_max; /* gateway and worker line bound */
+	unsigned max_sessions;
+	bool foreground_log_debug;
+};
+
+void cordon_daemon_config_init(struct cordon_daemon_config *c);
+void cordon_daemon_config_done(struct cordon_daemon_config *c);
+
+/* Loads a YAML config file over c (set keys replace the current values).
+ * Returns 0 or -errno with diag (line/column, message naming the key). */
+int cordon_daemon_config_load(struct cordon_daemon_config *c, const char *path, struct cordon_diag *diag);
+
+/* Parses argv flags (after the program name). Returns 0, 1 when --help was
+ * asked for (the caller prints usage), or -errno with diag. */
+int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, char **argv, struct cordon_diag *diag);
+
+/* Fills defaults and makes paths absolute (relative flag values are taken
+ * relative to the working directory, which is what a newcomer typing
+ * `cordond --state ./state` means). Returns 0 or -errno with diag. */
+int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_diag *diag);
+

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The production spawner: every connector instance is started by the
+ * privileged launcher helper (cordon-launch --serve) over the socketpair the
+ * launcher client owns. The helper loads the profiles itself and re-checks
+ * every request, so this side only names a connector and a tag. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon-private.h"
+#include "launcher-client.h"
+
+struct lspawner {
+	struct cordon_launcher_client *lc;
+	struct cordon_daemon *d;
+};
+
+static void on_exited(void *userdata, uint32_t instance, int wait_status, const json_t *report)
+{
+	struct lspawner *ls = userdata;
+
+	if (ls->d)
+		cordon_daemon_instance_exited(ls->d, instance, wait_status, report);
+}
+
+static void on_net_denied(void *userdata, uint32_t instance, const json_t *event)
+{
+	struct lspawner *ls = userdata;
+
+	(void)instance;
+	(void)event;
+	if (ls->d)
+		ls->d->m.network_denials++;
+}
+
+static void on_helper_lost(void *userdata, const struct cordon_diag *why)
+{
+	struct lspawner *ls = userdata;
+
+	if (ls->d)
+		cordon_daemon_helper_lost(ls->d, why);
+}
+
+static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *tag,
+		    const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
+		    struct cordon_diag *diag)
+{
+	struct lspawner *ls = userdata;
+	struct cordon_launched l = {};
+	int r;
+
+	r = cordon_launcher_client_spawn(ls->lc, p->id, tag, roots, n_roots, &l, diag);
+	if (r < 0)
+		return r;
+	*ret = (struct cordon_worker_io){ .instance = l.instance,
+					  .pid = 0,
+					  .stdin_fd = l.stdin_fd,
+					  .stdout_fd = l.stdout_fd,
+					  .stderr_fd = l.stderr_fd,
+					  .report = l.report };
+	return 0;
+}
+
+static void ls_kill(void *userdata, uint32_t instance)
+{
+	struct lspawner *ls = userdata;
+
+	(void)cordon_launcher_client_kill(ls->lc, instance, NULL);
+}
+
+static int ls_reap(void *userdata, uint32_t instance)
+{
+	(void)userdata;
+	(void)instance;
+	return -1; /* the helper reaps; the exit arrives as an event */
+}
+
+static json_t *ls_caps(void *userdata)
+{
+	struct lspawner *ls = userdata;
+	json_t *caps = NULL;
+
+	if (cordon_launcher_client_probe(ls->lc, &caps, NULL) < 0)
+		return NULL;
+	return caps;
+}
+
+static int ls_fd(void *userdata)
+{
+	return cordon_launcher_client_fd(((struct lspawner *)userdata)->lc);
+}
+
+static void ls_dispatch(void *userdata)
+{
+	(void)cordon_launcher_client_dispatch(((struct lspawner *)userdata)->lc);
+}
+
+static bool ls_alive(void *userdata)
+{
+	return cordon_launcher_client_alive(((struct lspawner *)userdata)->lc);
+}
+
+static void ls_attach(void *userdata, struct cordon_daemon *d)
+{
+	((struct lspawner *)userdata)->d = d;
+}
+
+static void ls_free(void *userdata)
+{
+	struct lspawner *ls = userdata;
+
+	cordon_launcher_client_free(ls->lc);
+	free(ls);
+}
+
+/* Finds cordon-launch next to cordond (installed: same bin directory; build
+ * tree: ../launcher/). */
+static int default_launcher(char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	if ((size_t)snprintf(buf, size, "%s/cordon-launch", exe) < size && access(buf, X_OK) == 0)
+		return 0;
+	if ((size_t)snprintf(buf, size, "%s/../launcher/cordon-launch", exe) < size && access(buf, X_OK) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, struct cordon_spawner *ret,
+				   struct cordon_diag *diag)
+{
+	struct cordon_launcher_handlers h = { .exited = on_exited, .net_denied = on_net_denied,
+					      .helper_lost = on_helper_lost };
+	struct lspawner *ls = calloc(1, sizeof(*ls));
+	char bin[PATH_MAX];
+	int r;
+
+	if (!ls)
+		return cordon_diag_set(diag, ENOMEM, "launcher", "out of memory");
+	if (!launch_binary) {
+		if (default_launcher(bin, sizeof(bin)) < 0) {
+			free(ls);
+			return cordon_diag_set(diag, ENOENT, "launcher",
+					       "cannot find cordon-launch next to cordond; give --launcher PATH");
+		}
+		launch_binary = bin;
+	}
+	h.userdata = ls;
+	r = cordon_launcher_client_start(launch_binary, profiles_dir, &h, &ls->lc, diag);
+	if (r < 0) {
+		free(ls);
+		return r;
+	}
+	*ret = (struct cordon_spawner){ .spawn = ls_spawn,
+					.kill = ls_kill,
+					.reap = ls_reap,
+					.capabilities = ls_caps,
+					.event_fd = ls_fd,
+					.dispatch = ls_dispatch,
+					.alive = ls_alive,
+					.attach = ls_attach,
+					.free = ls_free,
+					.userdata = ls };
+	return 0;
+}

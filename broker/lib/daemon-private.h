@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Internals of cordond's core shared by daemon*.c, gateway*.c and worker*.c.
+ * Single-threaded: everything runs on the event loop. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "broker.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "db.h"
+#include "loop.h"
+#include "profile.h"
+
+struct dsession;
+struct dworker;
+struct dcall;
+
+/* A byte buffer with a hard bound. */
+struct dbuf {
+	char *p;
+	size_t len, cap;
+};
+int dbuf_append(struct dbuf *b, const void *p, size_t n, size_t limit);
+void dbuf_consume(struct dbuf *b, size_t n);
+void dbuf_free(struct dbuf *b);
+
+/* A connector known from the profiles directory. */
+struct dconn {
+	char id[CORDON_CONNECTOR_ID_MAX + 1];
+	struct cordon_profile *profile;
+	struct dworker *shared; /* instances: shared */
+	unsigned crashes;	/* consecutive crashes (reset after a healthy minute) */
+	uint64_t last_crash_ms, next_start_ms;
+	uint64_t restarts;
+	bool failing; /* repeated crashes: health says failing */
+	char last_error[200];
+	char **secrets; /* credential values, for scrubbing stderr */
+	size_t n_secrets;
+};
+
+enum dworker_state {
+	DW_STARTING = 0, /* spawned, initialize sent */
+	DW_LISTING,	 /* initialized, paginating tools/list */
+	DW_READY,
+	DW_DEAD,
+};
+
+enum dwreq_kind {
+	DWREQ_INITIALIZE,
+	DWREQ_TOOLS_LIST,
+	DWREQ_CALL,	   /* a tools/call on behalf of a dcall */
+	DWREQ_PASSTHROUGH, /* resources/prompts/completion on behalf of a session */
+	DWREQ_PING,
+};
+
+struct dwreq {
+	int64_t id;
+	enum dwreq_kind kind;
+	struct dcall *call;	 /* DWREQ_CALL */
+	struct dsession *session; /* DWREQ_PASSTHROUGH */
+	json_t *client_id;	 /* DWREQ_PASSTHROUGH: the client's request id */
+	struct dwreq *next;
+};
+
+struct dworker {
+	struct cordon_daemon *d;
+	struct dconn *conn;
+	struct dsession *session; /* NULL: shared */
+	enum dworker_state state;
+	uint32_t instance;
+	pid_t pid;
+	int in_fd, out_fd, err_fd;
+	struct cordon_watch *w_in, *w_out, *w_err;
+	struct dbuf rbuf, ebuf, wbuf;
+	bool discarding;
+	int64_t next_id;
+	struct dwreq *reqs;
+	json_t *tools;	    /* array of advertised tool objects, in list order */
+	json_t *fingerprints; /* {name: hex} */
+	json_t *list_accum; /* during pagination */
+	char *instructions;
+	json_t *report;
+	json_t *server_caps;
+	uint64_t generation;
+	uint64_t started_ms;
+	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
+	bool inventory_synced;
+	unsigned list_pages;
+	size_t n_roots; /* delegated roots it was started with */
+	json_t *delegated; /* their sandbox paths */
+	bool for_install; /* launched by connector_add only to take the inventory */
+	char tag[64];
+	struct dcall *waiting; /* calls queued until ready */
+	struct dworker *next;  /* in the daemon's list */
+	int refs;
+};
+
+enum dcall_kind {
+	DCK_TOOL = 0, /* tools/call */
+	DCK_PASS,     /* resources/prompts/completion pass-through */
+};
+
+struct dmulti;
+
+enum dcall_state {
+	DC_WAIT_WORKER = 0,
+	DC_WAIT_APPROVAL,
+	DC_IN_FLIGHT,
+	DC_DONE,
+};
+
+struct dcall {
+	struct cordon_daemon *d;
+	struct dsession *s; /* NULL once the session ended (in-flight call on a shared instance) */
+	json_t *rpc_id;
+	char connector[CORDON_CONNECTOR_ID_MAX + 1];
+	char tool[130];
+	char *args_jcs;
+	size_t args_len;
+	json_t *progress_token;
+	char *idem_key;
+	enum dcall_state state;
+	struct cordon_broker_decision dec;
+	char fingerprint[CORDON_FINGERPRINT_HEX_MAX];
+	char approval_id[CORDON_ID_STRING_MAX];
+	char display_code[CORDON_DISPLAY_CODE_LEN + 1];
+	char action_id[CORDON_ID_STRING_MAX];
+	uint64_t deadline_ms, next_progress_ms, progress_n;
+	struct dworker *w;
+	int64_t worker_req_id;
+	uint64_t started_us;
+	enum dcall_kind kind;
+	char *pass_method;
+	json_t *pass_params;
+	struct dmulti *multi;
+	struct dcall *next;	  /* session list */
+	struct dcall *next_waiting; /* worker wait queue */
+};
+
+struct dsession {
+	struct cordon_daemon *d;
+	char id[CORDON_SESSION_ID_MAX];
+	int fd;
+	struct ucred cred;
+	struct cordon_watch *watch;
+	struct dbuf rbuf, wbuf;
+	bool discarding; /* inside an oversize line: drop until newline */
+	bool initialized, closing;
+	char version[16];
+	bool client_sampling, client_elicitation, client_roots;
+	struct dcall *calls;
+	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
+	int64_t next_server_id;
+	struct dsession *next, *prev;
+};
+
+struct daemon_metrics {
+	uint64_t calls_allow, calls_approve, calls_deny;
+	uint64_t approvals_requested, approvals_approved, approvals_denied, approvals_expired, approvals_timeout,
+		approvals_cancelled;
+	uint64_t spawn_buckets[12]; /* le 1,2,5,10,20,50,100,200,500,1000,2000,+Inf ms */
+	double spawn_sum_ms;
+	uint64_t spawn_count;
+	uint64_t instance_restarts, instance_crashes, oom_kills, network_denials, worker_protocol_kills;
+	uint64_t sessions_total, sessions_refused, gateway_errors;
+};
+
+struct cordon_daemon {
+	struct cordon_daemon_config cfg;
+	struct cordon_loop *loop;
+	struct cordon_db *db;
+	struct cordon_key *key;
+	struct cordon_spawner spawner;
+	bool have_spawner;
+	json_t *capabilities;
+	struct dconn *conns;
+	size_t n_conns;
+	struct dsession *sessions;
+	unsigned n_sessions;
+	struct dworker *workers; /* every live worker */
+	int gateway_fd, operator_fd, http_fd;
+	int signal_fd;
+	int notify_fd;
+	json_t *self_sandbox;
+	struct cordon_watch *w_gateway, *w_signal, *w_spawner;
+	struct cordon_timer *tick;
+	uint64_t session_counter;
+	struct daemon_metrics m;
+	uid_t run_uid;
+	gid_t run_gid, operator_gid, gateway_gid;
+	bool helper_lost;
+	char db_path[4200], key_path[4200];
+	struct cordon_operator *op;
+	struct cordon_http *http;
+	uint64_t started_ms;
+	struct cordon_note_verifier verifier;
+	bool have_verifier;
+};
+
+/* daemon.c */
+struct dconn *daemon_conn(struct cordon_daemon *d, const char *id);
+bool daemon_conn_installed(struct cordon_daemon *d, const char *id);
+void daemon_spawn_observed(struct cordon_daemon *d, uint64_t ms);
+
+/* gateway.c */
+int gateway_start(struct cordon_daemon *d);
+void gateway_stop(struct cordon_daemon *d);
+void session_send(struct dsession *s, const char *bytes, size_t len);
+void session_send_json(struct dsession *s, json_t *msg /* stolen */);
+void session_send_error(struct dsession *s, const json_t *id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void session_send_result(struct dsession *s, const json_t *id, json_t *result /* stolen */);
+void session_notify_all_list_changed(struct cordon_daemon *d);
+void gateway_tick(struct cordon_daemon *d);
+
+/* gateway-call.c */
+void call_start(struct dsession *s, const json_t *id, const json_t *params);
+void call_worker_ready(struct dcall *c);
+void call_worker_failed(struct dcall *c, const char *why);
+void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *msg);
+void call_worker_lost(struct dcall *c, const char *why);
+void call_cancel(struct dsession *s, const json_t *request_id);
+void call_free(struct dcall *c);
+void call_tick(struct dcall *c, uint64_t now_ms);
+void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
+json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s);
+bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args);
+
+/* gateway-pass.c */
+bool pass_offered(struct cordon_daemon *d, bool prompts);
+bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params);
+void pass_result(struct dcall *c, json_t *msg);
+void pass_detach(struct dcall *c);
+void pass_session_closed(struct dsession *s);
+
+/* worker.c */
+struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool start,
+			   struct cordon_diag *diag);
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install,
+		  struct dworker **ret, struct cordon_diag *diag);
+void worker_kill(struct dworker *w, const char *why);
+void worker_enqueue(struct dworker *w, struct dcall *c);
+void worker_dequeue(struct dworker *w, struct dcall *c);
+int worker_send_call(struct dworker *w, struct dcall *c);
+void worker_cancel_request(struct dworker *w, int64_t id, const char *reason);
+const char *worker_fingerprint(struct dworker *w, const char *tool);
+const json_t *worker_tool(struct dworker *w, const char *tool);
+void worker_detach_session(struct dworker *w);
+void workers_kill_all(struct cordon_daemon *d);
+void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
+
+/* daemon-ledger.c: small state changes the broker library has no call for. */
+int ledger_action_outcome_unknown(struct cordon_db *db, const char *action_id);
+int ledger_approval_cancel(struct cordon_db *db, const char *session, const char *approval_id);
+/* Last audit seq, size and time (usec) of the newest checkpoint (0 when none). */
+int ledger_audit_state(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
+void calls_tick(struct cordon_daemon *d);
+
+/* daemon-privs.c */
+int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag);
+int privs_prepare_dirs(struct cordon_daemon *d, struct cordon_diag *diag);
+int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag);
+int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cordon_diag *diag);
+int sd_notify_open(void);
+void sd_notify_send(int fd, const char *state);
+int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd, struct cordon_diag *diag);
+
+/* Operator surfaces (other branch); daemon-surfaces.c keeps the calls. */
+int daemon_surfaces_start(struct cordon_daemon *d, struct cordon_diag *diag);
+void daemon_surfaces_stop(struct cordon_daemon *d);

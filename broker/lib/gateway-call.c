@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tools/list and tools/call through the authorization core.
+ *
+ * tools/call: strict decode (done for the whole message by the gateway) →
+ * surface check (unknown or ungranted: JSON-RPC -32602) → worker ready →
+ * decision (cordon_broker_decide: deny | allow | approve) → approval
+ * (cordon_approval_request coalesces; the call is held while it is pending,
+ * with progress notifications, up to cfg.approval_wait; then an isError
+ * result naming the display code; the approval stays valid until its TTL and
+ * the identical call consumes it) → action ledger (cordon_action_begin
+ * consumes the approval by CAS and records the action; dispatched is
+ * committed BEFORE the first byte goes out) → the canonical argument bytes
+ * go to the connector → the result is relayed size-capped and never parsed
+ * for policy (only isError is read, to record the action's outcome). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "call.h"
+#include "canon.h"
+#include "cleanup.h"
+#include "daemon-private.h"
+#include "delegations.h"
+#include "grants.h"
+#include "inventory.h"
+#include "log.h"
+#include "parse-util.h"
+
+#define PROGRESS_INTERVAL_MS 1000
+
+static void tool_error_result(struct dsession *s, const json_t *id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void tool_error_result(struct dsession *s, const json_t *id, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!s)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	session_send_result(s, id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg,
+					     "isError", 1));
+}
+
+static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured,
+			     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured,
+			     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	json_t *r;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg, "isError", is_error);
+	if (structured)
+		json_object_set_new(r, "structuredContent", structured);
+	session_send_result(s, id, r);
+}
+
+void call_free(struct dcall *c)
+{
+	if (c->s)
+		for (struct dcall **p = &c->s->calls; *p; p = &(*p)->next)
+			if (*p == c) {
+				*p = c->next;
+				break;
+			}
+	if (c->w)
+		worker_dequeue(c->w, c);
+	pass_detach(c);
+	json_decref(c->rpc_id);
+	json_decref(c->progress_token);
+	free(c->args_jcs);
+	free(c->idem_key);
+	free(c);
+}
+
+/* Ends a call with an isError result (before anything was dispatched). */
+static void call_fail(struct dcall *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void call_fail(struct dcall *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tool_error_result(c->s, c->rpc_id, "%s", msg);
+	call_free(c);
+}
+
+static bool tool_in_surface(struct cordon_daemon *d, const char *connector, const char *tool)
+{
+	struct cordon_inventory_record rec = {};
+	char **grants = NULL;
+	size_t n = 0;
+	bool granted = false, ok = false;
+
+	if (cordon_grants_list(d->db, connector, &grants, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(grants[i], tool))
+			granted = true;
+	cordon_strv_free(grants);
+	if (!granted)
+		return false;
+	if (cordon_inventory_get(d->db, connector, tool, &rec) < 0)
+		return false;
+	ok = rec.state == CORDON_INVENTORY_REVIEWED && rec.pinned_fingerprint && rec.fingerprint &&
+	     !strcmp(rec.pinned_fingerprint, rec.fingerprint);
+	cordon_inventory_record_done(&rec);
+	return ok;
+}
+
+static struct cordon_call call_view(struct dcall *c)
+{
+	return (struct cordon_call){
+		.session = c->s ? c->s->id : "",
+		.connector = c->connector,
+		.tool = c->tool,
+		.fingerprint = c->fingerprint,
+		.generation = c->dec.generation,
+		.policy_epoch = c->dec.policy_epoch,
+		.tier = c->dec.decision.tier,
+		.arguments_jcs = c->args_jcs,
+		.arguments_jcs_len = c->args_len,
+	};
+}
+
+static const char *begin_error(int r)
+{
+	switch (r) {
+	case -EEXIST: return "the idempotency key was already used for a different request";
+	case -EINPROGRESS: return "a call with this idempotency key is still in progress";
+	case -ENOTRECOVERABLE: return "an earlier call with this idempotency key has an unknown outcome; an operator must resolve it";
+	case -ENODATA: return "this call already ran under an earlier broker process; its result is not available and it is not repeated";
+	case -ENOENT: return "the approval no longer exists";
+	case -EAGAIN: return "the approval is still pending";
+	case -EACCES: return "the approval was denied";
+	case -ETIME: return "the approval expired";
+	case -ECANCELED: return "the approval was revoked";
+	case -EALREADY: return "the approval was already used; a repeat needs a new approval";
+	case -EBADMSG: return "the approval does not match this call";
+	case -EIO: return "the audit log cannot be written; nothing above read is dispatched";
+	default: return "the call could not be recorded";
+	}
+}
+
+static void call_dispatch(struct dcall *c)
+{
+	struct cordon_daemon *d = c->d;
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result res = {};
+	int r;
+
+	if (!d || !c->w || c->w->state != DW_READY) {
+		call_fail(c, "cordon: the connector instance is not available; nothing was sent");
+		return;
+	}
+	if (c->dec.decision.tier == CORDON_RISK_READ && !c->idem_key) {
+		/* Read tier: no effect to make replay-safe, so no action record
+		 * (the decision itself is audited by cordon_broker_decide). This
+		 * keeps a read call at one durable transaction instead of four.
+		 * With an idempotency key the ledger still serves stored results. */
+		c->state = DC_IN_FLIGHT;
+		c->action_id[0] = 0;
+		if (worker_send_call(c->w, c) < 0)
+			call_fail(c, "cordon: the call could not be sent to the connector.");
+		return;
+	}
+	b.call = call_view(c);
+	b.approval_id = c->approval_id[0] ? c->approval_id : NULL;
+	b.idempotency_key = c->idem_key;
+	r = cordon_action_begin(d->db, d->key, &b, &res);
+	if (r < 0) {
+		call_fail(c, "cordon: not sent: %s.", begin_error(r));
+		return;
+	}
+	if (res.outcome == CORDON_BEGIN_STORED_RESULT) {
+		/* Same identity, same request, finished: the stored result, no
+		 * re-execution. */
+		if (res.result) {
+			char *line = NULL;
+			_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
+			int n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id,
+					      (int)res.result_len, res.result)
+				   : -1;
+
+			if (n > 0 && c->s)
+				session_send(c->s, line, (size_t)n);
+			if (n > 0)
+				free(line);
+		} else
+			tool_error_result(c->s, c->rpc_id, "cordon: this call already ran; no result was stored.");
+		cordon_action_begin_result_done(&res);
+		call_free(c);
+		return;
+	}
+	snprintf(c->action_id, sizeof(c->action_id), "%s", res.action_id);
+	cordon_action_begin_result_done(&res);
+	/* Committed before the first byte goes out: a crash from here on
+	 * leaves the action dispatched -> outcome_unknown, never retried. */
+	r = cordon_action_dispatched(d->db, c->action_id);
+	if (r < 0) {
+		call_fail(c, "cordon: not sent: the action could not be recorded as dispatched.");
+		return;
+	}
+	c->state = DC_IN_FLIGHT;
+	r = worker_send_call(c->w, c);
+	if (r < 0) {
+		/* Nothing was written: the call failed, provably unexecuted. */
+		(void)cordon_action_complete(d->db, d->key, c->action_id, false, NULL, 0);
+		call_fail(c, "cordon: the call could not be sent to the connector.");
+	}
+}
+
+static void call_check_approval(struct dcall *c)
+{
+	struct cordon_daemon *d = c->s->d;
+	struct cordon_approval_info info = {};
+
+	if (cordon_approval_get(d->db, c->approval_id, &info) < 0) {
+		call_fail(c, "cordon: approval %s is no longer known.", c->display_code);
+		return;
+	}
+	switch (info.state) {
+	case CORDON_APPROVAL_REQUESTED:
+		return;
+	case CORDON_APPROVAL_APPROVED:
+		d->m.approvals_approved++;
+		call_dispatch(c);
+		return;
+	case CORDON_APPROVAL_DENIED:
+		d->m.approvals_denied++;
+		call_fail(c, "cordon: an operator denied this call (approval %s).", c->display_code);
+		return;
+	case CORDON_APPROVAL_EXPIRED:
+		d->m.approvals_expired++;
+		call_fail(c, "cordon: approval %s expired before an operator decided.", c->display_code);
+		return;
+	default:
+		call_fail(c, "cordon: approval %s was %s.", c->display_code,
+			  cordon_approval_state_to_string(info.state));
+		return;
+	}
+}
+
+void call_tick(struct dcall *c, uint64_t now)
+{
+	if (c->state != DC_WAIT_APPROVAL || !c->s)
+		return;
+	if (now >= c->deadline_ms) {
+		struct cordon_approval_info info = {};
+
+		/* A decision may have landed in the last interval. */
+		if (cordon_approval_get(c->s->d->db, c->approval_id, &info) == 0 &&
+		    info.state != CORDON_APPROVAL_REQUESTED) {
+			call_check_approval(c);
+			return;
+		}
+		c->s->d->m.approvals_timeout++;
+		call_fail(c,
+			  "cordon: this call needs an operator's approval (code %s, tier %s). It was not approved within "
+			  "%llu s. Ask the operator to approve code %s (cordonctl approvals approve %s), then repeat the "
+			  "identical call after approval; the request stays valid until it expires.",
+			  c->display_code, cordon_risk_name(c->dec.decision.tier),
+			  (unsigned long long)(c->s->d->cfg.approval_wait_ms / 1000), c->display_code, c->display_code);
+		return;
+	}
+	call_check_approval(c);
+	/* call_check_approval may have freed c: only touch it while waiting. */
+}
+
+static void progress_tick(struct cordon_daemon *d, uint64_t now)
+{
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		for (struct dcall *c = s->calls; c; c = c->next)
+			if (c->state == DC_WAIT_APPROVAL && c->progress_token && now >= c->next_progress_ms) {
+				char msg[160];
+
+				c->next_progress_ms = now + PROGRESS_INTERVAL_MS;
+				snprintf(msg, sizeof(msg), "waiting for operator approval %s", c->display_code);
+				session_send_json(s, json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0", "method",
+							       "notifications/progress", "params", "progressToken",
+							       c->progress_token, "progress", (json_int_t)++c->progress_n,
+							       "message", msg));
+			}
+}
+
+void call_approval_decided(struct cordon_daemon *d, const char *approval_id)
+{
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		for (struct dcall *c = s->calls; c; c = c->next)
+			if (c->state == DC_WAIT_APPROVAL && !strcmp(c->approval_id, approval_id)) {
+				call_check_approval(c);
+				return;
+			}
+}
+
+/* The worker is ready: decide, then approve or dispatch. */
+void call_worker_ready(struct dcall *c)
+{
+	struct cordon_daemon *d;
+	struct cordon_decide_request req;
+	const char *fp;
+	int r;
+
+	if (!c->s) {
+		call_free(c);
+		return;
+	}
+	d = c->s->d;
+	if (c->kind == DCK_PASS) {
+		c->state = DC_IN_FLIGHT;
+		if (!c->w || worker_send_call(c->w, c) < 0) {
+			pass_result(c, NULL);
+			call_free(c);
+		}
+		return;
+	}
+	fp = c->w ? worker_fingerprint(c->w, c->tool) : NULL;
+	if (!fp) {
+		session_send_error(c->s, c->rpc_id, -32602, "Unknown tool: %s__%s", c->connector, c->tool);
+		call_free(c);
+		return;
+	}
+	snprintf(c->fingerprint, sizeof(c->fingerprint), "%s", fp);
+	req = (struct cordon_decide_request){
+		.session = c->s->id, .connector = c->connector, .tool = c->tool, .fingerprint = c->fingerprint
+	};
+	r = cordon_broker_decide(d->db, &req, &c->dec);
+	if (r < 0 && c->dec.decision.verdict != CORDON_VERDICT_DENY)
+		c->dec.decision.verdict = CORDON_VERDICT_DENY;
+	switch (c->dec.decision.verdict) {
+	case CORDON_VERDICT_DENY:
+		d->m.calls_deny++;
+		call_fail(c, "cordon denied this call: %s.",
+			  r < 0 ? "internal error (fail closed)" : cordon_deny_reason_to_string(c->dec.decision.reason));
+		return;
+	case CORDON_VERDICT_ALLOW:
+		d->m.calls_allow++;
+		call_dispatch(c);
+		return;
+	case CORDON_VERDICT_APPROVE: {
+		struct cordon_approval_limits lim = {};
+		struct cordon_approval_info info = {};
+		struct cordon_call cv = call_view(c);
+
+		d->m.calls_approve++;
+		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
+		if (r == -EDQUOT) {
+			call_fail(c, "cordon: too many approvals are pending; this call was refused.");
+			return;
+		}
+		if (r < 0) {
+			call_fail(c, "cordon: the approval could not be requested; nothing was sent.");
+			return;
+		}
+		if (!info.coalesced)
+			d->m.approvals_requested++;
+		snprintf(c->approval_id, sizeof(c->approval_id), "%s", info.id);
+		snprintf(c->display_code, sizeof(c->display_code), "%s", info.display_code);
+		if (info.state == CORDON_APPROVAL_APPROVED) {
+			/* The identical call repeated after an approval. */
+			call_dispatch(c);
+			return;
+		}
+		c->state = DC_WAIT_APPROVAL;
+		c->deadline_ms = cordon_loop_now_ms() + d->cfg.approval_wait_ms;
+		c->next_progress_ms = 0;
+		log_info("session %s: %s__%s waits for approval %s (tier %s)", c->s->id, c->connector, c->tool,
+			 c->display_code, cordon_risk_name(c->dec.decision.tier));
+		progress_tick(d, cordon_loop_now_ms());
+		return;
+	}
+	}
+}
+
+void call_worker_failed(struct dcall *c, const char *why)
+{
+	if (c->kind == DCK_PASS) {
+		pass_result(c, NULL);
+		call_free(c);
+		return;
+	}
+	call_fail(c, "cordon: connector %s is unavailable (%s); nothing was sent.", c->connector, why);
+}
+
+void call_worker_lost(struct dcall *c, const char *why)
+{
+	struct cordon_daemon *d = c->d;
+
+	if (c->kind == DCK_PASS) {
+		pass_result(c, NULL);
+		call_free(c);
+		return;
+	}
+	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
+		(void)ledger_action_outcome_unknown(d->db, c->action_id);
+	if (c->state == DC_IN_FLIGHT && c->action_id[0])
+		call_fail(c,
+			  "cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
+			  "is not retried: an operator must resolve it.",
+			  c->connector, why, c->action_id);
+	else if (c->state == DC_IN_FLIGHT)
+		call_fail(c, "cordon: connector %s %s while this read call was in flight; no result.", c->connector, why);
+	else
+		call_worker_failed(c, why);
+}
+
+void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *msg)
+{
+	struct cordon_daemon *d = c->d;
+	json_t *result = json_object_get(msg, "result");
+	_cleanup_free_ char *bytes = NULL;
+	size_t n = 0;
+	bool ok;
+
+	(void)line;
+	(void)len;
+	if (c->kind == DCK_PASS) {
+		pass_result(c, msg);
+		call_free(c);
+		return;
+	}
+	/* When the session went away meanwhile (c->s NULL) the ledger still
+	 * learns the outcome; only the answer has nobody to go to. */
+	if (!json_is_object(result)) {
+		if (c->action_id[0])
+			(void)cordon_action_complete(d->db, d->key, c->action_id, false, NULL, 0);
+		tool_error_result(c->s, c->rpc_id, "cordon: connector %s answered with an error.", c->connector);
+		call_free(c);
+		return;
+	}
+	ok = !json_is_true(json_object_get(result, "isError"));
+	bytes = json_dumps(result, JSON_COMPACT);
+	n = bytes ? strlen(bytes) : 0;
+	if (!bytes || n > d->cfg.result_cap) {
+		if (c->action_id[0])
+			(void)cordon_action_complete(d->db, d->key, c->action_id, ok, NULL, 0);
+		tool_error_result(c->s, c->rpc_id,
+				  "cordon: the connector's result (%zu bytes) exceeds the %llu-byte cap and was dropped; "
+				  "the call ran (action %s).",
+				  n, (unsigned long long)d->cfg.result_cap, c->action_id);
+		call_free(c);
+		return;
+	}
+	if (c->action_id[0])
+		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes, n <= CORDON_RESULT_MAX_BYTES ? n : 0);
+	{
+		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *out = NULL;
+		int m = id ? asprintf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, bytes) : -1;
+
+		if (m > 0) {
+			if (c->s)
+				session_send(c->s, out, (size_t)m);
+			free(out);
+		}
+	}
+	call_free(c);
+}
+
+void call_cancel(struct dsession *s, const json_t *request_id)
+{
+	for (struct dcall *c = s->calls; c; c = c->next) {
+		if (!json_equal(c->rpc_id, (json_t *)request_id))
+			continue;
+		switch (c->state) {
+		case DC_WAIT_APPROVAL:
+			if (ledger_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
+				s->d->m.approvals_cancelled++;
+			break;
+		case DC_IN_FLIGHT:
+			if (c->w)
+				worker_cancel_request(c->w, c->worker_req_id, "cancelled by the client");
+			c->w = NULL;
+			/* The connector may or may not have acted. */
+			if (c->action_id[0])
+				(void)ledger_action_outcome_unknown(s->d->db, c->action_id);
+			break;
+		default:
+			break;
+		}
+		/* A cancelled request gets no response (MCP). */
+		call_free(c);
+		return;
+	}
+}
+
+void call_start(struct dsession *s, const json_t *id, const json_t *params)
+{
+	struct cordon_daemon *d = s->d;
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const char *sep = strstr(name, "__");
+	json_t *meta = json_object_get(params, "_meta");
+	struct cordon_tool_call tc = {};
+	struct cordon_diag diag = {};
+	struct dcall *c;
+	struct dconn *conn;
+	struct dworker *w;
+	char connector[CORDON_CONNECTOR_ID_MAX + 1];
+	int r;
+
+	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !cordon_tool_name_is_valid(sep + 2)) {
+		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
+		return;
+	}
+	memcpy(connector, name, (size_t)(sep - name));
+	connector[sep - name] = 0;
+	conn = connector_id_is_valid(connector) ? daemon_conn(d, connector) : NULL;
+	if (!conn || !daemon_conn_installed(d, connector) || !tool_in_surface(d, connector, sep + 2)) {
+		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
+		return;
+	}
+	/* The broker library's parser admits and canonicalises the params:
+	 * arguments (absent is {}), the gateway's idempotency key. */
+	r = cordon_tool_call_parse(params, &tc, &diag);
+	if (r < 0) {
+		session_send_error(s, id, -32602, "Invalid params: %s", diag.message);
+		return;
+	}
+	if (meta && !json_is_object(meta)) {
+		cordon_tool_call_done(&tc);
+		session_send_error(s, id, -32602, "Invalid params: _meta must be an object");
+		return;
+	}
+	json_t *tok = json_object_get(meta, "progressToken");
+	if (tok && !json_is_string(tok) && !json_is_integer(tok)) {
+		cordon_tool_call_done(&tc);
+		session_send_error(s, id, -32602, "Invalid params: progressToken must be a string or an integer");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		cordon_tool_call_done(&tc);
+		session_send_error(s, id, -32603, "Internal error: out of memory");
+		return;
+	}
+	c->s = s;
+	c->d = d;
+	c->rpc_id = json_deep_copy(id);
+	snprintf(c->connector, sizeof(c->connector), "%s", connector);
+	snprintf(c->tool, sizeof(c->tool), "%s", sep + 2);
+	c->progress_token = tok ? json_deep_copy(tok) : NULL;
+	c->idem_key = TAKE_PTR(tc.idempotency_key);
+	c->args_jcs = TAKE_PTR(tc.arguments_jcs);
+	c->args_len = tc.arguments_jcs_len;
+	cordon_tool_call_done(&tc);
+	c->next = s->calls;
+	s->calls = c;
+	if (!c->rpc_id) {
+		session_send_error(s, id, -32603, "Internal error: out of memory");
+		call_free(c);
+		return;
+	}
+	w = worker_get(d, conn, s, true, &diag);
+	if (!w) {
+		call_fail(c, "cordon: connector %s could not be started (%s: %s); nothing was sent.", connector,
+			  diag.step, diag.message);
+		return;
+	}
+	if (w->state == DW_READY) {
+		c->w = w;
+		call_worker_ready(c);
+	} else
+		worker_enqueue(w, c);
+}
+
+/* ---- tools/list -------------------------------------------------------- */
+
+static json_t *broker_tool_defs(void)
+{
+	return json_pack(
+		"[{s:s, s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s, s:[ss]}, s:{s:s, s:i}}, s:[ss]}, s:{s:b}},"
+		" {s:s, s:s, s:{s:s, s:{s:{s:s}}, s:[s]}, s:{s:b}},"
+		" {s:s, s:s, s:{s:s, s:{s:{s:s}}, s:[s]}, s:{s:b}}]",
+		"name", "cordon__request_root", "description",
+		"Ask the operator for an extra filesystem root for a connector. This grants nothing by itself: the "
+		"request stays pending until an operator approves it.",
+		"inputSchema", "type", "object", "properties", "connector", "type", "string", "path", "type", "string",
+		"access", "type", "string", "enum", "read", "read-write", "lifetime_seconds", "type", "integer",
+		"minimum", 0, "required", "connector", "path", "annotations", "readOnlyHint", 0,
+
+		"name", "cordon__approval_status", "description",
+		"The state of one of this session's approval requests, by its display code or id.", "inputSchema",
+		"type", "object", "properties", "approval", "type", "string", "required", "approval", "annotations",
+		"readOnlyHint", 1,
+
+		"name", "cordon__release_root", "description",
+		"Give up a delegated root this session requested (only reduces authority).", "inputSchema", "type",
+		"object", "properties", "delegation", "type", "string", "required", "delegation", "annotations",
+		"readOnlyHint", 0);
+}
+
+json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
+{
+	json_t *out = broker_tool_defs();
+
+	(void)s;
+	if (!out)
+		out = json_array();
+	for (size_t i = 0; i < d->n_conns; i++) {
+		struct dconn *c = &d->conns[i];
+		struct cordon_risk_policy_owned pol = {};
+		char **grants = NULL;
+		size_t n = 0;
+
+		if (!daemon_conn_installed(d, c->id) || cordon_grants_list(d->db, c->id, &grants, &n) < 0)
+			continue;
+		if (cordon_risk_policy_load(d->db, c->id, &pol) < 0) {
+			cordon_strv_free(grants);
+			continue;
+		}
+		for (size_t g = 0; g < n; g++) {
+			struct cordon_inventory_record rec = {};
+			enum cordon_risk tier;
+			json_t *def, *ann;
+			char full[200];
+
+			if (cordon_inventory_get(d->db, c->id, grants[g], &rec) < 0)
+				continue;
+			/* advertised ∩ reviewed (fingerprint unchanged) ∩ granted */
+			if (rec.state != CORDON_INVENTORY_REVIEWED || !rec.pinned_fingerprint || !rec.fingerprint ||
+			    strcmp(rec.pinned_fingerprint, rec.fingerprint) != 0 ||
+			    !cordon_risk_policy_tier(&pol.policy, grants[g], &tier) ||
+			    !(def = json_loads(rec.definition, JSON_REJECT_DUPLICATES, NULL))) {
+				cordon_inventory_record_done(&rec);
+				continue;
+			}
+			cordon_inventory_record_done(&rec);
+			snprintf(full, sizeof(full), "%s__%s", c->id, grants[g]);
+			json_object_set_new(def, "name", json_string(full));
+			ann = json_object_get(def, "annotations");
+			if (!json_is_object(ann)) {
+				ann = json_object();
+				json_object_set_new(def, "annotations", ann);
+			}
+			/* cordon's own tier, not the connector's claim. */
+			json_object_set_new(ann, "readOnlyHint", json_boolean(tier == CORDON_RISK_READ));
+			json_object_set_new(ann, "destructiveHint", json_boolean(tier >= CORDON_RISK_DESTRUCTIVE));
+			json_array_append_new(out, def);
+		}
+		cordon_strv_free(grants);
+		cordon_risk_policy_owned_done(&pol);
+	}
+	return out;
+}
+
+/* ---- broker tools ------------------------------------------------------ */
+
+bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args)
+{
+	struct cordon_daemon *d = s->d;
+	struct cordon_actor actor = cordon_actor_session(s->id);
+	int r;
+
+	if (args && !json_is_object(args)) {
+		session_send_error(s, id, -32602, "Invalid params: arguments must be an object");
+		return true;
+	}
+	if (!strcmp(tool, "approval_status")) {
+		const char *which = json_string_value(json_object_get(args, "approval"));
+		struct cordon_approval_info info = {};
+		const char *aid = which;
+
+		if (!which) {
+			session_send_error(s, id, -32602, "Invalid params: approval is required");
+			return true;
+		}
+		for (struct dcall *c = s->calls; c; c = c->next)
+			if (c->display_code[0] && !strcmp(c->display_code, which))
+				aid = c->approval_id;
+		if (strlen(aid) >= CORDON_ID_STRING_MAX || cordon_approval_get(d->db, aid, &info) < 0 ||
+		    strcmp(info.session, s->id) != 0) {
+			tool_text_result(s, id, true, NULL, "No approval %s in this session.", which);
+			return true;
+		}
+		tool_text_result(s, id, false,
+				 json_pack("{s:s, s:s, s:s, s:s}", "approval", info.display_code, "state",
+					   cordon_approval_state_to_string(info.state), "connector", info.connector, "tool",
+					   info.tool),
+				 "Approval %s for %s__%s is %s.", info.display_code, info.connector, info.tool,
+				 cordon_approval_state_to_string(info.state));
+		return true;
+	}
+	if (!strcmp(tool, "request_root")) {
+		const char *connector = json_string_value(json_object_get(args, "connector"));
+		const char *path = json_string_value(json_object_get(args, "path"));
+		const char *access = json_string_value(json_object_get(args, "access"));
+		json_t *life = json_object_get(args, "lifetime_seconds");
+		struct cordon_delegation_info info = {};
+		enum cordon_fs_access acc = CORDON_ACCESS_READ;
+
+		if (!connector || !path || (access && strcmp(access, "read") && strcmp(access, "read-write")) ||
+		    (life && (!json_is_integer(life) || json_integer_value(life) < 0))) {
+			session_send_error(s, id, -32602,
+					   "Invalid params: connector and path are required; access is read or read-write");
+			return true;
+		}
+		if (access && !strcmp(access, "read-write"))
+			acc = CORDON_ACCESS_READ_WRITE;
+		if (!connector_id_is_valid(connector) || !daemon_conn_installed(d, connector)) {
+			tool_text_result(s, id, true, NULL, "Unknown connector %s.", connector);
+			return true;
+		}
+		r = cordon_delegation_request(d->db, &actor, connector, path, acc,
+					      life ? (uint64_t)json_integer_value(life) : 0, &info);
+		if (r < 0) {
+			tool_text_result(s, id, true, NULL, "The request was refused: %s.", cordon_db_last_error(d->db));
+			return true;
+		}
+		tool_text_result(s, id, false, json_pack("{s:s, s:s}", "delegation", info.id, "state", "pending"),
+				 "Delegation request %s is pending. It grants nothing until an operator approves it.",
+				 info.id);
+		return true;
+	}
+	if (!strcmp(tool, "release_root")) {
+		const char *did = json_string_value(json_object_get(args, "delegation"));
+
+		if (!did) {
+			session_send_error(s, id, -32602, "Invalid params: delegation is required");
+			return true;
+		}
+		r = cordon_delegation_revoke(d->db, &actor, did);
+		if (r < 0)
+			tool_text_result(s, id, true, NULL, "Cannot release %s: %s.", did, cordon_db_last_error(d->db));
+		else {
+			tool_text_result(s, id, false, NULL, "Delegation %s released.", did);
+			cordon_daemon_delegations_changed(d, NULL);
+		}
+		return true;
+	}
+	return false;
+}
+
+void calls_tick(struct cordon_daemon *d)
+{
+	progress_tick(d, cordon_loop_now_ms());
+}

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Resources, prompts and completions pass through only for connectors whose
+ * profile says `resources: read` / `prompts: read`, and only once the
+ * connector is installed. Each pass-through is audited like a read tool (a
+ * decision record naming the method). Namespacing toward the client:
+ * prompt names are `<connector>__<prompt>` (like tools); resource URIs are
+ * kept as the connector gave them and the session remembers which connector
+ * listed each URI (and each URI template), so resources/read and
+ * completion/complete route to that connector and nowhere else. A URI no
+ * listing in this session produced is refused. List calls fan out to every
+ * eligible connector and return the first page of each, merged. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "daemon-private.h"
+#include "parse-util.h"
+
+struct dmulti {
+	struct dsession *s;
+	json_t *rpc_id;
+	char key[32]; /* "resources", "resourceTemplates", "prompts" */
+	json_t *acc;
+	unsigned pending;
+	int refs;
+};
+
+static void multi_unref(struct dmulti *m)
+{
+	if (--m->refs > 0)
+		return;
+	json_decref(m->rpc_id);
+	json_decref(m->acc);
+	free(m);
+}
+
+static void multi_part_done(struct dmulti *m)
+{
+	if (--m->pending == 0 && m->s)
+		session_send_result(m->s, m->rpc_id, json_pack("{s:O}", m->key, m->acc));
+}
+
+static bool eligible(struct cordon_daemon *d, struct dconn *c, bool prompts)
+{
+	return (prompts ? c->profile->prompts_read : c->profile->resources_read) && daemon_conn_installed(d, c->id);
+}
+
+bool pass_offered(struct cordon_daemon *d, bool prompts)
+{
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (eligible(d, &d->conns[i], prompts))
+			return true;
+	return false;
+}
+
+static void audit_pass(struct dsession *s, const char *connector, const char *method)
+{
+	struct cordon_actor actor = cordon_actor_session(s->id);
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_DECISION,
+					 .actor = &actor,
+					 .session = s->id,
+					 .connector = connector,
+					 .tool = method,
+					 .tier = CORDON_RISK_READ,
+					 .decision = "allow",
+					 .reason = "passthrough" };
+
+	(void)cordon_audit_append(s->d->db, &ev);
+}
+
+/* Starts one pass-through request to connector c; the answer goes to the
+ * client directly (m NULL) or into the fan-out m. */
+static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const char *method, json_t *params,
+		    struct dmulti *m)
+{
+	struct cordon_daemon *d = s->d;
+	struct cordon_diag diag = {};
+	struct dworker *w;
+	struct dcall *call = calloc(1, sizeof(*call));
+
+	if (!call) {
+		json_decref(params);
+		return -ENOMEM;
+	}
+	call->d = d;
+	call->s = s;
+	call->kind = DCK_PASS;
+	call->rpc_id = json_deep_copy(id);
+	call->pass_method = strdup(method);
+	call->pass_params = params;
+	call->multi = m;
+	if (m)
+		m->refs++;
+	snprintf(call->connector, sizeof(call->connector), "%s", c->id);
+	call->next = s->calls;
+	s->calls = call;
+	audit_pass(s, c->id, method);
+	w = worker_get(d, c, s, true, &diag);
+	if (!w) {
+		call_worker_failed(call, diag.message);
+		return -EIO;
+	}
+	if (w->state == DW_READY) {
+		call->w = w;
+		call_worker_ready(call);
+	} else
+		worker_enqueue(w, call);
+	return 0;
+}
+
+/* The worker answered a pass-through (or failed: msg NULL). */
+void pass_result(struct dcall *c, json_t *msg)
+{
+	json_t *res = msg ? json_object_get(msg, "result") : NULL;
+
+	if (c->multi) {
+		struct dmulti *m = c->multi;
+		json_t *arr = json_object_get(res, m->key);
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(arr, i, x) {
+			json_t *cp = json_deep_copy(x);
+
+			if (!strcmp(m->key, "prompts")) {
+				char name[300];
+				const char *n = json_string_value(json_object_get(x, "name"));
+
+				if (!n)
+					continue;
+				snprintf(name, sizeof(name), "%s__%s", c->connector, n);
+				json_object_set_new(cp, "name", json_string(name));
+			} else if (m->s) {
+				const char *uri = json_string_value(json_object_get(x, "uri"));
+				const char *tpl = json_string_value(json_object_get(x, "uriTemplate"));
+
+				if (uri)
+					json_object_set_new(m->s->res_routes, uri, json_string(c->connector));
+				if (tpl)
+					json_object_set_new(m->s->res_routes, tpl, json_string(c->connector));
+			}
+			json_array_append_new(m->acc, cp);
+		}
+		multi_part_done(m);
+		return;
+	}
+	if (!c->s)
+		return;
+	if (res)
+		session_send_result(c->s, c->rpc_id, json_incref(res));
+	else
+		session_send_error(c->s, c->rpc_id, -32603, "connector %s answered with an error", c->connector);
+}
+
+void pass_detach(struct dcall *c)
+{
+	if (c->multi) {
+		struct dmulti *m = c->multi;
+
+		c->multi = NULL;
+		multi_unref(m);
+	}
+	json_decref(c->pass_params);
+	free(c->pass_method);
+	c->pass_params = NULL;
+	c->pass_method = NULL;
+}
+
+void pass_session_closed(struct dsession *s)
+{
+	for (struct dcall *c = s->calls; c; c = c->next)
+		if (c->multi)
+			c->multi->s = NULL;
+}
+
+static void fan_out(struct dsession *s, const json_t *id, const char *method, const char *key, bool prompts)
+{
+	struct cordon_daemon *d = s->d;
+	struct dmulti *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		session_send_error(s, id, -32603, "Internal error: out of memory");
+		return;
+	}
+	m->s = s;
+	m->rpc_id = json_deep_copy(id);
+	m->acc = json_array();
+	m->refs = 1;
+	m->pending = 1; /* held until every part is started */
+	snprintf(m->key, sizeof(m->key), "%s", key);
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (eligible(d, &d->conns[i], prompts)) {
+			m->pending++;
+			if (pass_one(s, &d->conns[i], id, method, json_object(), m) < 0 && m->pending > 1) {
+				/* pass_one already failed that part through
+				 * call_worker_failed -> pass_result(NULL). */
+			}
+		}
+	multi_part_done(m);
+	multi_unref(m);
+}
+
+static struct dconn *prompt_conn(struct cordon_daemon *d, const char *name, const char **ret_rest)
+{
+	const char *sep = name ? strstr(name, "__") : NULL;
+	char id[CORDON_CONNECTOR_ID_MAX + 1];
+	struct dconn *c;
+
+	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !sep[2])
+		return NULL;
+	memcpy(id, name, (size_t)(sep - name));
+	id[sep - name] = 0;
+	if (!connector_id_is_valid(id) || !(c = daemon_conn(d, id)) || !eligible(d, c, true))
+		return NULL;
+	*ret_rest = sep + 2;
+	return c;
+}
+
+static struct dconn *resource_conn(struct dsession *s, const char *uri)
+{
+	const char *id = uri ? json_string_value(json_object_get(s->res_routes, uri)) : NULL;
+	struct dconn *c = id ? daemon_conn(s->d, id) : NULL;
+
+	return c && eligible(s->d, c, false) ? c : NULL;
+}
+
+/* Returns false when method is not a pass-through method. */
+bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params)
+{
+	struct cordon_daemon *d = s->d;
+
+	if (!strcmp(method, "resources/list") || !strcmp(method, "resources/templates/list") ||
+	    !strcmp(method, "prompts/list")) {
+		bool prompts = method[0] == 'p';
+
+		if (!pass_offered(d, prompts))
+			return false;
+		fan_out(s, id, method,
+			prompts ? "prompts" : !strcmp(method, "resources/list") ? "resources" : "resourceTemplates",
+			prompts);
+		return true;
+	}
+	if (!strcmp(method, "resources/read")) {
+		const char *uri = json_string_value(json_object_get(params, "uri"));
+		struct dconn *c;
+
+		if (!pass_offered(d, false))
+			return false;
+		c = resource_conn(s, uri);
+		if (!c) {
+			session_send_error(s, id, -32602, "Unknown resource: list resources first (%.200s)",
+					   uri ? uri : "no uri");
+			return true;
+		}
+		(void)pass_one(s, c, id, method, json_pack("{s:s}", "uri", uri), NULL);
+		return true;
+	}
+	if (!strcmp(method, "prompts/get")) {
+		const char *rest = NULL;
+		struct dconn *c;
+		json_t *p;
+
+		if (!pass_offered(d, true))
+			return false;
+		c = prompt_conn(d, json_string_value(json_object_get(params, "name")), &rest);
+		if (!c) {
+			session_send_error(s, id, -32602, "Unknown prompt");
+			return true;
+		}
+		p = json_deep_copy(params);
+		json_object_set_new(p, "name", json_string(rest));
+		(void)pass_one(s, c, id, method, p, NULL);
+		return true;
+	}
+	if (!strcmp(method, "completion/complete")) {
+		json_t *ref = json_object_get(params, "ref");
+		const char *type = json_string_value(json_object_get(ref, "type"));
+		struct dconn *c = NULL;
+		const char *rest = NULL;
+		json_t *p;
+
+		if (!pass_offered(d, true) && !pass_offered(d, false))
+			return false;
+		if (type && !strcmp(type, "ref/prompt"))
+			c = prompt_conn(d, json_string_value(json_object_get(ref, "name")), &rest);
+		else if (type && !strcmp(type, "ref/resource"))
+			c = resource_conn(s, json_string_value(json_object_get(ref, "uri")));
+		if (!c) {
+			session_send_error(s, id, -32602, "Unknown completion reference");
+			return true;
+		}
+		p = json_deep_copy(params);
+		if (rest)
+			json_object_set_new(json_object_get(p, "ref"), "name", json_string(rest));
+		(void)pass_one(s, c, id, method, p, NULL);
+		return true;
+	}
+	return false;
+}

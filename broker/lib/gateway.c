@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The gateway socket: one MCP session per connection, newline-delimited
+ * JSON-RPC, cordond acting as the MCP server.
+ *
+ * Every line is bounded (cfg.line_max): a longer line gets one error and is
+ * discarded up to its newline (resync), so no peer can make the broker hold
+ * more than the bound per session. Every message is strictly admitted by
+ * canon (duplicate keys, invalid UTF-8, lone surrogates, integers beyond
+ * 2^53-1, depth) before anything else looks at it. The subject of a session
+ * is the peer's SO_PEERCRED uid/gid/pid, never its clientInfo. Nothing on
+ * this socket can reach an operator operation: the method table below is the
+ * complete surface. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "approvals.h"
+#include "canon.h"
+#include "cleanup.h"
+#include "daemon-private.h"
+#include "log.h"
+
+#define SESSION_WBUF_MAX (64u * 1024 * 1024)
+
+/* Newest first: the answer when the client's version is not supported. */
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
+
+static void session_close(struct dsession *s);
+
+static void session_flush(struct dsession *s)
+{
+	while (s->wbuf.len > 0) {
+		ssize_t n = send(s->fd, s->wbuf.p, s->wbuf.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			/* Peer gone: the read side sees EOF and closes. */
+			dbuf_consume(&s->wbuf, s->wbuf.len);
+			s->closing = true;
+			break;
+		}
+		dbuf_consume(&s->wbuf, (size_t)n);
+	}
+	(void)cordon_loop_watch_modify(s->watch, EPOLLIN | (s->wbuf.len ? EPOLLOUT : 0));
+}
+
+void session_send(struct dsession *s, const char *bytes, size_t len)
+{
+	if (s->closing)
+		return;
+	if (dbuf_append(&s->wbuf, bytes, len, SESSION_WBUF_MAX) < 0 ||
+	    dbuf_append(&s->wbuf, "\n", 1, SESSION_WBUF_MAX) < 0) {
+		/* A client that does not read its responses cannot make the
+		 * broker buffer without bound: drop it. */
+		log_notice("session %s: output buffer full; closing", s->id);
+		s->closing = true;
+		return;
+	}
+	session_flush(s);
+}
+
+void session_send_json(struct dsession *s, json_t *msg)
+{
+	char *t;
+
+	if (!msg)
+		return;
+	t = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (t) {
+		session_send(s, t, strlen(t));
+		free(t);
+	}
+}
+
+void session_send_error(struct dsession *s, const json_t *id, int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->d->m.gateway_errors++;
+	session_send_json(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+				       "error", "code", code, "message", msg));
+}
+
+void session_send_result(struct dsession *s, const json_t *id, json_t *result)
+{
+	session_send_json(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+void session_notify_all_list_changed(struct cordon_daemon *d)
+{
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		if (s->initialized)
+			session_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}",
+				     strlen("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"));
+}
+
+static void do_initialize(struct dsession *s, const json_t *id, const json_t *params)
+{
+	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *use = versions[0];
+	json_t *ccaps = json_object_get(params, "capabilities");
+
+	if (s->initialized) {
+		session_send_error(s, id, -32600, "Invalid Request: the session is already initialized");
+		return;
+	}
+	if (!json_is_object(params) || !want) {
+		session_send_error(s, id, -32602, "Invalid params: initialize needs protocolVersion");
+		return;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(versions); i++)
+		if (!strcmp(want, versions[i]))
+			use = versions[i];
+	snprintf(s->version, sizeof(s->version), "%s", use);
+	s->client_sampling = json_object_get(ccaps, "sampling") != NULL;
+	s->client_elicitation = json_object_get(ccaps, "elicitation") != NULL;
+	s->client_roots = json_object_get(ccaps, "roots") != NULL;
+	s->initialized = true;
+	/* resources/prompts/completions only when a connector's profile lets
+	 * them through; logging is not offered (connector logs are relayed to
+	 * per-session clients as notifications/message regardless). */
+	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1);
+	if (pass_offered(s->d, false))
+		json_object_set_new(caps, "resources", json_object());
+	if (pass_offered(s->d, true))
+		json_object_set_new(caps, "prompts", json_object());
+	if (pass_offered(s->d, false) || pass_offered(s->d, true))
+		json_object_set_new(caps, "completions", json_object());
+	session_send_result(
+		s, id,
+		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps,
+			  "serverInfo", "name", "cordond", "version", "0.1", "instructions",
+			  "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
+			  "approval; if a call returns an approval code, repeat the identical call after approval."));
+}
+
+static void handle_request(struct dsession *s, const char *method, const json_t *id, const json_t *params)
+{
+	if (!strcmp(method, "initialize")) {
+		do_initialize(s, id, params);
+		return;
+	}
+	if (!strcmp(method, "ping")) {
+		session_send_result(s, id, json_object());
+		return;
+	}
+	if (!s->initialized) {
+		session_send_error(s, id, -32600, "Invalid Request: send initialize before '%.64s'", method);
+		return;
+	}
+	if (params && !json_is_object(params)) {
+		session_send_error(s, id, -32602, "Invalid params: params must be an object");
+		return;
+	}
+	if (!strcmp(method, "tools/list")) {
+		json_t *cursor = json_object_get(params, "cursor");
+
+		if (cursor && !json_is_null(cursor)) {
+			/* One page holds the whole surface; no cursor is ever issued. */
+			session_send_error(s, id, -32602, "Invalid params: unknown cursor");
+			return;
+		}
+		session_send_result(s, id, json_pack("{s:o}", "tools", broker_tools_list(s->d, s)));
+		return;
+	}
+	if (!strcmp(method, "tools/call")) {
+		const char *name = json_string_value(json_object_get(params, "name"));
+
+		if (!params || !name) {
+			session_send_error(s, id, -32602, "Invalid params: tools/call needs a name");
+			return;
+		}
+		if (!strncmp(name, "cordon__", 8)) {
+			if (!broker_tool_call(s, id, name + 8, json_object_get(params, "arguments")))
+				session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
+			return;
+		}
+		call_start(s, id, params);
+		return;
+	}
+	if (!strcmp(method, "logging/setLevel")) {
+		session_send_result(s, id, json_object());
+		return;
+	}
+	if (pass_request(s, method, id, params))
+		return;
+	session_send_error(s, id, -32601, "Method not found: %.64s", method);
+}
+
+static void handle_notification(struct dsession *s, const char *method, const json_t *params)
+{
+	if (!strcmp(method, "notifications/cancelled")) {
+		json_t *rid = json_object_get(params, "requestId");
+
+		if (rid)
+			call_cancel(s, rid);
+	}
+	/* notifications/initialized, roots/list_changed, progress: nothing to do. */
+}
+
+static void handle_line(struct dsession *s, const char *line, size_t len)
+{
+	struct cordon_canon_limits lim = { .max_bytes = s->d->cfg.line_max };
+	struct cordon_diag diag = {};
+	_cleanup_(json_decrefp) json_t *msg = NULL;
+	json_t *id, *method;
+	int r;
+
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return;
+	r = cordon_canon_decode(line, len, &lim, &msg, &diag);
+	if (r < 0) {
+		session_send_error(s, NULL, -32700, "Parse error: %s", diag.message);
+		return;
+	}
+	if (json_is_array(msg)) {
+		session_send_error(s, NULL, -32600, "Invalid Request: batches are not supported");
+		return;
+	}
+	if (!json_is_object(msg)) {
+		session_send_error(s, NULL, -32600, "Invalid Request: a message must be a JSON object");
+		return;
+	}
+	id = json_object_get(msg, "id");
+	if (id && !json_is_string(id) && !json_is_integer(id)) {
+		session_send_error(s, NULL, -32600, "Invalid Request: id must be a string or an integer");
+		return;
+	}
+	if (!json_is_string(json_object_get(msg, "jsonrpc")) ||
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0) {
+		session_send_error(s, id, -32600, "Invalid Request: jsonrpc must be \"2.0\"");
+		return;
+	}
+	method = json_object_get(msg, "method");
+	if (!method) {
+		/* A response from the client: the broker sends no requests to
+		 * clients yet, so there is nothing to match. */
+		return;
+	}
+	if (!json_is_string(method)) {
+		session_send_error(s, id, -32600, "Invalid Request: method must be a string");
+		return;
+	}
+	if (!id)
+		handle_notification(s, json_string_value(method), json_object_get(msg, "params"));
+	else
+		handle_request(s, json_string_value(method), id, json_object_get(msg, "params"));
+}
+
+static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct dsession *s = userdata;
+	char buf[65536];
+
+	(void)loop;
+	if (revents & EPOLLOUT)
+		session_flush(s);
+	for (int rounds = 0; rounds < 64 && !s->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)); rounds++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		size_t off = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			s->closing = true;
+			break;
+		}
+		while (off < (size_t)n && !s->closing) {
+			char *nl = memchr(buf + off, '\n', (size_t)n - off);
+			size_t chunk = nl ? (size_t)(nl - (buf + off)) : (size_t)n - off;
+
+			if (!s->discarding && dbuf_append(&s->rbuf, buf + off, chunk, s->d->cfg.line_max) < 0) {
+				/* Oversize: one error, then drop bytes up to the
+				 * next newline and carry on with the next message. */
+				session_send_error(s, NULL, -32600,
+						   "Invalid Request: message exceeds %llu bytes; discarded",
+						   (unsigned long long)s->d->cfg.line_max);
+				dbuf_consume(&s->rbuf, s->rbuf.len);
+				s->discarding = true;
+			}
+			off += chunk;
+			if (nl) {
+				off++;
+				if (!s->discarding)
+					handle_line(s, s->rbuf.p ? s->rbuf.p : "", s->rbuf.len);
+				s->discarding = false;
+				dbuf_consume(&s->rbuf, s->rbuf.len);
+			}
+		}
+	}
+	if (s->closing)
+		session_close(s);
+}
+
+static void session_close(struct dsession *s)
+{
+	struct cordon_daemon *d = s->d;
+
+	pass_session_closed(s);
+	json_decref(s->res_routes);
+	/* Calls: pending approvals die with the session (cordon_session_end
+	 * revokes them); an in-flight call on a shared instance completes in
+	 * the ledger but has nobody to answer. */
+	while (s->calls) {
+		struct dcall *c = s->calls;
+
+		s->calls = c->next;
+		c->next = NULL;
+		c->s = NULL;
+		if (c->state != DC_IN_FLIGHT)
+			call_free(c);
+	}
+	/* Per-session instances end with their session. */
+	for (struct dworker *w = d->workers, *next; w; w = next) {
+		next = w->next;
+		if (w->session == s)
+			worker_kill(w, "session ended");
+	}
+	(void)cordon_session_end(d->db, s->id);
+	cordon_loop_unwatch(s->watch);
+	close(s->fd);
+	dbuf_free(&s->rbuf);
+	dbuf_free(&s->wbuf);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		d->sessions = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	d->n_sessions--;
+	free(s);
+}
+
+static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void *userdata)
+{
+	struct cordon_daemon *d = userdata;
+
+	(void)revents;
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct dsession *s;
+		socklen_t len = sizeof(struct ucred);
+		uint32_t rnd;
+
+		if (fd < 0)
+			return;
+		if (d->n_sessions >= d->cfg.max_sessions) {
+			static const char busy[] =
+				"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"cordond: too many sessions\"}}\n";
+
+			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			d->m.sessions_refused++;
+			continue;
+		}
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			close(fd);
+			continue;
+		}
+		s->d = d;
+		s->fd = fd;
+		s->res_routes = json_object();
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &s->cred, &len) < 0) {
+			close(fd);
+			json_decref(s->res_routes);
+			free(s);
+			continue;
+		}
+		rnd = (uint32_t)random();
+		snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x", (unsigned long long)++d->session_counter,
+			 (unsigned)s->cred.uid, rnd);
+		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
+			close(fd);
+			json_decref(s->res_routes);
+			free(s);
+			continue;
+		}
+		s->next = d->sessions;
+		if (d->sessions)
+			d->sessions->prev = s;
+		d->sessions = s;
+		d->n_sessions++;
+		d->m.sessions_total++;
+	}
+}
+
+int gateway_start(struct cordon_daemon *d)
+{
+	return cordon_loop_watch(d->loop, d->gateway_fd, EPOLLIN, on_accept, d, &d->w_gateway);
+}
+
+void gateway_stop(struct cordon_daemon *d)
+{
+	if (d->w_gateway)
+		cordon_loop_unwatch(d->w_gateway);
+	d->w_gateway = NULL;
+	while (d->sessions)
+		session_close(d->sessions);
+}
+
+void gateway_tick(struct cordon_daemon *d)
+{
+	uint64_t now = cordon_loop_now_ms();
+
+	for (struct dsession *s = d->sessions, *sn; s; s = sn) {
+		sn = s->next;
+		for (struct dcall *c = s->calls, *cn; c; c = cn) {
+			cn = c->next;
+			call_tick(c, now);
+		}
+		if (s->closing)
+			session_close(s);
+	}
+}

@@ -1,0 +1,1018 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The operations of the operator socket. Each one either reads (short
+ * autocommit SELECTs) or changes state through the broker library, which
+ * commits in its own short transaction and audits with the operator actor;
+ * only after the commit is the daemon core notified (daemon.h). */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "broker-private.h"
+#include "canon.h"
+#include "checkpoint.h"
+#include "cleanup.h"
+#include "daemon.h"
+#include "db-private.h"
+#include "delegations.h"
+#include "grants.h"
+#include "inventory.h"
+#include "operator-display.h"
+#include "operator.h"
+
+/* Optional core functions (daemon.h): referenced weakly so the surfaces link
+ * and degrade ("unavailable") against a core that does not provide them. */
+#pragma weak cordon_daemon_approval_arguments
+#pragma weak cordon_daemon_audit_verifier
+
+#define LIST_ALL_LIMIT 200
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/* jansson provides json_decrefp(). */
+#define _cleanup_json_ _cleanup_(json_decrefp)
+
+static json_t *time_json(uint64_t usec)
+{
+	char buf[CORDON_TIME_STRING_MAX];
+
+	if (usec == 0)
+		return json_null();
+	return json_string(cordon_time_format(usec, buf, sizeof(buf)));
+}
+
+static int oom(struct cordon_op_error *err)
+{
+	return cordon_op_error_set(err, ENOMEM, CORDON_OP_E_FAILED, "out of memory");
+}
+
+/* An error from the broker library: the code from the errno, the message
+ * names the operation and the object. */
+static int core_error(struct cordon_op_error *err, int r, const char *what, const char *object)
+{
+	const char *why;
+
+	switch (-r) {
+	case EPERM:
+		why = "not permitted";
+		break;
+	case ENOENT:
+		why = "not found";
+		break;
+	case EALREADY:
+		why = "not in a state this applies to (already decided or ended)";
+		break;
+	case ETIME:
+		why = "expired";
+		break;
+	case ESTALE:
+		why = "changed since it was shown (show it again)";
+		break;
+	case ENODEV:
+		why = "the tool is no longer advertised";
+		break;
+	case EXDEV:
+		why = "the path escapes the connector's ceiling";
+		break;
+	case EEXIST:
+		why = "already exists";
+		break;
+	default:
+		why = strerror(-r);
+	}
+	return cordon_op_error_set(err, -r, cordon_op_errno_code(r), "%s %s: %s", what, object ? object : "", why);
+}
+
+static int connector_check(struct cordon_db *db, const char *connector, struct cordon_op_error *err)
+{
+	int r = connector_exists_tx(db, connector);
+
+	if (r == -ENOENT)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "unknown connector \"%.64s\"",
+					   connector);
+	if (r < 0)
+		return core_error(err, r, "looking up connector", connector);
+	return 0;
+}
+
+static int count_query(struct cordon_db *db, const char *sql, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = db_prepare(db, sql, &st);
+
+	if (r < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	*ret = r ? sqlite3_column_int64(st, 0) : 0;
+	return 0;
+}
+
+/* ---- status, capabilities, connectors ---------------------------------- */
+
+static int op_status(struct cordon_daemon *d, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	struct cordon_db_counters c;
+	int64_t connectors = 0, approvals = 0, delegations = 0, unknown = 0, review = 0, last_seq = 0;
+	uint64_t epoch = 0;
+	int r;
+
+	if ((r = count_query(db, "SELECT count(*) FROM connectors", &connectors)) < 0 ||
+	    (r = count_query(db, "SELECT count(*) FROM approvals WHERE state = 0", &approvals)) < 0 ||
+	    (r = count_query(db, "SELECT count(*) FROM delegations WHERE state = 0", &delegations)) < 0 ||
+	    (r = count_query(db, "SELECT count(*) FROM actions WHERE state IN (4, 5)", &unknown)) < 0 ||
+	    (r = count_query(db, "SELECT count(*) FROM tool_inventory WHERE state IN (0, 2)", &review)) < 0 ||
+	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 || (r = cordon_db_policy_epoch(db, &epoch)) < 0)
+		return core_error(err, r, "reading", "status");
+	cordon_db_get_counters(db, &c);
+	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health", cordon_daemon_health(d),
+			 "connectors", (json_int_t)connectors, "approvals_pending", (json_int_t)approvals,
+			 "delegations_pending", (json_int_t)delegations, "actions_unresolved", (json_int_t)unknown,
+			 "inventory_to_review", (json_int_t)review, "policy_epoch", (json_int_t)epoch, "audit",
+			 "last_seq", (json_int_t)last_seq, "append_failures", (json_int_t)c.audit_append_failures);
+	return *ret ? 0 : oom(err);
+}
+
+static int op_capabilities(struct cordon_daemon *d, json_t **ret, struct cordon_op_error *err)
+{
+	*ret = cordon_daemon_capabilities(d);
+	if (!*ret)
+		return cordon_op_error_set(err, EAGAIN, CORDON_OP_E_UNAVAILABLE,
+					   "the launcher's capability report is not available");
+	return 0;
+}
+
+static int op_connectors_list(struct cordon_daemon *d, json_t **ret, struct cordon_op_error *err)
+{
+	*ret = cordon_daemon_connectors(d);
+	if (!*ret)
+		*ret = json_array();
+	return *ret ? 0 : oom(err);
+}
+
+static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			       struct cordon_op_error *err)
+{
+	const char *connector = cordon_op_arg_string(req, "connector");
+	struct cordon_diag diag = {};
+	const char *verb;
+	int r;
+
+	if (strcmp(req->op->name, "connectors.add") == 0) {
+		verb = "added";
+		r = cordon_daemon_connector_add(d, connector, &diag);
+	} else if (strcmp(req->op->name, "connectors.remove") == 0) {
+		verb = "removed";
+		r = cordon_daemon_connector_remove(d, connector, &diag);
+	} else {
+		verb = "restarted";
+		r = cordon_daemon_connector_restart(d, connector, &diag);
+	}
+	if (r < 0) {
+		if (diag.message[0])
+			return cordon_op_error_set(err, -r, cordon_op_errno_code(r), "connector \"%.64s\": %s",
+						   connector, diag.message);
+		return core_error(err, r, "connector", connector);
+	}
+	*ret = json_pack("{s:s, s:s}", "connector", connector, "result", verb);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- inventory ------------------------------------------------------------- */
+
+/* Parses stored JCS text for display; NULL on any problem. */
+static json_t *parse_stored(const char *s)
+{
+	json_t *v = NULL;
+
+	if (!s || cordon_canon_decode(s, strlen(s), NULL, &v, NULL) < 0)
+		return NULL;
+	return v;
+}
+
+static char *render_stored(const char *s, size_t *escaped)
+{
+	_cleanup_json_ json_t *v = parse_stored(s);
+	char *text = NULL;
+	size_t e = 0;
+
+	if (!v || cordon_display_render(v, false, NULL, &text, &e) < 0)
+		return NULL;
+	*escaped += e;
+	return text;
+}
+
+static bool strv_contains(char **v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+/* What the connector claims next to what cordon decided. Claims never change
+ * a tier; a contradiction is worth an operator's attention. */
+static json_t *claim_notes(const json_t *claims, enum cordon_risk tier)
+{
+	json_t *notes = json_array();
+	const json_t *ro = json_object_get(claims, "readOnlyHint");
+	const json_t *destr = json_object_get(claims, "destructiveHint");
+
+	if (!notes)
+		return NULL;
+	if (json_is_true(ro) && tier != CORDON_RISK_READ)
+		(void)json_array_append_new(
+			notes, json_sprintf("the connector claims readOnlyHint, cordon's tier is %s", cordon_risk_name(tier)));
+	if (json_is_false(destr) && tier >= CORDON_RISK_DESTRUCTIVE)
+		(void)json_array_append_new(notes, json_sprintf("the connector claims destructiveHint false, cordon's tier is %s",
+								cordon_risk_name(tier)));
+	if (tier == CORDON_RISK_READ && (json_is_false(ro) || json_is_true(destr)))
+		(void)json_array_append_new(
+			notes, json_string("the connector says it may modify things, cordon's tier is read: check the profile"));
+	return notes;
+}
+
+static int inventory_entry_json(struct cordon_db *db, const char *connector, const char *name,
+				const struct cordon_risk_policy *policy, char **grant, json_t **ret,
+				struct cordon_op_error *err)
+{
+	struct cordon_inventory_record rec = {};
+	_cleanup_free_ char *def_text = NULL, *pinned_text = NULL, *diff = NULL;
+	_cleanup_json_ json_t *claims = NULL;
+	enum cordon_risk tier = CORDON_RISK_HIGH;
+	size_t escaped = 0;
+	bool tier_ok;
+	json_t *o;
+	int r;
+
+	r = cordon_inventory_get(db, connector, name, &rec);
+	if (r < 0)
+		return core_error(err, r, "inventory entry", name);
+	tier_ok = cordon_risk_policy_tier(policy, name, &tier);
+	def_text = render_stored(rec.definition, &escaped);
+	if (rec.pinned_definition && rec.pinned_fingerprint && strcmp(rec.pinned_fingerprint, rec.fingerprint) != 0) {
+		pinned_text = render_stored(rec.pinned_definition, &escaped);
+		if (pinned_text && def_text && cordon_display_diff(pinned_text, def_text, &diff) < 0) {
+			cordon_inventory_record_done(&rec);
+			return oom(err);
+		}
+	}
+	claims = parse_stored(rec.claims);
+	if (!claims)
+		claims = json_object();
+	o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o, s:s, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:s?, s:I}", "connector",
+		      connector, "tool", rec.name, "state", cordon_inventory_state_to_string(rec.state), "tier",
+		      tier_ok ? cordon_risk_name(tier) : "invalid", "granted", strv_contains(grant, rec.name), "claims",
+		      claims, "notes", claim_notes(claims, tier), "fingerprint", rec.fingerprint,
+		      "pinned_fingerprint", rec.pinned_fingerprint, "first_seen", time_json(rec.first_seen),
+		      "updated_at", time_json(rec.updated_at), "reviewed_at", time_json(rec.reviewed_at),
+		      "reviewed_by", rec.reviewed_by, "definition", def_text, "diff", diff, "escaped",
+		      (json_int_t)escaped);
+	cordon_inventory_record_done(&rec);
+	if (!o)
+		return oom(err);
+	*ret = o;
+	return 0;
+}
+
+static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			     struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector"), *tool = cordon_op_arg_string(req, "tool");
+	bool all = cordon_op_arg_bool(req, "all", false) || tool;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	struct cordon_risk_policy_owned pol = {};
+	char **grant = NULL;
+	size_t n_grant = 0;
+	int r;
+
+	if (!arr)
+		return oom(err);
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	r = db_prepare(db,
+		       all ? "SELECT name FROM tool_inventory WHERE connector = ?1 AND (?2 IS NULL OR name = ?2) "
+			     "ORDER BY name"
+			   : "SELECT name FROM tool_inventory WHERE connector = ?1 AND state IN (0, 2) ORDER BY name",
+		       &st);
+	if (r < 0 || (r = db_bind_text(db, st, 1, connector)) < 0 || (all && (r = db_bind_text(db, st, 2, tool)) < 0))
+		return core_error(err, r, "inventory of", connector);
+	if ((r = cordon_risk_policy_load(db, connector, &pol)) < 0)
+		return core_error(err, r, "risk policy of", connector);
+	if ((r = cordon_grants_list(db, connector, &grant, &n_grant)) < 0) {
+		cordon_risk_policy_owned_done(&pol);
+		return core_error(err, r, "grant of", connector);
+	}
+	for (;;) {
+		json_t *e = NULL;
+
+		r = db_step_row(db, st);
+		if (r <= 0)
+			break;
+		r = inventory_entry_json(db, connector, (const char *)sqlite3_column_text(st, 0), &pol.policy, grant, &e,
+					 err);
+		if (r < 0)
+			break;
+		if (json_array_append_new(arr, e) < 0) {
+			r = oom(err);
+			break;
+		}
+	}
+	cordon_risk_policy_owned_done(&pol);
+	cordon_strv_free(grant);
+	if (r < 0)
+		return err->code ? r : core_error(err, r, "inventory of", connector);
+	if (tool && json_array_size(arr) == 0)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "connector %s has no tool \"%.64s\"",
+					   connector, tool);
+	*ret = json_pack("{s:s, s:b, s:O}", "connector", connector, "all", all, "tools", arr);
+	return *ret ? 0 : oom(err);
+}
+
+static int op_inventory_review(struct cordon_daemon *d, const struct cordon_actor *actor,
+			       const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector"), *tool = cordon_op_arg_string(req, "tool"),
+		   *fp = cordon_op_arg_string(req, "fingerprint");
+	int r;
+
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	r = cordon_inventory_review(db, actor, connector, tool, fp);
+	if (r == -ESTALE)
+		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
+					   "tool %s of %s now advertises a definition other than %.16s...: show it again",
+					   tool, connector, fp);
+	if (r < 0)
+		return core_error(err, r, "review of", tool);
+	cordon_daemon_policy_changed(d, connector);
+	*ret = json_pack("{s:s, s:s, s:s, s:s}", "connector", connector, "tool", tool, "state", "reviewed",
+			 "fingerprint", fp);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- grants ------------------------------------------------------------------ */
+
+static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			  struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector");
+	_cleanup_json_ json_t *granted = json_array(), *available = json_array();
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct cordon_risk_policy_owned pol = {};
+	char **grant = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!granted || !available)
+		return oom(err);
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	if ((r = cordon_grants_list(db, connector, &grant, &n)) < 0)
+		return core_error(err, r, "grant of", connector);
+	if ((r = cordon_risk_policy_load(db, connector, &pol)) < 0) {
+		cordon_strv_free(grant);
+		return core_error(err, r, "risk policy of", connector);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cordon_inventory_record rec = {};
+		enum cordon_risk tier = CORDON_RISK_HIGH;
+		const char *state = "not-advertised";
+		bool ok = cordon_risk_policy_tier(&pol.policy, grant[i], &tier);
+
+		if (cordon_inventory_get(db, connector, grant[i], &rec) == 0)
+			state = cordon_inventory_state_to_string(rec.state);
+		(void)json_array_append_new(granted, json_pack("{s:s, s:s, s:s}", "tool", grant[i], "tier",
+							       ok ? cordon_risk_name(tier) : "invalid", "inventory",
+							       state));
+		cordon_inventory_record_done(&rec);
+	}
+	r = db_prepare(db, "SELECT name, state FROM tool_inventory WHERE connector = ?1 AND state != 3 ORDER BY name",
+		       &st);
+	if (r >= 0)
+		r = db_bind_text(db, st, 1, connector);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		enum cordon_risk tier = CORDON_RISK_HIGH;
+		bool ok = cordon_risk_policy_tier(&pol.policy, name, &tier);
+
+		if (strv_contains(grant, name))
+			continue;
+		(void)json_array_append_new(
+			available, json_pack("{s:s, s:s, s:s}", "tool", name, "tier", ok ? cordon_risk_name(tier) : "invalid",
+					     "inventory",
+					     cordon_inventory_state_to_string(
+						     (enum cordon_inventory_state)sqlite3_column_int(st, 1))));
+	}
+	cordon_strv_free(grant);
+	cordon_risk_policy_owned_done(&pol);
+	if (r < 0)
+		return core_error(err, r, "inventory of", connector);
+	*ret = json_pack("{s:s, s:O, s:O}", "connector", connector, "granted", granted, "not_granted", available);
+	return *ret ? 0 : oom(err);
+}
+
+static int op_grants_change(struct cordon_daemon *d, const struct cordon_actor *actor,
+			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector"), *tool = cordon_op_arg_string(req, "tool");
+	bool add = strcmp(req->op->name, "grants.add") == 0;
+	int r;
+
+	if (!cordon_tool_name_is_valid(tool))
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "\"%.64s\" is not a valid tool name (1..128 of A-Z a-z 0-9 _ . -)", tool);
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	r = add ? cordon_grant_add(db, actor, connector, tool) : cordon_grant_remove(db, actor, connector, tool);
+	if (r == -EEXIST)
+		return cordon_op_error_set(err, EEXIST, CORDON_OP_E_EXISTS, "%s is already granted on %s", tool,
+					   connector);
+	if (r == -ENOENT)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "%s is not granted on %s", tool,
+					   connector);
+	if (r < 0)
+		return core_error(err, r, add ? "grant of" : "revocation of", tool);
+	cordon_daemon_policy_changed(d, connector);
+	*ret = json_pack("{s:s, s:s, s:b}", "connector", connector, "tool", tool, "granted", add);
+	return *ret ? 0 : oom(err);
+}
+
+static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *actor, const struct cordon_op_request *req,
+			 json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector");
+	const json_t *tools = cordon_op_arg_list(req, "tools"), *e;
+	_cleanup_json_ json_t *added = json_array(), *removed = json_array();
+	char **grant = NULL;
+	size_t n = 0, i;
+	int r = 0;
+
+	if (!added || !removed)
+		return oom(err);
+	json_array_foreach(tools, i, e) {
+		if (!cordon_tool_name_is_valid(json_string_value(e)))
+			return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+						   "element %zu of \"tools\" is not a valid tool name", i);
+		for (size_t j = 0; j < i; j++)
+			if (json_equal(json_array_get(tools, j), (json_t *)e))
+				return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+							   "\"tools\" names %s twice", json_string_value(e));
+	}
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	if ((r = cordon_grants_list(db, connector, &grant, &n)) < 0)
+		return core_error(err, r, "grant of", connector);
+	/* Removals first: if anything fails half-way, the connector has at most
+	 * the authority it had before or the target set, never more than both. */
+	for (char **g = grant; *g && r >= 0; g++) {
+		bool keep = false;
+
+		json_array_foreach(tools, i, e) keep |= strcmp(json_string_value(e), *g) == 0;
+		if (keep)
+			continue;
+		r = cordon_grant_remove(db, actor, connector, *g);
+		if (r >= 0)
+			(void)json_array_append_new(removed, json_string(*g));
+		else
+			core_error(err, r, "revocation of", *g);
+	}
+	json_array_foreach(tools, i, e) {
+		if (r < 0)
+			break;
+		if (strv_contains(grant, json_string_value(e)))
+			continue;
+		r = cordon_grant_add(db, actor, connector, json_string_value(e));
+		if (r >= 0)
+			(void)json_array_append_new(added, json_incref((json_t *)e));
+		else
+			core_error(err, r, "grant of", json_string_value(e));
+	}
+	cordon_strv_free(grant);
+	if (json_array_size(added) + json_array_size(removed) > 0)
+		cordon_daemon_policy_changed(d, connector);
+	if (r < 0)
+		return r;
+	*ret = json_pack("{s:s, s:O, s:O, s:O}", "connector", connector, "granted", tools, "added", added, "removed",
+			 removed);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- approvals ----------------------------------------------------------------- */
+
+int cordon_operator_resolve_approval(struct cordon_db *db, const char *ref, char ret[static 48])
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char found[48] = "";
+	unsigned matches = 0;
+	int r;
+
+	if (strncmp(ref, "ap_", 3) == 0) {
+		struct cordon_approval_info info;
+
+		r = cordon_approval_get(db, ref, &info);
+		if (r < 0)
+			return r;
+		snprintf(ret, 48, "%s", info.id);
+		return 0;
+	}
+	if (strlen(ref) != CORDON_DISPLAY_CODE_LEN)
+		return -ENOENT;
+	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (0, 1)", &st);
+	if (r < 0)
+		return r;
+	while ((r = db_step_row(db, st)) > 0) {
+		char code[CORDON_DISPLAY_CODE_LEN + 1];
+
+		if (sqlite3_column_bytes(st, 1) != CORDON_HASH_LEN)
+			continue;
+		cordon_approval_display_code(sqlite3_column_blob(st, 1), code);
+		if (strcasecmp(code, ref) == 0) {
+			matches++;
+			snprintf(found, sizeof(found), "%s", (const char *)sqlite3_column_text(st, 0));
+		}
+	}
+	if (r < 0)
+		return r;
+	if (matches == 0)
+		return -ENOENT;
+	if (matches > 1)
+		return -ENOTUNIQ;
+	snprintf(ret, 48, "%s", found);
+	return 0;
+}
+
+static int resolve_approval(struct cordon_db *db, const char *ref, char id[static 48], struct cordon_op_error *err)
+{
+	int r = cordon_operator_resolve_approval(db, ref, id);
+
+	if (r == -ENOENT)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
+					   "no approval \"%.64s\" (give its id, or the display code of an outstanding one)",
+					   ref);
+	if (r == -ENOTUNIQ)
+		return cordon_op_error_set(err, ENOTUNIQ, CORDON_OP_E_AMBIGUOUS,
+					   "display code %s matches several outstanding approvals: give the id", ref);
+	if (r < 0)
+		return core_error(err, r, "approval", ref);
+	return 0;
+}
+
+static json_t *approval_json(struct cordon_db *db, const struct cordon_approval_info *a)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b}", "id", a->id, "display_code",
+			 a->display_code, "state", cordon_approval_state_to_string(a->state), "tier",
+			 cordon_risk_name(a->tier), "session", a->session, "connector", a->connector, "tool", a->tool,
+			 "created_at", time_json(a->created_at), "expires_at", time_json(a->expires_at), "past_expiry",
+			 a->expires_at <= cordon_db_now(db));
+}
+
+static int op_approvals_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			     struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector");
+	bool all = cordon_op_arg_bool(req, "all", false);
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return oom(err);
+	r = db_prepare(db,
+		       all ? "SELECT id FROM approvals WHERE (?1 IS NULL OR connector = ?1) "
+			     "ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
+			   : "SELECT id FROM approvals WHERE state IN (0, 1) AND (?1 IS NULL OR connector = ?1) "
+			     "ORDER BY created_at, id",
+		       &st);
+	if (r >= 0)
+		r = db_bind_text(db, st, 1, connector);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		struct cordon_approval_info info;
+
+		r = cordon_approval_get(db, (const char *)sqlite3_column_text(st, 0), &info);
+		if (r < 0)
+			break;
+		if (json_array_append_new(arr, approval_json(db, &info)) < 0)
+			return oom(err);
+	}
+	if (r < 0)
+		return core_error(err, r, "listing", "approvals");
+	*ret = json_incref(arr);
+	return 0;
+}
+
+static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor *actor,
+			     const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	_cleanup_json_ json_t *o = NULL, *args = NULL, *masked_paths = json_array();
+	struct cordon_approval_info info;
+	char id[48];
+	int r;
+
+	if (!masked_paths)
+		return oom(err);
+	r = resolve_approval(db, cordon_op_arg_string(req, "id"), id, err);
+	if (r < 0)
+		return r;
+	r = cordon_approval_get(db, id, &info);
+	if (r < 0)
+		return core_error(err, r, "approval", id);
+	o = approval_json(db, &info);
+	if (!o)
+		return oom(err);
+	if (cordon_daemon_approval_arguments)
+		args = cordon_daemon_approval_arguments(d, id);
+	if (args) {
+		_cleanup_free_ char *text = NULL;
+		size_t escaped = 0;
+
+		/* Masked and escaped for display, after the binding was computed
+		 * over the exact bytes: what the operator approves is the call,
+		 * not this rendering. */
+		r = cordon_display_render(args, true, masked_paths, &text, &escaped);
+		if (r < 0)
+			return oom(err);
+		if (json_object_set_new(o, "arguments", json_string(text)) < 0 ||
+		    json_object_set(o, "masked", masked_paths) < 0 ||
+		    json_object_set_new(o, "escaped", json_integer((json_int_t)escaped)) < 0)
+			return oom(err);
+	} else if (json_object_set_new(o, "arguments", json_null()) < 0 ||
+		   json_object_set_new(o, "arguments_note",
+				       json_string("no call in this broker process holds the arguments (the waiting "
+						   "call ended; the identical call carries them again)")) < 0)
+		return oom(err);
+	if (info.tier == CORDON_RISK_CRITICAL && info.state == CORDON_APPROVAL_REQUESTED) {
+		char code[CORDON_CONFIRM_CODE_LEN + 1];
+
+		r = cordon_approval_confirmation_code(db, cordon_daemon_key(d), actor, id, code);
+		if (r < 0)
+			return core_error(err, r, "confirmation code of", id);
+		if (json_object_set_new(o, "confirmation_code", json_string(code)) < 0)
+			return oom(err);
+	}
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+static int op_approvals_decide(struct cordon_daemon *d, const struct cordon_actor *actor,
+			       const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	bool approve = strcmp(req->op->name, "approvals.approve") == 0;
+	const char *code = approve ? cordon_op_arg_string(req, "code") : NULL;
+	struct cordon_approval_info info;
+	char id[48];
+	int r;
+
+	r = resolve_approval(db, cordon_op_arg_string(req, "id"), id, err);
+	if (r < 0)
+		return r;
+	r = cordon_approval_decide(db, cordon_daemon_key(d), actor, id, approve, code);
+	if (r == -EACCES)
+		return cordon_op_error_set(err, EACCES, CORDON_OP_E_CODE,
+					   code ? "wrong confirmation code for critical approval %s"
+						: "approval %s is critical: approve it with the confirmation code that "
+						  "`cordonctl approvals show` prints (--code)",
+					   id);
+	if (r == -ETIME)
+		return cordon_op_error_set(err, ETIME, CORDON_OP_E_EXPIRED, "approval %s has expired", id);
+	if (r < 0)
+		return core_error(err, r, approve ? "approving" : "denying", id);
+	cordon_daemon_approval_decided(d, id);
+	r = cordon_approval_get(db, id, &info);
+	if (r < 0)
+		return core_error(err, r, "approval", id);
+	*ret = approval_json(db, &info);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- delegations --------------------------------------------------------------- */
+
+static const char *delegation_state(enum cordon_delegation_state s)
+{
+	switch (s) {
+	case CORDON_DELEGATION_PENDING:
+		return "pending";
+	case CORDON_DELEGATION_ACTIVE:
+		return "active";
+	case CORDON_DELEGATION_REVOKED:
+		return "revoked";
+	case CORDON_DELEGATION_EXPIRED:
+		return "expired";
+	case CORDON_DELEGATION_REFUSED:
+		return "refused";
+	}
+	return "invalid";
+}
+
+static json_t *delegation_json(const struct cordon_delegation_info *i)
+{
+	_cleanup_free_ char *path = NULL;
+	size_t escaped = 0;
+
+	if (cordon_display_escape(i->path, strlen(i->path), &path, &escaped) < 0)
+		return NULL;
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o}", "id", i->id, "session", i->session, "connector",
+			 i->connector, "path", path, "access", cordon_access_to_string(i->access), "state",
+			 delegation_state(i->state), "lifetime_seconds", (json_int_t)i->lifetime_sec, "expires_at",
+			 time_json(i->expires_at));
+}
+
+static int op_delegations_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			       struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	bool all = cordon_op_arg_bool(req, "all", false);
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return oom(err);
+	r = db_prepare(db,
+		       all ? "SELECT id FROM delegations ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
+			   : "SELECT id FROM delegations WHERE state IN (0, 1) ORDER BY created_at, id",
+		       &st);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		struct cordon_delegation_info info;
+
+		r = cordon_delegation_get(db, (const char *)sqlite3_column_text(st, 0), &info);
+		if (r < 0)
+			break;
+		if (json_array_append_new(arr, delegation_json(&info)) < 0)
+			return oom(err);
+	}
+	if (r < 0)
+		return core_error(err, r, "listing", "delegations");
+	*ret = json_incref(arr);
+	return 0;
+}
+
+static int op_delegations_change(struct cordon_daemon *d, const struct cordon_actor *actor,
+				 const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *id = cordon_op_arg_string(req, "id");
+	struct cordon_delegation_info info;
+	int r;
+
+	r = cordon_delegation_get(db, id, &info);
+	if (r < 0)
+		return core_error(err, r, "delegation", id);
+	if (strcmp(req->op->name, "delegations.approve") == 0)
+		r = cordon_delegation_activate(db, actor, id, NULL);
+	else if (strcmp(req->op->name, "delegations.deny") == 0)
+		r = cordon_delegation_refuse(db, actor, id);
+	else
+		r = cordon_delegation_revoke(db, actor, id);
+	if (r == -EXDEV || (r == -EPERM && strcmp(req->op->name, "delegations.approve") == 0))
+		return cordon_op_error_set(err, EXDEV, CORDON_OP_E_OUTSIDE,
+					   "delegation %s: %s is not beneath any ceiling directory of connector %s "
+					   "(refused)",
+					   id, info.path, info.connector);
+	if (r < 0)
+		return core_error(err, r, "delegation", id);
+	cordon_daemon_delegations_changed(d, info.connector);
+	r = cordon_delegation_get(db, id, &info);
+	if (r < 0)
+		return core_error(err, r, "delegation", id);
+	*ret = delegation_json(&info);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- actions ----------------------------------------------------------------- */
+
+static json_t *action_row_json(sqlite3_stmt *st)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:s?}", "id", sqlite3_column_text(st, 0),
+			 "session", sqlite3_column_text(st, 1), "connector", sqlite3_column_text(st, 2), "tool",
+			 sqlite3_column_text(st, 3), "tier", cordon_risk_name((enum cordon_risk)sqlite3_column_int(st, 4)),
+			 "replay", sqlite3_column_int(st, 5) ? "safe" : "unsafe", "approval_id",
+			 sqlite3_column_text(st, 6), "state",
+			 cordon_action_state_to_string((enum cordon_action_state)sqlite3_column_int(st, 7)), "created_at",
+			 time_json((uint64_t)sqlite3_column_int64(st, 8)), "updated_at",
+			 time_json((uint64_t)sqlite3_column_int64(st, 9)), "resolved_by", sqlite3_column_text(st, 10));
+}
+
+#define ACTION_COLUMNS "id, session, connector, tool, tier, replay, approval_id, state, created_at, updated_at, resolved_by"
+
+static int op_actions_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			   struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	bool all = cordon_op_arg_bool(req, "all", false);
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return oom(err);
+	r = db_prepare(db,
+		       all ? "SELECT " ACTION_COLUMNS " FROM actions ORDER BY created_at DESC, id LIMIT " STRINGIFY(
+			       LIST_ALL_LIMIT)
+			   : "SELECT " ACTION_COLUMNS " FROM actions WHERE state IN (4, 5) ORDER BY created_at, id",
+		       &st);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0)
+		if (json_array_append_new(arr, action_row_json(st)) < 0)
+			return oom(err);
+	if (r < 0)
+		return core_error(err, r, "listing", "actions");
+	*ret = json_incref(arr);
+	return 0;
+}
+
+static int op_actions_resolve(struct cordon_daemon *d, const struct cordon_actor *actor,
+			      const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *id = cordon_op_arg_string(req, "id"), *outcome = cordon_op_arg_string(req, "outcome");
+	enum cordon_action_state s;
+	bool ok;
+	int r;
+
+	if (strcmp(outcome, "succeeded") == 0)
+		ok = true;
+	else if (strcmp(outcome, "failed") == 0)
+		ok = false;
+	else
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "argument \"outcome\" must be \"succeeded\" or \"failed\"");
+	r = cordon_action_resolve(db, actor, id, ok);
+	if (r == -ESTALE)
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_ALREADY,
+					   "action %s is not outcome_unknown or abandoned", id);
+	if (r < 0)
+		return core_error(err, r, "action", id);
+	r = cordon_action_state(db, id, &s);
+	if (r < 0)
+		return core_error(err, r, "action", id);
+	*ret = json_pack("{s:s, s:s}", "id", id, "state", cordon_action_state_to_string(s));
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- audit ----------------------------------------------------------------------- */
+
+static int op_audit_tail(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			 struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	uint64_t count = cordon_op_arg_uint(req, "count", 20);
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return oom(err);
+	r = db_prepare(db, "SELECT record FROM audit ORDER BY id DESC LIMIT ?1", &st);
+	if (r >= 0)
+		r = db_bind_int64(db, st, 1, (int64_t)count);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		json_t *rec = NULL;
+
+		/* Records are JCS; one that does not parse is shown as text
+		 * (audit.verify is what judges it). */
+		if (cordon_canon_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), NULL, &rec,
+					NULL) < 0)
+			rec = json_stringn_nocheck(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		if (json_array_insert_new(arr, 0, rec) < 0)
+			return oom(err);
+	}
+	if (r < 0)
+		return core_error(err, r, "reading", "the audit log");
+	*ret = json_incref(arr);
+	return 0;
+}
+
+static int op_audit_verify(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			   struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *vkey = cordon_op_arg_string(req, "key");
+	struct cordon_note_verifier v;
+	struct cordon_audit_report rep;
+	const char *key_source = "none";
+	bool have = false;
+	char text[512];
+	int r;
+
+	if (vkey) {
+		struct cordon_diag diag = {};
+
+		r = cordon_note_verifier_parse(vkey, &v, &diag);
+		if (r < 0)
+			return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG, "argument \"key\": %s",
+						   diag.message);
+		have = true;
+		key_source = "given";
+	} else if (cordon_daemon_audit_verifier && cordon_daemon_audit_verifier(d, &v) == 0) {
+		have = true;
+		key_source = "daemon";
+	}
+	r = cordon_audit_verify(db, have ? &v : NULL, &rep);
+	if (r < 0)
+		return core_error(err, r, "verifying", "the audit log");
+	cordon_audit_report_format(&rep, text, sizeof(text));
+	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s}", "verdict",
+			 cordon_audit_verdict_to_string(rep.verdict), "seq", (json_int_t)rep.seq, "first",
+			 (json_int_t)rep.first, "last", (json_int_t)rep.last, "signed_through",
+			 (json_int_t)rep.signed_through, "checkpoints", (json_int_t)rep.n_checkpoints, "message",
+			 rep.message, "report", text, "key", key_source);
+	return *ret ? 0 : oom(err);
+}
+
+/* ---- revoke-all ------------------------------------------------------------------ */
+
+static int op_revoke_all(struct cordon_daemon *d, const struct cordon_actor *actor, json_t **ret,
+			 struct cordon_op_error *err)
+{
+	struct cordon_revoke_all_result res = {};
+	int r;
+
+	r = cordon_revoke_all(cordon_daemon_db(d), actor, &res);
+	if (r < 0)
+		return core_error(err, r, "revoke-all", "");
+	cordon_daemon_revoked_all(d);
+	*ret = json_pack("{s:I, s:I, s:I}", "grants", (json_int_t)res.grants, "approvals", (json_int_t)res.approvals,
+			 "delegations", (json_int_t)res.delegations);
+	return *ret ? 0 : oom(err);
+}
+
+int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *actor,
+			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	const char *op;
+	json_t *res = NULL;
+	int r;
+
+	if (!actor || !cordon_actor_is_operator(actor))
+		return cordon_op_error_set(err, EPERM, CORDON_OP_E_DENIED, "operator operations need an operator");
+	if (!req || !req->op)
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_INVALID, "no operation");
+	op = req->op->name;
+	if (!strcmp(op, "status"))
+		r = op_status(d, &res, err);
+	else if (!strcmp(op, "capabilities"))
+		r = op_capabilities(d, &res, err);
+	else if (!strcmp(op, "connectors.list"))
+		r = op_connectors_list(d, &res, err);
+	else if (!strncmp(op, "connectors.", 11))
+		r = op_connector_change(d, req, &res, err);
+	else if (!strcmp(op, "inventory.show"))
+		r = op_inventory_show(d, req, &res, err);
+	else if (!strcmp(op, "inventory.review"))
+		r = op_inventory_review(d, actor, req, &res, err);
+	else if (!strcmp(op, "grants.show"))
+		r = op_grants_show(d, req, &res, err);
+	else if (!strcmp(op, "grants.set"))
+		r = op_grants_set(d, actor, req, &res, err);
+	else if (!strcmp(op, "grants.add") || !strcmp(op, "grants.remove"))
+		r = op_grants_change(d, actor, req, &res, err);
+	else if (!strcmp(op, "approvals.list"))
+		r = op_approvals_list(d, req, &res, err);
+	else if (!strcmp(op, "approvals.show"))
+		r = op_approvals_show(d, actor, req, &res, err);
+	else if (!strcmp(op, "approvals.approve") || !strcmp(op, "approvals.deny"))
+		r = op_approvals_decide(d, actor, req, &res, err);
+	else if (!strcmp(op, "delegations.list"))
+		r = op_delegations_list(d, req, &res, err);
+	else if (!strncmp(op, "delegations.", 12))
+		r = op_delegations_change(d, actor, req, &res, err);
+	else if (!strcmp(op, "actions.list"))
+		r = op_actions_list(d, req, &res, err);
+	else if (!strcmp(op, "actions.resolve"))
+		r = op_actions_resolve(d, actor, req, &res, err);
+	else if (!strcmp(op, "audit.tail"))
+		r = op_audit_tail(d, req, &res, err);
+	else if (!strcmp(op, "audit.verify"))
+		r = op_audit_verify(d, req, &res, err);
+	else if (!strcmp(op, "revoke-all"))
+		r = op_revoke_all(d, actor, &res, err);
+	else
+		r = cordon_op_error_set(err, ENOSYS, CORDON_OP_E_UNKNOWN_OP, "op %s has no handler", op);
+	if (r < 0) {
+		json_decref(res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}

@@ -1,0 +1,971 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Connector workers: cordond is an MCP client over each instance's stdio.
+ *
+ * A worker's stdout is untrusted input: it must be newline-delimited JSON
+ * lines within the line bound, every line strictly admitted (canon); any
+ * violation kills the instance and is reported, because a connector that
+ * breaks framing could otherwise desynchronise responses and calls. Its
+ * stderr goes to the broker log, rate-limited, size-capped and scrubbed of
+ * credential values. Requests are numbered from 1 (the TypeScript SDK
+ * ignores a cancellation for id 0). Server->client requests: roots/list is
+ * answered by the broker from the instance's own roots and never forwarded
+ * (server-filesystem replaces its allowed directories with whatever roots a
+ * client returns); sampling and elicitation are refused unless the profile
+ * lists them in client_requests (relaying is not implemented yet, so they
+ * are refused in every case, labelled). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "canon.h"
+#include "cleanup.h"
+#include "crypto.h"
+#include "daemon-private.h"
+#include "fd-util.h"
+#include "delegations.h"
+#include "grants.h"
+#include "inventory.h"
+#include "log.h"
+
+#define WORKER_WBUF_MAX (64u * 1024 * 1024)
+#define WORKER_STDERR_LINE_MAX 4096u
+#define WORKER_STDERR_RATE 16384u /* bytes per second to the log */
+#define WORKER_LIST_PAGES_MAX 100
+#define WORKER_TOOLS_MAX 4096
+
+static void worker_died(struct dworker *w, const char *why, bool crashed);
+
+int dbuf_append(struct dbuf *b, const void *p, size_t n, size_t limit)
+{
+	if (b->len + n > limit)
+		return -ENOBUFS;
+	if (b->len + n > b->cap) {
+		size_t nc = b->cap ? b->cap : 4096;
+		char *np;
+
+		while (nc < b->len + n)
+			nc *= 2;
+		if (nc > limit + 1)
+			nc = limit + 1;
+		np = realloc(b->p, nc);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+void dbuf_consume(struct dbuf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+		/* Give large buffers back: an idle session or worker keeps at
+		 * most 64 KiB. */
+		if (b->cap > 65536) {
+			free(b->p);
+			b->p = NULL;
+			b->cap = 0;
+		}
+		return;
+	}
+	memmove(b->p, b->p + n, b->len - n);
+	b->len -= n;
+}
+
+void dbuf_free(struct dbuf *b)
+{
+	free(b->p);
+	*b = (struct dbuf){};
+}
+
+static void wlog(struct dworker *w, enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void wlog(struct dworker *w, enum log_level lvl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_internal(lvl, 0, "connector %s instance %s: %s", w->conn->id, w->tag, msg);
+}
+
+static void flush_out(struct dworker *w)
+{
+	while (w->wbuf.len > 0) {
+		ssize_t n = write(w->in_fd, w->wbuf.p, w->wbuf.len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			/* Never tear the worker down from inside a send (callers
+			 * are mid-operation): kill the instance; its stdout EOF
+			 * then runs the crash path from the loop. */
+			dbuf_consume(&w->wbuf, w->wbuf.len);
+			if (w->d->have_spawner)
+				w->d->spawner.kill(w->d->spawner.userdata, w->instance);
+			break;
+		}
+		dbuf_consume(&w->wbuf, (size_t)n);
+	}
+	if (w->w_in)
+		(void)cordon_loop_watch_modify(w->w_in, w->wbuf.len ? EPOLLOUT : 0);
+}
+
+static int send_line(struct dworker *w, const char *s, size_t n)
+{
+	int r;
+
+	if (w->state == DW_DEAD)
+		return -EPIPE;
+	if ((r = dbuf_append(&w->wbuf, s, n, WORKER_WBUF_MAX)) < 0 ||
+	    (r = dbuf_append(&w->wbuf, "\n", 1, WORKER_WBUF_MAX)) < 0)
+		return r;
+	flush_out(w);
+	return 0;
+}
+
+static int send_json(struct dworker *w, json_t *msg)
+{
+	_cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT);
+
+	json_decref(msg);
+	if (!s)
+		return -ENOMEM;
+	return send_line(w, s, strlen(s));
+}
+
+static struct dwreq *req_new(struct dworker *w, enum dwreq_kind kind)
+{
+	struct dwreq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->id = w->next_id++;
+	q->kind = kind;
+	q->next = w->reqs;
+	w->reqs = q;
+	return q;
+}
+
+static struct dwreq *req_take(struct dworker *w, int64_t id)
+{
+	for (struct dwreq **p = &w->reqs; *p; p = &(*p)->next)
+		if ((*p)->id == id) {
+			struct dwreq *q = *p;
+
+			*p = q->next;
+			return q;
+		}
+	return NULL;
+}
+
+static int send_request(struct dworker *w, struct dwreq *q, const char *method, json_t *params)
+{
+	json_t *m = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)q->id, "method", method);
+
+	if (!m) {
+		json_decref(params);
+		return -ENOMEM;
+	}
+	if (params)
+		json_object_set_new(m, "params", params);
+	return send_json(w, m);
+}
+
+const json_t *worker_tool(struct dworker *w, const char *tool)
+{
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(w->tools, i, t)
+		if (json_is_string(json_object_get(t, "name")) && !strcmp(json_string_value(json_object_get(t, "name")), tool))
+			return t;
+	return NULL;
+}
+
+const char *worker_fingerprint(struct dworker *w, const char *tool)
+{
+	return json_string_value(json_object_get(w->fingerprints, tool));
+}
+
+static void list_tools(struct dworker *w, const char *cursor)
+{
+	struct dwreq *q = req_new(w, DWREQ_TOOLS_LIST);
+
+	if (!cursor)
+		w->list_pages = 0;
+	w->list_pages++;
+	if (!q) {
+		worker_died(w, "out of memory", false);
+		return;
+	}
+	if (send_request(w, q, "tools/list", cursor ? json_pack("{s:s}", "cursor", cursor) : json_object()) < 0)
+		worker_died(w, "cannot send tools/list", true);
+}
+
+/* The complete list arrived: fingerprint every tool, sync the inventory,
+ * and tell sessions when the effective surface may have changed. */
+static void tools_listed(struct dworker *w, json_t *tools)
+{
+	struct cordon_daemon *d = w->d;
+	_cleanup_free_ struct cordon_tool_advert_owned *own = NULL;
+	_cleanup_free_ struct cordon_tool_advert *adv = NULL;
+	struct cordon_inventory_sync_result res = {};
+	json_t *fps = json_object();
+	size_t n = json_array_size(tools), i, ok = 0;
+	bool changed = false;
+	int r = 0;
+
+	own = calloc(n ? n : 1, sizeof(*own));
+	adv = calloc(n ? n : 1, sizeof(*adv));
+	if (!own || !adv || !fps) {
+		json_decref(fps);
+		json_decref(tools);
+		worker_died(w, "out of memory", false);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		r = cordon_tool_advert_from_json(json_array_get(tools, i), w->instructions, &own[ok]);
+		if (r < 0)
+			break;
+		adv[ok] = own[ok].advert;
+		json_object_set_new(fps, own[ok].name, json_string(own[ok].fingerprint));
+		ok++;
+	}
+	if (r >= 0 && daemon_conn_installed(d, w->conn->id)) {
+		struct cordon_actor sys = cordon_actor_system();
+
+		r = cordon_inventory_sync(d->db, &sys, w->conn->id, adv, ok, &res);
+		if (r >= 0)
+			changed = res.added || res.changed || res.reverted || res.gone;
+	}
+	for (i = 0; i < ok; i++)
+		cordon_tool_advert_owned_done(&own[i]);
+	if (r < 0) {
+		json_decref(fps);
+		json_decref(tools);
+		wlog(w, LOG_LEVEL_WARNING, "tools/list rejected: %s", strerror(-r));
+		worker_died(w, "invalid tools/list", false);
+		return;
+	}
+	bool had = w->tools != NULL;
+	json_decref(w->tools);
+	json_decref(w->fingerprints);
+	w->tools = tools;
+	w->fingerprints = fps;
+	w->inventory_synced = true;
+	if (changed || had)
+		session_notify_all_list_changed(d);
+	if (w->state != DW_READY) {
+		w->state = DW_READY;
+		/* Serve the calls that waited for the instance. */
+		while (w->waiting) {
+			struct dcall *c = w->waiting;
+
+			w->waiting = c->next_waiting;
+			c->next_waiting = NULL;
+			call_worker_ready(c);
+		}
+	}
+}
+
+static void answer(struct dworker *w, json_t *id, json_t *result)
+{
+	send_json(w, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+static void answer_error(struct dworker *w, json_t *id, int code, const char *msg)
+{
+	send_json(w, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code,
+			       "message", msg));
+}
+
+/* roots/list: from the instance's own roots, as the sandbox shows them. */
+static json_t *instance_roots(struct dworker *w)
+{
+	const struct cordon_profile *p = w->conn->profile;
+	json_t *roots = json_array();
+
+	for (size_t i = 0; i < p->n_fs_roots; i++) {
+		char uri[4200];
+
+		snprintf(uri, sizeof(uri), "file://%s", p->fs_roots[i].at ? p->fs_roots[i].at : p->fs_roots[i].path);
+		json_array_append_new(roots, json_pack("{s:s}", "uri", uri));
+	}
+	/* Delegated roots it was started with (already inside the sandbox). */
+	size_t i;
+	json_t *x;
+	json_array_foreach(w->delegated, i, x) {
+		char uri[4200];
+
+		snprintf(uri, sizeof(uri), "file://%s", json_string_value(x));
+		json_array_append_new(roots, json_pack("{s:s}", "uri", uri));
+	}
+	return json_pack("{s:o}", "roots", roots);
+}
+
+static void handle_server_request(struct dworker *w, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *id = json_object_get(msg, "id");
+
+	if (!strcmp(method, "roots/list"))
+		answer(w, id, instance_roots(w));
+	else if (!strcmp(method, "ping"))
+		answer(w, id, json_object());
+	else if (!strcmp(method, "sampling/createMessage") || !strcmp(method, "elicitation/create")) {
+		unsigned bit = method[0] == 's' ? CORDON_CLIENT_SAMPLING : CORDON_CLIENT_ELICITATION;
+
+		answer_error(w, id, -32601,
+			     (w->conn->profile->client_requests & bit)
+				     ? "cordon: relaying this request to the MCP client is not supported by this broker"
+				     : "cordon: the connector's profile does not permit this client request");
+	} else
+		answer_error(w, id, -32601, "method not available from the broker");
+}
+
+static void handle_notification(struct dworker *w, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (!strcmp(method, "notifications/tools/list_changed")) {
+		/* Re-inventory: a changed tool becomes `changed` (denied until
+		 * reviewed) and sessions get list_changed. */
+		if (w->state == DW_READY)
+			list_tools(w, NULL);
+	} else if (!strcmp(method, "notifications/progress")) {
+		json_t *tok = json_object_get(params, "progressToken");
+
+		if (!json_is_integer(tok))
+			return;
+		for (struct dwreq *q = w->reqs; q; q = q->next)
+			if (q->kind == DWREQ_CALL && q->id == json_integer_value(tok) && q->call && q->call->s &&
+			    q->call->progress_token) {
+				json_t *p = json_deep_copy(params);
+
+				json_object_set(p, "progressToken", q->call->progress_token);
+				session_send_json(q->call->s, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+									"notifications/progress", "params", p));
+			}
+	} else if (!strcmp(method, "notifications/message")) {
+		/* Connector log messages go to per-session clients, labelled. */
+		if (w->session && w->session->initialized) {
+			json_t *p = json_deep_copy(params);
+
+			if (json_is_object(p)) {
+				char lg[80];
+
+				snprintf(lg, sizeof(lg), "%s", w->conn->id);
+				json_object_set_new(p, "logger", json_string(lg));
+				session_send_json(w->session, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+									"notifications/message", "params", p));
+			} else
+				json_decref(p);
+		}
+	}
+	/* Other notifications (resources/prompts list_changed, ...) are dropped. */
+}
+
+static void handle_response(struct dworker *w, json_t *msg, const char *line, size_t len)
+{
+	json_t *id = json_object_get(msg, "id");
+	struct dwreq *q;
+
+	if (!json_is_integer(id) || !(q = req_take(w, json_integer_value(id)))) {
+		wlog(w, LOG_LEVEL_WARNING, "response to an unknown request id; ignored");
+		return;
+	}
+	switch (q->kind) {
+	case DWREQ_INITIALIZE: {
+		json_t *res = json_object_get(msg, "result");
+
+		if (!json_is_object(res)) {
+			free(q);
+			worker_died(w, "initialize failed", false);
+			return;
+		}
+		w->server_caps = json_incref(json_object_get(res, "capabilities"));
+		if (json_is_string(json_object_get(res, "instructions")))
+			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
+		send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+		w->state = DW_LISTING;
+		w->list_accum = json_array();
+		if (json_object_get(w->server_caps, "tools"))
+			list_tools(w, NULL);
+		else {
+			json_t *t = w->list_accum;
+
+			w->list_accum = NULL;
+			tools_listed(w, t);
+		}
+		break;
+	}
+	case DWREQ_TOOLS_LIST: {
+		json_t *res = json_object_get(msg, "result"), *tools = json_object_get(res, "tools");
+		const char *next = json_string_value(json_object_get(res, "nextCursor"));
+		static const unsigned pages_max = WORKER_LIST_PAGES_MAX;
+
+		if (!w->list_accum)
+			w->list_accum = json_array();
+		if (!json_is_array(tools) || json_array_size(w->list_accum) + json_array_size(tools) > WORKER_TOOLS_MAX ||
+		    w->list_pages > pages_max) {
+			free(q);
+			worker_died(w, "invalid or oversize tools/list", false);
+			return;
+		}
+		json_array_extend(w->list_accum, tools);
+		if (next && *next)
+			list_tools(w, next);
+		else {
+			json_t *t = w->list_accum;
+
+			w->list_accum = NULL;
+			tools_listed(w, t);
+		}
+		break;
+	}
+	case DWREQ_CALL:
+		if (q->call) {
+			struct dcall *c = q->call;
+
+			c->w = NULL;
+			call_worker_result(c, line, len, msg);
+		}
+		break;
+	case DWREQ_PASSTHROUGH:
+		if (q->session) {
+			json_t *out = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", q->client_id);
+
+			if (json_object_get(msg, "result"))
+				json_object_set(out, "result", json_object_get(msg, "result"));
+			else
+				json_object_set_new(out, "error",
+						    json_pack("{s:i, s:s}", "code", -32603, "message",
+							      "the connector returned an error"));
+			session_send_json(q->session, out);
+		}
+		json_decref(q->client_id);
+		break;
+	case DWREQ_PING:
+		break;
+	}
+	free(q);
+}
+
+static void handle_line(struct dworker *w, const char *line, size_t len)
+{
+	struct cordon_canon_limits lim = { .max_bytes = w->d->cfg.line_max };
+	struct cordon_diag diag = {};
+	json_t *msg = NULL;
+	int r;
+
+	while (len && line[len - 1] == '\r')
+		len--;
+	if (len == 0)
+		return;
+	r = cordon_canon_decode(line, len, &lim, &msg, &diag);
+	if (r < 0 || !json_is_object(msg)) {
+		json_decref(msg);
+		w->d->m.worker_protocol_kills++;
+		wlog(w, LOG_LEVEL_WARNING, "stdout is not a JSON-RPC message (%s); killing the instance",
+		     r < 0 ? diag.message : "not an object");
+		worker_died(w, "protocol violation on stdout", false);
+		return;
+	}
+	if (json_is_string(json_object_get(msg, "method"))) {
+		if (json_object_get(msg, "id"))
+			handle_server_request(w, msg);
+		else
+			handle_notification(w, msg);
+	} else
+		handle_response(w, msg, line, len);
+	json_decref(msg);
+}
+
+static void on_stdout(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct dworker *w = userdata;
+	char buf[65536];
+
+	(void)loop;
+	(void)revents;
+	w->refs++;
+	for (int rounds = 0; rounds < 16 && w->state != DW_DEAD; rounds++) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t off = 0;
+
+		if (n < 0 && (errno == EINTR))
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			worker_died(w, "exited", true);
+			break;
+		}
+		while (off < (size_t)n && w->state != DW_DEAD) {
+			char *nl = memchr(buf + off, '\n', (size_t)n - off);
+			size_t chunk = nl ? (size_t)(nl - (buf + off)) : (size_t)n - off;
+
+			if (dbuf_append(&w->rbuf, buf + off, chunk, w->d->cfg.line_max) < 0) {
+				w->d->m.worker_protocol_kills++;
+				wlog(w, LOG_LEVEL_WARNING, "stdout line exceeds %llu bytes; killing the instance",
+				     (unsigned long long)w->d->cfg.line_max);
+				worker_died(w, "oversize line on stdout", false);
+				break;
+			}
+			off += chunk;
+			if (nl) {
+				off++;
+				handle_line(w, w->rbuf.p, w->rbuf.len);
+				if (w->state != DW_DEAD)
+					dbuf_consume(&w->rbuf, w->rbuf.len);
+			}
+		}
+	}
+	if (--w->refs == 0 && w->state == DW_DEAD)
+		free(w);
+}
+
+/* Overwrites every occurrence of each credential value with '*', in place
+ * (same length, so a partial overlap cannot re-form a secret). */
+static void scrub(struct dworker *w, char *s)
+{
+	for (size_t i = 0; i < w->conn->n_secrets; i++) {
+		const char *sec = w->conn->secrets[i];
+		size_t n = strlen(sec);
+		char *p = s;
+
+		if (n < 4)
+			continue;
+		while ((p = strstr(p, sec)))
+			memset(p, '*', n), p += n;
+	}
+}
+
+static void on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct dworker *w = userdata;
+	char buf[8192];
+	ssize_t n;
+	uint64_t now = cordon_loop_now_ms();
+
+	(void)loop;
+	(void)revents;
+	n = read(fd, buf, sizeof(buf));
+	if (n <= 0) {
+		if (n == 0 || errno != EAGAIN) {
+			cordon_loop_unwatch(w->w_err);
+			w->w_err = NULL;
+		}
+		return;
+	}
+	if (now - w->stderr_window_ms >= 1000) {
+		if (w->stderr_dropped)
+			wlog(w, LOG_LEVEL_NOTICE, "stderr: %llu bytes dropped (rate limit)",
+			     (unsigned long long)w->stderr_dropped);
+		w->stderr_window_ms = now;
+		w->stderr_window_bytes = 0;
+		w->stderr_dropped = 0;
+	}
+	for (ssize_t off = 0; off < n;) {
+		char *nl = memchr(buf + off, '\n', (size_t)(n - off));
+		size_t chunk = nl ? (size_t)(nl - (buf + off)) : (size_t)(n - off);
+		size_t room = WORKER_STDERR_LINE_MAX - w->ebuf.len;
+
+		(void)dbuf_append(&w->ebuf, buf + off, chunk < room ? chunk : room, WORKER_STDERR_LINE_MAX);
+		off += (ssize_t)chunk;
+		if (nl || w->ebuf.len >= WORKER_STDERR_LINE_MAX) {
+			if (nl)
+				off++;
+			if (w->stderr_window_bytes + w->ebuf.len > WORKER_STDERR_RATE)
+				w->stderr_dropped += w->ebuf.len;
+			else {
+				char line[WORKER_STDERR_LINE_MAX + 1];
+
+				w->stderr_window_bytes += w->ebuf.len;
+				memcpy(line, w->ebuf.p, w->ebuf.len);
+				line[w->ebuf.len] = 0;
+				for (char *p = line; *p; p++)
+					if ((unsigned char)*p < 0x20 && *p != '\t')
+						*p = '?';
+				scrub(w, line);
+				wlog(w, LOG_LEVEL_INFO, "stderr: %s", line);
+			}
+			dbuf_consume(&w->ebuf, w->ebuf.len);
+		}
+	}
+}
+
+static void on_stdin(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct dworker *w = userdata;
+
+	(void)loop;
+	(void)fd;
+	(void)revents;
+	flush_out(w);
+}
+
+static void unlink_worker(struct dworker *w)
+{
+	struct cordon_daemon *d = w->d;
+
+	for (struct dworker **p = &d->workers; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	if (w->conn->shared == w)
+		w->conn->shared = NULL;
+}
+
+static void worker_free_resources(struct dworker *w)
+{
+	if (w->w_in)
+		cordon_loop_unwatch(w->w_in);
+	if (w->w_out)
+		cordon_loop_unwatch(w->w_out);
+	if (w->w_err)
+		cordon_loop_unwatch(w->w_err);
+	w->w_in = w->w_out = w->w_err = NULL;
+	if (w->in_fd >= 0)
+		close(w->in_fd);
+	if (w->out_fd >= 0)
+		close(w->out_fd);
+	if (w->err_fd >= 0)
+		close(w->err_fd);
+	w->in_fd = w->out_fd = w->err_fd = -EBADF;
+	dbuf_free(&w->rbuf);
+	dbuf_free(&w->wbuf);
+	dbuf_free(&w->ebuf);
+	json_decref(w->tools);
+	json_decref(w->fingerprints);
+	json_decref(w->list_accum);
+	json_decref(w->report);
+	json_decref(w->server_caps);
+	json_decref(w->delegated);
+	w->delegated = NULL;
+	free(w->instructions);
+	w->tools = w->fingerprints = w->list_accum = w->report = w->server_caps = NULL;
+	w->instructions = NULL;
+}
+
+/* The instance is gone (or must go). In-flight calls fail and their actions
+ * become outcome_unknown; queued calls fail; the connector's crash counter
+ * drives the restart backoff and the `failing` health state. */
+static void worker_died(struct dworker *w, const char *why, bool crashed)
+{
+	struct cordon_daemon *d = w->d;
+	struct dconn *c = w->conn;
+	uint64_t now = cordon_loop_now_ms();
+
+	if (w->state == DW_DEAD)
+		return;
+	w->state = DW_DEAD;
+	if (d->have_spawner) {
+		d->spawner.kill(d->spawner.userdata, w->instance);
+		if (d->spawner.reap)
+			(void)d->spawner.reap(d->spawner.userdata, w->instance);
+	}
+	unlink_worker(w);
+	if (w->session)
+		worker_detach_session(w);
+	if (crashed) {
+		if (now - c->last_crash_ms > 60000)
+			c->crashes = 0;
+		c->crashes++;
+		c->last_crash_ms = now;
+		c->next_start_ms = now + (c->crashes >= 7 ? 30000 : 250u << c->crashes);
+		if (c->crashes >= 3)
+			c->failing = true;
+		d->m.instance_crashes++;
+		snprintf(c->last_error, sizeof(c->last_error), "instance %s %s", w->tag, why);
+		wlog(w, LOG_LEVEL_WARNING, "%s (crash %u)", why, c->crashes);
+	}
+	while (w->reqs) {
+		struct dwreq *q = w->reqs;
+
+		w->reqs = q->next;
+		if (q->kind == DWREQ_CALL && q->call) {
+			q->call->w = NULL;
+			call_worker_lost(q->call, why);
+		} else if (q->kind == DWREQ_PASSTHROUGH && q->session)
+			session_send_error(q->session, q->client_id, -32603, "connector %s: %s", c->id, why);
+		json_decref(q->client_id);
+		free(q);
+	}
+	while (w->waiting) {
+		struct dcall *call = w->waiting;
+
+		w->waiting = call->next_waiting;
+		call->next_waiting = NULL;
+		call->w = NULL;
+		call_worker_failed(call, why);
+	}
+	worker_free_resources(w);
+	if (w->refs == 0)
+		free(w);
+}
+
+void worker_kill(struct dworker *w, const char *why)
+{
+	worker_died(w, why, false);
+}
+
+void worker_detach_session(struct dworker *w)
+{
+	w->session = NULL;
+}
+
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install,
+		  struct dworker **ret, struct cordon_diag *diag)
+{
+	struct cordon_worker_io io = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
+	struct dworker *w;
+	uint64_t t0 = cordon_loop_now_ms();
+	static uint64_t counter;
+	int r;
+
+	if (!d->have_spawner || (d->spawner.alive && !d->spawner.alive(d->spawner.userdata)))
+		return cordon_diag_set(diag, EHOSTDOWN, "launcher", "the launcher helper is not running");
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
+	snprintf(w->tag, sizeof(w->tag), "%s-%llu", c->id, (unsigned long long)++counter);
+	/* Active delegations of this session become extra roots (a shared
+	 * instance serves every session, so it gets none: one session's
+	 * delegation must not widen what another session's calls reach). */
+	_cleanup_free_ struct cordon_serve_root *roots = NULL;
+	size_t n_roots = 0;
+
+	if (s && daemon_conn_installed(d, c->id)) {
+		struct cordon_delegation_info *dv = NULL;
+		size_t n = 0;
+		uint64_t now = cordon_db_now(d->db);
+
+		if (cordon_delegations_active(d->db, c->id, &dv, &n) >= 0 && n) {
+			roots = calloc(n < CORDON_SERVE_MAX_ROOTS ? n : CORDON_SERVE_MAX_ROOTS, sizeof(*roots));
+			for (size_t i = 0; roots && i < n && n_roots < CORDON_SERVE_MAX_ROOTS; i++) {
+				if (strcmp(dv[i].session, s->id) != 0 || (dv[i].expires_at && dv[i].expires_at <= now))
+					continue;
+				snprintf(roots[n_roots].host, sizeof(roots[n_roots].host), "%s", dv[i].path);
+				snprintf(roots[n_roots].sandbox, sizeof(roots[n_roots].sandbox), "%s", dv[i].path);
+				roots[n_roots].access = dv[i].access;
+				n_roots++;
+			}
+		}
+		cordon_delegations_free(dv);
+	}
+	r = d->spawner.spawn(d->spawner.userdata, c->profile, w->tag, roots, n_roots, &io, diag);
+	if (r < 0) {
+		free(w);
+		return r;
+	}
+	w->n_roots = n_roots;
+	w->delegated = json_array();
+	for (size_t i = 0; i < n_roots; i++)
+		json_array_append_new(w->delegated, json_string(roots[i].sandbox));
+	daemon_spawn_observed(d, cordon_loop_now_ms() - t0);
+	w->d = d;
+	w->conn = c;
+	w->session = s;
+	w->instance = io.instance;
+	w->pid = io.pid;
+	w->in_fd = io.stdin_fd;
+	w->out_fd = io.stdout_fd;
+	w->err_fd = io.stderr_fd;
+	w->report = io.report;
+	w->next_id = 1;
+	w->for_install = for_install;
+	w->started_ms = cordon_loop_now_ms();
+	(void)fd_set_nonblock(w->in_fd, 1);
+	(void)fd_set_nonblock(w->out_fd, 1);
+	if (w->err_fd >= 0)
+		(void)fd_set_nonblock(w->err_fd, 1);
+	w->next = d->workers;
+	d->workers = w;
+	if ((r = cordon_loop_watch(d->loop, w->out_fd, EPOLLIN, on_stdout, w, &w->w_out)) < 0 ||
+	    (r = cordon_loop_watch(d->loop, w->in_fd, 0, on_stdin, w, &w->w_in)) < 0 ||
+	    (w->err_fd >= 0 && (r = cordon_loop_watch(d->loop, w->err_fd, EPOLLIN, on_stderr, w, &w->w_err)) < 0)) {
+		worker_died(w, "cannot watch its fds", false);
+		return cordon_diag_set(diag, -r, "worker", "cannot watch the instance's fds");
+	}
+	/* A shared instance, or any restart, is a new launch generation:
+	 * approvals bound to the previous instance are revoked. A fresh
+	 * per-session instance keeps the generation (the session id in the
+	 * binding already separates it). */
+	if (daemon_conn_installed(d, c->id)) {
+		struct cordon_actor sys = cordon_actor_system();
+
+		if (!s || c->restarts || c->crashes)
+			r = cordon_connector_relaunch(d->db, &sys, c->id, &w->generation);
+		else
+			r = cordon_connector_generation(d->db, c->id, &w->generation);
+		if (r < 0) {
+			worker_died(w, "cannot record the launch", false);
+			return cordon_diag_set(diag, -r, "worker", "cannot record the launch generation: %s",
+					       cordon_db_last_error(d->db));
+		}
+	}
+	if (!s && !for_install)
+		c->shared = w;
+	struct dwreq *q = req_new(w, DWREQ_INITIALIZE);
+	json_t *caps = json_pack("{s:{s:b}}", "roots", "listChanged", 0);
+
+	if (!q || !caps) {
+		json_decref(caps);
+		worker_died(w, "out of memory", false);
+		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
+	}
+	r = send_request(w, q, "initialize",
+			 json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities", caps,
+				   "clientInfo", "name", "cordond", "version", "0.1"));
+	if (r < 0) {
+		worker_died(w, "cannot send initialize", true);
+		return cordon_diag_set(diag, -r, "worker", "cannot send initialize");
+	}
+	*ret = w;
+	return 0;
+}
+
+struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool start,
+			   struct cordon_diag *diag)
+{
+	struct dworker *w = NULL;
+	uint64_t now = cordon_loop_now_ms();
+
+	if (c->profile->instances == CORDON_INSTANCES_SHARED)
+		w = c->shared;
+	else
+		for (struct dworker *x = d->workers; x; x = x->next)
+			if (x->conn == c && x->session == s && !x->for_install && x->state != DW_DEAD) {
+				w = x;
+				break;
+			}
+	if (w || !start)
+		return w;
+	if (now < c->next_start_ms) {
+		cordon_diag_set(diag, EAGAIN, "worker", "connector %s is restarting after a crash; retry in %llu ms",
+				c->id, (unsigned long long)(c->next_start_ms - now));
+		return NULL;
+	}
+	if (c->crashes)
+		c->restarts++, d->m.instance_restarts++;
+	if (worker_launch(d, c, c->profile->instances == CORDON_INSTANCES_SHARED ? NULL : s, false, &w, diag) < 0)
+		return NULL;
+	return w;
+}
+
+void worker_enqueue(struct dworker *w, struct dcall *c)
+{
+	struct dcall **p = &w->waiting;
+
+	while (*p)
+		p = &(*p)->next_waiting;
+	c->next_waiting = NULL;
+	*p = c;
+	c->w = w;
+}
+
+void worker_dequeue(struct dworker *w, struct dcall *c)
+{
+	for (struct dcall **p = &w->waiting; *p; p = &(*p)->next_waiting)
+		if (*p == c) {
+			*p = c->next_waiting;
+			c->next_waiting = NULL;
+			break;
+		}
+	for (struct dwreq *q = w->reqs; q; q = q->next)
+		if (q->call == c)
+			q->call = NULL;
+	c->w = NULL;
+}
+
+/* Forwards the CANONICAL argument bytes: the message is assembled around
+ * the exact JCS bytes the approval binding covered, never re-serialised
+ * from the client's text. */
+int worker_send_call(struct dworker *w, struct dcall *c)
+{
+	_cleanup_free_ char *name = NULL, *line = NULL, *tok = NULL;
+	struct dwreq *q;
+	int n;
+
+	if (c->kind == DCK_PASS) {
+		q = req_new(w, DWREQ_CALL);
+		if (!q)
+			return -ENOMEM;
+		q->call = c;
+		c->worker_req_id = q->id;
+		c->w = w;
+		return send_request(w, q, c->pass_method, json_incref(c->pass_params));
+	}
+	{
+		json_t *js = json_string(c->tool);
+
+		name = json_dumps(js, JSON_ENCODE_ANY | JSON_COMPACT);
+		json_decref(js);
+	}
+	if (!name)
+		return -ENOMEM;
+	q = req_new(w, DWREQ_CALL);
+	if (!q)
+		return -ENOMEM;
+	q->call = c;
+	c->worker_req_id = q->id;
+	c->w = w;
+	n = asprintf(&line,
+		     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{\"name\":%s,\"arguments\":%.*s%s}}",
+		     (long long)q->id, name, (int)c->args_len, c->args_jcs,
+		     c->progress_token ? (asprintf(&tok, ",\"_meta\":{\"progressToken\":%lld}", (long long)q->id) < 0
+						  ? ""
+						  : tok)
+				       : "");
+	if (n < 0) {
+		line = NULL;
+		free(req_take(w, q->id));
+		return -ENOMEM;
+	}
+	return send_line(w, line, (size_t)n);
+}
+
+void worker_cancel_request(struct dworker *w, int64_t id, const char *reason)
+{
+	struct dwreq *q = req_take(w, id);
+
+	if (q) {
+		json_decref(q->client_id);
+		free(q);
+	}
+	send_json(w, json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+			       "params", "requestId", (json_int_t)id, "reason", reason));
+}
+
+void workers_kill_all(struct cordon_daemon *d)
+{
+	while (d->workers)
+		worker_died(d->workers, "broker shutting down", false);
+}
+
+void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report)
+{
+	(void)status;
+	if (json_is_object(report) && json_integer_value(json_object_get(report, "oom_kills")) > 0)
+		d->m.oom_kills += (uint64_t)json_integer_value(json_object_get(report, "oom_kills"));
+	for (struct dworker *w = d->workers; w; w = w->next)
+		if (w->instance == instance) {
+			worker_died(w, "exited", true);
+			return;
+		}
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* End-to-end harness for cordond's core: runs the daemon core in a forked
+ * child (a real process with its own privilege drop and Landlock domain),
+ * with a spawner that starts connector processes directly (the launcher
+ * helper is tested on its own; this exercises the proxy and authorization
+ * flow with real processes), plus an MCP client over the gateway socket and
+ * operator actions through the broker core library on the same database. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "db.h"
+#include "mcp-client.h"
+
+struct harness {
+	char *dir;
+	char state[512], profiles[512], runtime[512], data[512], out_file[600], gateway[600];
+	pid_t daemon_pid;
+	unsigned approval_wait_s;
+	unsigned max_sessions;
+};
+
+/* Creates a temp tree with profiles/fake.yaml (shared instance) and
+ * profiles/fakeps.yaml (per-session). */
+void harness_setup(struct harness *h, const char *tag);
+/* Removes everything (stops the daemon first). */
+void harness_teardown(struct harness *h);
+
+/* Starts the daemon core in a child; installs connectors `fake` and
+ * `fakeps` on first start (inventory taken by launching once). Returns once
+ * the gateway accepts connections. */
+void harness_start(struct harness *h);
+/* Sends sig (SIGTERM or SIGKILL) and reaps; returns the wait status. */
+int harness_stop(struct harness *h, int sig);
+
+/* Operator actions through the core library (operator actor, uid 0). */
+struct cordon_db *harness_db(struct harness *h);
+void harness_review_all(struct harness *h, const char *connector);
+/* Approves every requested approval; returns how many. */
+int harness_approve_all(struct harness *h);
+int harness_deny_all(struct harness *h);
+/* Counts actions in a state (enum cordon_action_state). */
+int harness_count_actions(struct harness *h, int state);
+/* Counts approvals in a state. */
+int harness_count_approvals(struct harness *h, int state);
+/* Number of lines in the fake connector's output file. */
+int harness_out_lines(struct harness *h);
+/* Verifies the audit chain; returns true on PASS. */
+bool harness_audit_ok(struct harness *h, char *msg, size_t size);
+
+/* Runs cordonctl against the daemon's operator socket with args (a shell
+ * word list); returns its exit status. */
+int harness_ctl(struct harness *h, const char *args);
+
+/* MCP over the gateway socket. */
+int mcp_peer_connect(struct mcp_peer *p, const char *path);
+void mcp_peer_disconnect(struct mcp_peer *p);
+/* Sends a request without waiting; returns its id. */
+long mcp_peer_send_request(struct mcp_peer *p, const char *method, json_t *params /* stolen */);
+/* Waits for the response with id (skipping other messages). */
+json_t *mcp_peer_wait(struct mcp_peer *p, long id, int timeout_ms);
+/* Text of the first content item of a tools/call result ("" when none). */
+const char *result_text(const json_t *result);

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The real thing: the cordond binary as root (it drops to nobody and
+ * sandboxes itself), the real launcher helper (cordon-launch --serve) that
+ * runs the fake connector in a real sandbox, cordonctl on the operator
+ * socket for every operator step, an MCP client on the gateway socket. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon-harness.h"
+#include "test-support.h"
+
+static char *T;
+static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[800], httpsock[800], logfile[700];
+static char cordond[600], cordonctl[600], launch[600], helper[600];
+static pid_t daemon_pid;
+
+static void write_profile(const char *id, const char *ttl)
+{
+	char path[700], helpers_dir[600];
+	FILE *f;
+
+	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
+	*strrchr(helpers_dir, '/') = 0;
+	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"version: 1\n"
+		"connector:\n"
+		"  description: fake connector\n"
+		"  command: [%s, /data/out.txt]\n"
+		"  instances: shared\n"
+		"sandbox:\n"
+		"  user: dynamic\n"
+		"  filesystem:\n"
+		"    system:\n"
+		"      - {path: /usr, access: read-exec}\n"
+		"      - {path: /lib, access: read-exec}\n"
+		"      - {path: /lib64, access: read-exec}\n"
+		"      - {path: %s, access: read-exec}\n"
+		"    roots:\n"
+		"      - {path: %s, access: read-write, at: /data}\n"
+		"    tmp: 1M\n"
+		"  network: {mode: none}\n"
+		"  limits: {memory: 64M, pids: 16}\n"
+		"tools:\n"
+		"  default_risk: high\n"
+		"  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
+		"  grant: [echo, append, roots]\n"
+		"approval:\n"
+		"  ttl: %s\n",
+		helper, helpers_dir, data, ttl);
+	assert_int_equal(fclose(f), 0);
+}
+
+static bool connectable(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void start_daemon(void)
+{
+	unlink(gw);
+	daemon_pid = fork();
+	assert_true(daemon_pid >= 0);
+	if (daemon_pid == 0) {
+		int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		dup2(fd, 2);
+		dup2(fd, 1);
+		/* cordond drops to nobody and is no longer dumpable: LeakSanitizer
+		 * cannot stop the world in it (sanitizer builds only). */
+		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+		execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
+		      "--approval-wait", "2s", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300 && !connectable(gw); i++)
+		usleep(50 * 1000);
+	assert_true(connectable(gw));
+}
+
+static int stop_daemon(int sig)
+{
+	int st = -1;
+
+	kill(daemon_pid, sig);
+	waitpid(daemon_pid, &st, 0);
+	daemon_pid = 0;
+	return st;
+}
+
+/* Runs cordonctl --socket OPSOCK ARGS...; returns the exit status and its
+ * stdout (malloc'd) in *out. */
+static int ctl(char **out, ...)
+{
+	char *argv[32];
+	int n = 0, p[2], st;
+	va_list ap;
+	pid_t pid;
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+
+	argv[n++] = cordonctl;
+	argv[n++] = "--socket";
+	argv[n++] = opsock;
+	va_start(ap, out);
+	for (char *a; (a = va_arg(ap, char *)) && n < 31;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execv(cordonctl, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	for (ssize_t r; (r = read(p[0], buf + len, cap - len - 1)) > 0;) {
+		len += (size_t)r;
+		if (cap - len < 2)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[len] = 0;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static json_t *ctl_json(const char *a1, const char *a2, const char *a3)
+{
+	char *out = NULL;
+	json_t *v;
+	int r = ctl(&out, "--json", a1, a2, a3, (char *)NULL);
+
+	if (r != 0)
+		fail_msg("cordonctl %s %s -> %d: %s", a1, a2 ? a2 : "", r, out);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	return v;
+}
+
+static json_t *first_array(json_t *v)
+{
+	const char *k;
+	json_t *x;
+
+	if (json_is_array(v))
+		return v;
+	json_object_foreach(v, k, x)
+		if (json_is_array(x))
+			return x;
+	return NULL;
+}
+
+static int out_lines(void)
+{
+	char path[700];
+	FILE *f;
+	int n = 0, c;
+
+	snprintf(path, sizeof(path), "%s/out.txt", data);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Processes whose command line names our fake connector (by path). */
+static int fake_processes(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		char path[300], cmd[1024];
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+		if (len > 0) {
+			cmd[len] = 0;
+			if (!strcmp(cmd, helper))
+				n++;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static const char *http_get(const char *path, char *buf, size_t size)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char req[256];
+	size_t len = 0;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", httpsock);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	for (ssize_t r; len + 1 < size && (r = read(fd, buf + len, size - len - 1)) > 0;)
+		len += (size_t)r;
+	buf[len] = 0;
+	close(fd);
+	return buf;
+}
+
+static void test_real_broker(void **state_)
+{
+	struct mcp_peer p;
+	json_t *v, *tools, *t, *r;
+	char *out = NULL, *body;
+	size_t i;
+	long id;
+	int st;
+	static char http[65536];
+
+	(void)state_;
+	start_daemon();
+
+	/* Operator: install (takes the inventory by launching once, sandboxed),
+	 * review every tool, check the default grant. */
+	assert_int_equal(ctl(&out, "connectors", "add", "fake", (char *)NULL), 0);
+	free(out);
+	v = ctl_json("inventory", "show", "fake");
+	tools = first_array(v);
+	assert_int_equal(json_array_size(tools), 5);
+	json_array_foreach(tools, i, t) {
+		const char *name = json_string_value(json_object_get(t, "tool"));
+		const char *fp = json_string_value(json_object_get(t, "fingerprint"));
+
+		assert_string_equal(json_string_value(json_object_get(t, "state")), "pending_review");
+		assert_int_equal(ctl(NULL, "inventory", "review", "fake", name, "--fingerprint", fp, (char *)NULL), 0);
+	}
+	json_decref(v);
+
+	/* Agent: only the granted, reviewed tools; a read call runs sandboxed. */
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	r = mcp_peer_initialize(&p, "2025-11-25");
+	assert_non_null(r);
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/list", NULL, 10000);
+	tools = json_object_get(json_object_get(r, "result"), "tools");
+	assert_int_equal(json_array_size(tools), 3 + 3); /* echo, append, roots + 3 broker tools */
+	json_decref(r);
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "sandboxed"), 15000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "echo: sandboxed");
+	json_decref(r);
+	r = mcp_peer_call(&p, "fake__crash", json_object(), 5000);
+	assert_null(r); /* not granted: a JSON-RPC error, no result */
+
+	/* Health: the instance's enforcement report is in the detail. */
+	body = strstr(http_get("/health", http, sizeof(http)), "\r\n\r\n");
+	assert_non_null(body);
+	assert_true(strstr(body, "\"ok\"") || strstr(body, "\"degraded\""));
+	body = strstr(http_get("/health/detail", http, sizeof(http)), "\r\n\r\n");
+	assert_non_null(body);
+	assert_non_null(strstr(body, "\"report\""));
+	assert_non_null(strstr(http_get("/metrics", http, sizeof(http)), "cordon_calls_total{decision=\"allow\"} 1"));
+
+	/* A write waits, then approval from cordonctl, then exactly once. */
+	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "first"), 15000);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	assert_int_equal(out_lines(), 0);
+	v = ctl_json("approvals", "list", NULL);
+	assert_int_equal(json_array_size(first_array(v)), 1);
+	{
+		char code[16];
+
+		snprintf(code, sizeof(code), "%s",
+			 json_string_value(json_object_get(json_array_get(first_array(v), 0), "display_code")));
+		assert_int_equal(ctl(NULL, "approvals", "approve", code, (char *)NULL), 0);
+	}
+	json_decref(v);
+	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "first"), 15000);
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(out_lines(), 1);
+
+	/* In flight when the broker is killed: outcome_unknown after restart. */
+	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "slow"), 15000);
+	json_decref(r);
+	v = ctl_json("approvals", "list", NULL);
+	assert_int_equal(ctl(NULL, "approvals", "approve",
+			     json_string_value(json_object_get(json_array_get(first_array(v), 0), "id")), (char *)NULL),
+			 0);
+	json_decref(v);
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "slow"));
+	assert_true(id > 0);
+	for (int k = 0; k < 100 && out_lines() < 2; k++)
+		usleep(50 * 1000);
+	assert_int_equal(out_lines(), 2);
+	assert_true(fake_processes() >= 1);
+	st = stop_daemon(SIGKILL);
+	assert_true(WIFSIGNALED(st));
+	mcp_peer_disconnect(&p);
+	/* The helper saw the broker go and killed every connector. */
+	for (int k = 0; k < 100 && fake_processes() > 0; k++)
+		usleep(50 * 1000);
+	assert_int_equal(fake_processes(), 0);
+
+	start_daemon();
+	v = ctl_json("actions", "list", NULL);
+	{
+		int unknown = 0;
+
+		json_array_foreach(first_array(v), i, t)
+			unknown += !strcmp(json_string_value(json_object_get(t, "state")), "outcome_unknown");
+		assert_int_equal(unknown, 1);
+	}
+	json_decref(v);
+	sleep(1);
+	assert_int_equal(out_lines(), 2);
+	assert_int_equal(ctl(&out, "audit", "verify", (char *)NULL), 0);
+	printf("audit verify: %s", out);
+	free(out);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The official TypeScript SDK through `cordonctl mcp`, with a parallel
+ * operator (tests/e2e/sdk-broker.mjs). */
+static void test_sdk_through_cordonctl(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	char script[700], *out = NULL;
+	json_t *v, *tools, *t;
+	size_t i;
+	int base, st, p[2];
+	pid_t pid;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	snprintf(script, sizeof(script), "%s/sdk-broker.mjs", node_dir);
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "sdk", (char *)NULL), 0);
+	v = ctl_json("inventory", "show", "sdk");
+	json_array_foreach(first_array(v), i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
+				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+	base = out_lines();
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execlp("node", "node", script, cordonctl, gw, opsock, "sdk", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	{
+		size_t len = 0, cap = 65536;
+
+		out = malloc(cap);
+		for (ssize_t r; (r = read(p[0], out + len, cap - len - 1)) > 0;)
+			len += (size_t)r;
+		out[len] = 0;
+	}
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	printf("sdk: %s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	/* Only granted, reviewed tools (+ the broker's own): echo, append and
+	 * roots of fake (installed by the previous test) and of sdk; never the
+	 * ungranted crash/garbage. */
+	tools = json_object_get(v, "tools");
+	assert_int_equal(json_array_size(tools), 9);
+	json_array_foreach(tools, i, t) {
+		assert_null(strstr(json_string_value(t), "crash"));
+		assert_null(strstr(json_string_value(t), "garbage"));
+	}
+	assert_true(json_is_true(json_object_get(json_object_get(v, "readOnly"), "sdk__echo")));
+	assert_true(json_is_false(json_object_get(json_object_get(v, "readOnly"), "sdk__append")));
+	assert_string_equal(json_string_value(json_object_get(v, "echo")), "echo: from the sdk");
+	/* Waited, approved in parallel, ran once. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "write1"), "text")), "appended");
+	assert_non_null(json_string_value(json_object_get(json_object_get(v, "write1"), "code")));
+	/* A changed nested argument needs a new approval; it expired unused. */
+	assert_true(json_is_true(json_object_get(json_object_get(v, "changed"), "isError")));
+	assert_non_null(json_string_value(json_object_get(v, "changedCode")));
+	assert_string_not_equal(json_string_value(json_object_get(v, "changedCode")),
+				json_string_value(json_object_get(json_object_get(v, "write1"), "code")));
+	assert_string_equal(json_string_value(json_object_get(v, "approveExpired")), "refused");
+	/* Cancelled: aborted on the client, the pending approval withdrawn. */
+	assert_int_equal(json_integer_value(json_object_get(v, "beforeCancel")), 1);
+	assert_string_equal(json_string_value(json_object_get(v, "cancel")), "aborted");
+	assert_int_equal(json_integer_value(json_object_get(v, "afterCancel")), 0);
+	json_decref(v);
+	assert_int_equal(out_lines(), base + 1);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
+					    cmocka_unit_test(test_sdk_through_cordonctl) };
+	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
+	int r;
+
+	if (geteuid() != 0)
+		cordon_test_skip("needs root (cordond drops to nobody; the launcher builds sandboxes)");
+	if (!b)
+		cordon_test_skip("CORDON_BUILD_DIR not set");
+	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
+	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
+	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
+	snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	T = cordon_test_mkdtemp("cordond-real");
+	/* The profiles directory must be root-owned and not group/world
+	 * writable (the helper refuses anything else); data is the root. */
+	chmod(T, 0755);
+	snprintf(state, sizeof(state), "%s/state", T);
+	snprintf(profiles, sizeof(profiles), "%s/profiles", T);
+	snprintf(data, sizeof(data), "%s/data", T);
+	snprintf(logfile, sizeof(logfile), "%s/cordond.log", T);
+	snprintf(runtime, sizeof(runtime), "%s/run", state);
+	snprintf(gw, sizeof(gw), "%s/gateway.sock", runtime);
+	snprintf(opsock, sizeof(opsock), "%s/operator.sock", runtime);
+	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
+	mkdir(profiles, 0755);
+	mkdir(data, 0755);
+	write_profile("fake", "120s");
+	write_profile("sdk", "3s");
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	if (daemon_pid > 0)
+		stop_daemon(SIGKILL);
+	if (r) {
+		char cmd[800];
+
+		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", logfile);
+		(void)!system(cmd);
+	}
+	cordon_test_rm_rf(T);
+	free(T);
+	return r;
+}

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordond end to end: the daemon core in its own process (privilege drop,
+ * Landlock), real connector processes (tests/helpers/fake-connector), an MCP
+ * client on the gateway socket, operator decisions through the broker core
+ * on the same database. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "daemon-harness.h"
+#include "test-support.h"
+
+static struct harness H;
+
+static int setup(void **state)
+{
+	(void)state;
+	harness_setup(&H, "cordond-e2e");
+	harness_start(&H);
+	harness_review_all(&H, "fake");
+	harness_review_all(&H, "fakeps");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	harness_teardown(&H);
+	return 0;
+}
+
+static void session(struct mcp_peer *p)
+{
+	json_t *r;
+
+	assert_int_equal(mcp_peer_connect(p, H.gateway), 0);
+	r = mcp_peer_initialize(p, "2025-11-25");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "protocolVersion")), "2025-11-25");
+	json_decref(r);
+}
+
+static json_t *call(struct mcp_peer *p, const char *tool, const char *text, int timeout_ms)
+{
+	json_t *args = text ? json_pack("{s:s}", "text", text) : json_object();
+
+	return mcp_peer_call(p, tool, args, timeout_ms);
+}
+
+static json_t *find_tool(json_t *tools, const char *name)
+{
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(tools, i, t)
+		if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+			return t;
+	return NULL;
+}
+
+static void test_version_negotiation(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+
+	(void)state;
+	for (const char *const *v = (const char *const[]){ "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL };
+	     *v; v++) {
+		assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+		r = mcp_peer_initialize(&p, *v);
+		assert_non_null(r);
+		assert_string_equal(json_string_value(json_object_get(r, "protocolVersion")), *v);
+		assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "capabilities"), "tools"),
+							 "listChanged")));
+		json_decref(r);
+		mcp_peer_disconnect(&p);
+	}
+	/* Unsupported: the newest. */
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	r = mcp_peer_initialize(&p, "1999-01-01");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "protocolVersion")), "2025-11-25");
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_list_and_read(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *tools, *t;
+
+	(void)state;
+	session(&p);
+	r = mcp_peer_request(&p, "tools/list", json_object(), 10000);
+	assert_non_null(r);
+	tools = json_object_get(json_object_get(r, "result"), "tools");
+	assert_true(json_is_array(tools));
+	/* 5 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
+	assert_int_equal(json_array_size(tools), 13);
+	t = find_tool(tools, "fake__echo");
+	assert_non_null(t);
+	assert_true(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
+	/* The connector claims append is read-only; cordon's tier says write. */
+	t = find_tool(tools, "fake__append");
+	assert_non_null(t);
+	assert_true(json_is_false(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
+	assert_non_null(find_tool(tools, "cordon__request_root"));
+	assert_non_null(find_tool(tools, "cordon__approval_status"));
+	assert_non_null(find_tool(tools, "cordon__release_root"));
+	json_decref(r);
+
+	r = call(&p, "fake__echo", "hello", 10000);
+	assert_non_null(r);
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "echo: hello");
+	json_decref(r);
+
+	/* roots/list from the connector is answered by the broker with the
+	 * instance's own roots. */
+	r = call(&p, "fake__roots", NULL, 10000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "file:///data"));
+	json_decref(r);
+
+	/* Unknown and ungranted tools: JSON-RPC -32602. */
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fake__nope", "arguments"), 5000);
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "other__echo", "arguments"), 5000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_write_exactly_once_per_approval(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	long id;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&p);
+	/* No approval: held for approval_wait (2 s), then an isError result
+	 * naming the code; nothing executed. */
+	r = call(&p, "fake__append", "one", 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	assert_non_null(strstr(result_text(r), "repeat the identical call after approval"));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base);
+
+	/* Approve out of band; the identical call consumes it, once. */
+	assert_int_equal(harness_approve_all(&H), 1);
+	r = call(&p, "fake__append", "one", 10000);
+	assert_non_null(r);
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+
+	/* A replay of the same call needs a new approval. */
+	r = call(&p, "fake__append", "one", 10000);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	/* That new request exists; deny it: the identical call is refused. */
+	assert_int_equal(harness_deny_all(&H), 1);
+
+	/* Approval while the call is held: it completes in the same request. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "two"));
+	usleep(500 * 1000);
+	assert_int_equal(harness_approve_all(&H), 1);
+	r = mcp_peer_wait(&p, id, 10000);
+	assert_non_null(r);
+	assert_string_equal(result_text(json_object_get(r, "result")), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 2);
+
+	/* Denied while held: isError with the reason, nothing executed. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "three"));
+	usleep(500 * 1000);
+	assert_int_equal(harness_deny_all(&H), 1);
+	r = mcp_peer_wait(&p, id, 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	assert_non_null(strstr(result_text(json_object_get(r, "result")), "denied"));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 2);
+
+	/* Client cancellation withdraws the pending approval. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "four"));
+	usleep(400 * 1000);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
+	{
+		char note[200];
+
+		snprintf(note, sizeof(note),
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+	usleep(300 * 1000);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 0);
+	assert_int_equal(harness_approve_all(&H), 0);
+	assert_int_equal(harness_out_lines(&H), base + 2);
+	mcp_peer_disconnect(&p);
+}
+
+static void expect_error(struct mcp_peer *p, const char *raw, int code)
+{
+	json_t *v;
+
+	assert_int_equal(mcp_peer_send_raw(p, raw, strlen(raw)), 0);
+	v = mcp_peer_read(p, 10000);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "error"), "code")), code);
+	json_decref(v);
+}
+
+static void test_malformed_traffic(void **state)
+{
+	struct mcp_peer p, q;
+	json_t *r;
+	char *big;
+	size_t big_len = 20u * 1024 * 1024;
+
+	(void)state;
+	session(&q); /* a bystander session */
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	/* Before initialize. */
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n", -32600);
+	expect_error(&p, "{not json\n", -32700);
+	expect_error(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n", -32600);
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}\n", -32700);
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"n\":9007199254740993}}\n", -32700);
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}\n", -32700);
+	/* A 20 MiB line: one error, the session resyncs at the newline. */
+	big = malloc(big_len + 1);
+	assert_non_null(big);
+	memset(big, 'a', big_len);
+	big[big_len] = '\n';
+	assert_int_equal(mcp_peer_send_raw(&p, big, big_len + 1), 0);
+	free(big);
+	r = mcp_peer_read(&p, 20000);
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32600);
+	json_decref(r);
+	r = mcp_peer_initialize(&p, "2025-06-18");
+	assert_non_null(r);
+	json_decref(r);
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"no/such/method\"}\n", -32601);
+	r = mcp_peer_request(&p, "ping", NULL, 5000);
+	assert_non_null(json_object_get(r, "result"));
+	json_decref(r);
+
+	/* 1000 connections opened and held; the bystander still works. */
+	{
+		struct rlimit rl;
+		int *fds = calloc(1000, sizeof(int));
+		int opened = 0;
+
+		assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		for (int i = 0; i < 1000; i++) {
+			struct mcp_peer x;
+
+			if (mcp_peer_connect(&x, H.gateway) == 0)
+				fds[opened++] = x.to;
+		}
+		assert_int_equal(opened, 1000);
+		r = call(&q, "fake__echo", "still here", 10000);
+		assert_non_null(r);
+		assert_string_equal(result_text(r), "echo: still here");
+		json_decref(r);
+		for (int i = 0; i < opened; i++)
+			close(fds[i]);
+		free(fds);
+	}
+	mcp_peer_disconnect(&p);
+	mcp_peer_disconnect(&q);
+}
+
+static void test_worker_crash_and_garbage(void **state)
+{
+	struct mcp_peer p;
+	json_t *r = NULL;
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fake__crash", NULL, 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	/* Restarted with backoff; the next calls work again. */
+	for (int i = 0; i < 50; i++) {
+		r = call(&p, "fake__echo", "again", 10000);
+		if (r && !json_is_true(json_object_get(r, "isError")))
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "echo: again");
+	json_decref(r);
+	/* Non-JSON on stdout: the instance is killed and the call fails. */
+	r = call(&p, "fake__garbage", NULL, 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_per_session_instances(void **state)
+{
+	struct mcp_peer a, b;
+	json_t *r;
+
+	(void)state;
+	session(&a);
+	session(&b);
+	r = call(&a, "fakeps__echo", "a", 10000);
+	assert_string_equal(result_text(r), "echo: a");
+	json_decref(r);
+	r = call(&b, "fakeps__echo", "b", 10000);
+	assert_string_equal(result_text(r), "echo: b");
+	json_decref(r);
+	mcp_peer_disconnect(&a);
+	mcp_peer_disconnect(&b);
+}
+
+static void test_delegation_relaunches_with_root(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	char sub[700], args[900];
+	const char *did;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/sub", H.data);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	session(&p);
+	r = call(&p, "fakeps__roots", NULL, 10000);
+	assert_null(strstr(result_text(r), sub));
+	json_decref(r);
+	/* The agent asks; that grants nothing. */
+	r = mcp_peer_call(&p, "cordon__request_root",
+			  json_pack("{s:s, s:s, s:s}", "connector", "fakeps", "path", sub, "access", "read"), 10000);
+	assert_non_null(r);
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	did = json_string_value(json_object_get(json_object_get(r, "structuredContent"), "delegation"));
+	assert_non_null(did);
+	snprintf(args, sizeof(args), "delegations approve %s", did);
+	json_incref(r);
+	/* Still nothing before the operator approves. */
+	{
+		json_t *r2 = call(&p, "fakeps__roots", NULL, 10000);
+
+		assert_null(strstr(result_text(r2), sub));
+		json_decref(r2);
+	}
+	assert_int_equal(harness_ctl(&H, args), 0);
+	json_decref(r);
+	json_decref(r);
+	/* The instance was relaunched with the root (Landlock cannot widen a
+	 * running process); the broker's roots/list answer names it. */
+	r = call(&p, "fakeps__roots", NULL, 10000);
+	assert_non_null(strstr(result_text(r), sub));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_resources_prompts_passthrough(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *caps;
+
+	(void)state;
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	r = mcp_peer_initialize(&p, "2025-06-18");
+	caps = json_object_get(r, "capabilities");
+	assert_non_null(json_object_get(caps, "resources"));
+	assert_non_null(json_object_get(caps, "prompts"));
+	json_decref(r);
+	/* A URI no listing produced is refused. */
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* Only fakeps (resources: read) contributes; fake (none) does not. */
+	r = mcp_peer_request(&p, "resources/list", NULL, 10000);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 1);
+	json_decref(r);
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0), "text")),
+			    "a note");
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/list", NULL, 10000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(json_object_get(r, "result"), "prompts"), 0), "name")),
+			    "fakeps__greet");
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fakeps__greet"), 10000);
+	{
+		char *txt = json_dumps(json_object_get(r, "result"), 0);
+
+		assert_non_null(strstr(txt, "prompt greet"));
+		free(txt);
+	}
+	json_decref(r);
+	/* A connector without prompts: read cannot be named. */
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fake__greet"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+/* Last: kills the daemon. */
+static void test_kill9_after_dispatch(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	long id;
+	int base = harness_out_lines(&H), st, unknown;
+	char msg[256];
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fake__append", "slow-1", 10000);
+	json_decref(r);
+	assert_int_equal(harness_approve_all(&H), 1);
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "slow-1"));
+	assert_true(id > 0);
+	/* The connector appends, then sleeps 3 s before answering: kill -9
+	 * the broker in between. */
+	for (int i = 0; i < 100 && harness_out_lines(&H) == base; i++)
+		usleep(50 * 1000);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	st = harness_stop(&H, SIGKILL);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	mcp_peer_disconnect(&p);
+	assert_int_equal(harness_count_actions(&H, CORDON_ACTION_DISPATCHED), 1);
+	/* Earlier tests left outcome_unknown actions (the crashing tools). */
+	unknown = harness_count_actions(&H, CORDON_ACTION_OUTCOME_UNKNOWN);
+
+	harness_start(&H);
+	assert_int_equal(harness_count_actions(&H, CORDON_ACTION_DISPATCHED), 0);
+	assert_int_equal(harness_count_actions(&H, CORDON_ACTION_OUTCOME_UNKNOWN), unknown + 1);
+	/* Never retried: still one execution. */
+	sleep(1);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	/* Clean stop: exit 0, audit verifies. */
+	st = harness_stop(&H, SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(harness_audit_ok(&H, msg, sizeof(msg)));
+	printf("audit: %s\n", msg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_negotiation),
+		cmocka_unit_test(test_list_and_read),
+		cmocka_unit_test(test_write_exactly_once_per_approval),
+		cmocka_unit_test(test_malformed_traffic),
+		cmocka_unit_test(test_worker_crash_and_garbage),
+		cmocka_unit_test(test_per_session_instances),
+		cmocka_unit_test(test_delegation_relaunches_with_root),
+		cmocka_unit_test(test_resources_prompts_passthrough),
+		cmocka_unit_test(test_kill9_after_dispatch),
+	};
+
+	if (geteuid() != 0)
+		cordon_test_skip("needs root (the daemon drops privileges and sandboxes itself)");
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

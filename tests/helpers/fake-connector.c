@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A tiny stdio MCP server for cordond's end-to-end tests (no sanitizers, no
+ * JSON library: it runs inside sandboxes and reads the broker's canonical
+ * lines, whose shape it knows).
+ *
+ *   fake-connector FILE
+ *
+ * Tools:
+ *   echo    {text}  read: returns "echo: <text>"
+ *   append  {text}  write: appends "<text>\n" to FILE, returns "appended"
+ *                   text "slow..." appends, then waits 3 s before answering
+ *   crash   {}      exits at once (status 3) without answering
+ *   garbage {}      writes a line that is not JSON
+ *   roots   {}      returns the answer the client gave to its roots/list
+ * After notifications/initialized it asks the client for roots/list.
+ * Exits at EOF on stdin. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *file;
+static char roots_answer[4096] = "(none)";
+
+static void out(const char *s)
+{
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/* Copies the raw JSON value after "key": (number or string) into buf. */
+static int raw_value(const char *line, const char *key, char *buf, size_t size)
+{
+	char pat[64];
+	const char *p, *e;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(line, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	if (*p == '"') {
+		e = p + 1;
+		while (*e && *e != '"')
+			e += (*e == '\\' && e[1]) ? 2 : 1;
+		if (*e)
+			e++;
+	} else {
+		e = p;
+		while (*e && *e != ',' && *e != '}')
+			e++;
+	}
+	if ((size_t)(e - p) >= size)
+		return -1;
+	memcpy(buf, p, (size_t)(e - p));
+	buf[e - p] = 0;
+	return 0;
+}
+
+/* The string value of "key" (still JSON-escaped) without quotes. */
+static int str_value(const char *line, const char *key, char *buf, size_t size)
+{
+	char raw[8192];
+	size_t n;
+
+	if (raw_value(line, key, raw, sizeof(raw)) < 0 || raw[0] != '"')
+		return -1;
+	n = strlen(raw);
+	if (n < 2 || n - 2 >= size)
+		return -1;
+	memcpy(buf, raw + 1, n - 2);
+	buf[n - 2] = 0;
+	return 0;
+}
+
+static void result_text(const char *id, const char *text, int is_error)
+{
+	char buf[16384 + 512];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"isError\":%s}}",
+		 id, text, is_error ? "true" : "false");
+	out(buf);
+}
+
+static void tools_call(const char *id, const char *line)
+{
+	char name[128], text[4096] = "", msg[8192];
+	const char *args = strstr(line, "\"arguments\":");
+
+	if (str_value(line, "name", name, sizeof(name)) < 0) {
+		result_text(id, "no name", 1);
+		return;
+	}
+	if (args)
+		(void)str_value(args, "text", text, sizeof(text));
+	if (!strcmp(name, "echo")) {
+		snprintf(msg, sizeof(msg), "echo: %s", text);
+		result_text(id, msg, 0);
+	} else if (!strcmp(name, "append")) {
+		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd < 0) {
+			snprintf(msg, sizeof(msg), "cannot open the file: %s", strerror(errno));
+			result_text(id, msg, 1);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "%s\n", text);
+		if (write(fd, msg, strlen(msg)) != (ssize_t)strlen(msg)) {
+			close(fd);
+			result_text(id, "short write", 1);
+			return;
+		}
+		fsync(fd);
+		close(fd);
+		if (!strncmp(text, "slow", 4)) {
+			struct timespec ts = { .tv_sec = 3 };
+
+			nanosleep(&ts, NULL);
+		}
+		result_text(id, "appended", 0);
+	} else if (!strcmp(name, "crash")) {
+		_exit(3);
+	} else if (!strcmp(name, "garbage")) {
+		out("this is not JSON");
+	} else if (!strcmp(name, "roots")) {
+		result_text(id, roots_answer, 0);
+	} else {
+		char err[512];
+
+		snprintf(err, sizeof(err), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32602,\"message\":\"unknown tool\"}}",
+			 id);
+		out(err);
+	}
+}
+
+static const char tools_json[] =
+	"{\"tools\":["
+	"{\"name\":\"echo\",\"description\":\"Echo text\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}},"
+	"\"annotations\":{\"readOnlyHint\":true}},"
+	"{\"name\":\"append\",\"description\":\"Append a line to the file\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}},"
+	"\"annotations\":{\"readOnlyHint\":true}},"
+	"{\"name\":\"crash\",\"description\":\"Exit at once\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"garbage\",\"description\":\"Write a non-JSON line\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"roots\",\"description\":\"Show the roots the client gave\",\"inputSchema\":{\"type\":\"object\"}}"
+	"]}";
+
+int main(int argc, char **argv)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: fake-connector FILE\n");
+		return 2;
+	}
+	file = argv[1];
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		char id[256], method[128], buf[20000];
+
+		if (line[n - 1] == '\n')
+			line[n - 1] = 0;
+		if (str_value(line, "method", method, sizeof(method)) < 0) {
+			/* A response: our roots/list request. */
+			if (strstr(line, "\"id\":\"r1\"")) {
+				const char *r = strstr(line, "\"result\":");
+				size_t k = 0;
+
+				/* Store it as a JSON-string-safe text. */
+				for (r = r ? r : line; *r && k + 2 < sizeof(roots_answer); r++)
+					if (*r != '"' && *r != '\\')
+						roots_answer[k++] = *r;
+				roots_answer[k] = 0;
+			}
+			continue;
+		}
+		if (raw_value(line, "id", id, sizeof(id)) < 0) {
+			if (!strcmp(method, "notifications/initialized"))
+				out("{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"roots/list\"}");
+			continue;
+		}
+		if (strcmp(method, "tools/call") != 0)
+			fprintf(stderr, "fake-connector: %s\n", method);
+		if (!strcmp(method, "initialize")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}},\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
+				 id);
+			out(buf);
+		} else if (!strcmp(method, "tools/list")) {
+			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools_json);
+			out(buf);
+		} else if (!strcmp(method, "tools/call"))
+			tools_call(id, line);
+		else if (!strcmp(method, "resources/list")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resources\":[{\"uri\":\"fake://note\",\"name\":\"note\"}]}}",
+				 id);
+			out(buf);
+		} else if (!strcmp(method, "resources/read")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"contents\":[{\"uri\":\"fake://note\",\"text\":\"a note\"}]}}",
+				 id);
+			out(buf);
+		} else if (!strcmp(method, "prompts/list")) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"prompts\":[{\"name\":\"greet\"}]}}", id);
+			out(buf);
+		} else if (!strcmp(method, "prompts/get")) {
+			char pname[128] = "";
+
+			(void)str_value(line, "name", pname, sizeof(pname));
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"prompt %s\"}}]}}",
+				 id, pname);
+			out(buf);
+		}
+		else if (!strcmp(method, "ping")) {
+			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);
+			out(buf);
+		} else {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32601,\"message\":\"no such method\"}}", id);
+			out(buf);
+		}
+	}
+	free(line);
+	return 0;
+}

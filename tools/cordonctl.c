@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordonctl: the operator CLI of cordond (operator socket), and `cordonctl
+ * mcp`, a stdio <-> gateway socket byte relay for stdio MCP clients.
+ *
+ * Every command is one request on the operator protocol (operator-proto.h);
+ * this program only builds the request and renders the response. Human
+ * output by default, --json for the raw result. Exit codes:
+ *   0  success
+ *   1  the operation was refused or failed (the daemon's error is printed),
+ *      or `audit verify` found a problem
+ *   2  usage error
+ *   3  cannot connect to the socket (missing, refused)
+ *   4  permission denied (not root and not in the operator group)
+ *   5  protocol error (malformed or missing response) */
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cleanup.h"
+#include "operator-proto.h"
+#include "paths.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_CONNECT = 3,
+	EXIT_DENIED = 4,
+	EXIT_PROTOCOL = 5,
+};
+
+struct opts {
+	const char *socket;
+	bool json, help, yes, all;
+	const char *code, *fingerprint, *key, *connector;
+	long count;
+	char *pos[8];
+	int n_pos;
+};
+
+struct command;
+typedef int (*build_fn)(const struct command *c, struct opts *o, json_t *args);
+typedef void (*render_fn)(const struct opts *o, const json_t *result);
+
+struct command {
+	const char *name, *sub;
+	const char *op;
+	const char *usage;
+	const char *help;
+	int min_pos, max_pos; /* positionals after the command words */
+	bool read;	      /* a read command: --json applies */
+	build_fn build;
+	render_fn render;
+};
+
+/* ---- small rendering helpers ---- */
+
+static const char *str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+static long long num(const json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
+static void print_json(const json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+
+	if (s) {
+		puts(s);
+		free(s);
+	}
+}
+
+/* Strings from the daemon are already escaped where they could hide text
+ * (definitions, arguments, paths); identifiers are from fixed alphabets. */
+
+static void render_status(const struct opts *o, const json_t *r)
+{
+	const json_t *a = json_object_get(r, "audit");
+
+	(void)o;
+	printf("health:               %s\n", str(r, "health"));
+	printf("connectors:           %lld\n", num(r, "connectors"));
+	printf("approvals pending:    %lld\n", num(r, "approvals_pending"));
+	printf("delegations pending:  %lld\n", num(r, "delegations_pending"));
+	printf("actions unresolved:   %lld\n", num(r, "actions_unresolved"));
+	printf("tools to review:      %lld\n", num(r, "inventory_to_review"));
+	printf("policy epoch:         %lld\n", num(r, "policy_epoch"));
+	printf("audit:                last seq %lld, %lld append failures\n", num(a, "last_seq"),
+	       num(a, "append_failures"));
+}
+
+static void render_pretty(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	print_json(r);
+}
+
+static void render_connectors(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *c;
+
+	(void)o;
+	if (json_array_size(r) == 0) {
+		puts("no connectors installed");
+		return;
+	}
+	printf("%-24s %-12s %s\n", "CONNECTOR", "STATE", "INSTANCES");
+	json_array_foreach(r, i, c) {
+		const json_t *inst = json_object_get(c, "instances");
+
+		printf("%-24s %-12s %lld\n", str(c, "id"), str(c, "state"),
+		       json_is_array(inst) ? (long long)json_array_size(inst) : (long long)json_integer_value(inst));
+	}
+}
+
+static void render_connector_change(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("connector %s %s\n", str(r, "connector"), str(r, "result"));
+}
+
+static void render_inventory(const struct opts *o, const json_t *r)
+{
+	const json_t *tools = json_object_get(r, "tools"), *t;
+	size_t i;
+
+	(void)o;
+	if (json_array_size(tools) == 0) {
+		printf("%s: nothing to review%s\n", str(r, "connector"),
+		       json_is_true(json_object_get(r, "all")) ? "" : " (use --all to see every tool)");
+		return;
+	}
+	json_array_foreach(tools, i, t) {
+		const json_t *notes = json_object_get(t, "notes"), *n;
+		size_t j;
+		char *claims = json_dumps(json_object_get(t, "claims"), JSON_COMPACT | JSON_SORT_KEYS);
+
+		printf("%s%s/%s  [%s]\n", i ? "\n" : "", str(t, "connector"), str(t, "tool"), str(t, "state"));
+		printf("  cordon tier:   %s%s\n", str(t, "tier"), json_is_true(json_object_get(t, "granted")) ? " (granted)" : " (not granted)");
+		printf("  claims:        %s  (the connector's annotations: display only, never change the tier)\n",
+		       claims ? claims : "{}");
+		free(claims);
+		json_array_foreach(notes, j, n) printf("  NOTE:          %s\n", json_string_value(n));
+		printf("  fingerprint:   %s\n", str(t, "fingerprint"));
+		if (json_is_string(json_object_get(t, "pinned_fingerprint")) &&
+		    strcmp(str(t, "pinned_fingerprint"), str(t, "fingerprint")) != 0)
+			printf("  reviewed was:  %s\n", str(t, "pinned_fingerprint"));
+		if (num(t, "escaped") > 0)
+			printf("  WARNING:       %lld invisible, bidi or look-alike characters are shown escaped as \\u{...}\n",
+			       num(t, "escaped"));
+		if (json_is_string(json_object_get(t, "diff"))) {
+			printf("  changes since review (- reviewed, + advertised now):\n");
+			for (const char *p = str(t, "diff"); *p;) {
+				const char *nl = strchr(p, '\n');
+				int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+				printf("    %.*s\n", len, p);
+				p += len + (nl ? 1 : 0);
+			}
+		} else if (json_is_string(json_object_get(t, "definition"))) {
+			printf("  definition:\n");
+			for (const char *p = str(t, "definition"); *p;) {
+				const char *nl = strchr(p, '\n');
+				int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+				printf("    %.*s\n", len, p);
+				p += len + (nl ? 1 : 0);
+			}
+		}
+		if (strcmp(str(t, "state"), "pending_review") == 0 || strcmp(str(t, "state"), "changed") == 0)
+			printf("  review with:   cordonctl inventory review %s %s --fingerprint %s\n", str(t, "connector"),
+			       str(t, "tool"), str(t, "fingerprint"));
+	}
+}
+
+static void render_reviewed(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("%s/%s reviewed (fingerprint %s)\n", str(r, "connector"), str(r, "tool"), str(r, "fingerprint"));
+}
+
+static void render_grants(const struct opts *o, const json_t *r)
+{
+	const json_t *g = json_object_get(r, "granted"), *n = json_object_get(r, "not_granted"), *e;
+	size_t i;
+
+	(void)o;
+	printf("%s: %zu granted\n", str(r, "connector"), json_array_size(g));
+	json_array_foreach(g, i, e) printf("  + %-32s tier %-12s inventory %s\n", str(e, "tool"), str(e, "tier"),
+					   str(e, "inventory"));
+	if (json_array_size(n)) {
+		printf("not granted:\n");
+		json_array_foreach(n, i, e) printf("    %-32s tier %-12s inventory %s\n", str(e, "tool"), str(e, "tier"),
+						   str(e, "inventory"));
+	}
+}
+
+static void render_grant_change(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	if (json_object_get(r, "added")) {
+		printf("%s: grant set (%zu added, %zu removed)\n", str(r, "connector"),
+		       json_array_size(json_object_get(r, "added")), json_array_size(json_object_get(r, "removed")));
+		return;
+	}
+	printf("%s/%s %s\n", str(r, "connector"), str(r, "tool"),
+	       json_is_true(json_object_get(r, "granted")) ? "granted" : "no longer granted");
+}
+
+static void render_approvals(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *a;
+
+	(void)o;
+	if (json_array_size(r) == 0) {
+		puts("no approvals waiting");
+		return;
+	}
+	printf("%-10s %-10s %-12s %-32s %-20s %s\n", "CODE", "STATE", "TIER", "CONNECTOR/TOOL", "EXPIRES", "ID");
+	json_array_foreach(r, i, a) {
+		char ct[160];
+
+		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
+		printf("%-10s %-10s %-12s %-32s %-20.19s %s\n", str(a, "display_code"), str(a, "state"), str(a, "tier"), ct,
+		       str(a, "expires_at"), str(a, "id"));
+	}
+}
+
+static void render_approval(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("approval %s  (code %s)\n", str(r, "id"), str(r, "display_code"));
+	printf("  state:      %s%s\n", str(r, "state"), json_is_true(json_object_get(r, "past_expiry")) ? " (past expiry)" : "");
+	printf("  tier:       %s\n", str(r, "tier"));
+	printf("  call:       %s/%s\n", str(r, "connector"), str(r, "tool"));
+	printf("  session:    %s\n", str(r, "session"));
+	printf("  created:    %s\n", str(r, "created_at"));
+	printf("  expires:    %s\n", str(r, "expires_at"));
+	if (json_is_string(json_object_get(r, "arguments"))) {
+		printf("  arguments (likely secrets masked, hidden characters escaped; display only):\n");
+		for (const char *p = str(r, "arguments"); *p;) {
+			const char *nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+			printf("    %.*s\n", len, p);
+			p += len + (nl ? 1 : 0);
+		}
+		if (json_array_size(json_object_get(r, "masked")))
+			printf("  masked:     %zu value(s)\n", json_array_size(json_object_get(r, "masked")));
+		if (num(r, "escaped") > 0)
+			printf("  WARNING:    %lld invisible, bidi or look-alike characters in the arguments\n", num(r, "escaped"));
+	} else if (json_object_get(r, "arguments_note"))
+		printf("  arguments:  %s\n", str(r, "arguments_note"));
+	if (json_is_string(json_object_get(r, "confirmation_code")))
+		printf("  CRITICAL:   approve with: cordonctl approvals approve %s --code %s\n", str(r, "id"),
+		       str(r, "confirmation_code"));
+}
+
+static void render_decided(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("approval %s (%s/%s): %s\n", str(r, "display_code"), str(r, "connector"), str(r, "tool"), str(r, "state"));
+}
+
+static void render_delegations(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *d;
+
+	(void)o;
+	if (json_array_size(r) == 0) {
+		puts("no delegations");
+		return;
+	}
+	printf("%-36s %-9s %-10s %-16s %s\n", "ID", "STATE", "ACCESS", "CONNECTOR", "PATH");
+	json_array_foreach(r, i, d) printf("%-36s %-9s %-10s %-16s %s\n", str(d, "id"), str(d, "state"), str(d, "access"),
+					   str(d, "connector"), str(d, "path"));
+}
+
+static void render_delegation(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("delegation %s (%s %s on %s): %s\n", str(r, "id"), str(r, "access"), str(r, "path"), str(r, "connector"),
+	       str(r, "state"));
+}
+
+static void render_actions(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *a;
+
+	(void)o;
+	if (json_array_size(r) == 0) {
+		puts("no unresolved actions");
+		return;
+	}
+	printf("%-36s %-16s %-10s %-32s %s\n", "ID", "STATE", "TIER", "CONNECTOR/TOOL", "CREATED");
+	json_array_foreach(r, i, a) {
+		char ct[160];
+
+		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
+		printf("%-36s %-16s %-10s %-32s %s\n", str(a, "id"), str(a, "state"), str(a, "tier"), ct,
+		       str(a, "created_at"));
+	}
+}
+
+static void render_resolved(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("action %s: %s\n", str(r, "id"), str(r, "state"));
+}
+
+static void render_audit_tail(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *rec;
+
+	(void)o;
+	json_array_foreach(r, i, rec) {
+		char *s = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+		if (s) {
+			puts(s);
+			free(s);
+		}
+	}
+}
+
+static void render_verify(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("%s\n", str(r, "report"));
+	printf("(checkpoint key: %s)\n", str(r, "key"));
+}
+
+static void render_revoke_all(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("revoked: %lld grants, %lld approvals, %lld delegations\n", num(r, "grants"), num(r, "approvals"),
+	       num(r, "delegations"));
+}
+
+/* ---- request builders ---- */
+
+static int build_none(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	(void)o;
+	(void)args;
+	return 0;
+}
+
+static int build_connector(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return json_object_set_new(args, "connector", json_string(o->pos[0]));
+}
+
+static int build_connector_tool(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0)
+		return -1;
+	if (o->n_pos > 1)
+		return json_object_set_new(args, "tool", json_string(o->pos[1]));
+	return 0;
+}
+
+static int build_inventory_show(const struct command *c, struct opts *o, json_t *args)
+{
+	if (build_connector_tool(c, o, args) < 0)
+		return -1;
+	return o->all ? json_object_set_new(args, "all", json_true()) : 0;
+}
+
+static int build_grants_set(const struct command *c, struct opts *o, json_t *args)
+{
+	json_t *tools = json_array();
+
+	(void)c;
+	/* "cordonctl grants set fs read_file,list_directory" or "" for none */
+	if (!tools)
+		return -1;
+	if (o->n_pos > 1) {
+		_cleanup_free_ char *copy = strdup(o->pos[1]);
+		char *save = NULL;
+
+		if (!copy) {
+			json_decref(tools);
+			return -1;
+		}
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			(void)json_array_append_new(tools, json_string(t));
+	}
+	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0)
+		return -1;
+	return json_object_set_new(args, "tools", tools);
+}
+
+static int build_id(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return json_object_set_new(args, "id", json_string(o->pos[0]));
+}
+
+static int build_approve(const struct command *c, struct opts *o, json_t *args)
+{
+	if (build_id(c, o, args) < 0)
+		return -1;
+	return o->code ? json_object_set_new(args, "code", json_string(o->code)) : 0;
+}
+
+static int build_approvals_list(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	if (o->all && json_object_set_new(args, "all", json_true()) < 0)
+		return -1;
+	return o->connector ? json_object_set_new(args, "connector", json_string(o->connector)) : 0;
+}
+
+static int build_all(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return o->all ? json_object_set_new(args, "all", json_true()) : 0;
+}
+
+static int build_resolve(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	if (json_object_set_new(args, "id", json_string(o->pos[0])) < 0)
+		return -1;
+	return json_object_set_new(args, "outcome", json_string(o->pos[1]));
+}
+
+static int build_tail(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return o->count >= 0 ? json_object_set_new(args, "count", json_integer(o->count)) : 0;
+}
+
+static int build_verify(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return o->key ? json_object_set_new(args, "key", json_string(o->key)) : 0;
+}
+
+/* clang-format off */
+static const struct command commands[] = {
+	{ "status", NULL, "status", "status",
+	  "Health and counts: pending approvals and delegations, unresolved actions, tools to review.",
+	  0, 0, true, build_none, render_status },
+	{ "capabilities", NULL, "capabilities", "capabilities",
+	  "The launcher's kernel capability report (the same JSON as `cordon-launch --probe`).",
+	  0, 0, true, build_none, render_pretty },
+	{ "connectors", "list", "connectors.list", "connectors list",
+	  "Installed connectors, their state and running instances.",
+	  0, 0, true, build_none, render_connectors },
+	{ "connectors", "add", "connectors.add", "connectors add CONNECTOR",
+	  "Installs the connector from its profile: seeds its grant from the profile's tools.grant and\n"
+	  "takes its tool inventory (every tool starts pending_review).",
+	  1, 1, false, build_connector, render_connector_change },
+	{ "connectors", "remove", "connectors.remove", "connectors remove CONNECTOR",
+	  "Uninstalls the connector (its instances are stopped).", 1, 1, false, build_connector, render_connector_change },
+	{ "connectors", "restart", "connectors.restart", "connectors restart CONNECTOR",
+	  "Relaunches the connector's instances (approvals bound to the old launch are revoked).",
+	  1, 1, false, build_connector, render_connector_change },
+	{ "inventory", "show", "inventory.show", "inventory show CONNECTOR [TOOL] [--all]",
+	  "Tools waiting for review (new or changed), with the definition or a diff against the reviewed\n"
+	  "one, cordon's tier next to the connector's claims. --all: every tool. Hidden characters in\n"
+	  "definitions are shown escaped.",
+	  1, 2, true, build_inventory_show, render_inventory },
+	{ "inventory", "review", "inventory.review", "inventory review CONNECTOR TOOL --fingerprint FP",
+	  "Marks the tool reviewed, pinning the fingerprint you were shown (refused as stale if the\n"
+	  "connector now advertises something else).",
+	  2, 2, false, build_connector_tool, render_reviewed },
+	{ "grants", "show", "grants.show", "grants show CONNECTOR",
+	  "The tools granted on the connector and those that are not.", 1, 1, true, build_connector, render_grants },
+	{ "grants", "set", "grants.set", "grants set CONNECTOR TOOL[,TOOL...]",
+	  "Replaces the grant with exactly these tools (\"\" for none). Removals are applied first.",
+	  1, 2, false, build_grants_set, render_grant_change },
+	{ "grants", "add", "grants.add", "grants add CONNECTOR TOOL",
+	  "Grants one tool.", 2, 2, false, build_connector_tool, render_grant_change },
+	{ "grants", "remove", "grants.remove", "grants remove CONNECTOR TOOL",
+	  "Removes one tool from the grant.", 2, 2, false, build_connector_tool, render_grant_change },
+	{ "approvals", "list", "approvals.list", "approvals list [--all] [--connector ID]",
+	  "Approvals waiting for a decision (or approved and not yet used). --all: the latest 200 of any state.",
+	  0, 0, true, build_approvals_list, render_approvals },
+	{ "approvals", "show", "approvals.show", "approvals show ID|CODE",
+	  "One approval with the call's canonical arguments (likely secrets masked, invisible and bidi\n"
+	  "characters escaped: display only). For a critical approval, also its confirmation code.",
+	  1, 1, true, build_id, render_approval },
+	{ "approvals", "approve", "approvals.approve", "approvals approve ID|CODE [--code CONFIRMATION]",
+	  "Approves one call (one use, bound to its exact arguments). Critical tier needs --code with\n"
+	  "the confirmation code that `approvals show` prints.",
+	  1, 1, false, build_approve, render_decided },
+	{ "approvals", "deny", "approvals.deny", "approvals deny ID|CODE",
+	  "Denies one call.", 1, 1, false, build_id, render_decided },
+	{ "delegations", "list", "delegations.list", "delegations list [--all]",
+	  "Pending and active delegated roots. --all: the latest 200 of any state.",
+	  0, 0, true, build_all, render_delegations },
+	{ "delegations", "approve", "delegations.approve", "delegations approve ID",
+	  "Activates a requested root (only beneath the connector's ceiling; the worker is relaunched).",
+	  1, 1, false, build_id, render_delegation },
+	{ "delegations", "deny", "delegations.deny", "delegations deny ID",
+	  "Refuses a pending request.", 1, 1, false, build_id, render_delegation },
+	{ "delegations", "revoke", "delegations.revoke", "delegations revoke ID",
+	  "Ends a delegation.", 1, 1, false, build_id, render_delegation },
+	{ "actions", "list", "actions.list", "actions list [--all]",
+	  "Actions whose outcome is unknown (dispatched before a crash) or abandoned. --all: the latest 200.",
+	  0, 0, true, build_all, render_actions },
+	{ "actions", "resolve", "actions.resolve", "actions resolve ID succeeded|failed",
+	  "Records what you found out about an outcome_unknown action. Nothing is retried.",
+	  2, 2, false, build_resolve, render_resolved },
+	{ "audit", "tail", "audit.tail", "audit tail [--count N]",
+	  "The last N audit records (default 20, at most 1000).", 0, 0, true, build_tail, render_audit_tail },
+	{ "audit", "verify", "audit.verify", "audit verify [--key VERIFIER-KEY]",
+	  "Verifies the audit chain and signed checkpoints (exit 1 unless PASS). --key: the checkpoint\n"
+	  "verifier key to trust (\"name+id+base64\"); default: the daemon's own.",
+	  0, 0, true, build_verify, render_verify },
+	{ "revoke-all", NULL, "revoke-all", "revoke-all --yes",
+	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction.",
+	  0, 0, false, build_none, render_revoke_all },
+	{ NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL },
+};
+/* clang-format on */
+
+static void usage(FILE *f)
+{
+	fputs("Usage: cordonctl [--socket PATH] [--json] COMMAND [ARGS]\n"
+	      "       cordonctl mcp [--socket PATH]\n"
+	      "       cordonctl COMMAND --help\n\nCommands:\n",
+	      f);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %s\n", c->usage);
+	fputs("  mcp                      bridge stdio to the gateway socket (for stdio MCP clients)\n\n"
+	      "Options:\n"
+	      "  --socket PATH   operator socket (default $" CORDON_OPERATOR_SOCKET_ENV " or " CORDON_OPERATOR_SOCKET_DEFAULT ");\n"
+	      "                  for mcp the gateway socket ($" CORDON_GATEWAY_SOCKET_ENV " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
+	      "  --json          print the raw JSON result (read commands)\n"
+	      "  --help          help for a command\n\n"
+	      "Exit codes: 0 ok, 1 refused/failed, 2 usage, 3 cannot connect, 4 permission denied,\n"
+	      "            5 protocol error.\n",
+	      f);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	o->count = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **val = NULL;
+
+		if (strcmp(a, "--json") == 0)
+			o->json = true;
+		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			o->help = true;
+		else if (strcmp(a, "--yes") == 0)
+			o->yes = true;
+		else if (strcmp(a, "--all") == 0)
+			o->all = true;
+		else if (strcmp(a, "--socket") == 0)
+			val = &o->socket;
+		else if (strcmp(a, "--code") == 0)
+			val = &o->code;
+		else if (strcmp(a, "--fingerprint") == 0)
+			val = &o->fingerprint;
+		else if (strcmp(a, "--key") == 0)
+			val = &o->key;
+		else if (strcmp(a, "--connector") == 0)
+			val = &o->connector;
+		else if (strcmp(a, "--count") == 0) {
+			char *end;
+
+			if (++i >= argc) {
+				fprintf(stderr, "cordonctl: --count needs a value\n");
+				return -EINVAL;
+			}
+			errno = 0;
+			o->count = strtol(argv[i], &end, 10);
+			if (errno || *end || end == argv[i] || o->count < 1 || o->count > 1000) {
+				fprintf(stderr, "cordonctl: --count must be 1..1000\n");
+				return -EINVAL;
+			}
+		} else if (strncmp(a, "--", 2) == 0 && a[2]) {
+			fprintf(stderr, "cordonctl: unknown option %s\n", a);
+			return -EINVAL;
+		} else {
+			if (o->n_pos >= (int)ELEMENTSOF(o->pos)) {
+				fprintf(stderr, "cordonctl: too many arguments\n");
+				return -EINVAL;
+			}
+			o->pos[o->n_pos++] = argv[i];
+			continue;
+		}
+		if (val) {
+			if (++i >= argc) {
+				fprintf(stderr, "cordonctl: %s needs a value\n", a);
+				return -EINVAL;
+			}
+			*val = argv[i];
+		}
+	}
+	return 0;
+}
+
+static int connect_unix(const char *path, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -EBADF;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "cordonctl: socket path too long: %s\n", path);
+		return EXIT_USAGE;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		fprintf(stderr, "cordonctl: cannot connect to %s: %s\n", path, strerror(e));
+		if (e == EACCES || e == EPERM)
+			fprintf(stderr, "cordonctl: the operator socket is for root and the operator group\n");
+		return (e == EACCES || e == EPERM) ? EXIT_DENIED : EXIT_CONNECT;
+	}
+	*ret_fd = TAKE_FD(fd);
+	return EXIT_OK;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Sends one request and reads one response line. */
+static int call(const char *socket_path, const char *op, json_t *args, json_t **ret_result, json_t **ret_error)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *line = NULL, *buf = NULL;
+	size_t len, cap = 0, n = 0;
+	struct cordon_op_error e = {};
+	json_t *v = NULL;
+	bool ok;
+	int r;
+
+	r = connect_unix(socket_path, &fd);
+	if (r != EXIT_OK)
+		return r;
+	if (cordon_op_request_encode(1, op, args, &line, &len) < 0) {
+		fprintf(stderr, "cordonctl: cannot encode the request\n");
+		return EXIT_PROTOCOL;
+	}
+	if (write_all(fd, line, len) < 0) {
+		fprintf(stderr, "cordonctl: sending to %s: %s\n", socket_path, strerror(errno));
+		return EXIT_CONNECT;
+	}
+	for (;;) {
+		ssize_t k;
+		char *nl;
+
+		if (cap - n < 65536) {
+			char *t;
+
+			if (cap > CORDON_OP_MAX_RESPONSE) {
+				fprintf(stderr, "cordonctl: response too large\n");
+				return EXIT_PROTOCOL;
+			}
+			cap = cap ? cap * 2 : 131072;
+			t = realloc(buf, cap);
+			if (!t)
+				return EXIT_FAILED;
+			buf = t;
+		}
+		k = recv(fd, buf + n, cap - n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fprintf(stderr, "cordonctl: the daemon closed the connection without an answer\n");
+			return EXIT_PROTOCOL;
+		}
+		nl = memchr(buf + n, '\n', (size_t)k);
+		n += (size_t)k;
+		if (nl) {
+			n = (size_t)(nl - buf);
+			break;
+		}
+	}
+	if (cordon_op_response_decode(buf, n, 1, &ok, &v, &e) < 0) {
+		/* A "busy" line carries id null and decodes as an error below;
+		 * anything else malformed is a protocol error. */
+		fprintf(stderr, "cordonctl: %s\n", e.message);
+		return EXIT_PROTOCOL;
+	}
+	if (ok)
+		*ret_result = v;
+	else
+		*ret_error = v;
+	return EXIT_OK;
+}
+
+/* ---- cordonctl mcp: byte relay ---- */
+
+static int relay(int in, int out, char *buf, size_t size, bool *eof)
+{
+	ssize_t n = read(in, buf, size);
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n == 0) {
+		*eof = true;
+		return 0;
+	}
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(out, buf + off, (size_t)(n - off));
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += w;
+	}
+	return 0;
+}
+
+static int cmd_mcp(const struct opts *o)
+{
+	const char *path = o->socket ? o->socket : getenv(CORDON_GATEWAY_SOCKET_ENV);
+	_cleanup_close_ int fd = -EBADF;
+	static char buf[65536];
+	bool in_eof = false, sock_eof = false;
+	uint64_t in_eof_at = 0;
+	int r;
+
+	if (o->help) {
+		puts("Usage: cordonctl mcp [--socket PATH]\n"
+		     "Relays bytes between stdin/stdout and the gateway socket (default $" CORDON_GATEWAY_SOCKET_ENV
+		     " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
+		     "so any stdio MCP client can talk to cordond: {\"command\": \"cordonctl\", \"args\": [\"mcp\"]}.\n"
+		     "The relay never parses or changes a byte; cordond identifies the session by the\n"
+		     "socket peer's credentials. Exits when the daemon closes the connection, or shortly\n"
+		     "after stdin ends (its write side is shut down so the daemon sees the end).");
+		return EXIT_OK;
+	}
+	if (o->n_pos != 1) {
+		fprintf(stderr, "cordonctl: mcp takes no arguments\n");
+		return EXIT_USAGE;
+	}
+	if (!path)
+		path = CORDON_GATEWAY_SOCKET_DEFAULT;
+	r = connect_unix(path, &fd);
+	if (r != EXIT_OK)
+		return r;
+	while (!sock_eof) {
+		struct pollfd p[2] = { { .fd = in_eof ? -1 : STDIN_FILENO, .events = POLLIN },
+				       { .fd = fd, .events = POLLIN } };
+		int timeout = -1;
+
+		if (in_eof) {
+			struct timespec ts;
+			uint64_t now;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+			if (!in_eof_at)
+				in_eof_at = now;
+			/* The client is gone: give in-flight answers a moment, then exit. */
+			if (now - in_eof_at >= 2000)
+				break;
+			timeout = (int)(2000 - (now - in_eof_at));
+		}
+		if (poll(p, 2, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			return EXIT_FAILED;
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (relay(STDIN_FILENO, fd, buf, sizeof(buf), &in_eof) < 0)
+				return EXIT_FAILED;
+			if (in_eof)
+				(void)shutdown(fd, SHUT_WR);
+		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+			if (relay(fd, STDOUT_FILENO, buf, sizeof(buf), &sock_eof) < 0)
+				return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static const struct command *find_command(const struct opts *o, int *ret_consumed)
+{
+	if (o->n_pos == 0)
+		return NULL;
+	for (const struct command *c = commands; c->name; c++) {
+		if (strcmp(c->name, o->pos[0]) != 0)
+			continue;
+		if (!c->sub) {
+			*ret_consumed = 1;
+			return c;
+		}
+		if (o->n_pos >= 2 && strcmp(c->sub, o->pos[1]) == 0) {
+			*ret_consumed = 2;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void command_help(const char *name)
+{
+	printf("Usage:\n");
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			printf("  cordonctl %s%s\n      %s\n", c->usage, c->read ? " [--json]" : "", c->help);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {};
+	const struct command *c;
+	_cleanup_(json_decrefp) json_t *args = NULL;
+	json_t *result = NULL, *error = NULL;
+	int consumed = 0, r;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (parse_args(argc, argv, &o) < 0)
+		return EXIT_USAGE;
+	if (o.n_pos == 0) {
+		usage(o.help ? stdout : stderr);
+		return o.help ? EXIT_OK : EXIT_USAGE;
+	}
+	if (strcmp(o.pos[0], "mcp") == 0)
+		return cmd_mcp(&o);
+	if (strcmp(o.pos[0], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	c = find_command(&o, &consumed);
+	if (!c) {
+		bool known = false;
+
+		for (const struct command *k = commands; k->name; k++)
+			known |= strcmp(k->name, o.pos[0]) == 0;
+		if (known && (o.help || o.n_pos == 1)) {
+			command_help(o.pos[0]);
+			return o.help ? EXIT_OK : EXIT_USAGE;
+		}
+		fprintf(stderr, "cordonctl: unknown command \"%s%s%s\" (see cordonctl --help)\n", o.pos[0],
+			o.n_pos > 1 ? " " : "", o.n_pos > 1 ? o.pos[1] : "");
+		return EXIT_USAGE;
+	}
+	if (o.help) {
+		printf("Usage: cordonctl %s%s\n\n%s\n", c->usage, c->read ? " [--json]" : "", c->help);
+		return EXIT_OK;
+	}
+	/* Shift the command words off the positionals. */
+	memmove(o.pos, o.pos + consumed, sizeof(o.pos[0]) * (size_t)(o.n_pos - consumed));
+	o.n_pos -= consumed;
+	if (o.n_pos < c->min_pos || o.n_pos > c->max_pos) {
+		fprintf(stderr, "Usage: cordonctl %s\n", c->usage);
+		return EXIT_USAGE;
+	}
+	if (strcmp(c->op, "revoke-all") == 0 && !o.yes) {
+		fprintf(stderr, "cordonctl: revoke-all empties every grant and ends every approval and delegation;\n"
+				"           run it again with --yes to confirm\n");
+		return EXIT_USAGE;
+	}
+	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint) {
+		fprintf(stderr, "cordonctl: inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
+				"           show` printed for what you reviewed (so a definition that changed since is refused)\n");
+		return EXIT_USAGE;
+	}
+	args = json_object();
+	if (!args || c->build(c, &o, args) < 0 ||
+	    (o.fingerprint && strcmp(c->op, "inventory.review") == 0 &&
+	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0)) {
+		fprintf(stderr, "cordonctl: invalid arguments\n");
+		return EXIT_USAGE;
+	}
+	if (!o.socket)
+		o.socket = getenv(CORDON_OPERATOR_SOCKET_ENV);
+	if (!o.socket)
+		o.socket = CORDON_OPERATOR_SOCKET_DEFAULT;
+
+	r = call(o.socket, c->op, args, &result, &error);
+	if (r != EXIT_OK)
+		return r;
+	if (error) {
+		const char *code = json_string_value(json_object_get(error, "code"));
+
+		if (o.json)
+			print_json(error);
+		fprintf(stderr, "cordonctl: %s: %s\n", code, json_string_value(json_object_get(error, "message")));
+		r = strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED
+		    : (strcmp(code, CORDON_OP_E_UNKNOWN_ARG) == 0 || strcmp(code, CORDON_OP_E_MISSING_ARG) == 0 ||
+		       strcmp(code, CORDON_OP_E_BAD_ARG) == 0)
+			? EXIT_USAGE
+			: EXIT_FAILED;
+		json_decref(error);
+		return r;
+	}
+	if (o.json)
+		print_json(result);
+	else
+		c->render(&o, result);
+	if (strcmp(c->op, "audit.verify") == 0 && strcmp(str(result, "verdict"), "PASS") != 0)
+		r = EXIT_FAILED;
+	json_decref(result);
+	return r;
+}
