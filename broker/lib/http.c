@@ -45,6 +45,7 @@ struct cordon_http {
 	int tcp_fd;
 	int tcp_port;
 	struct cordon_timer *timer;
+	bool rerun; /* a connection closed: run MHD once more (see schedule()) */
 	uint64_t requests[_EP_MAX];
 	uint64_t deadline_kills;
 };
@@ -101,6 +102,14 @@ static void schedule(struct cordon_http *h)
 					best = left;
 			}
 	}
+	/* At the connection limit MHD takes its listen socket out of its epoll
+	 * set, and puts it back only at the start of a later MHD_run(). When a
+	 * connection closed, run again right away so a client waiting in the
+	 * backlog is accepted now, not at the next timeout. */
+	if (h->rerun) {
+		h->rerun = false;
+		best = 0;
+	}
 	cordon_loop_timer_cancel(h->timer);
 	h->timer = NULL;
 	if (best != UINT64_MAX)
@@ -137,6 +146,7 @@ static void notify_connection(void *cls, struct MHD_Connection *connection, void
 		l->conns = c;
 		*socket_context = c;
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && c) {
+		l->h->rerun = true;
 		if (c->prev)
 			c->prev->next = c->next;
 		else

@@ -132,7 +132,8 @@ static int op_status(struct cordon_daemon *d, json_t **ret, struct cordon_op_err
 	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 || (r = cordon_db_policy_epoch(db, &epoch)) < 0)
 		return core_error(err, r, "reading", "status");
 	cordon_db_get_counters(db, &c);
-	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health", cordon_daemon_health(d),
+	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health",
+			 cordon_daemon_health(d) ? cordon_daemon_health(d) : "failing",
 			 "connectors", (json_int_t)connectors, "approvals_pending", (json_int_t)approvals,
 			 "delegations_pending", (json_int_t)delegations, "actions_unresolved", (json_int_t)unknown,
 			 "inventory_to_review", (json_int_t)review, "policy_epoch", (json_int_t)epoch, "audit",

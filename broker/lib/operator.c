@@ -43,61 +43,121 @@ struct cordon_operator {
 	unsigned n_conns;
 };
 
+/* The peer's supplementary groups as the kernel recorded them at connect()
+ * (SO_PEERGROUPS, Linux 4.13). Returns the count and a malloc'd array, or
+ * -errno. */
+static int peer_groups(int fd, gid_t **ret)
+{
+	socklen_t len = 64 * sizeof(gid_t);
+
+	for (int attempt = 0; attempt < 4; attempt++) {
+		gid_t *g = malloc(len ? len : sizeof(gid_t));
+
+		if (!g)
+			return -ENOMEM;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) == 0) {
+			*ret = g;
+			return (int)(len / sizeof(gid_t));
+		}
+		free(g);
+		/* ERANGE: len now holds the size needed. */
+		if (errno != ERANGE || len > 65536 * sizeof(gid_t))
+			return -errno;
+	}
+	return -ERANGE;
+}
+
+/* Whether the group database, when it can be read, still lists the user of
+ * uid in gid. 1: member; 0: readable and not a member; -errno: the database
+ * cannot be consulted (no passwd entry, or the daemon's sandbox does not let
+ * it read /etc), in which case the kernel credentials decide alone. */
+static int database_member(uid_t uid, gid_t gid)
+{
+	struct passwd pw, *pwp = NULL;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ gid_t *groups = NULL;
+	long bufsize = sysconf(_SC_GETPW_R_SIZE_MAX);
+	int ngroups = 64, r;
+
+	if (bufsize <= 0 || bufsize > 1024 * 1024)
+		bufsize = 16384;
+	buf = malloc((size_t)bufsize);
+	if (!buf)
+		return -ENOMEM;
+	r = getpwuid_r(uid, &pw, buf, (size_t)bufsize, &pwp);
+	if (r != 0)
+		return -r;
+	if (!pwp)
+		return -ENOENT;
+	if (pw.pw_gid == gid)
+		return 1;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		int n = ngroups;
+		gid_t *g = realloc(groups, (size_t)n * sizeof(gid_t));
+
+		if (!g)
+			return -ENOMEM;
+		groups = g;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) >= 0) {
+			for (int i = 0; i < n; i++)
+				if (groups[i] == gid)
+					return 1;
+			return 0;
+		}
+		if (n <= ngroups || n > 65536)
+			return -ERANGE;
+		ngroups = n;
+	}
+	return -ERANGE;
+}
+
 int cordon_operator_peer_check(int fd, gid_t operator_gid, uid_t *ret_uid, struct cordon_op_error *err)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct passwd pw, *pwp = NULL;
-	_cleanup_free_ char *buf = NULL;
 	_cleanup_free_ gid_t *groups = NULL;
-	long bufsize;
-	int ngroups = 64, r;
+	bool in_group;
+	int n, r;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return cordon_op_error_set(err, errno, CORDON_OP_E_DENIED, "cannot read the peer's credentials: %s",
 					   strerror(errno));
 	if (len != sizeof(cred) || cred.uid == (uid_t)-1)
 		return cordon_op_error_set(err, EPERM, CORDON_OP_E_DENIED, "the peer has no credentials");
-	if (cred.uid == 0 || cred.gid == operator_gid)
+	if (cred.uid == 0)
 		goto ok;
 
-	/* Supplementary groups of the peer's user, from the group database, read
-	 * again on every request. SO_PEERCRED carries only the primary gid; a
-	 * user with no passwd entry has no supplementary groups. */
-	bufsize = sysconf(_SC_GETPW_R_SIZE_MAX);
-	if (bufsize <= 0 || bufsize > 1024 * 1024)
-		bufsize = 16384;
-	buf = malloc((size_t)bufsize);
-	if (!buf)
-		return cordon_op_error_set(err, ENOMEM, CORDON_OP_E_FAILED, "out of memory");
-	r = getpwuid_r(cred.uid, &pw, buf, (size_t)bufsize, &pwp);
-	if (r != 0 || !pwp)
-		goto denied;
-	for (int attempt = 0; attempt < 4; attempt++) {
-		int n = ngroups;
-		gid_t *g = realloc(groups, (size_t)n * sizeof(gid_t));
-
-		if (!g)
-			return cordon_op_error_set(err, ENOMEM, CORDON_OP_E_FAILED, "out of memory");
-		groups = g;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) >= 0) {
-			for (int i = 0; i < n; i++)
-				if (groups[i] == operator_gid)
-					goto ok;
-			goto denied;
-		}
-		if (n <= ngroups || n > 65536)
-			goto denied;
-		ngroups = n;
+	/* The kernel's record of the peer: its primary gid (SO_PEERCRED) or a
+	 * supplementary group (SO_PEERGROUPS), both taken at connect() and
+	 * unforgeable by the peer. These are the same credentials the kernel
+	 * checked against the socket file's group permission. */
+	in_group = cred.gid == operator_gid;
+	if (!in_group) {
+		n = peer_groups(fd, &groups);
+		if (n < 0)
+			return cordon_op_error_set(err, -n, CORDON_OP_E_DENIED,
+						   "cannot read the peer's groups: %s", strerror(-n));
+		for (int i = 0; i < n && !in_group; i++)
+			in_group = groups[i] == operator_gid;
 	}
-denied:
-	return cordon_op_error_set(err, EPERM, CORDON_OP_E_DENIED,
-				   "uid %u is not root and not a member of the operator group (gid %u)",
-				   (unsigned)cred.uid, (unsigned)operator_gid);
+	if (!in_group)
+		goto denied;
+	/* Revocation: a process keeps its groups until its user logs in again.
+	 * When the group database can be read, it must still list the user, so
+	 * removing someone from the group takes effect on their next request. */
+	r = database_member(cred.uid, operator_gid);
+	if (r == 0)
+		goto denied;
+	if (r == -ENOMEM)
+		return cordon_op_error_set(err, ENOMEM, CORDON_OP_E_FAILED, "out of memory");
 ok:
 	if (ret_uid)
 		*ret_uid = cred.uid;
 	return 0;
+denied:
+	return cordon_op_error_set(err, EPERM, CORDON_OP_E_DENIED,
+				   "uid %u is not root and not a member of the operator group (gid %u)",
+				   (unsigned)cred.uid, (unsigned)operator_gid);
 }
 
 static void conn_free(struct conn *c)

@@ -4,14 +4,20 @@
 /* The operator socket server (cordon_operator_start/free in daemon.h) and
  * the operations behind it.
  *
- * Authority: the peer's uid and gid come from SO_PEERCRED, which the kernel
- * records at connect() and which the peer cannot forge. They are read and
- * checked again for EVERY request: uid 0, or a primary gid equal to the
- * operator group, or membership of that group in the group database
- * (getgrouplist of the uid's user, re-read each time so removing someone
- * from the group takes effect on their next request, even on an open
- * connection). The peer's pid is never used: it can be recycled between
- * connect() and the check, so it identifies nothing.
+ * Authority, checked again for EVERY request: the peer's credentials as the
+ * kernel recorded them at connect() (SO_PEERCRED: uid and primary gid;
+ * SO_PEERGROUPS: supplementary groups), which the peer cannot forge. Allowed:
+ * uid 0, or a process holding the operator group (primary or supplementary)
+ * — the same credentials the kernel checked against the socket file's group
+ * permission. In addition, when the group database can be read, it must
+ * still list the user in the group (getgrouplist of the uid's user, re-read
+ * each time), so that removing someone from the group takes effect on their
+ * next request even though their login session keeps its old groups; when it
+ * cannot be read (a sandboxed daemon without /etc access, a uid without a
+ * passwd entry) the kernel credentials decide. The peer's pid is never used:
+ * pids are recycled between connect() and any check, so a pid identifies
+ * nothing. A process that hands its connected socket to another (SCM_RIGHTS)
+ * hands over its authority, as with any Unix-socket credential.
  *
  * Resources: at most max_connections connections (the next one is answered
  * with a "busy" error line and closed), an idle timeout per connection (a

@@ -33,7 +33,7 @@ struct cordon_daemon {
 	bool have_verifier;
 };
 
-static struct cordon_db *test_daemon_second_db(struct cordon_daemon *d)
+static inline struct cordon_db *test_daemon_second_db(struct cordon_daemon *d)
 {
 	struct cordon_db_options o = { .clock = &d->bt->clock.clock, .busy_timeout_ms = 200 };
 	struct cordon_db *db2 = NULL;
@@ -44,7 +44,7 @@ static struct cordon_db *test_daemon_second_db(struct cordon_daemon *d)
 	return db2;
 }
 
-static void test_daemon_event(struct cordon_daemon *d, const char *what, const char *arg)
+static inline void test_daemon_event(struct cordon_daemon *d, const char *what, const char *arg)
 {
 	char buf[256];
 
@@ -52,7 +52,7 @@ static void test_daemon_event(struct cordon_daemon *d, const char *what, const c
 	(void)json_array_append_new(d->events, json_string(buf));
 }
 
-static struct cordon_daemon *test_daemon_new(struct bt *bt)
+static inline struct cordon_daemon *test_daemon_new(struct bt *bt)
 {
 	struct cordon_daemon *d = calloc(1, sizeof(*d));
 
@@ -67,7 +67,7 @@ static struct cordon_daemon *test_daemon_new(struct bt *bt)
 	return d;
 }
 
-static void test_daemon_free(struct cordon_daemon *d)
+static inline void test_daemon_free(struct cordon_daemon *d)
 {
 	if (!d)
 		return;
@@ -78,7 +78,7 @@ static void test_daemon_free(struct cordon_daemon *d)
 	free(d);
 }
 
-static bool test_daemon_saw(struct cordon_daemon *d, const char *event)
+static inline bool test_daemon_saw(struct cordon_daemon *d, const char *event)
 {
 	size_t i;
 	json_t *e;

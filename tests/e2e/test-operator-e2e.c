@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The operator surfaces against the real daemon: cordond as root (it drops
+ * to nobody and sandboxes itself) with the real launcher helper; an agent
+ * speaking MCP through `cordonctl mcp` (the stdio bridge); every operator
+ * step with the cordonctl binary; /health, /health/detail and /metrics with
+ * `curl --unix-socket`, the capability report compared with
+ * `cordon-launch --probe`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon-harness.h"
+#include "test-support.h"
+
+static char *T;
+static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[800], httpsock[800], logfile[700];
+static char cordond[600], cordonctl[600], launch[600], helper[600];
+static pid_t daemon_pid;
+
+static void write_profile(void)
+{
+	char path[700], helpers_dir[600];
+	FILE *f;
+
+	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
+	*strrchr(helpers_dir, '/') = 0;
+	snprintf(path, sizeof(path), "%s/fake.yaml", profiles);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"version: 1\n"
+		"connector:\n"
+		"  description: fake connector\n"
+		"  command: [%s, /data/out.txt]\n"
+		"  instances: shared\n"
+		"sandbox:\n"
+		"  user: dynamic\n"
+		"  filesystem:\n"
+		"    system:\n"
+		"      - {path: /usr, access: read-exec}\n"
+		"      - {path: /lib, access: read-exec}\n"
+		"      - {path: /lib64, access: read-exec}\n"
+		"      - {path: %s, access: read-exec}\n"
+		"    roots:\n"
+		"      - {path: %s, access: read-write, at: /data}\n"
+		"    tmp: 1M\n"
+		"  network: {mode: none}\n"
+		"  limits: {memory: 64M, pids: 16}\n"
+		"tools:\n"
+		"  default_risk: high\n"
+		"  risk: {echo: read, append: write, crash: read, garbage: read, roots: critical}\n"
+		"  grant: [echo, append, roots]\n"
+		"approval:\n"
+		"  ttl: 120s\n",
+		helper, helpers_dir, data);
+	assert_int_equal(fclose(f), 0);
+}
+
+static bool connectable(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static const char *operator_group; /* --operator-group, or NULL */
+
+static void start_daemon(void)
+{
+	daemon_pid = fork();
+	assert_true(daemon_pid >= 0);
+	if (daemon_pid == 0) {
+		int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		dup2(fd, 2);
+		dup2(fd, 1);
+		setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* non-dumpable after the drop */
+		if (operator_group)
+			execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
+			      "--approval-wait", "20s", "--operator-group", operator_group, (char *)NULL);
+		else
+			execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
+			      "--approval-wait", "20s", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300 && !(connectable(gw) && connectable(opsock) && connectable(httpsock)); i++)
+		usleep(50 * 1000);
+	assert_true(connectable(gw));
+	assert_true(connectable(opsock));
+	assert_true(connectable(httpsock));
+}
+
+struct creds {
+	uid_t uid;
+	gid_t gid, supp; /* supp (gid_t)-1: no supplementary group */
+};
+
+/* Runs argv (absolute path first), as creds when non-NULL, and returns its
+ * exit status; stdout in *out (malloc'd, may be NULL to discard). */
+static int run_as(const struct creds *c, char **out, char *const argv[])
+{
+	int p[2], st;
+	pid_t pid;
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+
+	assert_non_null(buf);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		if (c) {
+			if (c->supp == (gid_t)-1)
+				CHILD_CHECK(setgroups(0, NULL) == 0);
+			else
+				CHILD_CHECK(setgroups(1, &c->supp) == 0);
+			CHILD_CHECK(setresgid(c->gid, c->gid, c->gid) == 0);
+			CHILD_CHECK(setresuid(c->uid, c->uid, c->uid) == 0);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	for (ssize_t r; (r = read(p[0], buf + len, cap - len - 1)) > 0;) {
+		len += (size_t)r;
+		if (cap - len < 2) {
+			buf = realloc(buf, cap *= 2);
+			assert_non_null(buf);
+		}
+	}
+	buf[len] = 0;
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int run(char **out, char *const argv[])
+{
+	return run_as(NULL, out, argv);
+}
+
+/* cordonctl --socket OPSOCK args... (NULL-terminated). */
+static int ctl(char **out, ...)
+{
+	char *argv[32];
+	int n = 0;
+	va_list ap;
+
+	argv[n++] = cordonctl;
+	argv[n++] = (char *)"--socket";
+	argv[n++] = opsock;
+	va_start(ap, out);
+	for (char *a; (a = va_arg(ap, char *)) && n < 31;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return run(out, argv);
+}
+
+static json_t *ctl_json(const char *a1, const char *a2, const char *a3)
+{
+	char *out = NULL;
+	json_t *v;
+	int r = ctl(&out, "--json", a1, a2, a3, (char *)NULL);
+
+	if (r != 0)
+		fail_msg("cordonctl %s %s -> %d: %s", a1, a2 ? a2 : "", r, out);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	return v;
+}
+
+/* curl --unix-socket HTTPSOCK http://localhost/PATH; returns the HTTP code. */
+static int curl(const char *path, char **body)
+{
+	char url[256], *out = NULL, *last;
+	char *argv[] = { (char *)"/usr/bin/curl", (char *)"-sS", (char *)"--max-time", (char *)"10",
+			 (char *)"-w", (char *)"\n%{http_code}", (char *)"--unix-socket", httpsock, url, NULL };
+	int code;
+
+	snprintf(url, sizeof(url), "http://localhost%s", path);
+	assert_int_equal(run(&out, argv), 0);
+	last = strrchr(out, '\n');
+	assert_non_null(last);
+	*last = 0;
+	code = atoi(last + 1);
+	*body = out;
+	return code;
+}
+
+/* Removes every member named "duration_us" (timings differ between runs). */
+static void strip_timings(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	void *tmp;
+	size_t i;
+
+	if (json_is_object(v)) {
+		json_object_foreach_safe(v, tmp, k, x) {
+			if (!strcmp(k, "duration_us"))
+				json_object_del(v, k);
+			else
+				strip_timings(x);
+		}
+	} else if (json_is_array(v))
+		json_array_foreach(v, i, x) strip_timings(x);
+}
+
+static int out_lines(void)
+{
+	char path[700];
+	FILE *f;
+	int n = 0, c;
+
+	snprintf(path, sizeof(path), "%s/out.txt", data);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Sends a tools/call without waiting for its answer. */
+static void send_call(struct mcp_peer *p, long id, const char *tool, const char *args)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+			 "\"arguments\":%s}}\n",
+			 id, tool, args);
+
+	assert_int_equal(mcp_peer_send_raw(p, line, (size_t)n), 0);
+}
+
+/* The response with id (other messages skipped). */
+static json_t *wait_response(struct mcp_peer *p, long id)
+{
+	for (int i = 0; i < 100; i++) {
+		json_t *m = mcp_peer_read(p, 15000);
+
+		assert_non_null(m);
+		if (json_integer_value(json_object_get(m, "id")) == id && !json_object_get(m, "method"))
+			return m;
+		json_decref(m);
+	}
+	fail_msg("no response %ld", id);
+	return NULL;
+}
+
+/* Polls `cordonctl approvals list` until n approvals are outstanding. */
+static json_t *wait_approvals(size_t n)
+{
+	for (int i = 0; i < 100; i++) {
+		json_t *v = ctl_json("approvals", "list", NULL);
+
+		if (json_array_size(v) == n)
+			return v;
+		json_decref(v);
+		usleep(50 * 1000);
+	}
+	fail_msg("never %zu outstanding approvals", n);
+	return NULL;
+}
+
+static void test_http_surface(void **state_)
+{
+	char *body = NULL, *probe = NULL;
+	json_t *detail, *caps, *ctl_caps;
+	char *argv[] = { launch, (char *)"--probe", NULL };
+
+	(void)state_;
+	assert_int_equal(curl("/health", &body), 200);
+	assert_true(!strcmp(body, "{\"status\":\"ok\"}\n") || !strcmp(body, "{\"status\":\"degraded\"}\n"));
+	free(body);
+
+	/* The detail's capability report is the launcher's probe: same JSON as
+	 * `cordon-launch --probe` on this machine, timings aside. */
+	assert_int_equal(curl("/health/detail", &body), 200);
+	detail = json_loads(body, 0, NULL);
+	free(body);
+	assert_non_null(detail);
+	assert_non_null(json_object_get(detail, "status"));
+	assert_non_null(json_object_get(json_object_get(detail, "audit"), "last_seq"));
+	caps = json_object_get(detail, "capabilities");
+	assert_true(json_is_object(caps));
+	assert_int_equal(run(&probe, argv), 0);
+	{
+		json_t *p = json_loads(probe, 0, NULL);
+
+		assert_non_null(p);
+		strip_timings(p);
+		strip_timings(caps);
+		if (!json_equal(p, caps)) {
+			char *a = json_dumps(p, JSON_SORT_KEYS | JSON_INDENT(1)),
+			     *b = json_dumps(caps, JSON_SORT_KEYS | JSON_INDENT(1));
+
+			fprintf(stderr, "cordon-launch --probe:\n%s\n/health/detail capabilities:\n%s\n", a, b);
+			free(a);
+			free(b);
+			fail_msg("capability report differs from cordon-launch --probe");
+		}
+		json_decref(p);
+	}
+	free(probe);
+	/* cordonctl capabilities serves the same report */
+	ctl_caps = ctl_json("capabilities", NULL, NULL);
+	strip_timings(ctl_caps);
+	assert_true(json_equal(ctl_caps, caps));
+	json_decref(ctl_caps);
+	json_decref(detail);
+
+	assert_int_equal(curl("/metrics", &body), 200);
+	assert_non_null(strstr(body, "# TYPE cordon_http_requests_total counter"));
+	assert_non_null(strstr(body, "cordon_http_requests_total{endpoint=\"health_detail\"} 1"));
+	free(body);
+	assert_int_equal(curl("/nope", &body), 404);
+	free(body);
+}
+
+static void test_operator_flow(void **state_)
+{
+	struct mcp_peer p;
+	char *out = NULL, code[16], crit[64], confirm[16];
+	char *bridge[] = { cordonctl, (char *)"mcp", (char *)"--socket", gw, NULL };
+	json_t *v, *tools, *t, *r;
+	size_t i;
+
+	(void)state_;
+	/* install, review the inventory the way an operator would */
+	assert_int_equal(ctl(&out, "connectors", "add", "fake", (char *)NULL), 0);
+	free(out);
+	assert_int_equal(ctl(&out, "connectors", "list", (char *)NULL), 0);
+	assert_non_null(strstr(out, "fake"));
+	free(out);
+	assert_int_equal(ctl(&out, "status", (char *)NULL), 0);
+	assert_non_null(strstr(out, "tools to review:      5"));
+	free(out);
+	assert_int_equal(ctl(&out, "inventory", "show", "fake", (char *)NULL), 0);
+	assert_non_null(strstr(out, "fake/roots  [pending_review]"));
+	assert_non_null(strstr(out, "cordon tier:   critical (granted)"));
+	assert_non_null(strstr(out, "review with:   cordonctl inventory review fake append --fingerprint "));
+	free(out);
+	v = ctl_json("inventory", "show", "fake");
+	tools = json_object_get(v, "tools");
+	assert_int_equal(json_array_size(tools), 5);
+	json_array_foreach(tools, i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "fake", json_string_value(json_object_get(t, "tool")),
+				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+	assert_int_equal(ctl(&out, "inventory", "show", "fake", (char *)NULL), 0);
+	assert_non_null(strstr(out, "nothing to review"));
+	free(out);
+	assert_int_equal(ctl(&out, "grants", "show", "fake", (char *)NULL), 0);
+	assert_non_null(strstr(out, "fake: 3 granted"));
+	free(out);
+
+	/* The agent, through the stdio bridge. */
+	assert_int_equal(mcp_peer_start(&p, bridge), 0);
+	r = mcp_peer_initialize(&p, "2025-11-25");
+	assert_non_null(r);
+	json_decref(r);
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "via bridge"), 15000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "echo: via bridge");
+	json_decref(r);
+
+	/* A write waits for an operator: approved from cordonctl while the
+	 * call is waiting, it completes, exactly once. */
+	send_call(&p, 100, "fake__append", "{\"text\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}");
+	v = wait_approvals(1);
+	snprintf(code, sizeof(code), "%s", json_string_value(json_object_get(json_array_get(v, 0), "display_code")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 0), "tier")), "write");
+	json_decref(v);
+	assert_int_equal(out_lines(), 0);
+	/* the operator sees the call with the token masked */
+	assert_int_equal(ctl(&out, "approvals", "show", code, (char *)NULL), 0);
+	assert_non_null(strstr(out, "call:       fake/append"));
+	assert_non_null(strstr(out, "\"text\": <masked: 40 bytes>"));
+	assert_null(strstr(out, "ghp_"));
+	free(out);
+	assert_int_equal(ctl(&out, "approvals", "approve", code, (char *)NULL), 0);
+	/* approved, or already consumed by the waiting call it woke */
+	assert_true(strstr(out, ": approved") || strstr(out, ": consumed"));
+	free(out);
+	r = wait_response(&p, 100);
+	assert_string_equal(result_text(json_object_get(r, "result")), "appended");
+	json_decref(r);
+	assert_int_equal(out_lines(), 1);
+
+	/* The identical call again needs a new approval; denied, it never runs. */
+	send_call(&p, 101, "fake__append", "{\"text\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}");
+	v = wait_approvals(1);
+	assert_int_equal(ctl(NULL, "approvals", "deny", json_string_value(json_object_get(json_array_get(v, 0), "id")),
+			     (char *)NULL),
+			 0);
+	json_decref(v);
+	r = wait_response(&p, 101);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	json_decref(r);
+	assert_int_equal(out_lines(), 1);
+
+	/* Critical: the confirmation code exists only on the operator surface. */
+	send_call(&p, 102, "fake__roots", "{}");
+	v = wait_approvals(1);
+	snprintf(crit, sizeof(crit), "%s", json_string_value(json_object_get(json_array_get(v, 0), "id")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 0), "tier")), "critical");
+	json_decref(v);
+	assert_int_equal(ctl(&out, "approvals", "approve", crit, (char *)NULL), 1);
+	free(out);
+	v = ctl_json("approvals", "show", crit);
+	snprintf(confirm, sizeof(confirm), "%s", json_string_value(json_object_get(v, "confirmation_code")));
+	json_decref(v);
+	assert_int_equal(strlen(confirm), 8);
+	assert_int_equal(ctl(NULL, "approvals", "approve", crit, "--code", "AAAAAAAA", (char *)NULL), 1);
+	assert_int_equal(ctl(NULL, "approvals", "approve", crit, "--code", confirm, (char *)NULL), 0);
+	r = wait_response(&p, 102);
+	assert_non_null(json_object_get(r, "result"));
+	assert_false(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	json_decref(r);
+	assert_int_equal(mcp_peer_stop(&p, 5000), 0);
+
+	/* Ledger, audit, and the big red button. */
+	assert_int_equal(ctl(&out, "actions", "list", (char *)NULL), 0);
+	assert_non_null(strstr(out, "no unresolved actions"));
+	free(out);
+	assert_int_equal(ctl(&out, "--json", "audit", "tail", "--count", "3", (char *)NULL), 0);
+	v = json_loads(out, 0, NULL);
+	assert_int_equal(json_array_size(v), 3);
+	json_decref(v);
+	free(out);
+	assert_int_equal(ctl(&out, "audit", "verify", (char *)NULL), 0);
+	assert_non_null(strstr(out, "PASS"));
+	free(out);
+	assert_int_equal(ctl(&out, "revoke-all", "--yes", (char *)NULL), 0);
+	assert_non_null(strstr(out, "revoked: 3 grants"));
+	free(out);
+	assert_int_equal(ctl(&out, "grants", "show", "fake", (char *)NULL), 0);
+	assert_non_null(strstr(out, "fake: 0 granted"));
+	free(out);
+}
+
+static void stop_daemon(void)
+{
+	int st;
+
+	kill(daemon_pid, SIGTERM);
+	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
+	daemon_pid = 0;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* An operator who is not root: a member of the operator group by a
+ * supplementary group, against the real, sandboxed daemon (which cannot
+ * read the group database: the kernel's record of the peer decides). */
+static void test_operator_group_member(void **state_)
+{
+	struct group *gr = getgrgid(65534);
+	const struct creds member = { .uid = 65534, .gid = 43210, .supp = 65534 },
+			   outsider = { .uid = 65534, .gid = 43210, .supp = (gid_t)-1 };
+	char *argv[] = { cordonctl, (char *)"--socket", opsock, (char *)"status", NULL };
+	char *out = NULL;
+
+	(void)state_;
+	if (!gr)
+		cordon_test_skip("needs a group with gid 65534");
+	stop_daemon();
+	operator_group = gr->gr_name;
+	start_daemon();
+	assert_int_equal(run_as(&member, &out, argv), 0);
+	assert_non_null(strstr(out, "health:"));
+	free(out);
+	/* not in the group: the socket file's mode already refuses the connect */
+	assert_int_equal(run_as(&outsider, NULL, argv), 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_surface),
+		cmocka_unit_test(test_operator_flow),
+		cmocka_unit_test(test_operator_group_member),
+	};
+	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
+	int r, st = 0;
+
+	if (geteuid() != 0)
+		cordon_test_skip("needs root (cordond drops to nobody; the launcher builds sandboxes)");
+	if (!b)
+		cordon_test_skip("CORDON_BUILD_DIR not set");
+	if (access("/usr/bin/curl", X_OK) != 0)
+		cordon_test_skip("curl is not installed (tools/install-deps installs it)");
+	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
+	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
+	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
+	snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	T = cordon_test_mkdtemp("operator-e2e");
+	chmod(T, 0755);
+	snprintf(state, sizeof(state), "%s/state", T);
+	snprintf(profiles, sizeof(profiles), "%s/profiles", T);
+	snprintf(data, sizeof(data), "%s/data", T);
+	snprintf(logfile, sizeof(logfile), "%s/cordond.log", T);
+	snprintf(runtime, sizeof(runtime), "%s/run", state);
+	snprintf(gw, sizeof(gw), "%s/gateway.sock", runtime);
+	snprintf(opsock, sizeof(opsock), "%s/operator.sock", runtime);
+	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
+	mkdir(profiles, 0755);
+	mkdir(data, 0755);
+	write_profile();
+	start_daemon();
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, &st, 0);
+	}
+	if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		fprintf(stderr, "cordond did not exit cleanly on SIGTERM (status %d)\n", st);
+		r = 1;
+	}
+	if (r) {
+		char cmd[800];
+
+		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", logfile);
+		(void)!system(cmd);
+	}
+	cordon_test_rm_rf(T);
+	free(T);
+	return r;
+}
