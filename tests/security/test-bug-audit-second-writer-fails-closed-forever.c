@@ -33,16 +33,18 @@ static int teardown(void **state)
 
 static void test_second_writer_does_not_break_the_first_forever(void **state)
 {
-	struct cordon_db_options o = {.clock = &t->clock.clock, .busy_timeout_ms = 200};
+	struct cordon_db_options o = {.busy_timeout_ms = 200};
 	struct cordon_db *other = NULL;
 	struct cordon_diag d = {};
 	struct cordon_audit_event ev = {
-	    CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1,	 .connector = "fs",
+	    CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = NULL,	 .connector = "fs",
 	    .tool = "read_file",     .tier = CORDON_RISK_READ,	     .decision = "allow"};
 	int r, failures = 0;
 
 	(void)state;
 	t = bt_new();
+	o.clock = &t->clock.clock;
+	ev.actor = &t->s1;
 	/* Checkpoints every 4 records, so the problem shows quickly. */
 	cordon_db_close(t->db);
 	t->db = NULL;
