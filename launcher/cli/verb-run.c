@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "log.h"
+#include "netpolicy.h"
 #include "parse-util.h"
 #include "probe.h"
 #include "profile.h"
@@ -29,7 +30,7 @@
 
 #define EXIT_SETUP 125
 #define EXIT_USAGE 2
-#define MAX_ROOTS 64
+#define MAX_ROOTS  64
 
 extern char **environ;
 
@@ -68,8 +69,8 @@ static int write_report(const char *path, const json_t *report, const struct cor
 	if (report)
 		out = json_incref((json_t *)report);
 	else
-		out = json_pack("{s:i, s:{s:s, s:i, s:s}}", "version", 1, "error", "step", err->step, "errno", err->error,
-				"message", err->message);
+		out = json_pack("{s:i, s:{s:s, s:i, s:s}}", "version", 1, "error", "step", err->step, "errno",
+				err->error, "message", err->message);
 	if (!out)
 		return -ENOMEM;
 	s = json_dumps(out, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -86,6 +87,18 @@ static int write_report(const char *path, const json_t *report, const struct cor
 	return r;
 }
 
+/* One structured line per egress denial, on stderr (stdout is the
+ * connector's MCP stream). */
+static int print_denial(const struct cordon_netpolicy_event *ev, void *userdata)
+{
+	char line[CORDON_NETPOLICY_EVENT_LINE_MAX];
+
+	(void)userdata;
+	if (cordon_netpolicy_event_format(ev, line, sizeof(line)) >= 0)
+		fprintf(stderr, "%s\n", line);
+	return 0;
+}
+
 static int setup_failed(const char *report_path, const struct cordon_diag *d)
 {
 	log_error("sandbox setup failed at step '%s': %s: %s", d->step, d->message, strerror(d->error));
@@ -99,9 +112,10 @@ int verb_run(int argc, char **argv)
 	_cleanup_(cordon_instance_freep) struct cordon_instance *inst = NULL;
 	_cleanup_close_ int sfd = -EBADF;
 	struct cordon_fs_entry roots[MAX_ROOTS];
-	struct cordon_launch_policy pol = { 0 };
+	struct cordon_launch_policy pol = {0};
 	const char *profile_path = NULL, *report_path = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
+	struct cordon_netpolicy_state *np;
 	struct cordon_caps caps;
 	char **cmd = NULL;
 	size_t n_roots = 0;
@@ -149,7 +163,8 @@ int verb_run(int argc, char **argv)
 
 	r = cordon_profile_load(profile_path, &profile, &d);
 	if (r < 0) {
-		log_error("profile '%s' %u:%u: %s", profile_path, d.line, d.column, d.message);
+		log_error("sandbox setup failed at step '%s': %s:%u:%u: %s: %s", *d.step ? d.step : "profile",
+			  profile_path, d.line, d.column, d.message, strerror(d.error > 0 ? d.error : -r));
 		(void)write_report(report_path, NULL, &d);
 		return EXIT_SETUP;
 	}
@@ -182,25 +197,31 @@ int verb_run(int argc, char **argv)
 	if (r < 0)
 		return setup_failed(report_path, &d);
 
+	np = cordon_spawn_netpolicy();
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = cordon_instance_pidfd(inst), .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
+		struct pollfd p[3] = {
+		    {.fd = cordon_instance_pidfd(inst), .events = POLLIN},
+		    {.fd = sfd, .events = POLLIN},
+		    {.fd = np ? cordon_netpolicy_events_fd(np) : -1, .events = POLLIN},
 		};
 		struct signalfd_siginfo si;
 
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error_errno(-errno, "poll");
 			break;
 		}
+		if (p[2].revents)
+			(void)cordon_netpolicy_poll_events(np, print_denial, NULL);
 		if (p[0].revents)
 			break;
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				(void)cordon_instance_signal(inst, (int)si.ssi_signo);
 	}
+	if (np)
+		(void)cordon_netpolicy_poll_events(np, print_denial, NULL);
 	r = cordon_instance_wait(inst, &status);
 	if (r < 0)
 		return log_error_errno(r, "waiting for the sandbox"), EXIT_SETUP;

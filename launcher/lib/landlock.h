@@ -43,8 +43,7 @@ int cordon_landlock_ruleset_new(int abi, const struct cordon_landlock_masks *wan
  * fine). The mask is reduced to what the ruleset handles and, for
  * non-directories, to the rights that apply to files. Async-signal-safe.
  * Returns 0 or -errno. */
-int cordon_landlock_allow_fd(int ruleset_fd, const struct cordon_landlock_masks *handled, int path_fd,
-			     uint64_t access);
+int cordon_landlock_allow_fd(int ruleset_fd, const struct cordon_landlock_masks *handled, int path_fd, uint64_t access);
 
 /* Same, opening path with O_PATH|O_CLOEXEC first. Async-signal-safe. */
 int cordon_landlock_allow_path(int ruleset_fd, const struct cordon_landlock_masks *handled, const char *path,

@@ -26,12 +26,13 @@ const char *cordon_control_state_to_string(enum cordon_control_state s);
  * the profile and the capability struct before anything is created. */
 struct spawn_plan {
 	enum cordon_control_state landlock, seccomp, cgroup, namespaces, network, capabilities, no_new_privs;
-	char landlock_reason[128], seccomp_reason[128], cgroup_reason[128], namespaces_reason[128],
-		network_reason[160];
+	char landlock_reason[128], seccomp_reason[128], cgroup_reason[128], namespaces_reason[128], network_reason[200];
 	struct cordon_landlock_masks ll_requested, ll_effective;
 	int landlock_abi;
 	unsigned long ns_requested, ns_effective; /* CLONE_NEW* */
 	bool landlock_tcp;			  /* Landlock TCP rules are part of the network control */
+	bool ebpf;				  /* the eBPF egress policy will be attached */
+	char ebpf_reason[160];			  /* why not, when it is not */
 	unsigned cgroup_missing;		  /* CORDON_CTRL_* bits the cgroup module could not apply */
 	json_t *missing;			  /* array of {control, what, impact} */
 };

@@ -6,7 +6,7 @@
  *  1. Validate the policy and decide the plan against the capability struct.
  *     A control in `require` that the kernel lacks refuses the launch here,
  *     before anything is created, so a refusal leaves nothing behind.
- *  2. Allocate the sandbox uid (flock'ed number in a documented range) and
+ *  2. Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
  *  3. Open every host path and clone it as a detached mount (open_tree) with
@@ -19,21 +19,28 @@
  *     bind mounts inside the sandbox are covered) and the TCP port rules.
  *  5. Seccomp program compiled once per policy (cached) and only loaded later.
  *  6. Cgroup with limits written BEFORE the child exists, so the connector
- *     never runs a single instruction unlimited. (BPF egress attach goes here
- *     once netpolicy lands: also before the child exists.)
+ *     never runs a single instruction unlimited.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
- *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP[,NET]}): the child starts inside its
- *     cgroup and namespaces atomically. No user namespace: the launcher is
- *     real root, so it can give the connector a real unprivileged host uid,
- *     which is what the rest of the host's permission checks understand.
+ *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP}): the child starts inside its cgroup2
+ *     directory and namespaces atomically. No user namespace: the launcher
+ *     is real root, so it can give the connector a real unprivileged host
+ *     uid, which is what the rest of the host's permission checks understand.
+ *  8. While the child builds its sandbox: on hybrid/v1 hosts move it into
+ *     the v1 hierarchies (each move waits for an RCU grace period, which
+ *     overlaps the child's work), attach the eBPF egress policy to the
+ *     instance's cgroup2 directory, then MSG_GO. Init starts the connector
+ *     only after MSG_GO, so limits and policy are in place before the
+ *     connector's first instruction.
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
  *  a. PDEATHSIG=SIGKILL, then check the parent still exists (the sync socket
  *     peer is still open): if the launcher died in between, stop now.
- *  b. Join the v1 cgroup hierarchies on hybrid hosts (v2 placement was done
- *     by clone3).
- *  c. lo up in the new network namespace, hostname.
+ *  b. Pure cgroup2: verify the clone3 placement (cordon_cgroup_enter(), a
+ *     read). Hybrid/v1: the parent moves us (step 8).
+ *  c. New network namespace (unshared here rather than in clone3: creating
+ *     it is the costliest namespace, and here it overlaps the parent's eBPF
+ *     attach), lo up, hostname.
  *  d. Mounts: everything private, a tmpfs as the new root, the cloned trees
  *     moved into place, fresh /proc (hidepid=invisible,subset=pid: only
  *     this pid namespace, no /proc/sys and friends), a minimal /dev, a
@@ -41,7 +48,8 @@
  *     read-only. Mounting needs CAP_SYS_ADMIN, so this precedes every drop.
  *  e. close_range() of everything but stdio, the sync socket, the Landlock
  *     ruleset and the fds the caller keeps: nothing the launcher held leaks.
- *  f. rlimits (core 0: no core dump carries secrets out; nofile).
+ *  f. rlimits (core 0: no core dump carries secrets out; nofile; nproc =
+ *     pids for a dynamic uid, a per-instance second layer under pids.max).
  *  g. setsid(): no controlling terminal, so TIOCSTI has nothing to inject to.
  *  h. Privileges: bounding set cleared and securebits locked while we still
  *     hold CAP_SETPCAP, then setgroups(0)/setresgid/setresuid to the sandbox
@@ -51,19 +59,22 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Fork the connector. Init keeps the same confinement (it is pid 1 of the
- *     same domain), loads seccomp itself, then only reaps, forwards
- *     SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 and reports the
- *     connector's wait status to the parent before exiting.
+ *  k. Wait for MSG_GO, then start the connector (clone with CLONE_VM |
+ *     CLONE_VFORK on its own stack: no page-table copy, init resumes when
+ *     the connector has exec'd or failed). Init keeps the same confinement
+ *     (same Landlock domain, pid 1), tells the parent, loads seccomp itself,
+ *     then only reaps, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2
+ *     and reports the connector's wait status to the parent before exiting.
  *  l. Connector: seccomp last (it blocks mount, setns, ptrace... which the
  *     steps above need, and it needs no_new_privs), then VERIFY what the
  *     process really has (/proc/self/status: NoNewPrivs 1, Seccomp 2, all
  *     five capability sets zero; Landlock denies reading "/"), then execve.
  *
  * Any failure before execve sends a fixed-size struct cordon_diag (step,
- * errno, message) and exits 127. The parent returns from cordon_spawn() only
- * after init reported that execve succeeded (the connector's CLOEXEC pipe to
- * init reached EOF).
+ * errno, message) over the sync socket and exits 127 (the connector leaves
+ * its diag in memory it shares with init, which forwards it). The parent
+ * returns from cordon_spawn() only after init reported that execve
+ * succeeded.
  */
 #include "spawn.h"
 
@@ -88,6 +99,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cap-ng.h>
@@ -98,6 +110,7 @@
 #include "fd-util.h"
 #include "landlock-uapi.h"
 #include "landlock.h"
+#include "netpolicy.h"
 #include "parse-util.h"
 #include "seccomp.h"
 #include "spawn-internal.h"
@@ -112,12 +125,14 @@
 #define NEWROOT "/tmp"
 
 #define CREDENTIAL_MAX_BYTES (64 * 1024)
-#define MAX_ENV 1024
+#define SPAWN_TIMEOUT_MSEC   30000
+#define MAX_ENV		     1024
 
 enum {
 	MSG_DIAG = 1,	/* setup failed; diag says where */
 	MSG_EXECED = 2, /* the connector's execve succeeded */
 	MSG_EXIT = 3,	/* the connector ended; status is its wait status */
+	MSG_GO = 4,	/* parent -> init: everything outside is in place, start the connector */
 };
 
 struct sync_msg {
@@ -149,6 +164,7 @@ struct child_args {
 	const struct cordon_cgroup *cg;
 	struct mount_item *mounts;
 	size_t n_mounts;
+	bool cg_enter; /* the child joins (verifies) its cgroup itself */
 	bool fs_view;
 	bool net_ns;
 	bool uts_ns;
@@ -160,12 +176,15 @@ struct child_args {
 	uid_t uid;
 	gid_t gid;
 	uint64_t nofile;
+	uint64_t nproc; /* RLIMIT_NPROC, 0 = leave */
 	int cap_last;
 	const int *keep_fds;
 	size_t n_keep_fds;
 };
 
 struct cordon_instance {
+	struct cordon_netpolicy_state *np;
+	struct cordon_netpolicy_attachment *np_att;
 	int pidfd;
 	pid_t pid;
 	int sync_fd;
@@ -230,7 +249,7 @@ static void fill_diag(struct cordon_diag *d, const char *step, int err, const ch
 
 static _noreturn_ void child_fail(int fd, const char *step, int err, const char *msg, const char *arg)
 {
-	struct sync_msg m = { .kind = MSG_DIAG };
+	struct sync_msg m = {.kind = MSG_DIAG};
 
 	fill_diag(&m.diag, step, err, msg, arg);
 	(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
@@ -324,12 +343,12 @@ static void child_mounts(const struct child_args *a)
 	static const struct {
 		const char *name;
 		unsigned minor;
-	} devs[] = { { "null", 3 }, { "zero", 5 }, { "full", 7 }, { "random", 8 }, { "urandom", 9 } };
+	} devs[] = {{"null", 3}, {"zero", 5}, {"full", 7}, {"random", 8}, {"urandom", 9}};
 	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" },
-		{ "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" },
-		{ "stderr", "/proc/self/fd/2" },
+	    {"fd", "/proc/self/fd"},
+	    {"stdin", "/proc/self/fd/0"},
+	    {"stdout", "/proc/self/fd/1"},
+	    {"stderr", "/proc/self/fd/2"},
 	};
 	char p[PATH_MAX], q[PATH_MAX];
 	int fd = a->sync_fd, r;
@@ -433,12 +452,32 @@ static void sort_ints(int *v, size_t n)
 		}
 }
 
+/* close_range(), or on kernels before 5.9 a close() per possible fd (bounded
+ * by RLIMIT_NOFILE, at most 1 << 20). */
+static int close_span(unsigned first, unsigned last)
+{
+	struct rlimit rl;
+	unsigned max;
+
+	if (sys_close_range(first, last, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	max = rl.rlim_cur > (1u << 20) ? (1u << 20) : (unsigned)rl.rlim_cur;
+	for (unsigned fd = first; fd <= last && fd < max; fd++)
+		(void)close((int)fd);
+	return 0;
+}
+
 /* Closes every fd >= 3 except those in keep. */
 static int close_all_but(const int *keep_in, size_t n_keep)
 {
 	int keep[64];
 	size_t n = 0;
 	unsigned next = 3;
+	int r;
 
 	for (size_t i = 0; i < n_keep && n < ELEMENTSOF(keep); i++)
 		if (keep_in[i] >= 3)
@@ -447,14 +486,12 @@ static int close_all_but(const int *keep_in, size_t n_keep)
 		return -E2BIG;
 	sort_ints(keep, n);
 	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > next && sys_close_range(next, (unsigned)keep[i] - 1, 0) < 0)
-			return -errno;
+		if ((unsigned)keep[i] > next && (r = close_span(next, (unsigned)keep[i] - 1)) < 0)
+			return r;
 		if ((unsigned)keep[i] + 1 > next)
 			next = (unsigned)keep[i] + 1;
 	}
-	if (sys_close_range(next, ~0U, 0) < 0)
-		return -errno;
-	return 0;
+	return close_span(next, ~0U);
 }
 
 static void child_drop_privileges(const struct child_args *a)
@@ -472,9 +509,9 @@ static void child_drop_privileges(const struct child_args *a)
 	 * tree (no root-gets-all-caps on exec, no keep-caps, no ambient). The
 	 * setuid fixup stays on (and locked) so the uid change below really
 	 * clears the permitted set. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
-					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		      SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		child_fail(fd, "capabilities", errno, "locking securebits", NULL);
 	if (setgroups(0, NULL) < 0)
@@ -496,7 +533,7 @@ static void child_drop_privileges(const struct child_args *a)
 /* Checks the parent (launcher) still holds its end of the sync socket. */
 static void child_check_parent(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
 		_exit(127);
@@ -504,7 +541,7 @@ static void child_check_parent(int fd)
 
 static void child_landlock(const struct child_args *a)
 {
-	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom" };
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 	const struct cordon_landlock_masks *h = &a->ll_handled;
 	int fd = a->sync_fd, r = 0;
 
@@ -520,7 +557,8 @@ static void child_landlock(const struct child_args *a)
 	} else {
 		/* Host view (no mount namespace): the connector still needs its
 		 * own /proc entries and the device nodes. */
-		if ((r = cordon_landlock_allow_path(a->ruleset_fd, h, "/proc", cordon_landlock_fs_access(CORDON_ACCESS_READ))) < 0)
+		if ((r = cordon_landlock_allow_path(a->ruleset_fd, h, "/proc",
+						    cordon_landlock_fs_access(CORDON_ACCESS_READ))) < 0)
 			child_fail(fd, "landlock", -r, "rule for /proc", NULL);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(devs); i++)
@@ -548,7 +586,7 @@ static bool status_has(const char *buf, const char *key, const char *value)
 /* Reads back what this process really has; any mismatch is a setup failure. */
 static _connector_ void connector_verify(const struct child_args *a)
 {
-	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	static const char *const capsets[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
 	char buf[8192];
 	ssize_t n;
 	int sfd;
@@ -592,13 +630,13 @@ static void init_forward(int sig)
 		(void)kill(pid, sig);
 }
 
-static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 /* l. The connector: runs on its own stack in init's memory until execve. */
 static _connector_ int connector_main(void *unused)
 {
 	const struct child_args *a = connector_args;
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
 	int r;
 
@@ -621,7 +659,7 @@ static _connector_ int connector_main(void *unused)
 
 static _noreturn_ void child_main(const struct child_args *a)
 {
-	struct sigaction sa = { .sa_handler = SIG_DFL };
+	struct sigaction sa = {.sa_handler = SIG_DFL};
 	int fd = a->sync_fd, r;
 	sigset_t all, none;
 	int keep[70];
@@ -656,16 +694,20 @@ static _noreturn_ void child_main(const struct child_args *a)
 			(void)close(hi[i]);
 	}
 
-	/* b. */
-	if (a->cg) {
+	/* b. (On hybrid/v1 hosts the parent moves us, overlapping the v1
+	 * migration's RCU wait with the work below; see the parent.) */
+	if (a->cg && a->cg_enter) {
 		r = cordon_cgroup_enter(a->cg);
 		if (r < 0)
 			child_fail(fd, "cgroup", -r, "joining the instance cgroup", NULL);
 	}
 
 	/* c. */
-	if (a->net_ns)
+	if (a->net_ns) {
+		if (unshare(CLONE_NEWNET) < 0)
+			child_fail(fd, "network", errno, "unshare of the network namespace", NULL);
 		child_net_lo_up(fd);
+	}
 	if (a->uts_ns && sethostname("cordon", 6) < 0)
 		child_fail(fd, "uts", errno, "sethostname", NULL);
 
@@ -690,15 +732,21 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 	/* f. */
 	{
-		struct rlimit core = { 0, 0 };
+		struct rlimit core = {0, 0};
 
 		if (setrlimit(RLIMIT_CORE, &core) < 0)
 			child_fail(fd, "rlimits", errno, "RLIMIT_CORE", NULL);
 		if (a->nofile) {
-			struct rlimit nf = { a->nofile, a->nofile };
+			struct rlimit nf = {a->nofile, a->nofile};
 
 			if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
 				child_fail(fd, "rlimits", errno, "RLIMIT_NOFILE", NULL);
+		}
+		if (a->nproc) {
+			struct rlimit np = {a->nproc, a->nproc};
+
+			if (setrlimit(RLIMIT_NPROC, &np) < 0)
+				child_fail(fd, "rlimits", errno, "RLIMIT_NPROC", NULL);
 		}
 	}
 
@@ -726,14 +774,26 @@ static _noreturn_ void child_main(const struct child_args *a)
 	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
 		(void)sigaction(forwarded[i], &sa, NULL);
 
+	/* Wait for the parent: the eBPF egress policy is attached while we
+	 * built the namespaces and mounts. */
+	{
+		struct sync_msg go;
+		ssize_t n;
+
+		do
+			n = recv(fd, &go, sizeof(go), 0);
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(go) || go.kind != MSG_GO)
+			_exit(127);
+	}
+
 	/* The connector shares init's memory until its execve (CLONE_VM |
 	 * CLONE_VFORK, own stack): no page-table copy, and init resumes exactly
 	 * when the connector has exec'd or died. A failure leaves its diag in
 	 * connector_diag (shared memory) before _exit. */
 	connector_args = a;
 	connector_diag.kind = 0;
-	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
-		    NULL);
+	pid = clone(connector_main, connector_stack + sizeof(connector_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
 	if (pid < 0)
 		child_fail(fd, "init", errno, "clone of the connector", NULL);
 	init_connector_pid = pid;
@@ -742,7 +802,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 		_exit(127);
 	}
 	{
-		struct sync_msg m = { .kind = MSG_EXECED };
+		struct sync_msg m = {.kind = MSG_EXECED};
 
 		(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 	}
@@ -780,7 +840,7 @@ static _noreturn_ void child_main(const struct child_args *a)
 			_exit(127);
 		}
 		if (w == pid) {
-			struct sync_msg m = { .kind = MSG_EXIT, .status = st };
+			struct sync_msg m = {.kind = MSG_EXIT, .status = st};
 
 			(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 			/* pid 1 cannot die of a signal it sends itself; the
@@ -792,6 +852,22 @@ static _noreturn_ void child_main(const struct child_args *a)
 
 /* ------------------------------------------------------------------------ */
 /* Parent side.                                                             */
+
+/* Closes and forgets: an fd number closed twice may by then belong to
+ * something else (a BPF link, whose close detaches a program). */
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void close_reset(int *fd)
+{
+	closep(fd);
+	*fd = -EBADF;
+}
 
 struct spawn_ctx {
 	struct spawn_plan plan;
@@ -811,6 +887,10 @@ struct spawn_ctx {
 	pid_t pid;
 	char policy_hash[65];
 	char instance_name[64];
+	struct cordon_netpolicy_state *np;
+	struct cordon_netpolicy_attachment *np_att;
+	uint64_t t[6]; /* phase timestamps (µs) for the report */
+	bool placed_by_clone;
 };
 
 static void spawn_ctx_done(struct spawn_ctx *c)
@@ -819,8 +899,8 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 		free(c->mounts[i].at);
 		free(c->mounts[i].host);
 		free(c->mounts[i].symlink);
-		closep(&c->mounts[i].path_fd);
-		closep(&c->mounts[i].tree_fd);
+		close_reset(&c->mounts[i].path_fd);
+		close_reset(&c->mounts[i].tree_fd);
 	}
 	free(c->mounts);
 	for (size_t i = 0; i < c->n_env; i++) {
@@ -828,63 +908,70 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 		free(c->envp[i]);
 	}
 	free(c->envp);
-	closep(&c->ruleset_fd);
+	close_reset(&c->ruleset_fd);
 	if (c->pidfd >= 0) {
 		siginfo_t si;
 
 		(void)sys_pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 		(void)waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED);
-		closep(&c->pidfd);
+		close_reset(&c->pidfd);
 	}
 	if (c->cg)
 		(void)cordon_cgroup_destroy(c->cg);
-	closep(&c->uid_lock_fd);
+	/* Detached only once nothing is left in the cgroup. */
+	if (c->np_att)
+		(void)cordon_netpolicy_detach(c->np, c->np_att);
+	close_reset(&c->uid_lock_fd);
 	for (int i = 0; i < 3; i++) {
-		closep(&c->pipes[i][0]);
-		closep(&c->pipes[i][1]);
+		close_reset(&c->pipes[i][0]);
+		close_reset(&c->pipes[i][1]);
 	}
-	closep(&c->sync[0]);
-	closep(&c->sync[1]);
+	close_reset(&c->sync[0]);
+	close_reset(&c->sync[1]);
 	json_decref(c->plan.missing);
+}
+
+/* Loaded once per process when the caller passes no policy object. */
+static struct cordon_netpolicy_state *process_netpolicy;
+static bool process_netpolicy_failed;
+static char process_netpolicy_reason[128];
+
+struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
+{
+	return process_netpolicy;
 }
 
 static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 {
 	static unsigned counter;
-	_cleanup_close_ int dfd = -EBADF;
+	_cleanup_close_ int fd = -EBADF;
 	unsigned start;
 	int r;
 
-	r = mkdir_p("/run/cordon", 0755);
-	if (r >= 0)
-		r = mkdir_p(CORDON_DYNAMIC_UID_DIR, 0700);
+	r = mkdir_p(CORDON_RUN_DIR, 0755);
 	if (r < 0)
-		return cordon_diag_set(d, -r, "user", "cannot create %s: %s", CORDON_DYNAMIC_UID_DIR, strerror(-r));
-	dfd = open(CORDON_DYNAMIC_UID_DIR, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0)
-		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_DIR);
+		return cordon_diag_set(d, -r, "user", "cannot create %s: %s", CORDON_RUN_DIR, strerror(-r));
+	/* A fresh open file description per instance: OFD locks of one
+	 * description never conflict with each other. */
+	fd = open(CORDON_DYNAMIC_UID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_LOCK);
 
 	/* Spread start points so concurrent launchers rarely probe the same
-	 * numbers; the flock is what guarantees uniqueness. */
+	 * numbers; the byte-range lock is what guarantees uniqueness. */
 	start = ((unsigned)getpid() * 2654435761u + counter++ * 40503u) % CORDON_DYNAMIC_UID_COUNT;
 	for (unsigned i = 0; i < CORDON_DYNAMIC_UID_COUNT; i++) {
 		unsigned n = (start + i) % CORDON_DYNAMIC_UID_COUNT;
-		char name[16];
-		int fd;
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1};
 
-		snprintf(name, sizeof(name), "%u", n);
-		fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
-			return cordon_diag_set(d, errno, "user", "cannot create %s/%s: %m", CORDON_DYNAMIC_UID_DIR,
-					       name);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			*ret_lock_fd = fd;
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			*ret_lock_fd = TAKE_FD(fd);
 			*ret_uid = CORDON_DYNAMIC_UID_BASE + n;
 			return 0;
 		}
-		(void)close(fd);
-		if (errno != EWOULDBLOCK)
-			return cordon_diag_set(d, errno, "user", "flock on %s/%s: %m", CORDON_DYNAMIC_UID_DIR, name);
+		if (errno != EAGAIN && errno != EACCES)
+			return cordon_diag_set(d, errno, "user", "locking byte %u of %s: %m", n,
+					       CORDON_DYNAMIC_UID_LOCK);
 	}
 	return cordon_diag_set(d, EUSERS, "user", "all %u dynamic uids are in use", CORDON_DYNAMIC_UID_COUNT);
 }
@@ -1046,8 +1133,7 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 /* Opens an extra root (delegation, --root) from a ceiling directory with
  * RESOLVE_BENEATH, so neither ".." nor a symlink can leave the ceiling, and
  * checks by dev/ino that it is the very object the host path names. */
-static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd,
-				struct cordon_diag *d)
+static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd, struct cordon_diag *d)
 {
 	struct stat want;
 
@@ -1058,8 +1144,8 @@ static int open_beneath_ceiling(const struct cordon_profile *p, const char *host
 	for (size_t i = 0; i < p->n_ceiling; i++) {
 		_cleanup_close_ int cfd = -EBADF, fd = -EBADF;
 		struct open_how how = {
-			.flags = O_PATH | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+		    .flags = O_PATH | O_CLOEXEC,
+		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 		};
 		const char *rel;
 		struct stat st;
@@ -1098,7 +1184,7 @@ int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const cha
 
 static bool at_is_reserved(const char *at)
 {
-	static const char *const reserved[] = { "/proc", "/dev", "/tmp" };
+	static const char *const reserved[] = {"/proc", "/dev", "/tmp"};
 
 	if (strcmp(at, "/") == 0)
 		return true;
@@ -1134,7 +1220,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		return -ENOMEM;
 	c->mounts = nm;
 	m = &c->mounts[c->n_mounts];
-	*m = (struct mount_item){ .access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF };
+	*m = (struct mount_item){.access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF};
 	m->at = strdup(at);
 	m->host = strdup(e->path);
 	c->n_mounts++;
@@ -1162,7 +1248,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		if (r < 0)
 			return r;
 	} else {
-		struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
 
 		/* Roots name data a user may control: no symlink anywhere on
 		 * the way. System paths are the operator's (/usr, certs). */
@@ -1186,14 +1272,14 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 		m->idmapped = true;
 	if (!fs_view) {
 		if (m->idmapped)
-			return cordon_diag_set(d, EOPNOTSUPP, "namespaces",
-					       "read-write root '%s' needs an id-mapped mount, which needs a mount namespace",
-					       e->path);
+			return cordon_diag_set(
+			    d, EOPNOTSUPP, "namespaces",
+			    "read-write root '%s' needs an id-mapped mount, which needs a mount namespace", e->path);
 		return 0;
 	}
 
 	{
-		struct mount_attr attr = { 0 };
+		struct mount_attr attr = {0};
 		_cleanup_close_ int userns = -EBADF;
 		unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
 
@@ -1223,7 +1309,7 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 			if (r < 0)
 				return cordon_diag_set(d, -r, "idmap", "user namespace for the id-mapped root '%s': %s",
 						       e->path, strerror(-r));
-			attr = (struct mount_attr){ .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
+			attr = (struct mount_attr){.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
 			if (mount_setattr(m->tree_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 				return cordon_diag_set(d, errno, "idmap",
 						       "id-mapped mount of '%s' (owner %u) for uid %u: %m", e->path,
@@ -1261,22 +1347,25 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 			 caps->landlock_errno);
 		if (req_ll)
 			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'landlock' is not available: %s", plan->landlock_reason);
+					       "required control 'landlock' is not available: %s",
+					       plan->landlock_reason);
 		r |= spawn_plan_add_missing(plan, "landlock", "Landlock (all of it)",
 					    "filesystem access is limited only by the mount namespace view and file "
 					    "permissions; no TCP port rules; no scoping");
 	} else if (plan->ll_effective.fs != all.fs || plan->ll_effective.net != all.net ||
 		   plan->ll_effective.scoped != all.scoped) {
 		plan->landlock = CORDON_STATE_DEGRADED;
-		snprintf(plan->landlock_reason, sizeof(plan->landlock_reason), "Landlock ABI %d < 6", caps->landlock_abi);
+		snprintf(plan->landlock_reason, sizeof(plan->landlock_reason), "Landlock ABI %d < 6",
+			 caps->landlock_abi);
 		if ((plan->ll_effective.fs & all.fs) != all.fs)
-			r |= spawn_plan_add_missing(plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
-						    "those operations are governed only by mount flags and file permissions");
+			r |= spawn_plan_add_missing(
+			    plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
+			    "those operations are governed only by mount flags and file permissions");
 		if (!plan->ll_effective.net)
 			r |= spawn_plan_add_missing(plan, "landlock", "TCP bind/connect rules (ABI 4)",
 						    p->net_mode == CORDON_NET_NONE
-							    ? "the empty network namespace still isolates the network"
-							    : "TCP ports are not checked by Landlock");
+							? "the empty network namespace still isolates the network"
+							: "TCP ports are not checked by Landlock");
 		if (!plan->ll_effective.scoped)
 			r |= spawn_plan_add_missing(plan, "landlock", "abstract unix socket and signal scoping (ABI 6)",
 						    "signals are still confined by the pid namespace; abstract unix "
@@ -1297,13 +1386,15 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 			 miss & CLONE_NEWIPC ? " ipc" : "", miss & CLONE_NEWUTS ? " uts" : "",
 			 miss & CLONE_NEWCGROUP ? " cgroup" : "", miss & CLONE_NEWNET ? " net" : "");
 		if (req_ns)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'namespaces' is not available: %s",
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'namespaces' is not available: %s",
 					       plan->namespaces_reason);
 		plan->namespaces = CORDON_STATE_DEGRADED;
 		if (miss & CLONE_NEWNS)
-			r |= spawn_plan_add_missing(plan, "namespaces", "mount namespace",
-						    "the connector sees the host filesystem (Landlock still limits it); no "
-						    "private /tmp, /proc or /dev");
+			r |= spawn_plan_add_missing(
+			    plan, "namespaces", "mount namespace",
+			    "the connector sees the host filesystem (Landlock still limits it); no "
+			    "private /tmp, /proc or /dev");
 		if (miss & CLONE_NEWPID)
 			r |= spawn_plan_add_missing(plan, "namespaces", "pid namespace",
 						    "host processes are visible to the connector's uid checks");
@@ -1313,47 +1404,62 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 	} else
 		plan->namespaces = CORDON_STATE_ENFORCED;
 
-	/* Network: never an open network. */
+	/* Network: never an open network. Layers: the empty network namespace
+	 * (mode none), the eBPF egress policy on the instance's cgroup (every
+	 * mode), Landlock TCP rules (ABI >= 4). */
 	plan->landlock_tcp = plan->landlock != CORDON_STATE_UNAVAILABLE && plan->ll_effective.net;
+	if (!plan->ebpf && !*plan->ebpf_reason)
+		snprintf(plan->ebpf_reason, sizeof(plan->ebpf_reason), "eBPF egress policy not available");
 	if (p->net_mode == CORDON_NET_NONE) {
 		if (plan->ns_effective & CLONE_NEWNET) {
 			plan->network = CORDON_STATE_ENFORCED;
-			snprintf(plan->network_reason, sizeof(plan->network_reason), "empty network namespace%s",
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "empty network namespace%s%s",
+				 plan->ebpf ? " + eBPF deny-all" : "",
 				 plan->landlock_tcp ? " + Landlock TCP deny" : "");
+		} else if (plan->ebpf || plan->landlock_tcp) {
+			plan->network = plan->ebpf ? CORDON_STATE_ENFORCED : CORDON_STATE_DEGRADED;
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "no network namespace: %s%s%s",
+				 plan->ebpf ? "eBPF deny-all" : "", plan->ebpf && plan->landlock_tcp ? " + " : "",
+				 plan->landlock_tcp ? "Landlock TCP deny" : "");
+			if (!plan->ebpf)
+				r |= spawn_plan_add_missing(
+				    plan, "network", "network namespace and eBPF egress policy",
+				    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
+		} else
+			return cordon_diag_set(d, EOPNOTSUPP,
+					       p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
+					       "network mode none needs a network namespace, the eBPF egress policy or "
+					       "Landlock TCP rules; the kernel has neither");
+	} else {
+		if (plan->ebpf) {
+			plan->network = CORDON_STATE_ENFORCED;
+			snprintf(plan->network_reason, sizeof(plan->network_reason), "eBPF egress allowlist%s",
+				 plan->landlock_tcp ? " + Landlock TCP port rules" : "");
 		} else if (plan->landlock_tcp) {
 			plan->network = CORDON_STATE_DEGRADED;
 			snprintf(plan->network_reason, sizeof(plan->network_reason),
-				 "no network namespace: only Landlock TCP rules");
-			r |= spawn_plan_add_missing(plan, "network", "network namespace",
-						    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
+				 "%.120s: Landlock TCP port rules only", plan->ebpf_reason);
+			r |= spawn_plan_add_missing(
+			    plan, "network", "eBPF egress address policy",
+			    "any address on the allowed TCP ports is reachable; UDP is not restricted");
 		} else
-			return cordon_diag_set(d, EOPNOTSUPP, p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
-					       "network mode none needs a network namespace or Landlock TCP rules; "
-					       "the kernel has neither");
-	} else {
-		/* allowlist: the eBPF egress policy is not part of this build
-		 * yet, so Landlock TCP port rules are the only layer. */
-		if (!plan->landlock_tcp)
-			return cordon_diag_set(d, EOPNOTSUPP, req_net ? "require" : "network",
-					       "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
-					       "(ABI 4); neither is available");
-		plan->network = CORDON_STATE_DEGRADED;
-		snprintf(plan->network_reason, sizeof(plan->network_reason),
-			 "eBPF egress policy not attached: Landlock TCP port rules only");
-		r |= spawn_plan_add_missing(plan, "network", "eBPF egress address policy",
-					    "any address on the allowed TCP ports is reachable; UDP is not restricted");
+			return cordon_diag_set(
+			    d, EOPNOTSUPP, req_net ? "require" : "network",
+			    "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
+			    "(ABI 4); neither is available (%s)",
+			    plan->ebpf_reason);
 	}
 	if (req_net && plan->network != CORDON_STATE_ENFORCED)
-		return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'network' is not fully available: %s",
-				       plan->network_reason);
+		return cordon_diag_set(d, EOPNOTSUPP, "require",
+				       "required control 'network' is not fully available: %s", plan->network_reason);
 
 	/* Seccomp. */
 	if (!caps->seccomp_filter) {
 		plan->seccomp = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->seccomp_reason, sizeof(plan->seccomp_reason), "the kernel has no seccomp filter mode");
 		if (req_sc)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'seccomp' is not available: %s",
-					       plan->seccomp_reason);
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'seccomp' is not available: %s", plan->seccomp_reason);
 		r |= spawn_plan_add_missing(plan, "seccomp", "seccomp filter",
 					    "every system call is reachable (namespace, ptrace, bpf, io_uring, ...)");
 	} else if (p->seccomp_action == CORDON_SECCOMP_LOG) {
@@ -1368,10 +1474,13 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 		plan->cgroup = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->cgroup_reason, sizeof(plan->cgroup_reason), "no cgroup hierarchy is mounted");
 		if (req_cg)
-			return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'cgroup' is not available: %s",
-					       plan->cgroup_reason);
-		r |= spawn_plan_add_missing(plan, "cgroup", "cgroups",
-					    "no memory, pids or CPU limit; no kill-all on teardown; no statistics");
+			return cordon_diag_set(d, EOPNOTSUPP, "require",
+					       "required control 'cgroup' is not available: %s", plan->cgroup_reason);
+		r |= spawn_plan_add_missing(
+		    plan, "cgroup", "cgroups",
+		    p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
+			    : "no memory or CPU limit (processes still capped by RLIMIT_NPROC on the "
+			      "instance's dynamic uid); no kill-all on teardown; no statistics");
 	} else
 		plan->cgroup = CORDON_STATE_ENFORCED;
 
@@ -1397,8 +1506,8 @@ static json_t *ns_json(unsigned long ns)
 	static const struct {
 		unsigned long flag;
 		const char *name;
-	} t[] = { { CLONE_NEWNS, "mnt" },   { CLONE_NEWPID, "pid" },       { CLONE_NEWIPC, "ipc" },
-		  { CLONE_NEWUTS, "uts" }, { CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWNET, "net" } };
+	} t[] = {{CLONE_NEWNS, "mnt"},	{CLONE_NEWPID, "pid"},	     {CLONE_NEWIPC, "ipc"},
+		 {CLONE_NEWUTS, "uts"}, {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWNET, "net"}};
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < ELEMENTSOF(t); i++)
@@ -1413,8 +1522,8 @@ static json_t *control_json(enum cordon_control_state s, const char *reason)
 			 reason && *reason ? reason : NULL);
 }
 
-static json_t *build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-			    struct spawn_ctx *c, char *const *argv)
+static json_t *build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			    char *const *argv)
 {
 	const struct cordon_profile *p = pol->profile;
 	const struct spawn_plan *pl = &c->plan;
@@ -1430,16 +1539,16 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 	if (!controls || !fs || !jargv || !envnames || !nets)
 		goto oom;
 
-	json_object_set_new(controls, "landlock",
-			    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock),
-				      "abi", pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
-				      masks_json(&pl->ll_effective), "reason",
-				      *pl->landlock_reason ? pl->landlock_reason : NULL));
+	json_object_set_new(
+	    controls, "landlock",
+	    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
+		      pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
+		      masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
 	json_object_set_new(controls, "seccomp",
 			    json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "state",
 				      cordon_control_state_to_string(pl->seccomp), "base",
 				      p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
-				      p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
+				      p->seccomp_action == CORDON_SECCOMP_KILL	? "kill"
 				      : p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
 										: "errno",
 				      "policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
@@ -1450,10 +1559,11 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 
 		for (int i = 0; miss && i < _CORDON_CTRL_MAX; i++)
 			if (pl->cgroup_missing & (1u << i))
-				json_array_append_new(miss, json_string(cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i)));
-		json_object_set_new(cg, "path", c->cg && cordon_cgroup_v2_path(c->cg)
-							? json_string(cordon_cgroup_v2_path(c->cg))
-							: json_null());
+				json_array_append_new(miss,
+						      json_string(cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i)));
+		json_object_set_new(cg, "path",
+				    c->cg && cordon_cgroup_v2_path(c->cg) ? json_string(cordon_cgroup_v2_path(c->cg))
+									  : json_null());
 		json_object_set_new(cg, "missing_controllers", miss);
 		json_object_set_new(cg, "limits",
 				    json_pack("{s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->mem_bytes, "pids",
@@ -1469,8 +1579,9 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 				      cordon_control_state_to_string(pl->network), "mode",
 				      p->net_mode == CORDON_NET_NONE ? "none" : "allowlist", "netns",
 				      (pl->ns_effective & CLONE_NEWNET) != 0, "landlock_tcp", pl->landlock_tcp, "ebpf",
-				      false, "reason", *pl->network_reason ? pl->network_reason : NULL));
-	json_object_set_new(controls, "capabilities", control_json(pl->capabilities, "all sets cleared, securebits locked"));
+				      pl->ebpf, "reason", *pl->network_reason ? pl->network_reason : NULL));
+	json_object_set_new(controls, "capabilities",
+			    control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));
 
 	for (size_t i = 0; i < c->n_mounts; i++) {
@@ -1502,12 +1613,13 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 
 	/* The effective policy, hashed: what this instance runs under. Env
 	 * values are left out (credentials); names are in. */
-	policy = json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector",
-			   p->id, "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem",
-			   fs, "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
-			   "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
-			   (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL,
-			   "controls", controls, "require", (json_int_t)p->require);
+	policy =
+	    json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector", p->id,
+		      "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem", fs,
+		      "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
+		      "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
+		      (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL, "controls",
+		      controls, "require", (json_int_t)p->require);
 	if (!policy)
 		goto oom;
 	dump = json_dumps(policy, JSON_SORT_KEYS | JSON_COMPACT);
@@ -1524,6 +1636,13 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 			c->plan.missing ? json_incref(c->plan.missing) : json_array(), "policy_hash", c->policy_hash,
 			"seccomp_program_hash", c->seccomp ? c->seccomp->program_hash : NULL, "controls", controls,
 			"filesystem", fs, "argv", jargv, "env_names", envnames, "kernel", caps->kernel_release);
+	/* Where the time went (spawn latency for the broker's metrics). */
+	if (rep)
+		json_object_set_new(rep, "spawn_usec",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I}", "prepare", (json_int_t)(c->t[1] - c->t[0]),
+					      "cgroup", (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
+					      (json_int_t)(c->t[3] - c->t[2]), "ebpf", (json_int_t)(c->t[4] - c->t[3]),
+					      "total", (json_int_t)(c->t[5] - c->t[0])));
 	json_decref(nets);
 	return rep;
 oom:
@@ -1540,8 +1659,7 @@ static int cap_last_cap(void)
 	char buf[16];
 	uint64_t v;
 
-	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 &&
-	    v < 64)
+	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 && v < 64)
 		return (int)v;
 	return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
 }
@@ -1560,10 +1678,11 @@ static bool instance_name_is_valid(const char *s)
 
 static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_cgroup)
 {
+	bool placed = into_cgroup && cgfd >= 0;
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | ns,
-		.pidfd = (uint64_t)(uintptr_t)&c->pidfd,
-		.exit_signal = SIGCHLD,
+	    .flags = CLONE_PIDFD | ns,
+	    .pidfd = (uint64_t)(uintptr_t)&c->pidfd,
+	    .exit_signal = SIGCHLD,
 	};
 	long pid;
 
@@ -1573,25 +1692,31 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 	}
 	pid = sys_clone3(&args, sizeof(args));
 	if (pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
-		/* Older kernels: clone() without cgroup placement (the child
-		 * joins its cgroup itself) but still with a pidfd. */
+		/* Older kernels: clone() without cgroup placement (the cgroup
+		 * is joined separately) but still with a pidfd. Said before the
+		 * clone, so the child's copy of the cgroup object knows too. */
+		placed = false;
+		if (c->cg)
+			cordon_cgroup_set_clone_placed(c->cg, false);
 		pid = syscall(SYS_clone, (unsigned long)(CLONE_PIDFD | ns | SIGCHLD), 0, &c->pidfd, 0, 0);
 	}
 	if (pid < 0)
 		return -errno;
+	if (pid > 0)
+		c->placed_by_clone = placed;
 	return (int)pid;
 }
 
-int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-		 struct cordon_instance **ret, struct cordon_diag *reterr_diag)
+int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
+		 struct cordon_diag *reterr_diag)
 {
 	static unsigned instance_counter;
 	struct spawn_ctx c = {
-		.ruleset_fd = -EBADF,
-		.uid_lock_fd = -EBADF,
-		.pipes = { { -EBADF, -EBADF }, { -EBADF, -EBADF }, { -EBADF, -EBADF } },
-		.sync = { -EBADF, -EBADF },
-		.pidfd = -EBADF,
+	    .ruleset_fd = -EBADF,
+	    .uid_lock_fd = -EBADF,
+	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
+	    .sync = {-EBADF, -EBADF},
+	    .pidfd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -1610,10 +1735,12 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		return cordon_diag_set(d, EINVAL, "policy", "the command must be an absolute path");
 	if (pol->instance_name) {
 		if (!instance_name_is_valid(pol->instance_name))
-			return cordon_diag_set(d, EINVAL, "policy", "invalid instance name (want [a-z0-9-], < 64 chars)");
+			return cordon_diag_set(d, EINVAL, "policy",
+					       "invalid instance name (want [a-z0-9-], < 64 chars)");
 		snprintf(c.instance_name, sizeof(c.instance_name), "%s", pol->instance_name);
 	} else
-		snprintf(c.instance_name, sizeof(c.instance_name), "%s-%d-%u", p->id, (int)getpid(), instance_counter++);
+		snprintf(c.instance_name, sizeof(c.instance_name), "%s-%d-%u", p->id, (int)getpid(),
+			 instance_counter++);
 	if (pol->stdio == CORDON_STDIO_FDS)
 		for (int i = 0; i < 3; i++)
 			if (fcntl(pol->stdio_fds[i], F_GETFD) < 0)
@@ -1625,7 +1752,30 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	if (pol->n_keep_fds > 60)
 		return cordon_diag_set(d, E2BIG, "policy", "too many fds to keep");
 
-	/* 1. Plan; fail closed before creating anything. */
+	c.t[0] = mono_usec();
+	/* 1. Plan; fail closed before creating anything. The egress policy
+	 * needs cgroup socket hooks, a cgroup2 directory for the instance and
+	 * the programs loaded (once per process). */
+	c.np = pol->netpolicy;
+	if (!caps->bpf_cgroup_sock_addr)
+		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "the kernel has no cgroup socket BPF hooks");
+	else if (caps->cgroup_layout == CORDON_CGROUP_NONE || caps->cgroup_layout == CORDON_CGROUP_V1)
+		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason),
+			 "no cgroup2 hierarchy to attach the policy to");
+	else if (!c.np) {
+		struct cordon_diag nd = {0};
+
+		if (!process_netpolicy && !process_netpolicy_failed &&
+		    cordon_netpolicy_open(&process_netpolicy, &nd) < 0) {
+			process_netpolicy_failed = true;
+			snprintf(process_netpolicy_reason, sizeof(process_netpolicy_reason),
+				 "eBPF egress policy could not be loaded: %.80s", nd.message);
+		}
+		c.np = process_netpolicy;
+		if (!c.np)
+			snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "%s", process_netpolicy_reason);
+	}
+	c.plan.ebpf = c.np != NULL && !*c.plan.ebpf_reason;
 	r = decide_plan(p, caps, &c.plan, d);
 	if (r < 0)
 		goto fail;
@@ -1642,7 +1792,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	/* 3. Filesystem view. */
 	for (size_t i = 0; i < p->n_fs_system; i++) {
 		if (p->fs_system[i].access == CORDON_ACCESS_READ_WRITE) {
-			r = cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write", p->fs_system[i].path);
+			r = cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write",
+					    p->fs_system[i].path);
 			goto fail;
 		}
 		if ((r = add_mount(&c, &p->fs_system[i], false, false, p, fs_view, d)) < 0)
@@ -1661,7 +1812,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		for (size_t j = i + 1; j < c.n_mounts; j++)
 			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink &&
 			    path_is_beneath(c.mounts[j].at, c.mounts[i].at)) {
-				r = cordon_diag_set(d, EINVAL, "policy", "'%s' cannot be mounted inside the read-write root at '%s'",
+				r = cordon_diag_set(d, EINVAL, "policy",
+						    "'%s' cannot be mounted inside the read-write root at '%s'",
 						    c.mounts[j].at, c.mounts[i].at);
 				goto fail;
 			}
@@ -1688,7 +1840,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		}
 		if (p->net_mode == CORDON_NET_ALLOWLIST)
 			for (size_t i = 0; i < p->n_net_allow; i++) {
-				if (!(p->net_allow[i].protocols & CORDON_PROTO_TCP))
+				/* protocols 0 means the default, TCP. */
+				if (p->net_allow[i].protocols && !(p->net_allow[i].protocols & CORDON_PROTO_TCP))
 					continue;
 				for (size_t j = 0; j < p->net_allow[i].n_ports; j++) {
 					r = cordon_landlock_allow_port(c.ruleset_fd, &handled, p->net_allow[i].ports[j],
@@ -1709,9 +1862,10 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			goto fail;
 	}
 
+	c.t[1] = mono_usec();
 	/* 6. Cgroup, limits written before the child exists. */
 	if (c.plan.cgroup != CORDON_STATE_UNAVAILABLE) {
-		struct cordon_cgroup_limits lim = { p->mem_bytes, p->pids_max, p->cpu_micro };
+		struct cordon_cgroup_limits lim = {p->mem_bytes, p->pids_max, p->cpu_micro};
 		unsigned required = 0;
 
 		if (p->require & CORDON_CONTROL_CGROUP) {
@@ -1730,34 +1884,42 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
 			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 				if (c.plan.cgroup_missing & (1u << i))
-					(void)spawn_plan_add_missing(&c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
-								     "that limit is not enforced");
+					(void)spawn_plan_add_missing(
+					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+					    "that limit is not enforced");
 		}
 		cgfd = cordon_cgroup_v2_fd(c.cg);
 	}
-	/* (BPF egress policy attach to cgroup_v2_fd goes here.) */
-
+	c.t[2] = mono_usec();
 	/* 7. stdio, sync socket, clone. */
 	a = (struct child_args){
-		.ruleset_fd = c.ruleset_fd,
-		.ll_handled = c.plan.ll_effective,
-		.landlock = c.ruleset_fd >= 0,
-		.seccomp = c.seccomp,
-		.cg = c.cg,
-		.mounts = c.mounts,
-		.n_mounts = c.n_mounts,
-		.fs_view = fs_view,
-		.net_ns = c.plan.ns_effective & CLONE_NEWNET,
-		.uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
-		.workdir = p->workdir,
-		.argv = argv,
-		.envp = c.envp,
-		.uid = c.uid,
-		.gid = c.gid,
-		.nofile = p->nofile,
-		.cap_last = cap_last_cap(),
-		.keep_fds = pol->keep_fds,
-		.n_keep_fds = pol->n_keep_fds,
+	    .ruleset_fd = c.ruleset_fd,
+	    .ll_handled = c.plan.ll_effective,
+	    .landlock = c.ruleset_fd >= 0,
+	    .seccomp = c.seccomp,
+	    .cg = c.cg,
+	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
+	     * only verifies (a read). Otherwise the parent migrates it. */
+	    .cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
+	    .mounts = c.mounts,
+	    .n_mounts = c.n_mounts,
+	    .fs_view = fs_view,
+	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
+	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
+	    .workdir = p->workdir,
+	    .argv = argv,
+	    .envp = c.envp,
+	    .uid = c.uid,
+	    .gid = c.gid,
+	    .nofile = p->nofile,
+	    .cap_last = cap_last_cap(),
+	    /* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
+	     * (counted per uid) is a per-instance second layer under pids.max,
+	     * and the only one where the pids controller is missing. A named
+	     * user may run several instances: no per-uid cap for it. */
+	    .nproc = !p->user ? p->pids_max : 0,
+	    .keep_fds = pol->keep_fds,
+	    .n_keep_fds = pol->n_keep_fds,
 	};
 	snprintf(a.tmp_opts, sizeof(a.tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(p->tmp_bytes ? p->tmp_bytes : 64ULL << 20));
@@ -1786,7 +1948,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	}
 	a.sync_fd = c.sync[1];
 
-	r = do_clone(&c, c.plan.ns_effective, cgfd, caps->clone_into_cgroup);
+	/* libcap-ng keeps per-thread state that it initialises lazily (reading
+	 * /proc through stdio): initialise it here, so the child only
+	 * computes and calls capset. */
+	capng_clear(CAPNG_SELECT_BOTH);
+	/* The network namespace is the expensive one (~0.5 ms): the child
+	 * unshares it itself, in parallel with the parent's eBPF attach. */
+	r = do_clone(&c, c.plan.ns_effective & ~(unsigned long)CLONE_NEWNET, cgfd, caps->clone_into_cgroup);
 	if (r == 0)
 		child_main(&a);
 	if (r < 0) {
@@ -1794,20 +1962,74 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		goto fail;
 	}
 	c.pid = r;
-	closep(&c.sync[1]);
+	close_reset(&c.sync[1]);
 	for (int i = 0; i < 3; i++)
-		closep(&c.pipes[i][i == 0 ? 0 : 1]);
+		close_reset(&c.pipes[i][i == 0 ? 0 : 1]);
 	/* The mount trees now live in the child (or die with it). */
 	for (size_t i = 0; i < c.n_mounts; i++)
-		closep(&c.mounts[i].tree_fd);
-	closep(&c.ruleset_fd);
+		close_reset(&c.mounts[i].tree_fd);
+	close_reset(&c.ruleset_fd);
+
+	/* Hybrid/v1 hosts: moving a process into a v1 cgroup waits for an RCU
+	 * grace period (the threadgroup rwsem); doing it here lets that wait
+	 * overlap the child's namespace and mount work. The child starts the
+	 * connector only after MSG_GO below, so the limits apply before the
+	 * connector's first instruction. */
+	if (c.cg && !a.cg_enter) {
+		r = cordon_cgroup_attach_pid(c.cg, c.pid);
+		if (r < 0) {
+			cordon_diag_set(d, -r, "cgroup", "moving the sandbox into its cgroup: %s", strerror(-r));
+			goto fail;
+		}
+	}
+	c.t[3] = mono_usec();
+	/* 8. Egress policy on the instance's cgroup2 directory (mode none: no
+	 * rule, deny everything), attached while the child builds its
+	 * namespaces and mounts; the child starts the connector only after
+	 * MSG_GO, so the policy is in place before the connector's first
+	 * instruction. */
+	if (c.plan.ebpf) {
+		if (cgfd < 0) {
+			r = cordon_diag_set(d, ENOENT, "netpolicy",
+					    "the instance has no cgroup2 directory to attach to");
+			goto fail;
+		}
+		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow,
+					    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0, &c.np_att, d);
+		if (r < 0)
+			goto fail;
+	}
+	c.t[4] = mono_usec();
+	{
+		struct sync_msg go = {.kind = MSG_GO};
+
+		if (send(c.sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go)) {
+			r = cordon_diag_set(d, errno ? errno : EPIPE, "sync",
+					    "the sandbox's init went away before start");
+			goto fail;
+		}
+	}
 
 	{
 		struct sync_msg m;
 		ssize_t n;
 
+		/* Bounded: a sandbox that neither starts nor fails (a child
+		 * stuck in the kernel, an exec that never returns) is killed
+		 * rather than hanging the launcher. */
+		struct pollfd pf = {.fd = c.sync[0], .events = POLLIN};
+		int pr;
+
 		do
-			n = recv(c.sync[0], &m, sizeof(m), 0);
+			pr = poll(&pf, 1, SPAWN_TIMEOUT_MSEC);
+		while (pr < 0 && errno == EINTR);
+		if (pr == 0) {
+			r = cordon_diag_set(d, ETIMEDOUT, "init", "the sandbox did not start within %d s",
+					    SPAWN_TIMEOUT_MSEC / 1000);
+			goto fail;
+		}
+		do
+			n = recv(c.sync[0], &m, sizeof(m), MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_DIAG) {
 			m.diag.step[sizeof(m.diag.step) - 1] = '\0';
@@ -1823,6 +2045,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		}
 	}
 
+	c.t[5] = mono_usec();
 	inst = calloc(1, sizeof(*inst));
 	if (!inst) {
 		r = -ENOMEM;
@@ -1840,6 +2063,8 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	for (int i = 0; i < 3; i++)
 		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c.pipes[i][i == 0 ? 1 : 0]) : -EBADF;
 	inst->cg = TAKE_PTR(c.cg);
+	inst->np = c.np;
+	inst->np_att = TAKE_PTR(c.np_att);
 	inst->uid_lock_fd = TAKE_FD(c.uid_lock_fd);
 	inst->uid = c.uid;
 	inst->gid = c.gid;
@@ -1899,7 +2124,7 @@ int cordon_exit_code(int st)
 
 int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 {
-	siginfo_t si = { 0 };
+	siginfo_t si = {0};
 	struct sync_msg m;
 	json_t *ex, *stats;
 	ssize_t n;
@@ -1923,11 +2148,12 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 		st = W_EXITCODE(0, si.si_status);
 	inst->status = st;
 
-	ex = json_pack("{s:s, s:i, s:i}", "how", WIFEXITED(st) ? "exited" : "signaled", WIFEXITED(st) ? "code" : "signal",
-		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), "shell_code", cordon_exit_code(st));
+	ex = json_pack("{s:s, s:i, s:i}", "how", WIFEXITED(st) ? "exited" : "signaled",
+		       WIFEXITED(st) ? "code" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), "shell_code",
+		       cordon_exit_code(st));
 	json_object_set_new(inst->report, "exit", ex);
 	if (inst->cg) {
-		struct cordon_cgroup_stats cs = { 0 };
+		struct cordon_cgroup_stats cs = {0};
 
 		if (cordon_cgroup_stats(inst->cg, &cs) >= 0) {
 			stats = json_pack("{s:I, s:I, s:I, s:I}", "memory_peak_bytes", (json_int_t)cs.mem_peak_bytes,
@@ -1958,11 +2184,13 @@ void cordon_instance_free(struct cordon_instance *inst)
 	}
 	if (inst->cg)
 		(void)cordon_cgroup_destroy(inst->cg);
-	closep(&inst->pidfd);
-	closep(&inst->sync_fd);
+	if (inst->np_att)
+		(void)cordon_netpolicy_detach(inst->np, inst->np_att);
+	close_reset(&inst->pidfd);
+	close_reset(&inst->sync_fd);
 	for (int i = 0; i < 3; i++)
-		closep(&inst->stdio[i]);
-	closep(&inst->uid_lock_fd);
+		close_reset(&inst->stdio[i]);
+	close_reset(&inst->uid_lock_fd);
 	json_decref(inst->report);
 	free(inst);
 }

@@ -20,16 +20,20 @@
 
 #include "../basic/diag.h"
 #include "probe.h"
+#include "netpolicy.h"
 #include "profile.h"
 
 /* Dynamic users: uid = gid = CORDON_DYNAMIC_UID_BASE + n, n < CORDON_DYNAMIC_UID_COUNT.
  * 0x70000000: far above distribution (< 65536) and systemd-nspawn
  * (524288..1879048191) ranges, below 2^31 so it survives signed-int APIs. A
- * number is held by an flock on CORDON_DYNAMIC_UID_DIR/<n> for the life of the
- * instance, so concurrent launchers never share one. */
-#define CORDON_DYNAMIC_UID_BASE 1879048192u
+ * number n is held by an OFD write lock on byte n of CORDON_DYNAMIC_UID_LOCK
+ * for the life of the instance (released when the instance is freed or the
+ * launcher dies), so concurrent launchers never share one, and nothing
+ * accumulates on disk. */
+#define CORDON_DYNAMIC_UID_BASE	 1879048192u
 #define CORDON_DYNAMIC_UID_COUNT 65536u
-#define CORDON_DYNAMIC_UID_DIR "/run/cordon/uid"
+#define CORDON_RUN_DIR		 "/run/cordon"
+#define CORDON_DYNAMIC_UID_LOCK	 "/run/cordon/dynamic-uids.lock"
 
 enum cordon_stdio_mode {
 	CORDON_STDIO_INHERIT, /* the connector gets the caller's fds 0, 1, 2 */
@@ -48,6 +52,10 @@ struct cordon_launch_policy {
 	int stdio_fds[3];
 	const int *keep_fds; /* further fds the connector keeps (same numbers) */
 	size_t n_keep_fds;
+	/* The loaded eBPF egress policy (cordon_netpolicy_open(), once per
+	 * process; the caller polls its events). NULL: cordon_spawn() opens a
+	 * process-wide one itself when the kernel has cgroup socket hooks. */
+	struct cordon_netpolicy_state *netpolicy;
 };
 
 struct cordon_instance;
@@ -56,8 +64,8 @@ struct cordon_instance;
  * the connector has exec'd (everything verified), or -errno with a diag whose
  * step names the phase that failed (a required control the kernel lacks is
  * step "require" and names the control). Nothing is left behind on failure. */
-int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
-		 struct cordon_instance **ret, struct cordon_diag *reterr_diag);
+int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
+		 struct cordon_diag *reterr_diag);
 
 /* pidfd and host pid of the sandbox's init (pid 1 inside; it forwards
  * SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 to the connector and
@@ -86,7 +94,13 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status);
 /* The enforcement report (docs/launcher.md). Borrowed; valid until free. */
 const json_t *cordon_instance_report(const struct cordon_instance *inst);
 
-/* Kills whatever still runs, removes the cgroup, releases the uid, frees. */
+/* The process-wide egress policy cordon_spawn() opened when the caller gave
+ * none (NULL if none was needed or it could not be loaded): its events fd is
+ * for the caller's poll loop. */
+struct cordon_netpolicy_state *cordon_spawn_netpolicy(void);
+
+/* Kills whatever still runs, removes the cgroup, detaches the egress policy,
+ * releases the uid, frees. */
 void cordon_instance_free(struct cordon_instance *inst);
 
 static inline void cordon_instance_freep(struct cordon_instance **p)

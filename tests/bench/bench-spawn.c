@@ -8,7 +8,9 @@
  *   cordon      cordon_spawn() with the full default profile: cgroup with
  *               limits, mount/pid/ipc/uts/cgroup/net namespaces, an
  *               id-mapped read-write root, Landlock, seccomp, dropped
- *               capabilities, verification, plus teardown of the cgroup
+ *               capabilities, verification, the eBPF egress policy, plus
+ *               teardown (cgroup kill and removal, eBPF detach), also
+ *               shown separately with the phases of cordon_spawn()
  * Prints median and p99 of each and the overhead ratio. Figures only, never
  * an assertion. Usage: bench-spawn [cycles] (default 200). Needs root. */
 #include <errno.h>
@@ -63,12 +65,18 @@ static int run_argv(char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+#define N_PHASES 5
+static const char *const phase_names[N_PHASES] = {"prepare", "cgroup", "clone_to_ebpf", "ebpf", "total"};
+static double *phase_v[N_PHASES];
+static double *t_teardown;
+static int cycle = -1;
+
 static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = { (char *)"/bin/true", NULL };
-	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT };
+	char *argv[] = {(char *)"/bin/true", NULL};
+	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT};
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	int r, st;
 
 	r = cordon_spawn(&pol, caps, &inst, &d);
@@ -77,7 +85,16 @@ static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *
 		return r;
 	}
 	r = cordon_instance_wait(inst, &st);
+	if (cycle >= 0) {
+		const json_t *ph = json_object_get(cordon_instance_report(inst), "spawn_usec");
+
+		for (int i = 0; i < N_PHASES; i++)
+			phase_v[i][cycle] = (double)json_integer_value(json_object_get(ph, phase_names[i]));
+		t_teardown[cycle] = now_us();
+	}
 	cordon_instance_free(inst);
+	if (cycle >= 0)
+		t_teardown[cycle] = now_us() - t_teardown[cycle];
 	return r < 0 ? r : cordon_exit_code(st);
 }
 
@@ -85,24 +102,43 @@ static void summary(const char *name, double *v, int n, double *ret_median)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	*ret_median = v[n / 2];
-	printf("  %-10s median %8.0f us   p99 %8.0f us   min %8.0f us\n", name, v[n / 2], v[(n * 99) / 100],
-	       v[0]);
+	printf("  %-10s median %8.0f us   p99 %8.0f us   min %8.0f us\n", name, v[n / 2], v[(n * 99) / 100], v[0]);
 }
 
 int main(int argc, char **argv)
 {
-	static char *true_argv[] = { (char *)"/bin/true", NULL };
-	static char *bwrap_argv[] = { (char *)"/usr/bin/bwrap", (char *)"--unshare-all", (char *)"--die-with-parent",
-				      (char *)"--ro-bind", (char *)"/usr", (char *)"/usr", (char *)"--symlink",
-				      (char *)"usr/bin", (char *)"/bin", (char *)"--symlink", (char *)"usr/lib",
-				      (char *)"/lib", (char *)"--symlink", (char *)"usr/lib64", (char *)"/lib64",
-				      (char *)"--proc", (char *)"/proc", (char *)"--dev", (char *)"/dev", (char *)"--tmpfs",
-				      (char *)"/tmp", (char *)"--cap-drop", (char *)"ALL", (char *)"/bin/true", NULL };
+	static char *true_argv[] = {(char *)"/bin/true", NULL};
+	static char *bwrap_argv[] = {(char *)"/usr/bin/bwrap",
+				     (char *)"--unshare-all",
+				     (char *)"--die-with-parent",
+				     (char *)"--ro-bind",
+				     (char *)"/usr",
+				     (char *)"/usr",
+				     (char *)"--symlink",
+				     (char *)"usr/bin",
+				     (char *)"/bin",
+				     (char *)"--symlink",
+				     (char *)"usr/lib",
+				     (char *)"/lib",
+				     (char *)"--symlink",
+				     (char *)"usr/lib64",
+				     (char *)"/lib64",
+				     (char *)"--proc",
+				     (char *)"/proc",
+				     (char *)"--dev",
+				     (char *)"/dev",
+				     (char *)"--tmpfs",
+				     (char *)"/tmp",
+				     (char *)"--cap-drop",
+				     (char *)"ALL",
+				     (char *)"/bin/true",
+				     NULL};
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	struct cordon_caps caps;
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = { 0 };
-	double *t_fork, *t_bwrap, *t_cordon, m_fork, m_bwrap, m_cordon;
+	struct cordon_diag d = {0};
+	double *t_fork, *t_bwrap, *t_cordon, *t_nobpf, m_fork, m_bwrap, m_cordon, m_nobpf;
+	struct cordon_caps caps_nobpf;
 	bool have_bwrap = access(bwrap_argv[0], X_OK) == 0;
 	char *dir, *text;
 
@@ -148,8 +184,19 @@ int main(int argc, char **argv)
 	t_fork = calloc((size_t)n, sizeof(double));
 	t_bwrap = calloc((size_t)n, sizeof(double));
 	t_cordon = calloc((size_t)n, sizeof(double));
+	t_teardown = calloc((size_t)n, sizeof(double));
+	t_nobpf = calloc((size_t)n, sizeof(double));
+	/* The same sandbox without the eBPF egress policy (a kernel without
+	 * cgroup socket hooks, as an injected capability struct): bubblewrap
+	 * has no egress policy either. */
+	caps_nobpf = caps;
+	caps_nobpf.bpf_cgroup_sock_addr = false;
+	for (int i = 0; i < N_PHASES; i++)
+		phase_v[i] = calloc((size_t)n, sizeof(double));
 
 	/* Warm-up (page cache, seccomp compile cache, dynamic linker). */
+	caps_nobpf = caps;
+	caps_nobpf.bpf_cgroup_sock_addr = false;
 	for (int i = 0; i < 5; i++) {
 		run_argv(true_argv);
 		if (have_bwrap)
@@ -170,10 +217,16 @@ int main(int argc, char **argv)
 				return 1;
 			t_bwrap[i] = now_us() - t0;
 		}
+		cycle = i;
 		t0 = now_us();
 		if (run_cordon(p, &caps) != 0)
 			return 1;
 		t_cordon[i] = now_us() - t0;
+		cycle = -1;
+		t0 = now_us();
+		if (run_cordon(p, &caps_nobpf) != 0)
+			return 1;
+		t_nobpf[i] = now_us() - t0;
 	}
 
 	printf("bench-spawn: %d spawn+reap cycles of /bin/true each, interleaved\n", n);
@@ -181,14 +234,35 @@ int main(int argc, char **argv)
 	if (have_bwrap)
 		summary("bwrap", t_bwrap, n, &m_bwrap);
 	summary("cordon", t_cordon, n, &m_cordon);
+	summary("cordon-bpf", t_nobpf, n, &m_nobpf);
+	{
+		double m;
+
+		printf("  cordon breakdown (medians, us): ");
+		for (int i = 0; i < N_PHASES; i++) {
+			qsort(phase_v[i], (size_t)n, sizeof(double), cmp_double);
+			printf("%s %.0f%s", phase_names[i], phase_v[i][n / 2], i + 1 < N_PHASES ? ", " : "");
+		}
+		qsort(t_teardown, (size_t)n, sizeof(double), cmp_double);
+		m = t_teardown[n / 2];
+		printf("\n  cordon teardown (kill-all, cgroup removal, eBPF detach; inside the cordon figure): median "
+		       "%.0f us\n",
+		       m);
+		if (have_bwrap)
+			printf("  without teardown, cordon adds %.0f us: ratio to bwrap %.2f\n", m_cordon - m - m_fork,
+			       (m_cordon - m - m_fork) / (m_bwrap - m_fork));
+	}
 	printf("  cordon adds %.0f us over fork+exec (full sandbox: cgroup+limits, 6 namespaces, id-mapped root,\n"
-	       "  Landlock, seccomp, caps, verify, cgroup teardown)\n",
+	       "  Landlock, seccomp, caps, eBPF egress policy, verify, teardown)\n",
 	       m_cordon - m_fork);
 	if (have_bwrap) {
-		printf("  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
-		       m_bwrap - m_fork);
+		printf(
+		    "  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
+		    m_bwrap - m_fork);
 		printf("  ratio of added cost cordon/bwrap: %.2f (target <= 0.50)\n",
 		       (m_cordon - m_fork) / (m_bwrap - m_fork));
+		printf("  without the eBPF egress policy (cordon-bpf), cordon adds %.0f us: ratio to bwrap %.2f\n",
+		       m_nobpf - m_fork, (m_nobpf - m_fork) / (m_bwrap - m_fork));
 		printf("  ratio of totals: cordon/fork %.1fx, bwrap/fork %.1fx\n", m_cordon / m_fork, m_bwrap / m_fork);
 	} else
 		printf("  bwrap: not installed, no comparison\n");
@@ -197,6 +271,10 @@ int main(int argc, char **argv)
 	free(t_fork);
 	free(t_bwrap);
 	free(t_cordon);
+	free(t_teardown);
+	free(t_nobpf);
+	for (int i = 0; i < N_PHASES; i++)
+		free(phase_v[i]);
 	cordon_test_rm_rf(dir);
 	free(dir);
 	return 0;

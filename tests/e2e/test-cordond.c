@@ -442,10 +442,180 @@ static void test_sdk_through_cordonctl(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* profiles/filesystem.yaml with three host paths a test must own: the
+ * project root, its ceiling, and the npm prefix (the test-local install
+ * instead of /opt/cordon/mcp). The root is seen at /project instead of
+ * /work, because this build tree itself lives under /work and is mounted at
+ * its host path. */
+static void write_filesystem_profile(const char *node_dir, const char *work)
+{
+	char src[700], dst[700], line[1024];
+	const char *srcdir = cordon_test_env("CORDON_SOURCE_DIR", NULL);
+	FILE *in, *out;
+
+	assert_non_null(srcdir);
+	snprintf(src, sizeof(src), "%s/profiles/filesystem.yaml", srcdir);
+	snprintf(dst, sizeof(dst), "%s/filesystem.yaml", profiles);
+	in = fopen(src, "re");
+	out = fopen(dst, "we");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in)) {
+		char *opt = strstr(line, "/opt/cordon/mcp");
+
+		/* System entries have no `at`: the prefix is seen at its host path. */
+		if (opt) {
+			*opt = 0;
+			fprintf(out, "%s%s%s", line, node_dir, opt + strlen("/opt/cordon/mcp"));
+		} else if (strstr(line, "{path: /srv/cordon/projects/demo"))
+			fprintf(out, "      - {path: %s, access: read-write, at: /project}\n", work);
+		else if (!strcmp(line, "    - /work\n"))
+			fputs("    - /project\n", out);
+		else if (!strcmp(line, "  workdir: /work\n"))
+			fputs("  workdir: /project\n", out);
+		else if (strstr(line, "ceiling: [/srv/cordon/projects]"))
+			fprintf(out, "    ceiling: [%s]\n", T);
+		else
+			fputs(line, out);
+	}
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+static json_t *fs_call(struct mcp_peer *p, const char *tool, const char *path)
+{
+	json_t *m = mcp_peer_request(p, "tools/call",
+				     json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "path", path), 20000);
+	json_t *r = json_incref(json_object_get(m, "result"));
+
+	if (!r) {
+		char *t = m ? json_dumps(m, 0) : NULL;
+
+		fail_msg("%s(%s): %s", tool, path, t ? t : "no response");
+	}
+	json_decref(m);
+	return r;
+}
+
+static bool result_contains(const json_t *r, const char *needle)
+{
+	char *s = json_dumps(r, 0);
+	bool yes = s && strstr(s, needle);
+
+	free(s);
+	return yes;
+}
+
+/* @modelcontextprotocol/server-filesystem from npm, sandboxed, through the
+ * broker: listing inside the root works; a symlink inside the root pointing
+ * outside, a sibling directory sharing the root's prefix and a client that
+ * declares /etc as a root all fail to read outside. */
+static void test_filesystem_server(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	char work[700], evil[700], path[800];
+	struct mcp_peer p;
+	json_t *v, *r;
+	size_t i;
+	json_t *t;
+	FILE *f;
+	int st;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	snprintf(work, sizeof(work), "%s/work", T);
+	snprintf(evil, sizeof(evil), "%s/work-evil", T);
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(mkdir(evil, 0755), 0);
+	snprintf(path, sizeof(path), "%s/hello.txt", work);
+	f = fopen(path, "we");
+	fputs("hello from the root\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/secret.txt", evil);
+	f = fopen(path, "we");
+	fputs("SIBLING-SECRET-7731\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/escape", work);
+	assert_int_equal(symlink(evil, path), 0);
+	snprintf(path, sizeof(path), "%s/escape-file", work);
+	{
+		char target[800];
+
+		snprintf(target, sizeof(target), "%s/secret.txt", evil);
+		assert_int_equal(symlink(target, path), 0);
+	}
+	write_filesystem_profile(node_dir, work);
+
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "filesystem", (char *)NULL), 0);
+	v = ctl_json("inventory", "show", "filesystem");
+	json_array_foreach(first_array(v), i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "filesystem",
+				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
+				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+
+	/* A client that declares roots (and would answer /etc if asked): the
+	 * broker answers the server's roots/list itself. */
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	r = mcp_peer_request(&p, "initialize",
+			     json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
+				       "capabilities", "roots", "listChanged", 1, "clientInfo", "name", "evil", "version",
+				       "1"),
+			     10000);
+	assert_non_null(r);
+	json_decref(r);
+	{
+		static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+
+	r = fs_call(&p, "filesystem__list_directory", "/project");
+	assert_true(result_contains(r, "hello.txt"));
+	json_decref(r);
+	r = fs_call(&p, "filesystem__read_text_file", "/project/hello.txt");
+	assert_true(result_contains(r, "hello from the root"));
+	json_decref(r);
+	/* Symlinks planted inside the root that point outside it. */
+	r = fs_call(&p, "filesystem__read_text_file", "/project/escape-file");
+	assert_false(result_contains(r, "SIBLING-SECRET-7731"));
+	json_decref(r);
+	r = fs_call(&p, "filesystem__list_directory", "/project/escape");
+	assert_false(result_contains(r, "secret.txt"));
+	json_decref(r);
+	/* The sibling with the root's prefix, by its host path and by a
+	 * sandbox path that only a prefix check would accept. */
+	snprintf(path, sizeof(path), "%s/secret.txt", evil);
+	r = fs_call(&p, "filesystem__read_text_file", path);
+	assert_false(result_contains(r, "SIBLING-SECRET-7731"));
+	json_decref(r);
+	r = fs_call(&p, "filesystem__read_text_file", "/project-evil/secret.txt");
+	assert_false(result_contains(r, "SIBLING-SECRET-7731"));
+	json_decref(r);
+	/* /etc, which the client would have offered as a root. */
+	r = fs_call(&p, "filesystem__read_text_file", "/etc/passwd");
+	assert_false(result_contains(r, "root:x:0:0"));
+	json_decref(r);
+	r = fs_call(&p, "filesystem__list_allowed_directories", "/");
+	assert_false(result_contains(r, "/etc"));
+	json_decref(r);
+	/* Writes are not granted by default: not even listed/callable. */
+	r = mcp_peer_call(&p, "filesystem__write_file", json_pack("{s:s, s:s}", "path", "/project/x", "content", "x"),
+			  5000);
+	assert_null(r);
+	mcp_peer_disconnect(&p);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
-					    cmocka_unit_test(test_sdk_through_cordonctl) };
+					    cmocka_unit_test(test_sdk_through_cordonctl),
+					    cmocka_unit_test(test_filesystem_server) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 

@@ -522,7 +522,8 @@ int main(void)
 	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
 	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
 	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	snprintf(helper, sizeof(helper), "%s/fake-connector",
+		 cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"));
 	T = cordon_test_mkdtemp("operator-e2e");
 	chmod(T, 0755);
 	snprintf(state, sizeof(state), "%s/state", T);

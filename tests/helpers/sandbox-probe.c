@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -103,7 +104,7 @@ static long host_pid(const char *s)
 
 static int tcp_connect(const char *addr, const char *port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -114,7 +115,7 @@ static int tcp_connect(const char *addr, const char *port)
 
 static int unix_abstract_connect(const char *name)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	size_t n = strlen(name);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -123,12 +124,13 @@ static int unix_abstract_connect(const char *name)
 	if (n + 1 > sizeof(sa.sun_path))
 		n = sizeof(sa.sun_path) - 1;
 	memcpy(sa.sun_path + 1, name, n);
-	return report("connect", connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+	return report("connect",
+		      connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
 }
 
 static int caps_all_zero(void)
 {
-	static const char *const sets[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+	static const char *const sets[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"};
 	char line[256];
 	int zero = 0;
 	FILE *f = fopen("/proc/self/status", "re");
@@ -172,7 +174,7 @@ int main(int argc, char **argv)
 		return report("ptrace", syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, host_pid(x), 0, 0));
 	if (strcmp(a, "vmread") == 0) {
 		char buf[8];
-		struct iovec l = { buf, sizeof(buf) }, r = { (void *)0x400000, sizeof(buf) };
+		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
 
 		return report("process_vm_readv", process_vm_readv((pid_t)host_pid(x), &l, 1, &r, 1, 0));
 	}
@@ -192,7 +194,7 @@ int main(int argc, char **argv)
 		return report("clone", r < 0 ? -1 : 0);
 	}
 	if (strcmp(a, "clone3-user") == 0) {
-		struct clone_args ca = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+		struct clone_args ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
 		long r = syscall(__NR_clone3, &ca, sizeof(ca));
 
 		if (r == 0)
@@ -217,8 +219,10 @@ int main(int argc, char **argv)
 		return report("bpf", syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)));
 	}
 	if (strcmp(a, "perf") == 0) {
-		struct perf_event_attr pa = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(pa),
-					      .config = PERF_COUNT_SW_CPU_CLOCK, .exclude_kernel = 1 };
+		struct perf_event_attr pa = {.type = PERF_TYPE_SOFTWARE,
+					     .size = sizeof(pa),
+					     .config = PERF_COUNT_SW_CPU_CLOCK,
+					     .exclude_kernel = 1};
 
 		return report("perf_event_open", syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0));
 	}
@@ -244,6 +248,15 @@ int main(int argc, char **argv)
 		return report("socket", socket(AF_PACKET, SOCK_RAW, 0));
 	if (strcmp(a, "tcp-connect") == 0)
 		return tcp_connect(x, y);
+	if (strcmp(a, "udp-send") == 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(y))};
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return report("socket", -1);
+		inet_pton(AF_INET, x, &sa.sin_addr);
+		return report("sendto", sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -1 : 0);
+	}
 	if (strcmp(a, "unix-abstract") == 0)
 		return unix_abstract_connect(x);
 	if (strcmp(a, "int80") == 0) {
@@ -304,6 +317,33 @@ int main(int argc, char **argv)
 			memset(p, 1, chunk);
 		}
 		return report("membomb survived", 0);
+	}
+	if (strcmp(a, "rlimits") == 0) { /* exit 0 when core is 0/0 and nofile is X/X */
+		struct rlimit core, nf;
+
+		if (getrlimit(RLIMIT_CORE, &core) < 0 || getrlimit(RLIMIT_NOFILE, &nf) < 0)
+			return report("getrlimit", -1);
+		printf("core %llu/%llu nofile %llu/%llu\n", (unsigned long long)core.rlim_cur,
+		       (unsigned long long)core.rlim_max, (unsigned long long)nf.rlim_cur,
+		       (unsigned long long)nf.rlim_max);
+		return core.rlim_cur == 0 && core.rlim_max == 0 && nf.rlim_cur == strtoull(x, NULL, 10) &&
+			       nf.rlim_max == strtoull(x, NULL, 10)
+			   ? 0
+			   : 1;
+	}
+	if (strcmp(a, "session") == 0) { /* exit 0 when not a session leader of a tty session */
+		pid_t sid = getsid(0);
+		int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+
+		printf("sid %d pid %d tty %s\n", (int)sid, (int)getpid(), fd >= 0 ? "yes" : "no");
+		return fd < 0 && sid != getpid() ? 0 : 1;
+	}
+	if (strcmp(a, "hostname") == 0) {
+		char h[64] = "";
+
+		gethostname(h, sizeof(h) - 1);
+		printf("%s\n", h);
+		return strcmp(h, x) == 0 ? 0 : 1;
 	}
 	if (strcmp(a, "caps") == 0) /* exit 0 when all five sets are zero */
 		return caps_all_zero();

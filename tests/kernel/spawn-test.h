@@ -4,7 +4,7 @@
 /* Shared fixture for the tests/kernel/test-spawn*.c files: a temporary
  * ceiling directory with a root (seen as /data inside), a directory outside
  * the root with a secret, a profile text built around the sandbox-probe
- * helper (visible at its build path), and a runner that spawns the helper
+ * helper (a copy, seen at /opt/cordon-test), and a runner that spawns the helper
  * through cordon_spawn() with pipes and returns its wait status, output and
  * report. Header-only: each test file is its own executable. */
 
@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "cleanup.h"
+#include "fd-util.h"
 #include "probe.h"
 #include "profile.h"
 #include "spawn.h"
@@ -34,10 +35,11 @@
 extern char **environ;
 
 struct sbx {
-	char *dir;	/* ceiling */
-	char *root;	/* dir/root, at /data, read-write */
-	char *outside;	/* dir/outside, holds "secret" */
-	char *helpers;	/* build/tests/helpers */
+	char *dir;     /* ceiling */
+	char *root;    /* dir/root, at /data, read-write */
+	char *outside; /* dir/outside, holds "secret" */
+	char *helpers; /* where the build put sandbox-probe */
+	char *bin;     /* dir/bin: a copy of sandbox-probe, seen as /opt/cordon-test */
 	struct cordon_caps caps;
 };
 
@@ -86,6 +88,24 @@ static inline struct sbx *sbx_new(const char *tag)
 	}
 	if (access(buf, X_OK) < 0)
 		cordon_test_skip("sandbox-probe helper not built at %s", buf);
+	/* A copy inside the test's own directory, mounted at a fixed path: the
+	 * tests do not depend on where the build tree is (a checkout under
+	 * /tmp would collide with the sandbox's private /tmp). */
+	s->bin = sbx_path(s->dir, "bin");
+	assert_int_equal(mkdir(s->bin, 0755), 0);
+	{
+		char dst[PATH_MAX], *data = NULL;
+		size_t len = 0;
+		int fd;
+
+		assert_int_equal(read_file_bounded(AT_FDCWD, buf, 64 << 20, &data, &len), 0);
+		snprintf(dst, sizeof(dst), "%s/sandbox-probe", s->bin);
+		fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, data, len), (ssize_t)len);
+		close(fd);
+		free(data);
+	}
 	assert_int_equal(cordon_probe(&s->caps), 0);
 	return s;
 }
@@ -99,35 +119,38 @@ static inline void sbx_free(struct sbx *s)
 	free(s->root);
 	free(s->outside);
 	free(s->helpers);
+	free(s->bin);
 	free(s);
 }
 
 /* Options of the generated profile. NULL/0 fields take the defaults. */
 struct sbx_opts {
-	const char *require;	/* "[landlock, seccomp, cgroup, namespaces]" */
-	const char *network;	/* "mode: none" */
-	const char *limits;	/* "{memory: 64M, pids: 32, cpu: 1, nofile: 256}" */
-	const char *env_pass;	/* "[LANG]" */
-	const char *env_set;	/* "{CORDON_VISIBLE: yes}" */
-	const char *user;	/* "dynamic" */
-	const char *seccomp;	/* "{base: default, action: errno}" */
+	const char *require;	 /* "[landlock, seccomp, cgroup, namespaces]" */
+	const char *network;	 /* "mode: none" */
+	const char *limits;	 /* "{memory: 64M, pids: 32, cpu: 1, nofile: 256}" */
+	const char *env_pass;	 /* "[LANG]" */
+	const char *env_set;	 /* "{CORDON_VISIBLE: yes}" */
+	const char *user;	 /* "dynamic" */
+	const char *seccomp;	 /* "{base: default, action: errno}" */
+	const char *credentials; /* "[]" */
 };
 
 static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx_opts *o)
 {
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	char *text;
 	int r;
 
 	r = asprintf(&text,
 		     "version: 1\n"
 		     "connector:\n"
-		     "  command: [%s/sandbox-probe]\n"
+		     "  command: [/opt/cordon-test/sandbox-probe]\n"
 		     "  workdir: /data\n"
 		     "  env:\n"
 		     "    pass: %s\n"
 		     "    set: %s\n"
+		     "  credentials: %s\n"
 		     "sandbox:\n"
 		     "  user: %s\n"
 		     "  filesystem:\n"
@@ -137,8 +160,8 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "      - {path: /lib, access: read-exec}\n"
 		     "      - {path: /lib64, access: read-exec}\n"
 		     "      - {path: /etc/ld.so.cache, access: read}\n"
-		     "      - {path: %s, access: read-exec}\n"
 		     "    roots:\n"
+		     "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
 		     "      - {path: %s, access: read-write, at: /data}\n"
 		     "    ceiling: [%s]\n"
 		     "    tmp: 16M\n"
@@ -151,9 +174,10 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "  default_risk: high\n"
 		     "  risk: {}\n"
 		     "  grant: []\n",
-		     s->helpers, o && o->env_pass ? o->env_pass : "[LANG]", o && o->env_set ? o->env_set : "{CORDON_VISIBLE: 'yes'}",
-		     o && o->user ? o->user : "dynamic", s->helpers, s->root, s->dir,
-		     o && o->network ? o->network : "mode: none",
+		     o && o->env_pass ? o->env_pass : "[LANG]",
+		     o && o->env_set ? o->env_set : "{CORDON_VISIBLE: 'yes'}",
+		     o && o->credentials ? o->credentials : "[]", o && o->user ? o->user : "dynamic", s->bin, s->root,
+		     s->dir, o && o->network ? o->network : "mode: none",
 		     o && o->limits ? o->limits : "{memory: 64M, pids: 32, cpu: 1, nofile: 256}",
 		     o && o->seccomp ? o->seccomp : "{base: default, action: errno}",
 		     o && o->require ? o->require : "[landlock, seccomp, cgroup, namespaces]");
@@ -185,12 +209,12 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 				 struct cordon_diag *d)
 {
 	struct cordon_launch_policy pol = {
-		.profile = p,
-		.argv = argv,
-		.env_source = environ,
-		.stdio = CORDON_STDIO_PIPES,
-		.extra_roots = extra,
-		.n_extra_roots = n_extra,
+	    .profile = p,
+	    .argv = argv,
+	    .env_source = environ,
+	    .stdio = CORDON_STDIO_PIPES,
+	    .extra_roots = extra,
+	    .n_extra_roots = n_extra,
 	};
 	struct cordon_instance *inst = NULL;
 	size_t len = 0;
@@ -204,7 +228,7 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 	fds[0] = cordon_instance_take_stdio(inst, 1);
 	fds[1] = cordon_instance_take_stdio(inst, 2);
 	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd pf[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
+		struct pollfd pf[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
 
 		if (poll(pf, 2, 60000) <= 0)
 			break;
@@ -246,8 +270,8 @@ static inline int sbx_spawn(const struct cordon_profile *p, const struct cordon_
 static inline int sbx_probe_with(const struct cordon_profile *p, const struct cordon_caps *caps, const char *attempt,
 				 const char *x, const char *y)
 {
-	char *argv[] = { (char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {(char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -260,24 +284,25 @@ static inline int sbx_probe_with(const struct cordon_profile *p, const struct co
 	return res.status;
 }
 
-#define assert_exited(st, code)                                                                         \
-	do {                                                                                            \
-		int _st = (st);                                                                         \
-		if (!WIFEXITED(_st))                                                                    \
-			fprintf(stderr, "killed by signal %d, want exit %d\n", WTERMSIG(_st), (code)); \
-		assert_true(WIFEXITED(_st));                                                            \
-		assert_int_equal(WEXITSTATUS(_st), (code));                                             \
+#define assert_exited(st, code)                                                                                        \
+	do {                                                                                                           \
+		int _st = (st);                                                                                        \
+		if (!WIFEXITED(_st))                                                                                   \
+			fprintf(stderr, "killed by signal %d, want exit %d\n", WTERMSIG(_st), (code));                 \
+		assert_true(WIFEXITED(_st));                                                                           \
+		assert_int_equal(WEXITSTATUS(_st), (code));                                                            \
 	} while (0)
 
-#define assert_signaled(st, sig)                         \
-	do {                                             \
-		int _st = (st);                          \
-		assert_true(WIFSIGNALED(_st));           \
-		assert_int_equal(WTERMSIG(_st), (sig));  \
+#define assert_signaled(st, sig)                                                                                       \
+	do {                                                                                                           \
+		int _st = (st);                                                                                        \
+		assert_true(WIFSIGNALED(_st));                                                                         \
+		assert_int_equal(WTERMSIG(_st), (sig));                                                                \
 	} while (0)
 
 /* The report's state string of one control. */
 static inline const char *sbx_state(const json_t *report, const char *control)
 {
-	return json_string_value(json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
 }

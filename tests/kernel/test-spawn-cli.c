@@ -32,7 +32,7 @@ static int group_setup(void **state)
 	fprintf(f,
 		"version: 1\n"
 		"connector:\n"
-		"  command: [%s/sandbox-probe, exit, '7']\n"
+		"  command: [/opt/cordon-test/sandbox-probe, exit, '7']\n"
 		"  workdir: /data\n"
 		"sandbox:\n"
 		"  user: dynamic\n"
@@ -43,8 +43,8 @@ static int group_setup(void **state)
 		"      - {path: /lib, access: read-exec}\n"
 		"      - {path: /lib64, access: read-exec}\n"
 		"      - {path: /etc/ld.so.cache, access: read}\n"
-		"      - {path: %s, access: read-exec}\n"
 		"    roots:\n"
+		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
 		"      - {path: %s, access: read-write, at: /data}\n"
 		"    ceiling: [%s]\n"
 		"  limits: {memory: 64M, pids: 32}\n"
@@ -52,7 +52,7 @@ static int group_setup(void **state)
 		"  default_risk: high\n"
 		"  risk: {}\n"
 		"  grant: []\n",
-		S->helpers, S->helpers, S->root, S->dir);
+		S->bin, S->root, S->dir);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/extra", S->dir);
 	assert_int_equal(mkdir(path, 0755), 0);
@@ -101,7 +101,15 @@ static int run_launch(char *const extra[], char *err, size_t errsize, pid_t *ret
 		close(pfd[0]);
 		return 0;
 	}
-	while (err && (k = read(pfd[0], err + len, errsize - 1 - (size_t)len)) > 0)
+	/* Drain stderr to EOF even when the caller does not want it (a closed
+	 * pipe would SIGPIPE the launcher). */
+	if (!err) {
+		static char sink[4096];
+
+		err = sink;
+		errsize = sizeof(sink);
+	}
+	while ((k = read(pfd[0], err + len, errsize - 1 - (size_t)len)) > 0)
 		len += k;
 	if (err)
 		err[len] = '\0';
@@ -121,31 +129,31 @@ static void test_exit_status_of_profile_command(void **state)
 static void test_command_override_and_exit_status(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"exit", (char *)"42", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"exit", (char *)"42", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 42);
 }
 
 static void test_killed_connector_gives_128_plus_signal(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"x32", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"x32", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 128 + SIGSYS);
 }
 
 static void test_sigterm_forwarded(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
 	pid_t pid;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	run_launch(args, NULL, 0, &pid, false);
 	usleep(300 * 1000);
 	assert_int_equal(kill(pid, SIGTERM), 0);
@@ -155,7 +163,7 @@ static void test_sigterm_forwarded(void **state)
 
 static void test_setup_failure_is_125_with_step(void **state)
 {
-	char *args[] = { (char *)"--", (char *)"/nonexistent/connector", NULL };
+	char *args[] = {(char *)"--", (char *)"/nonexistent/connector", NULL};
 	char err[1024];
 
 	(void)state;
@@ -166,13 +174,41 @@ static void test_setup_failure_is_125_with_step(void **state)
 	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
 }
 
+static void test_bad_profile_is_125_with_step(void **state)
+{
+	char *saved = profile_path, bad[PATH_MAX], err[1024];
+	FILE *f;
+
+	(void)state;
+	snprintf(bad, sizeof(bad), "%s/broken.yaml", S->dir);
+	f = fopen(bad, "we");
+	assert_non_null(f);
+	fputs("version: 1\nconnector: {command: [relative]}\n", f);
+	fclose(f);
+	profile_path = bad;
+	assert_exited(run_launch(NULL, err, sizeof(err), NULL, true), 125);
+	profile_path = saved;
+	assert_non_null(strstr(err, "sandbox setup failed at step '"));
+	assert_non_null(strstr(err, "broken.yaml:"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	unlink(bad);
+}
+
+static void test_usage_error_is_2(void **state)
+{
+	char *args[] = {(char *)"--bogus", NULL};
+
+	(void)state;
+	assert_exited(run_launch(args, NULL, 0, NULL, true), 2);
+}
+
 static void test_root_beneath_ceiling(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL };
+	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL};
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(root, sizeof(root), "%s/extra:/extra:read", S->dir);
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 0);
 	/* read access: writing there is refused by the read-only mount. */
@@ -183,11 +219,11 @@ static void test_root_beneath_ceiling(void **state)
 static void test_root_outside_ceiling_refused(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL };
+	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL};
 	char err[1024];
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(root, sizeof(root), "/etc:/etc:read");
 	assert_exited(run_launch(args, err, sizeof(err), NULL, true), 125);
 	assert_non_null(strstr(err, "ceiling"));
@@ -211,12 +247,12 @@ static void test_root_outside_ceiling_refused(void **state)
 static void test_report_file(void **state)
 {
 	char probe[PATH_MAX], rep[PATH_MAX];
-	char *args[] = { (char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL };
+	char *args[] = {(char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL};
 	json_error_t e;
 	json_t *j;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	snprintf(rep, sizeof(rep), "%s/report.json", S->dir);
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 3);
 	j = json_load_file(rep, 0, &e);
@@ -225,6 +261,56 @@ static void test_report_file(void **state)
 	assert_string_equal(sbx_state(j, "landlock"), "enforced");
 	assert_non_null(json_object_get(j, "cgroup_stats"));
 	json_decref(j);
+}
+
+static void test_egress_denial_printed_as_one_line(void **state)
+{
+	char probe[PATH_MAX];
+	char *args[] = {(char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL};
+	char err[2048];
+
+	(void)state;
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
+	/* UDP is not Landlock's: the eBPF sendmsg4 hook refuses it (EPERM)
+	 * and the launcher prints the denial event. */
+	assert_exited(run_launch(args, err, sizeof(err), NULL, true), EPERM);
+	assert_non_null(strstr(err, "\"event\":\"net-deny\""));
+	assert_non_null(strstr(err, "\"hook\":\"sendmsg4\""));
+	assert_non_null(strstr(err, "\"addr\":\"127.0.0.1\""));
+}
+
+static void test_stdio_passed_through(void **state)
+{
+	char probe[PATH_MAX];
+	char *argv[] = {launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL};
+	int in[2], out[2], st;
+	char buf[256];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	(void)state;
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execv(launch, argv);
+		_exit(126);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(write(in[1], "{\"jsonrpc\":\"2.0\"}\n", 18), 18);
+	close(in[1]);
+	while ((n = read(out[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(out[0]);
+	st = cordon_test_wait(pid);
+	assert_exited(st, 0);
+	assert_string_equal(buf, "{\"jsonrpc\":\"2.0\"}\n");
 }
 
 static pid_t child_of(pid_t parent)
@@ -266,11 +352,11 @@ static bool gone(pid_t pid)
 static void test_launcher_sigkill_takes_sandbox_down(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
+	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
 	pid_t pid, init = -1, conn = -1;
 
 	(void)state;
-	snprintf(probe, sizeof(probe), "%s/sandbox-probe", S->helpers);
+	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
 	run_launch(args, NULL, 0, &pid, false);
 	for (int i = 0; i < 100 && (init <= 0 || conn <= 0); i++) {
 		usleep(20 * 1000);
@@ -290,15 +376,19 @@ static void test_launcher_sigkill_takes_sandbox_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_status_of_profile_command),
-		cmocka_unit_test(test_command_override_and_exit_status),
-		cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
-		cmocka_unit_test(test_sigterm_forwarded),
-		cmocka_unit_test(test_setup_failure_is_125_with_step),
-		cmocka_unit_test(test_root_beneath_ceiling),
-		cmocka_unit_test(test_root_outside_ceiling_refused),
-		cmocka_unit_test(test_report_file),
-		cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
+	    cmocka_unit_test(test_exit_status_of_profile_command),
+	    cmocka_unit_test(test_command_override_and_exit_status),
+	    cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
+	    cmocka_unit_test(test_sigterm_forwarded),
+	    cmocka_unit_test(test_setup_failure_is_125_with_step),
+	    cmocka_unit_test(test_bad_profile_is_125_with_step),
+	    cmocka_unit_test(test_usage_error_is_2),
+	    cmocka_unit_test(test_root_beneath_ceiling),
+	    cmocka_unit_test(test_root_outside_ceiling_refused),
+	    cmocka_unit_test(test_report_file),
+	    cmocka_unit_test(test_stdio_passed_through),
+	    cmocka_unit_test(test_egress_denial_printed_as_one_line),
+	    cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

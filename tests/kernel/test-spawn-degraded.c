@@ -29,8 +29,8 @@ static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *c
 			   const char *needle)
 {
 	struct cordon_profile *p = sbx_profile(S, o);
-	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -84,41 +84,66 @@ static void test_require_namespaces_missing_refuses(void **state)
 static void test_require_network_missing_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	caps.bpf_cgroup_sock_addr = false;
 	expect_refused(&o, &caps, "require", "'network'");
 }
 
 static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 {
-	struct sbx_opts o = { .require = "[network]",
-			      .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]" };
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = {.require = "[network]",
+			     .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]"};
 
 	(void)state;
-	expect_refused(&o, &S->caps, "require", "'network'");
+	caps.bpf_cgroup_sock_addr = false;
+	expect_refused(&o, &caps, "require", "'network'");
 }
 
 static void test_open_network_never_allowed(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[]" };
+	struct sbx_opts o = {.require = "[]"};
 
 	(void)state;
 	/* Neither a network namespace nor Landlock TCP rules: even without
 	 * `require: [network]` this is refused. */
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
 	caps.landlock_abi = 3;
+	caps.bpf_cgroup_sock_addr = false;
 	expect_refused(&o, &caps, "network", "neither");
+}
+
+static void test_failed_setup_leaves_nothing(void **state)
+{
+	struct cordon_profile *p = sbx_profile(S, NULL);
+	char *argv[] = {(char *)"/nonexistent/connector", NULL};
+	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .instance_name = "leftover-check"};
+	struct cordon_instance *inst = NULL;
+	struct cordon_diag d = {0};
+	char cmd[PATH_MAX + 128];
+	int r;
+
+	(void)state;
+	r = cordon_spawn(&pol, &S->caps, &inst, &d);
+	assert_int_equal(r, -ENOENT);
+	assert_string_equal(d.step, "exec");
+	assert_null(inst);
+	/* No instance cgroup left in any hierarchy. */
+	snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -maxdepth 4 -type d -name '*leftover-check*' | grep -q .");
+	assert_int_not_equal(system(cmd), 0);
+	cordon_profile_free(p);
 }
 
 /* --- preferred: degraded, everything else still on ------------------------ */
 
 static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
-	struct cordon_diag d = { 0 };
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	int r;
 
@@ -135,16 +160,15 @@ static bool missing_names(const json_t *report, const char *control)
 	size_t i;
 	json_t *m;
 
-	json_array_foreach(json_object_get(report, "missing"), i, m)
-		if (strcmp(json_string_value(json_object_get(m, "control")), control) == 0)
-			return true;
+	json_array_foreach(json_object_get(report, "missing"), i,
+			   m) if (strcmp(json_string_value(json_object_get(m, "control")), control) == 0) return true;
 	return false;
 }
 
 static void test_landlock_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[seccomp, cgroup, namespaces]" };
+	struct sbx_opts o = {.require = "[seccomp, cgroup, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -168,7 +192,9 @@ static void test_landlock_missing_degraded(void **state)
 	assert_exited(sbx_probe_with(p, &caps, "bpf", NULL, NULL), EPERM);
 	assert_exited(sbx_probe_with(p, &caps, "caps", NULL, NULL), 0);
 	assert_exited(sbx_probe_with(p, &caps, "nnp", NULL, NULL), 0);
-	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	/* Without Landlock's TCP rule, the eBPF deny-all answers (EPERM)
+	 * inside the empty network namespace. */
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
@@ -190,16 +216,17 @@ static void test_landlock_old_abi_degraded(void **state)
 	assert_string_equal(json_string_value(json_object_get(eff, "scoped")), "0x0");
 	assert_string_equal(sbx_state(rep, "network"), "enforced");
 	json_decref(rep);
-	/* Filesystem rules still on; TCP left to the network namespace. */
+	/* Filesystem rules still on; TCP left to the eBPF policy (EPERM) and
+	 * the network namespace. */
 	assert_exited(sbx_probe_with(p, &caps, "listdir", "/", NULL), EACCES);
-	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), ECONNREFUSED);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
 static void test_seccomp_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, cgroup, namespaces]" };
+	struct sbx_opts o = {.require = "[landlock, cgroup, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -225,7 +252,7 @@ static void test_seccomp_missing_degraded(void **state)
 static void test_cgroup_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, namespaces]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, namespaces]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -247,12 +274,13 @@ static void test_cgroup_missing_degraded(void **state)
 static void test_netns_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup]" };
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup]"};
 	struct cordon_profile *p;
 	json_t *rep;
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	caps.bpf_cgroup_sock_addr = false;
 	p = sbx_profile(S, &o);
 	rep = run_report(p, &caps);
 	assert_true(json_is_true(json_object_get(rep, "degraded")));
@@ -263,6 +291,33 @@ static void test_netns_missing_degraded(void **state)
 	/* Host network namespace, but Landlock still refuses TCP. */
 	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EACCES);
 	assert_exited(sbx_probe_with(p, &caps, "read", "/etc/shadow", NULL), ENOENT);
+	cordon_profile_free(p);
+}
+
+static void test_netns_missing_ebpf_keeps_network_enforced(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
+	struct cordon_profile *p;
+	json_t *rep, *net;
+
+	(void)state;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	net = json_object_get(json_object_get(rep, "controls"), "network");
+	assert_string_equal(json_string_value(json_object_get(net, "state")), "enforced");
+	assert_true(json_is_true(json_object_get(net, "ebpf")));
+	assert_true(json_is_false(json_object_get(net, "netns")));
+	json_decref(rep);
+	/* Landlock answers first for TCP; with Landlock gone too, the eBPF
+	 * deny-all still refuses (EPERM from the cgroup connect4 hook). */
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EACCES);
+	cordon_profile_free(p);
+	caps.landlock_abi = 0;
+	o.require = "[seccomp, cgroup, network]";
+	p = sbx_profile(S, &o);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", "9"), EPERM);
 	cordon_profile_free(p);
 }
 
@@ -278,8 +333,8 @@ static void test_full_kernel_not_degraded(void **state)
 	assert_int_equal(json_array_size(json_object_get(rep, "missing")), 0);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "policy_hash"))), 64);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "seccomp_program_hash"))), 64);
-	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
-							    "capabilities", "no_new_privs", NULL };
+	for (const char *const *c = (const char *const[]){"landlock", "seccomp", "cgroup", "namespaces", "network",
+							  "capabilities", "no_new_privs", NULL};
 	     *c; c++)
 		assert_string_equal(sbx_state(rep, *c), "enforced");
 	json_decref(rep);
@@ -289,19 +344,21 @@ static void test_full_kernel_not_degraded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_require_landlock_missing_refuses),
-		cmocka_unit_test(test_require_seccomp_missing_refuses),
-		cmocka_unit_test(test_require_cgroup_missing_refuses),
-		cmocka_unit_test(test_require_namespaces_missing_refuses),
-		cmocka_unit_test(test_require_network_missing_refuses),
-		cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
-		cmocka_unit_test(test_open_network_never_allowed),
-		cmocka_unit_test(test_landlock_missing_degraded),
-		cmocka_unit_test(test_landlock_old_abi_degraded),
-		cmocka_unit_test(test_seccomp_missing_degraded),
-		cmocka_unit_test(test_cgroup_missing_degraded),
-		cmocka_unit_test(test_netns_missing_degraded),
-		cmocka_unit_test(test_full_kernel_not_degraded),
+	    cmocka_unit_test(test_require_landlock_missing_refuses),
+	    cmocka_unit_test(test_require_seccomp_missing_refuses),
+	    cmocka_unit_test(test_require_cgroup_missing_refuses),
+	    cmocka_unit_test(test_require_namespaces_missing_refuses),
+	    cmocka_unit_test(test_require_network_missing_refuses),
+	    cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
+	    cmocka_unit_test(test_open_network_never_allowed),
+	    cmocka_unit_test(test_failed_setup_leaves_nothing),
+	    cmocka_unit_test(test_landlock_missing_degraded),
+	    cmocka_unit_test(test_landlock_old_abi_degraded),
+	    cmocka_unit_test(test_seccomp_missing_degraded),
+	    cmocka_unit_test(test_cgroup_missing_degraded),
+	    cmocka_unit_test(test_netns_missing_degraded),
+	    cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
+	    cmocka_unit_test(test_full_kernel_not_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -21,8 +21,8 @@ static const char abstract_name[] = "cordon-test-abstract-escape";
 
 static int group_setup(void **state)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sockaddr_un su = { .sun_family = AF_UNIX };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_un su = {.sun_family = AF_UNIX};
 	socklen_t len = sizeof(sa);
 	char path[PATH_MAX];
 
@@ -124,7 +124,7 @@ static void test_write_system_path_refused(void **state)
 	{
 		char path[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/planted", S->helpers);
+		snprintf(path, sizeof(path), "/opt/cordon-test/planted");
 		assert_exited(probe("write", path, NULL), EROFS);
 	}
 }
@@ -252,7 +252,7 @@ static void test_setns_refused(void **state)
 
 static void test_dangerous_syscalls_refused(void **state)
 {
-	static const char *const names[] = { "bpf", "perf", "io_uring", "keyctl", "userfaultfd", "open_by_handle_at" };
+	static const char *const names[] = {"bpf", "perf", "io_uring", "keyctl", "userfaultfd", "open_by_handle_at"};
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -333,6 +333,84 @@ static void test_no_new_privs(void **state)
 	assert_exited(probe("nnp", NULL, NULL), 0);
 }
 
+static void test_rlimits_session_hostname(void **state)
+{
+	(void)state;
+	assert_exited(probe("rlimits", "256", NULL), 0);
+	assert_exited(probe("session", NULL, NULL), 0);
+	assert_exited(probe("hostname", "cordon", NULL), 0);
+}
+
+static void test_env_pass_set_and_credentials(void **state)
+{
+	char cred[PATH_MAX], creds[PATH_MAX + 64];
+	struct sbx_opts o = {.env_pass = "[CORDON_TEST_PASSED, CORDON_TEST_UNSET]", .credentials = creds};
+	struct cordon_profile *p;
+	struct cordon_diag d = {0};
+	struct sbx_result res;
+	char *dump;
+	char *argv[5];
+
+	(void)state;
+	snprintf(cred, sizeof(cred), "%s/token", S->outside);
+	sbx_write_file(cred, "s3cr3t-t0ken\n");
+	snprintf(creds, sizeof(creds), "[{env: CORDON_TOKEN, file: %s}]", cred);
+	setenv("CORDON_TEST_PASSED", "passed-value", 1);
+	unsetenv("CORDON_TEST_UNSET");
+	p = sbx_profile(S, &o);
+	assert_exited(sbx_probe_with(p, &S->caps, "env-equals", "CORDON_TEST_PASSED", "passed-value"), 0);
+	assert_exited(sbx_probe_with(p, &S->caps, "env", "CORDON_TEST_UNSET", NULL), 0);
+	/* The credential arrives as env (trailing newline stripped)... */
+	assert_exited(sbx_probe_with(p, &S->caps, "env-equals", "CORDON_TOKEN", "s3cr3t-t0ken"), 0);
+	/* ...its file is not visible, and the report names it but never holds it. */
+	assert_exited(sbx_probe_with(p, &S->caps, "read", cred, NULL), ENOENT);
+	argv[0] = p->command[0];
+	argv[1] = (char *)"exit";
+	argv[2] = (char *)"0";
+	argv[3] = NULL;
+	assert_int_equal(sbx_spawn(p, &S->caps, argv, &res, &d), 0);
+	dump = json_dumps(res.report, 0);
+	assert_non_null(strstr(dump, "CORDON_TOKEN"));
+	assert_null(strstr(dump, "s3cr3t"));
+	free(dump);
+	sbx_result_done(&res);
+	unsetenv("CORDON_TEST_PASSED");
+	cordon_profile_free(p);
+}
+
+static void test_keep_fds_passed(void **state)
+{
+	char *argv[] = {P->command[0], (char *)"fd", NULL, NULL};
+	struct cordon_instance *inst = NULL;
+	struct cordon_diag d = {0};
+	char num[16];
+	int pfd[2], st, keep;
+
+	(void)state;
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	keep = pfd[1];
+	snprintf(num, sizeof(num), "%d", keep);
+	argv[2] = num;
+	{
+		struct cordon_launch_policy pol = {
+		    .profile = P, .argv = argv, .stdio = CORDON_STDIO_INHERIT, .keep_fds = &keep, .n_keep_fds = 1};
+
+		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst, &d), 0);
+	}
+	assert_int_equal(cordon_instance_wait(inst, &st), 0);
+	assert_exited(st, 0);
+	cordon_instance_free(inst);
+	/* An fd that is not open cannot be passed. */
+	{
+		int bad = 987;
+		struct cordon_launch_policy pol = {.profile = P, .argv = argv, .keep_fds = &bad, .n_keep_fds = 1};
+
+		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst, &d), -EBADF);
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 /* --- positive ------------------------------------------------------------ */
 
 static void test_read_write_inside_root(void **state)
@@ -373,37 +451,40 @@ static void test_exit_status_passes_through(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_read_host_file_not_in_view),
-		cmocka_unit_test(test_write_system_path_refused),
-		cmocka_unit_test(test_write_sandbox_root_refused),
-		cmocka_unit_test(test_planted_symlink_out_of_root),
-		cmocka_unit_test(test_symlink_made_inside_points_nowhere),
-		cmocka_unit_test(test_hardlink_out_of_root),
-		cmocka_unit_test(test_rename_out_of_root),
-		cmocka_unit_test(test_dotdot),
-		cmocka_unit_test(test_exec_from_rw_root_refused),
-		cmocka_unit_test(test_host_proc_pid_invisible),
-		cmocka_unit_test(test_ptrace_outside),
-		cmocka_unit_test(test_process_vm_readv_outside),
-		cmocka_unit_test(test_kcmp_outside),
-		cmocka_unit_test(test_kill_outside),
-		cmocka_unit_test(test_mount_refused),
-		cmocka_unit_test(test_user_namespace_refused),
-		cmocka_unit_test(test_setns_refused),
-		cmocka_unit_test(test_dangerous_syscalls_refused),
-		cmocka_unit_test(test_raw_and_packet_sockets_refused),
-		cmocka_unit_test(test_tcp_to_host_loopback_refused),
-		cmocka_unit_test(test_host_abstract_unix_refused),
-		cmocka_unit_test(test_i386_int80_killed),
-		cmocka_unit_test(test_x32_killed),
-		cmocka_unit_test(test_tiocsti_refused),
-		cmocka_unit_test(test_launcher_secret_env_not_visible),
-		cmocka_unit_test(test_inherited_fd_not_visible),
-		cmocka_unit_test(test_capabilities_all_zero),
-		cmocka_unit_test(test_no_new_privs),
-		cmocka_unit_test(test_read_write_inside_root),
-		cmocka_unit_test(test_fork_and_threads),
-		cmocka_unit_test(test_exit_status_passes_through),
+	    cmocka_unit_test(test_read_host_file_not_in_view),
+	    cmocka_unit_test(test_write_system_path_refused),
+	    cmocka_unit_test(test_write_sandbox_root_refused),
+	    cmocka_unit_test(test_planted_symlink_out_of_root),
+	    cmocka_unit_test(test_symlink_made_inside_points_nowhere),
+	    cmocka_unit_test(test_hardlink_out_of_root),
+	    cmocka_unit_test(test_rename_out_of_root),
+	    cmocka_unit_test(test_dotdot),
+	    cmocka_unit_test(test_exec_from_rw_root_refused),
+	    cmocka_unit_test(test_host_proc_pid_invisible),
+	    cmocka_unit_test(test_ptrace_outside),
+	    cmocka_unit_test(test_process_vm_readv_outside),
+	    cmocka_unit_test(test_kcmp_outside),
+	    cmocka_unit_test(test_kill_outside),
+	    cmocka_unit_test(test_mount_refused),
+	    cmocka_unit_test(test_user_namespace_refused),
+	    cmocka_unit_test(test_setns_refused),
+	    cmocka_unit_test(test_dangerous_syscalls_refused),
+	    cmocka_unit_test(test_raw_and_packet_sockets_refused),
+	    cmocka_unit_test(test_tcp_to_host_loopback_refused),
+	    cmocka_unit_test(test_host_abstract_unix_refused),
+	    cmocka_unit_test(test_i386_int80_killed),
+	    cmocka_unit_test(test_x32_killed),
+	    cmocka_unit_test(test_tiocsti_refused),
+	    cmocka_unit_test(test_launcher_secret_env_not_visible),
+	    cmocka_unit_test(test_inherited_fd_not_visible),
+	    cmocka_unit_test(test_capabilities_all_zero),
+	    cmocka_unit_test(test_no_new_privs),
+	    cmocka_unit_test(test_rlimits_session_hostname),
+	    cmocka_unit_test(test_env_pass_set_and_credentials),
+	    cmocka_unit_test(test_keep_fds_passed),
+	    cmocka_unit_test(test_read_write_inside_root),
+	    cmocka_unit_test(test_fork_and_threads),
+	    cmocka_unit_test(test_exit_status_passes_through),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -68,7 +68,7 @@ static void test_write_into_root_owned_by_other_user(void **state)
 static void test_dynamic_uid_in_documented_range(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	unsigned uid = 0, gid = 0;
 	int ngroups = -1;
@@ -90,9 +90,39 @@ static void test_dynamic_uid_in_documented_range(void **state)
 	cordon_profile_free(p);
 }
 
+static void test_concurrent_instances_get_distinct_uids(void **state)
+{
+	struct cordon_profile *p;
+	struct cordon_instance *inst[4] = {0};
+	struct cordon_diag d = {0};
+	char *argv[4];
+	int st;
+
+	(void)state;
+	p = sbx_profile(S, NULL);
+	argv[0] = p->command[0];
+	argv[1] = (char *)"sleep";
+	argv[2] = (char *)"2";
+	argv[3] = NULL;
+	for (int i = 0; i < 4; i++) {
+		struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT};
+
+		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst[i], &d), 0);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(cordon_instance_uid(inst[i]), cordon_instance_uid(inst[j]));
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(cordon_instance_signal(inst[i], SIGTERM), 0);
+		assert_int_equal(cordon_instance_wait(inst[i], &st), 0);
+		assert_signaled(st, SIGTERM);
+		cordon_instance_free(inst[i]);
+	}
+	cordon_profile_free(p);
+}
+
 static void test_named_user_owning_root(void **state)
 {
-	struct sbx_opts o = { .user = "nobody" };
+	struct sbx_opts o = {.user = "nobody"};
 	struct cordon_profile *p;
 	uid_t u;
 	gid_t g;
@@ -110,9 +140,9 @@ static void test_named_user_owning_root(void **state)
 
 static void test_named_root_user_refused(void **state)
 {
-	struct sbx_opts o = { .user = "nobody" };
+	struct sbx_opts o = {.user = "nobody"};
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[3];
 
@@ -133,10 +163,11 @@ static void test_named_root_user_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_write_into_root_owned_by_other_user),
-		cmocka_unit_test(test_dynamic_uid_in_documented_range),
-		cmocka_unit_test(test_named_user_owning_root),
-		cmocka_unit_test(test_named_root_user_refused),
+	    cmocka_unit_test(test_write_into_root_owned_by_other_user),
+	    cmocka_unit_test(test_dynamic_uid_in_documented_range),
+	    cmocka_unit_test(test_concurrent_instances_get_distinct_uids),
+	    cmocka_unit_test(test_named_user_owning_root),
+	    cmocka_unit_test(test_named_root_user_refused),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

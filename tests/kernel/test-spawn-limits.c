@@ -30,9 +30,9 @@ static json_int_t stat_of(const json_t *rep, const char *key)
 
 static void test_fork_bomb_stops_at_pids(void **state)
 {
-	struct sbx_opts o = { .limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}" };
+	struct sbx_opts o = {.limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}"};
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[3];
 
@@ -52,11 +52,37 @@ static void test_fork_bomb_stops_at_pids(void **state)
 	cordon_profile_free(p);
 }
 
+static void test_fork_bomb_stops_without_cgroups(void **state)
+{
+	struct sbx_opts o = {.limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}",
+			     .require = "[landlock, seccomp, namespaces]"};
+	struct cordon_caps caps = S->caps;
+	struct cordon_profile *p;
+	struct cordon_diag d = {0};
+	struct sbx_result res;
+	char *argv[3];
+
+	(void)state;
+	/* No cgroups at all: RLIMIT_NPROC on the instance's own dynamic uid
+	 * still stops the bomb. */
+	caps.cgroup_layout = CORDON_CGROUP_NONE;
+	p = sbx_profile(S, &o);
+	argv[0] = p->command[0];
+	argv[1] = (char *)"forkbomb";
+	argv[2] = NULL;
+	assert_int_equal(sbx_spawn(p, &caps, argv, &res, &d), 0);
+	assert_exited(res.status, EAGAIN);
+	assert_non_null(strstr(res.out, "fork stopped after"));
+	assert_string_equal(sbx_state(res.report, "cgroup"), "unavailable");
+	sbx_result_done(&res);
+	cordon_profile_free(p);
+}
+
 static void test_memory_bomb_oom_killed_and_reported(void **state)
 {
-	struct sbx_opts o = { .limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}" };
+	struct sbx_opts o = {.limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}"};
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[3];
 	json_t *ex;
@@ -82,7 +108,7 @@ static void test_memory_bomb_oom_killed_and_reported(void **state)
 static void test_cpu_time_reported(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_diag d = { 0 };
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	char *argv[4];
 
@@ -102,9 +128,10 @@ static void test_cpu_time_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fork_bomb_stops_at_pids),
-		cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
-		cmocka_unit_test(test_cpu_time_reported),
+	    cmocka_unit_test(test_fork_bomb_stops_at_pids),
+	    cmocka_unit_test(test_fork_bomb_stops_without_cgroups),
+	    cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
+	    cmocka_unit_test(test_cpu_time_reported),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

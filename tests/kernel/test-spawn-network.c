@@ -2,7 +2,9 @@
 /* network.mode: allowlist keeps the host network namespace, so the layers
  * tested here are the ones that remain there: Landlock TCP connect rules
  * (only the listed ports), no TCP bind at all, and Landlock scoping of
- * abstract unix sockets. Traffic stays on 127.0.0.1. */
+ * abstract unix sockets, and the eBPF egress allowlist on the instance's
+ * cgroup (which refuses other addresses, and stands alone when Landlock is
+ * missing). Traffic stays on 127.0.0.1 (127.0.0.2 is only ever refused). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,7 +19,7 @@ static const char abstract_name[] = "cordon-test-abstract-network";
 
 static int listen_tcp(char port[8])
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -31,7 +33,7 @@ static int listen_tcp(char port[8])
 
 static int group_setup(void **state)
 {
-	struct sockaddr_un su = { .sun_family = AF_UNIX };
+	struct sockaddr_un su = {.sun_family = AF_UNIX};
 
 	(void)state;
 	S = sbx_new("spawn-network");
@@ -60,7 +62,7 @@ static int group_teardown(void **state)
 static struct cordon_profile *allowlist_profile(void)
 {
 	char net[128];
-	struct sbx_opts o = { .network = net };
+	struct sbx_opts o = {.network = net};
 
 	snprintf(net, sizeof(net), "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [%s]}]", p_allowed);
 	return sbx_profile(S, &o);
@@ -95,19 +97,72 @@ static void test_host_abstract_unix_scoped(void **state)
 	cordon_profile_free(p);
 }
 
-static void test_allowlist_report_says_degraded_without_ebpf(void **state)
+static void test_other_address_on_allowed_port_refused_by_ebpf(void **state)
 {
 	struct cordon_profile *p = allowlist_profile();
-	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
-	struct cordon_diag d = { 0 };
+
+	(void)state;
+	/* Landlock allows the port; the eBPF allowlist refuses the address. */
+	assert_exited(sbx_probe_with(p, &S->caps, "tcp-connect", "127.0.0.2", p_allowed), EPERM);
+	cordon_profile_free(p);
+}
+
+static void test_ebpf_alone_refuses_other_port(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct cordon_profile *p = allowlist_profile();
+
+	(void)state;
+	caps.landlock_abi = 0;
+	cordon_profile_free(p);
+	{
+		char net[128];
+		struct sbx_opts o = {.network = net, .require = "[seccomp, cgroup, namespaces, network]"};
+
+		snprintf(net, sizeof(net), "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [%s]}]",
+			 p_allowed);
+		p = sbx_profile(S, &o);
+	}
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", p_denied), EPERM);
+	assert_exited(sbx_probe_with(p, &caps, "tcp-connect", "127.0.0.1", p_allowed), 0);
+	cordon_profile_free(p);
+}
+
+static void test_allowlist_report_enforced_with_ebpf(void **state)
+{
+	struct cordon_profile *p = allowlist_profile();
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
 	struct sbx_result res;
 	json_t *net;
 
 	(void)state;
 	assert_int_equal(sbx_spawn(p, &S->caps, argv, &res, &d), 0);
 	net = json_object_get(json_object_get(res.report, "controls"), "network");
+	assert_string_equal(json_string_value(json_object_get(net, "state")), "enforced");
+	assert_true(json_is_true(json_object_get(net, "ebpf")));
+	assert_true(json_is_true(json_object_get(net, "landlock_tcp")));
+	assert_true(json_is_false(json_object_get(res.report, "degraded")));
+	sbx_result_done(&res);
+	cordon_profile_free(p);
+}
+
+static void test_allowlist_report_says_degraded_without_ebpf(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct cordon_profile *p = allowlist_profile();
+	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
+	struct cordon_diag d = {0};
+	struct sbx_result res;
+	json_t *net;
+
+	(void)state;
+	caps.bpf_cgroup_sock_addr = false;
+	assert_int_equal(sbx_spawn(p, &caps, argv, &res, &d), 0);
+	net = json_object_get(json_object_get(res.report, "controls"), "network");
 	assert_string_equal(json_string_value(json_object_get(net, "state")), "degraded");
 	assert_true(json_is_false(json_object_get(net, "netns")));
+	assert_true(json_is_false(json_object_get(net, "ebpf")));
 	assert_true(json_is_true(json_object_get(net, "landlock_tcp")));
 	assert_true(json_is_true(json_object_get(res.report, "degraded")));
 	sbx_result_done(&res);
@@ -117,10 +172,13 @@ static void test_allowlist_report_says_degraded_without_ebpf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_allowed_port_connects),
-		cmocka_unit_test(test_other_port_refused),
-		cmocka_unit_test(test_host_abstract_unix_scoped),
-		cmocka_unit_test(test_allowlist_report_says_degraded_without_ebpf),
+	    cmocka_unit_test(test_allowed_port_connects),
+	    cmocka_unit_test(test_other_port_refused),
+	    cmocka_unit_test(test_host_abstract_unix_scoped),
+	    cmocka_unit_test(test_other_address_on_allowed_port_refused_by_ebpf),
+	    cmocka_unit_test(test_ebpf_alone_refuses_other_port),
+	    cmocka_unit_test(test_allowlist_report_enforced_with_ebpf),
+	    cmocka_unit_test(test_allowlist_report_says_degraded_without_ebpf),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

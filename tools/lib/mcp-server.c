@@ -28,7 +28,7 @@ int mcp_error(struct mcp_call_result *res, const char *fmt, ...)
 
 static int send_json(int fd, json_t *msg)
 {
-	_cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
+	_cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len;
 	int r;
 
@@ -142,7 +142,7 @@ static int send_tool_result(int fd, json_t *id, struct mcp_call_result *res, boo
 		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res->error, "isError",
 				   1);
 	} else {
-		_cleanup_free_ char *text = json_dumps(res->structured, JSON_COMPACT | JSON_ENSURE_ASCII);
+		_cleanup_free_ char *text = json_dumps(res->structured, JSON_COMPACT);
 
 		result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text ? text : "{}",
 				   "structuredContent", res->structured, "isError", 0);

@@ -56,7 +56,9 @@ json_t *mcp_peer_read(struct mcp_peer *p, int timeout_ms)
 	long deadline = now_ms() + timeout_ms;
 
 	for (;;) {
-		char *nl = p->buf ? memchr(p->buf, '\n', p->len) : NULL;
+		/* Scan only what is new since the last read: a long message
+		 * arrives in many chunks. */
+		char *nl = p->buf && p->len > p->scanned ? memchr(p->buf + p->scanned, '\n', p->len - p->scanned) : NULL;
 		struct pollfd pfd = { .fd = p->from, .events = POLLIN };
 		ssize_t n;
 		long left;
@@ -67,10 +69,12 @@ json_t *mcp_peer_read(struct mcp_peer *p, int timeout_ms)
 
 			memmove(p->buf, nl + 1, p->len - ll - 1);
 			p->len -= ll + 1;
+			p->scanned = 0;
 			if (v)
 				return v;
 			continue;
 		}
+		p->scanned = p->len;
 		left = deadline - now_ms();
 		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 			return NULL;

@@ -14,6 +14,7 @@ struct mcp_peer {
 	long next_id;
 	char *buf;
 	size_t len, cap;
+	size_t scanned; /* bytes of buf known to hold no newline */
 };
 
 /* Starts argv[0] (absolute path) with argv; returns 0 or -errno. */
