@@ -146,3 +146,62 @@ int ledger_audit_state(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret
 	*ret_cp_time = r ? sqlite3_column_int64(st, 1) : 0;
 	return 0;
 }
+
+int ledger_connector_remove(struct cordon_db *db, const char *connector)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *del = NULL;
+	int r;
+
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	/* The ledger of unresolved effects must outlive nothing: an action that
+	 * is dispatched or has an unknown outcome needs an operator first. */
+	r = db_prepare(db, "SELECT count(*) FROM actions WHERE connector = ?1 AND state IN (0, 1, 5)", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, EIO, "cannot count actions");
+	if (sqlite3_column_int64(st, 0) > 0)
+		return db_failf(db, EBUSY, "connector has unresolved actions; resolve them first (cordonctl actions list)");
+	r = db_prepare(db, "DELETE FROM connectors WHERE id = ?1", &del);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, del, 1, connector)) < 0)
+		return r;
+	r = db_step_done(db, del);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(db->sql) != 1)
+		return db_failf(db, ENOENT, "connector is not installed");
+	/* Grants, inventory, approvals, delegations and finished actions go
+	 * with it (ON DELETE CASCADE); the audit log keeps their history. */
+	r = db_meta_add_tx(db, "policy_epoch", 1, NULL);
+	if (r < 0)
+		return r;
+	struct cordon_actor sys = cordon_actor_system();
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_CONNECTOR,
+					 .actor = &sys,
+					 .connector = connector,
+					 .state = "removed" };
+	r = audit_append_tx(db, &ev);
+	if (r < 0)
+		return r;
+	return db_tx_commit(&tx);
+}
+
+int ledger_db_confine(struct cordon_db *db)
+{
+	/* cordond's Landlock domain has no temp directory: SQLite's statement
+	 * journals and sorter spills must stay in memory. */
+	int rc = sqlite3_exec(db->sql, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : db_fail(db, rc);
+}

@@ -198,6 +198,7 @@ struct cordon_daemon {
 	gid_t run_gid, operator_gid, gateway_gid;
 	bool helper_lost;
 	char db_path[4200], key_path[4200];
+	struct drelay *relays;
 	struct cordon_operator *op;
 	struct cordon_http *http;
 	uint64_t started_ms;
@@ -222,6 +223,9 @@ void session_notify_all_list_changed(struct cordon_daemon *d);
 void gateway_tick(struct cordon_daemon *d);
 
 /* gateway-call.c */
+/* Calls (tools/call and pass-through) a session may have outstanding. */
+#define SESSION_CALLS_MAX 64u
+unsigned session_calls(const struct dsession *s);
 void call_start(struct dsession *s, const json_t *id, const json_t *params);
 void call_worker_ready(struct dcall *c);
 void call_worker_failed(struct dcall *c, const char *why);
@@ -233,6 +237,22 @@ void call_tick(struct dcall *c, uint64_t now_ms);
 void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
 json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s);
 bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args);
+
+/* A connector's sampling/elicitation request relayed to a client. */
+struct drelay {
+	struct dsession *s;
+	struct dworker *w; /* NULL once the instance is gone */
+	char client_id[40]; /* the id the broker used toward the client */
+	json_t *worker_id;  /* the connector's request id */
+	struct drelay *next;
+};
+
+/* gateway-relay.c */
+void relay_server_request(struct dworker *w, json_t *msg, unsigned bit);
+bool relay_client_response(struct dsession *s, const json_t *msg);
+void relay_session_closed(struct dsession *s);
+void relay_worker_gone(struct dworker *w);
+void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error);
 
 /* gateway-pass.c */
 bool pass_offered(struct cordon_daemon *d, bool prompts);
@@ -263,12 +283,17 @@ int ledger_approval_cancel(struct cordon_db *db, const char *session, const char
 /* Last audit seq, size and time (usec) of the newest checkpoint (0 when none). */
 int ledger_audit_state(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
 void calls_tick(struct cordon_daemon *d);
+/* Uninstalls a connector (-EBUSY while it has unresolved actions). */
+int ledger_connector_remove(struct cordon_db *db, const char *connector);
+/* Temp storage in memory (the Landlock domain has no temp directory). */
+int ledger_db_confine(struct cordon_db *db);
 
 /* daemon-privs.c */
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag);
 int privs_prepare_dirs(struct cordon_daemon *d, struct cordon_diag *diag);
 int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag);
 int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cordon_diag *diag);
+int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cordon_diag *diag);
 int sd_notify_open(void);
 void sd_notify_send(int fd, const char *state);
 int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd, struct cordon_diag *diag);

@@ -156,7 +156,15 @@ int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd
 int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag)
 {
 	if (geteuid() == 0) {
-		/* Supplementary groups first: after setresuid we could not. */
+		/* The bounding and ambient sets first: changing the bounding set
+		 * needs CAP_SETPCAP, which the uid change below takes away. */
+		capng_clear(CAPNG_SELECT_ALL);
+		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
+			return cordon_diag_set(diag, EPERM, "privileges", "cannot clear the capability bounding set");
+#ifdef CAPNG_SELECT_AMBIENT
+		(void)capng_apply(CAPNG_SELECT_AMBIENT);
+#endif
+		/* Supplementary groups next: after setresuid we could not. */
 		if (setgroups(0, NULL) < 0)
 			return cordon_diag_set(diag, errno, "privileges", "setgroups: %m");
 		if (setresgid(d->run_gid, d->run_gid, d->run_gid) < 0)
@@ -164,17 +172,11 @@ int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag)
 		if (setresuid(d->run_uid, d->run_uid, d->run_uid) < 0)
 			return cordon_diag_set(diag, errno, "privileges", "setresuid(%u): %m", (unsigned)d->run_uid);
 	}
-	/* Every capability set, bounding and ambient included: a broker that
-	 * was told to run as root (tests) still holds no capability. */
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(CAPNG_SELECT_ALL) < 0) {
-		/* Without CAP_SETPCAP the bounding set cannot be changed; the
-		 * effective/permitted sets are what matters then (and they are
-		 * empty for an unprivileged uid anyway). */
-		capng_clear(CAPNG_SELECT_BOTH);
-		if (capng_apply(CAPNG_SELECT_BOTH) < 0)
-			return cordon_diag_set(diag, EPERM, "privileges", "cannot clear capabilities");
-	}
+	/* Effective, permitted and inheritable: a broker that was told to run
+	 * as root (tests) still holds no capability. */
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
+		return cordon_diag_set(diag, EPERM, "privileges", "cannot clear capabilities");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cordon_diag_set(diag, errno, "privileges", "no_new_privs: %m");
 	if (geteuid() != d->run_uid || getuid() != d->run_uid)

@@ -306,13 +306,22 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	if (r < 0)
 		goto fail;
 
-	/* 4. Drop. 5. Sandbox ourselves. */
+	/* 4. Drop. 5. Sandbox ourselves: Landlock, then our seccomp allowlist. */
 	r = privs_drop(d, diag);
 	if (r < 0)
 		goto fail;
 	r = privs_sandbox_self(d, &d->self_sandbox, diag);
 	if (r < 0)
 		goto fail;
+	{
+		json_t *sc = NULL;
+
+		r = privs_seccomp_self(d, &sc, diag);
+		if (r < 0)
+			goto fail;
+		json_object_update(d->self_sandbox, sc);
+		json_decref(sc);
+	}
 
 	/* 6. Database (0600, owned by us), audit key, approval key. */
 	snprintf(d->db_path, sizeof(d->db_path), "%s/cordon.db", d->cfg.state_dir);
@@ -320,6 +329,11 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	r = cordon_db_open(d->db_path, &dbo, &d->db, diag);
 	if (r < 0)
 		goto fail;
+	r = ledger_db_confine(d->db);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "db", "cannot keep temp storage in memory: %s", cordon_db_last_error(d->db));
+		goto fail;
+	}
 	r = cordon_audit_setup_key_file(d->db, &ao, d->key_path, "cordond", &d->verifier, diag);
 	if (r < 0)
 		goto fail;
@@ -695,9 +709,23 @@ int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_ver
 
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
 {
-	(void)d;
-	return cordon_diag_set(diag, EOPNOTSUPP, "connector", "removing %s: not supported by this broker yet",
-			       connector);
+	struct dconn *c = daemon_conn(d, connector);
+	int r;
+
+	if (!c)
+		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
+	r = ledger_connector_remove(d->db, connector);
+	if (r < 0)
+		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
+	/* Committed: now the I/O. Its instances end (in-flight calls fail),
+	 * waiting calls see their approvals gone, clients get list_changed. */
+	for (struct dworker *w = d->workers, *next; w; w = next) {
+		next = w->next;
+		if (w->conn == c)
+			worker_kill(w, "connector removed");
+	}
+	session_notify_all_list_changed(d);
+	return 0;
 }
 
 int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)

@@ -67,6 +67,15 @@ static void tool_text_result(struct dsession *s, const json_t *id, bool is_error
 	session_send_result(s, id, r);
 }
 
+unsigned session_calls(const struct dsession *s)
+{
+	unsigned n = 0;
+
+	for (const struct dcall *c = s->calls; c; c = c->next)
+		n++;
+	return n;
+}
+
 void call_free(struct dcall *c)
 {
 	if (c->s)
@@ -224,6 +233,46 @@ static void call_dispatch(struct dcall *c)
 	}
 }
 
+/* A replay-safe call carrying an idempotency identity that already ran:
+ * the ledger checks the identity before it asks for an approval, so a
+ * finished identical request returns its stored result without a new
+ * approval, and a reused or in-flight identity is refused at once. Returns
+ * true when the call was answered. */
+static bool call_replay_stored(struct dcall *c)
+{
+	struct cordon_daemon *d = c->d;
+	struct cordon_action_begin b = { .call = call_view(c), .approval_id = NULL, .idempotency_key = c->idem_key };
+	struct cordon_action_begin_result res = {};
+	int r;
+
+	r = cordon_action_begin(d->db, d->key, &b, &res);
+	if (r == -EEXIST || r == -EINPROGRESS || r == -ENOTRECOVERABLE || r == -ENODATA) {
+		call_fail(c, "cordon: not sent: %s.", begin_error(r));
+		return true;
+	}
+	if (r < 0 || res.outcome != CORDON_BEGIN_STORED_RESULT) {
+		/* Not a replay (the approval it lacks is what stopped it). */
+		cordon_action_begin_result_done(&res);
+		return false;
+	}
+	if (res.result && c->s) {
+		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *line = NULL;
+		int n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id, (int)res.result_len,
+				      res.result)
+			   : -1;
+
+		if (n > 0) {
+			session_send(c->s, line, (size_t)n);
+			free(line);
+		}
+	} else
+		tool_error_result(c->s, c->rpc_id, "cordon: this call already ran; no result was stored.");
+	cordon_action_begin_result_done(&res);
+	call_free(c);
+	return true;
+}
+
 static void call_check_approval(struct dcall *c)
 {
 	struct cordon_daemon *d = c->s->d;
@@ -357,6 +406,8 @@ void call_worker_ready(struct dcall *c)
 		struct cordon_call cv = call_view(c);
 
 		d->m.calls_approve++;
+		if (c->idem_key && call_replay_stored(c))
+			return;
 		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
 		if (r == -EDQUOT) {
 			call_fail(c, "cordon: too many approvals are pending; this call was refused.");
@@ -512,6 +563,11 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	char connector[CORDON_CONNECTOR_ID_MAX + 1];
 	int r;
 
+	if (session_calls(s) >= SESSION_CALLS_MAX) {
+		session_send_error(s, id, -32000, "cordon: too many calls in flight on this session (at most %u)",
+				   SESSION_CALLS_MAX);
+		return;
+	}
 	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !cordon_tool_name_is_valid(sep + 2)) {
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;

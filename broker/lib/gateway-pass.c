@@ -81,9 +81,17 @@ static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const
 	struct dworker *w;
 	struct dcall *call = calloc(1, sizeof(*call));
 
-	if (!call) {
+	if (!call || session_calls(s) >= SESSION_CALLS_MAX * 2) {
+		/* Fan-outs count once per connector; the bound keeps a client
+		 * from queueing without limit. */
+		free(call);
 		json_decref(params);
-		return -ENOMEM;
+		if (m) {
+			m->pending--;
+			return -ENOBUFS;
+		}
+		session_send_error(s, id, -32000, "cordon: too many requests in flight on this session");
+		return -ENOBUFS;
 	}
 	call->d = d;
 	call->s = s;

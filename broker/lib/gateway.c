@@ -248,8 +248,9 @@ static void handle_line(struct dsession *s, const char *line, size_t len)
 	}
 	method = json_object_get(msg, "method");
 	if (!method) {
-		/* A response from the client: the broker sends no requests to
-		 * clients yet, so there is nothing to match. */
+		/* A response from the client: only to a relayed connector
+		 * request (sampling, elicitation); anything else is dropped. */
+		(void)relay_client_response(s, msg);
 		return;
 	}
 	if (!json_is_string(method)) {
@@ -314,6 +315,7 @@ static void session_close(struct dsession *s)
 	struct cordon_daemon *d = s->d;
 
 	pass_session_closed(s);
+	relay_session_closed(s);
 	json_decref(s->res_routes);
 	/* Calls: pending approvals die with the session (cordon_session_end
 	 * revokes them); an in-flight call on a shared instance completes in

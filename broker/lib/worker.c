@@ -11,8 +11,8 @@
  * answered by the broker from the instance's own roots and never forwarded
  * (server-filesystem replaces its allowed directories with whatever roots a
  * client returns); sampling and elicitation are refused unless the profile
- * lists them in client_requests (relaying is not implemented yet, so they
- * are refused in every case, labelled). */
+ * lists them in client_requests: then they are relayed to the session's
+ * client, labelled with the connector (gateway-relay.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -280,6 +280,17 @@ static void tools_listed(struct dworker *w, json_t *tools)
 	}
 }
 
+void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error)
+{
+	json_t *m = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
+
+	if (result)
+		json_object_set(m, "result", result);
+	else
+		json_object_set(m, "error", error);
+	send_json(w, m);
+}
+
 static void answer(struct dworker *w, json_t *id, json_t *result)
 {
 	send_json(w, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
@@ -327,10 +338,10 @@ static void handle_server_request(struct dworker *w, json_t *msg)
 	else if (!strcmp(method, "sampling/createMessage") || !strcmp(method, "elicitation/create")) {
 		unsigned bit = method[0] == 's' ? CORDON_CLIENT_SAMPLING : CORDON_CLIENT_ELICITATION;
 
-		answer_error(w, id, -32601,
-			     (w->conn->profile->client_requests & bit)
-				     ? "cordon: relaying this request to the MCP client is not supported by this broker"
-				     : "cordon: the connector's profile does not permit this client request");
+		if (!(w->conn->profile->client_requests & bit))
+			answer_error(w, id, -32601, "cordon: the connector's profile does not permit this client request");
+		else
+			relay_server_request(w, msg, bit);
 	} else
 		answer_error(w, id, -32601, "method not available from the broker");
 }
@@ -375,7 +386,15 @@ static void handle_notification(struct dworker *w, json_t *msg)
 				json_decref(p);
 		}
 	}
-	/* Other notifications (resources/prompts list_changed, ...) are dropped. */
+	else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
+		 (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
+		/* Passed on to the sessions this instance serves; the lists are
+		 * fetched (and routed) again when the client asks. */
+		for (struct dsession *s = w->d->sessions; s; s = s->next)
+			if (s->initialized && (!w->session || w->session == s))
+				session_send_json(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
+	}
+	/* Other notifications (resource updates, ...) are dropped. */
 }
 
 static void handle_response(struct dworker *w, json_t *msg, const char *line, size_t len)
@@ -680,6 +699,7 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 			(void)d->spawner.reap(d->spawner.userdata, w->instance);
 	}
 	unlink_worker(w);
+	relay_worker_gone(w);
 	if (w->session)
 		worker_detach_session(w);
 	if (crashed) {
@@ -824,6 +844,12 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	struct dwreq *q = req_new(w, DWREQ_INITIALIZE);
 	json_t *caps = json_pack("{s:{s:b}}", "roots", "listChanged", 0);
 
+	/* Offer what the profile lets through to the client. */
+	if (c->profile->client_requests & CORDON_CLIENT_SAMPLING)
+		json_object_set_new(caps, "sampling", json_object());
+	if (c->profile->client_requests & CORDON_CLIENT_ELICITATION)
+		json_object_set_new(caps, "elicitation", json_object());
+
 	if (!q || !caps) {
 		json_decref(caps);
 		worker_died(w, "out of memory", false);
@@ -960,9 +986,12 @@ void workers_kill_all(struct cordon_daemon *d)
 
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report)
 {
+	/* The final enforcement report carries the cgroup's statistics. */
+	json_int_t oom = json_integer_value(json_object_get(json_object_get(report, "cgroup_stats"), "oom_kills"));
+
 	(void)status;
-	if (json_is_object(report) && json_integer_value(json_object_get(report, "oom_kills")) > 0)
-		d->m.oom_kills += (uint64_t)json_integer_value(json_object_get(report, "oom_kills"));
+	if (oom > 0)
+		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
 			worker_died(w, "exited", true);

@@ -57,6 +57,11 @@ static const char *helpers_dir(void)
 	}
 	if (!b)
 		DIE("CORDON_BUILD_DIR is not set");
+	snprintf(buf, sizeof(buf), "%s/tests/helpers/fake-connector", b);
+	if (access(buf, X_OK) == 0) {
+		snprintf(buf, sizeof(buf), "%s/tests/helpers", b);
+		return buf;
+	}
 	snprintf(buf, sizeof(buf), "%s/tests", b);
 	return buf;
 }
@@ -71,8 +76,10 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "version: 1\n"
 		 "connector:\n"
 		 "  description: fake connector for cordond tests\n"
-		 "  command: [%s/fake-connector, %s]\n"
+		 "  command: [%s/fake-connector, %s, --extra]\n"
 		 "  instances: %s\n"
+		 "  credentials:\n"
+		 "    - {env: FAKE_TOKEN, file: %s/token}\n"
 		 "sandbox:\n"
 		 "  user: dynamic\n"
 		 "  filesystem:\n"
@@ -85,13 +92,17 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "  network: {mode: none}\n"
 		 "tools:\n"
 		 "  default_risk: high\n"
-		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
-		 "  grant: [echo, append, crash, garbage, roots]\n"
+		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: read, mutate: read, ask: read,"
+		 " flood: read, leak: read}\n"
+		 "  grant: [echo, append, crash, garbage, roots, mutate, ask, flood, leak]\n"
+		 "  replay: {append: %s}\n"
 		 "resources: %s\n"
 		 "prompts: %s\n"
+		 "client_requests: [%s]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->data, h->data, pass, pass);
+		 helpers, h->out_file, instances, h->dir, h->data, h->data, !strcmp(pass, "read") ? "safe" : "unsafe", pass, pass,
+		 !strcmp(pass, "read") ? "elicitation" : "");
 	write_text(path, text);
 }
 
@@ -107,6 +118,13 @@ void harness_setup(struct harness *h, const char *tag)
 	snprintf(h->gateway, sizeof(h->gateway), "%s/gateway.sock", h->runtime);
 	if (mkdir(h->profiles, 0755) < 0 || mkdir(h->data, 0755) < 0)
 		DIE("mkdir: %m");
+	/* A credential the profile injects: the broker must never log it. */
+	{
+		char tok[700];
+
+		snprintf(tok, sizeof(tok), "%s/token", h->dir);
+		write_text(tok, "s3cr3t-T0KEN-value-4711\n");
+	}
 	write_profile(h, "fake", "shared", "none");
 	write_profile(h, "fakeps", "per-session", "read");
 	h->approval_wait_s = 2;
@@ -203,6 +221,18 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 	sp.sandbox_exec = exec_dirs;
 	sp.sandbox_rw = rw_dirs;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The daemon's log, for tests that read it. */
+	{
+		char lp[700];
+		int fd;
+
+		snprintf(lp, sizeof(lp), "%s/daemon.log", h->dir);
+		fd = open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+	}
 	cordon_daemon_config_init(&cfg);
 	cfg.state_dir = strdup(h->state);
 	cfg.profiles_dir = strdup(h->profiles);
@@ -297,7 +327,7 @@ void harness_review_all(struct harness *h, const char *connector)
 	struct cordon_db *db = harness_db(h);
 	struct cordon_actor op = cordon_actor_operator(0, "test");
 
-	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", NULL }; *t;
+	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate", "ask", "flood", "leak", NULL }; *t;
 	     t++) {
 		struct cordon_inventory_record rec = {};
 

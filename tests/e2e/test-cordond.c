@@ -4,6 +4,7 @@
  * runs the fake connector in a real sandbox, cordonctl on the operator
  * socket for every operator step, an MCP client on the gateway socket. */
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -81,8 +82,13 @@ static bool connectable(const char *path)
 	return ok;
 }
 
+static int stop_daemon(int sig);
+
 static void start_daemon(void)
 {
+	/* A failed test may have left its daemon running: never orphan it. */
+	if (daemon_pid > 0)
+		stop_daemon(SIGKILL);
 	unlink(gw);
 	daemon_pid = fork();
 	assert_true(daemon_pid >= 0);
@@ -292,6 +298,62 @@ static void test_real_broker(void **state_)
 	r = mcp_peer_call(&p, "fake__crash", json_object(), 5000);
 	assert_null(r); /* not granted: a JSON-RPC error, no result */
 
+	/* cordond itself: nobody, no capabilities, no_new_privs, seccomp, and
+	 * Landlock (reported in the detail). */
+	{
+		char path[64], line[256];
+		FILE *f;
+		int seen = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+		f = fopen(path, "re");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "Uid:", 4))
+				seen += !!strstr(line, "65534\t65534\t65534\t65534");
+			if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "CapBnd:", 7))
+				seen += !!strstr(line, "0000000000000000");
+			if (!strncmp(line, "NoNewPrivs:", 11))
+				seen += !!strstr(line, "1");
+			if (!strncmp(line, "Seccomp:", 8))
+				seen += !!strstr(line, "2");
+		}
+		fclose(f);
+		assert_int_equal(seen, 6);
+	}
+	/* Nothing on the gateway reaches an operator operation: the method
+	 * table has no such entry under any spelling an agent might try. */
+	for (const char *const *m = (const char *const[]){ "approvals/approve", "approvals.approve", "approve",
+							      "grants/add", "inventory/review", "revoke-all",
+							      "cordon/approve", "operator/execute", NULL };
+	     *m; m++) {
+		r = mcp_peer_request(&p, *m, json_pack("{s:s}", "id", "x"), 5000);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32601);
+		json_decref(r);
+	}
+	/* A gateway process (any other uid) cannot open the database, nor
+	 * connect to the operator socket. */
+	{
+		pid_t c = fork();
+		int cst;
+
+		if (c == 0) {
+			char dbp[800];
+			struct sockaddr_un sa = { .sun_family = AF_UNIX };
+			int fd;
+
+			snprintf(dbp, sizeof(dbp), "%s/cordon.db", state);
+			if (setgroups(0, NULL) < 0 || setresgid(23456, 23456, 23456) < 0 || setresuid(23456, 23456, 23456) < 0)
+				_exit(90);
+			CHILD_CHECK_ERRNO(open(dbp, O_RDONLY | O_CLOEXEC), EACCES);
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", opsock);
+			CHILD_CHECK_ERRNO(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), EACCES);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(c, &cst, 0), c);
+		assert_true(WIFEXITED(cst) && WEXITSTATUS(cst) == 0);
+	}
 	/* Health: the instance's enforcement report is in the detail. */
 	body = strstr(http_get("/health", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
@@ -299,6 +361,8 @@ static void test_real_broker(void **state_)
 	body = strstr(http_get("/health/detail", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
 	assert_non_null(strstr(body, "\"report\""));
+	assert_non_null(strstr(body, "\"landlock\": \"enforced\"") ?: strstr(body, "\"landlock\":\"enforced\""));
+	assert_non_null(strstr(body, "\"seccomp\": \"enforced\"") ?: strstr(body, "\"seccomp\":\"enforced\""));
 	assert_non_null(strstr(http_get("/metrics", http, sizeof(http)), "cordon_calls_total{decision=\"allow\"} 1"));
 
 	/* A write waits, then approval from cordonctl, then exactly once. */
@@ -611,11 +675,230 @@ static void test_filesystem_server(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* profiles/everything.yaml with the npm prefix replaced by the test-local
+ * install. */
+static void write_everything_profile(const char *node_dir)
+{
+	char src[700], dst[700], line[1024];
+	const char *srcdir = cordon_test_env("CORDON_SOURCE_DIR", NULL);
+	FILE *in, *out;
+
+	assert_non_null(srcdir);
+	snprintf(src, sizeof(src), "%s/profiles/everything.yaml", srcdir);
+	snprintf(dst, sizeof(dst), "%s/everything.yaml", profiles);
+	in = fopen(src, "re");
+	out = fopen(dst, "we");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in)) {
+		char *opt = strstr(line, "/opt/cordon/mcp");
+
+		if (opt) {
+			*opt = 0;
+			fprintf(out, "%s%s%s", line, node_dir, opt + strlen("/opt/cordon/mcp"));
+		} else
+			fputs(line, out);
+	}
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/* @modelcontextprotocol/server-everything under profiles/everything.yaml:
+ * resources, prompts, progress and cancellation pass through (granted by
+ * the profile); ungranted tools are neither listed nor callable. */
+static void test_everything_server(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	struct mcp_peer p;
+	json_t *v, *r, *t, *list;
+	size_t i;
+	long id;
+	int progress = 0, st;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	write_everything_profile(node_dir);
+	start_daemon();
+	assert_int_equal(ctl(NULL, "connectors", "add", "everything", (char *)NULL), 0);
+	v = ctl_json("inventory", "show", "everything");
+	json_array_foreach(first_array(v), i, t)
+		assert_int_equal(ctl(NULL, "inventory", "review", "everything",
+				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
+				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+				 0);
+	json_decref(v);
+
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	r = mcp_peer_initialize(&p, "2025-11-25");
+	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "resources"));
+	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "prompts"));
+	json_decref(r);
+
+	/* Tools: granted ones only (get-env is tier high, never granted). */
+	r = mcp_peer_request(&p, "tools/list", NULL, 20000);
+	list = json_object_get(json_object_get(r, "result"), "tools");
+	{
+		bool has_echo = false, has_env = false;
+
+		json_array_foreach(list, i, t) {
+			has_echo |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__echo");
+			has_env |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__get-env");
+		}
+		assert_true(has_echo);
+		assert_false(has_env);
+	}
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "everything__get-env", "arguments"),
+			     10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+
+	/* Resources: list, then read one that listing produced. */
+	r = mcp_peer_request(&p, "resources/list", NULL, 20000);
+	list = json_object_get(json_object_get(r, "result"), "resources");
+	assert_true(json_array_size(list) > 0);
+	{
+		const char *uri = json_string_value(json_object_get(json_array_get(list, 0), "uri"));
+		json_t *rr = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", uri), 20000);
+
+		assert_true(json_array_size(json_object_get(json_object_get(rr, "result"), "contents")) > 0);
+		json_decref(rr);
+	}
+	json_decref(r);
+
+	/* Prompts: namespaced names, get passes through. */
+	r = mcp_peer_request(&p, "prompts/list", NULL, 20000);
+	{
+		bool found = false;
+
+		json_array_foreach(json_object_get(json_object_get(r, "result"), "prompts"), i, t)
+			found |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__simple-prompt");
+		assert_true(found);
+	}
+	json_decref(r);
+	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "everything__simple-prompt"), 20000);
+	assert_true(json_array_size(json_object_get(json_object_get(r, "result"), "messages")) > 0);
+	json_decref(r);
+
+	/* Progress: relayed with the client's own token. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:i, s:i}, s:{s:s}}", "name",
+					     "everything__trigger-long-running-operation", "arguments", "duration", 1,
+					     "steps", 4, "_meta", "progressToken", "tok-1"));
+	for (;;) {
+		json_t *m = mcp_peer_read(&p, 20000);
+
+		assert_non_null(m);
+		if (json_is_integer(json_object_get(m, "id")) && json_integer_value(json_object_get(m, "id")) == id) {
+			assert_non_null(json_object_get(m, "result"));
+			json_decref(m);
+			break;
+		}
+		if (!strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/progress")) {
+			assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "progressToken")),
+					    "tok-1");
+			progress++;
+		}
+		json_decref(m);
+	}
+	assert_int_equal(progress, 4);
+
+	/* Cancellation: no response for the cancelled call; the session goes on. */
+	id = mcp_peer_send_request(&p, "tools/call",
+				   json_pack("{s:s, s:{s:i, s:i}}", "name", "everything__trigger-long-running-operation",
+					     "arguments", "duration", 5, "steps", 5));
+	usleep(500 * 1000);
+	{
+		char note[200];
+
+		snprintf(note, sizeof(note),
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+	r = mcp_peer_wait(&p, id, 7000);
+	assert_null(r);
+	r = mcp_peer_call(&p, "everything__echo", json_pack("{s:s}", "message", "after cancel"), 20000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "after cancel"));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The launcher helper is the child of cordond named cordon-launch. */
+static pid_t helper_pid(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && (de = readdir(d))) {
+		char path[300], buf[512];
+		FILE *f;
+		int ppid = 0;
+		char comm[64] = "";
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2 &&
+		    ppid == daemon_pid && !strcmp(comm, "cordon-launch"))
+			found = (pid_t)atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* kill -9 of the helper: no connector survives, health says failing. */
+static void test_helper_killed(void **state_)
+{
+	struct mcp_peer p;
+	json_t *r;
+	pid_t hp;
+	static char http[65536];
+	int st;
+
+	(void)state_;
+	start_daemon();
+	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	json_decref(mcp_peer_initialize(&p, "2025-11-25"));
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "x"), 15000);
+	assert_string_equal(result_text(r), "echo: x");
+	json_decref(r);
+	assert_true(fake_processes() >= 1);
+	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "HTTP/1.1 200"));
+	hp = helper_pid();
+	assert_true(hp > 0);
+	assert_int_equal(kill(hp, SIGKILL), 0);
+	for (int k = 0; k < 100 && fake_processes() > 0; k++)
+		usleep(50 * 1000);
+	assert_int_equal(fake_processes(), 0);
+	usleep(200 * 1000);
+	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "failing"));
+	/* Calls now fail cleanly instead of hanging. */
+	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "y"), 15000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+	st = stop_daemon(SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
 					    cmocka_unit_test(test_sdk_through_cordonctl),
-					    cmocka_unit_test(test_filesystem_server) };
+					    cmocka_unit_test(test_filesystem_server),
+					    cmocka_unit_test(test_everything_server),
+					    cmocka_unit_test(test_helper_killed) };
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 
@@ -626,7 +909,9 @@ int main(void)
 	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
 	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
 	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
+	snprintf(helper, sizeof(helper), "%s/fake-connector", cordon_test_env("CORDON_HELPERS_DIR", "/nonexistent"));
+	if (access(helper, X_OK) != 0)
+		snprintf(helper, sizeof(helper), "%s/tests/fake-connector", b);
 	T = cordon_test_mkdtemp("cordond-real");
 	/* The profiles directory must be root-owned and not group/world
 	 * writable (the helper refuses anything else); data is the root. */

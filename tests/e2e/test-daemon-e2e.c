@@ -107,8 +107,8 @@ static void test_list_and_read(void **state)
 	assert_non_null(r);
 	tools = json_object_get(json_object_get(r, "result"), "tools");
 	assert_true(json_is_array(tools));
-	/* 5 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
-	assert_int_equal(json_array_size(tools), 13);
+	/* 9 granted+reviewed tools for each of 2 connectors + 3 broker tools. */
+	assert_int_equal(json_array_size(tools), 21);
 	t = find_tool(tools, "fake__echo");
 	assert_non_null(t);
 	assert_true(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")));
@@ -325,6 +325,45 @@ static void test_worker_crash_and_garbage(void **state)
 	assert_non_null(r);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
+	/* A 5 MiB stdout line (bound 4 MiB): killed, the call fails. */
+	for (int i = 0; i < 50; i++) {
+		r = call(&p, "fake__flood", NULL, 10000);
+		if (r && !strstr(result_text(r), "restarting"))
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	/* stderr reaches the broker's log with the credential scrubbed. */
+	for (int i = 0; i < 50; i++) {
+		r = call(&p, "fake__leak", "token is s3cr3t-T0KEN-value-4711 ok", 10000);
+		if (r && !json_is_true(json_object_get(r, "isError")))
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	json_decref(r);
+	usleep(300 * 1000);
+	{
+		char lp[700], *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		snprintf(lp, sizeof(lp), "%s/daemon.log", H.dir);
+		f = fopen(lp, "re");
+		assert_non_null(f);
+		assert_true(getdelim(&buf, &len, 0, f) > 0);
+		fclose(f);
+		assert_non_null(strstr(buf, "leaking: token is ***********************"));
+		assert_null(strstr(buf, "s3cr3t-T0KEN"));
+		assert_non_null(strstr(buf, "stdout line exceeds"));
+		free(buf);
+	}
 	mcp_peer_disconnect(&p);
 }
 
@@ -432,6 +471,165 @@ static void test_resources_prompts_passthrough(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+static void test_changed_tool_hidden_until_reviewed(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *m;
+	bool notified = false;
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fake__mutate", NULL, 10000);
+	assert_string_equal(result_text(r), "mutated");
+	json_decref(r);
+	/* Re-inventory: the client is told the list changed. */
+	for (int i = 0; i < 20 && !notified; i++) {
+		m = mcp_peer_read(&p, 1000);
+		if (m && !strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/tools/list_changed"))
+			notified = true;
+		json_decref(m);
+	}
+	assert_true(notified);
+	r = mcp_peer_request(&p, "tools/list", NULL, 10000);
+	assert_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__echo"));
+	assert_non_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__append"));
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "x"),
+			     10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* The operator reviews the new definition: back in the surface. */
+	harness_review_all(&H, "fake");
+	r = call(&p, "fake__echo", "reviewed", 10000);
+	assert_string_equal(result_text(r), "echo: reviewed");
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_elicitation_relay(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *m = NULL;
+	long id;
+
+	(void)state;
+	assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
+	r = mcp_peer_request(&p, "initialize",
+			     json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities",
+				       "elicitation", "clientInfo", "name", "t", "version", "1"),
+			     10000);
+	json_decref(r);
+	{
+		static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+
+		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	}
+	/* Profile lists elicitation: relayed, labelled with the connector. */
+	id = mcp_peer_send_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fakeps__ask", "arguments"));
+	for (int i = 0; i < 10; i++) {
+		m = mcp_peer_read(&p, 5000);
+		if (m && json_object_get(m, "method"))
+			break;
+		json_decref(m);
+		m = NULL;
+	}
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "method")), "elicitation/create");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "message")),
+			    "[fakeps] Proceed?");
+	{
+		json_t *ans = json_pack("{s:s, s:O, s:{s:s, s:{}}}", "jsonrpc", "2.0", "id", json_object_get(m, "id"),
+					"result", "action", "accept", "content");
+		char *t = json_dumps(ans, JSON_COMPACT);
+
+		assert_int_equal(mcp_peer_send_raw(&p, t, strlen(t)), 0);
+		assert_int_equal(mcp_peer_send_raw(&p, "\n", 1), 0);
+		free(t);
+		json_decref(ans);
+	}
+	json_decref(m);
+	r = mcp_peer_wait(&p, id, 10000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(json_object_get(r, "result")), "accept"));
+	json_decref(r);
+	/* Profile without client_requests: refused, the client never asked. */
+	r = call(&p, "fake__ask", NULL, 10000);
+	assert_non_null(r);
+	assert_non_null(strstr(result_text(r), "does not permit"));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+static json_t *idem_call(struct mcp_peer *p, const char *text, const char *key)
+{
+	json_t *r = mcp_peer_request(p, "tools/call",
+				     json_pack("{s:s, s:{s:s}, s:{s:s}}", "name", "fakeps__append", "arguments", "text",
+					       text, "_meta", "io.cordon/idempotency-key", key),
+				     10000);
+	json_t *res = json_incref(json_object_get(r, "result"));
+
+	json_decref(r);
+	assert_non_null(res);
+	return res;
+}
+
+static void test_idempotent_replay(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&p);
+	/* fakeps's append is replay-safe: first run needs an approval. */
+	r = idem_call(&p, "idem", "key-1");
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	json_decref(r);
+	assert_int_equal(harness_approve_all(&H), 1);
+	r = idem_call(&p, "idem", "key-1");
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	/* Same identity, same request: the stored result, no re-execution,
+	 * no new approval. */
+	r = idem_call(&p, "idem", "key-1");
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 0);
+	/* Same identity, different request: conflict. */
+	r = idem_call(&p, "other", "key-1");
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	assert_non_null(strstr(result_text(r), "idempotency key"));
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	mcp_peer_disconnect(&p);
+}
+
+static void test_connector_remove(void **state)
+{
+	struct mcp_peer p;
+	json_t *r;
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fakeps__echo", "before", 10000);
+	assert_string_equal(result_text(r), "echo: before");
+	json_decref(r);
+	assert_int_equal(harness_ctl(&H, "connectors remove fakeps"), 0);
+	r = mcp_peer_request(&p, "tools/list", NULL, 10000);
+	assert_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fakeps__echo"));
+	assert_non_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__echo"));
+	json_decref(r);
+	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fakeps__echo", "arguments"), 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	/* Removing it again: not installed. */
+	assert_int_not_equal(harness_ctl(&H, "connectors remove fakeps"), 0);
+	mcp_peer_disconnect(&p);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -485,6 +683,10 @@ int main(void)
 		cmocka_unit_test(test_per_session_instances),
 		cmocka_unit_test(test_delegation_relaunches_with_root),
 		cmocka_unit_test(test_resources_prompts_passthrough),
+		cmocka_unit_test(test_changed_tool_hidden_until_reviewed),
+		cmocka_unit_test(test_elicitation_relay),
+		cmocka_unit_test(test_idempotent_replay),
+		cmocka_unit_test(test_connector_remove),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 
