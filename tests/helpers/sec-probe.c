@@ -4,11 +4,15 @@
  * succeeded, else its errno; one line on stdout says what happened.
  *   sec-probe unix-connect PATH   connect(2) to a pathname unix socket
  *   sec-probe open-rw PATH        open(2) O_RDWR
- *   sec-probe open-ro PATH        open(2) O_RDONLY */
+ *   sec-probe open-ro PATH        open(2) O_RDONLY
+ *   sec-probe udp-send ADDR PORT  sendto(2) one UDP datagram to an IPv4 address */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -36,6 +40,16 @@ int main(int argc, char **argv)
 			return 201;
 		strcpy(su.sun_path, argv[2]);
 		return report("connect", argv[2], connect(fd, (struct sockaddr *)&su, sizeof(su)));
+	}
+	if (strcmp(argv[1], "udp-send") == 0 && argc > 3) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return report("socket", argv[2], -1);
+		if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1)
+			return 203;
+		return report("sendto", argv[2], (int)sendto(fd, "leak", 4, 0, (struct sockaddr *)&sa, sizeof(sa)));
 	}
 	if (strcmp(argv[1], "open-rw") == 0)
 		return report("open-rw", argv[2], open(argv[2], O_RDWR | O_CLOEXEC));

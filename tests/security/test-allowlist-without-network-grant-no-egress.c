@@ -16,18 +16,19 @@
  *  2. the profile loader refuses `mode: allowlist` with an empty allow list
  *     (-EINVAL, "needs at least one allow entry"), so an allowlist sandbox
  *     always has explicit grants; and cordon_spawn() with an allowlist that
- *     grants only another destination (127.0.0.3:9) refuses TCP connect to
- *     the listener from inside the sandbox with EACCES (Landlock TCP rules).
- * Gap: cordon_spawn does not yet attach the eBPF policy in allowlist mode
- * (its report says degraded, "any address on the allowed TCP ports is
- * reachable"); layer 1 is therefore tested on a cgroup the test makes.
+ *     grants only another destination (127.0.0.3:9): the report says the
+ *     network is enforced (eBPF allowlist + Landlock TCP port rules); from
+ *     inside the sandbox TCP connect to the listener is refused with EACCES
+ *     (Landlock, the first layer the connect meets) and a UDP datagram —
+ *     which Landlock does not govern — with EPERM by the eBPF policy, and
+ *     nothing arrives at the UDP listener.
  * Traffic stays on loopback addresses. Layer: libcordon (netpolicy, spawn),
  * real kernel, real sockets. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../kernel/spawn-test.h"
+#include "sec-sbx.h"
 #include "netpolicy.h"
 
 #ifndef IPPROTO_MPTCP
@@ -233,26 +234,42 @@ static void test_profile_empty_allowlist_refused(void **state)
 
 /* The Landlock layer: a sandbox whose allowlist names another destination
  * has no TCP way to this one. */
-static void test_landlock_layer_ungranted_destination_no_egress(void **state)
+static void test_sandbox_ungranted_destination_no_egress(void **state)
 {
 	struct sbx *s = sbx_new("sec-egress");
 	struct sbx_opts o = {.network = "mode: allowlist\n    allow: [{cidr: 127.0.0.3/32, ports: [9]}]",
-			     .require = "[landlock, seccomp, namespaces]"};
+			     .require = "[landlock, seccomp, namespaces, network]"};
 	struct cordon_profile *p;
-	uint16_t port = 0;
-	char ports[8];
-	int l;
+	char probe[PATH_MAX], ports[8], uports[8], buf[8];
+	uint16_t port = 0, uport = 0;
+	int l, lu;
 
 	(void)state;
+	sec_sbx_install(s, "sec-probe", probe, sizeof(probe));
 	l = listen_on(AF_INET, SOCK_STREAM, "127.0.0.2", &port);
-	assert_true(l >= 0);
+	lu = listen_on(AF_INET, SOCK_DGRAM, "127.0.0.2", &uport);
+	assert_true(l >= 0 && lu >= 0);
 	snprintf(ports, sizeof(ports), "%u", port);
+	snprintf(uports, sizeof(uports), "%u", uport);
 	p = sbx_profile(s, &o);
 	assert_int_equal(try_connect(AF_INET, 0, "127.0.0.2", port), 0);
 	assert_exited(sbx_probe_with(p, &s->caps, "tcp-connect", "127.0.0.2", ports), EACCES);
 	assert_exited(sbx_probe_with(p, &s->caps, "tcp-connect", "127.0.0.1", ports), EACCES);
+	{
+		char *argv[] = {probe, (char *)"udp-send", (char *)"127.0.0.2", uports, NULL};
+		struct cordon_diag d = {0};
+		struct sbx_result res;
+
+		assert_int_equal(sbx_spawn(p, &s->caps, argv, &res, &d), 0);
+		assert_string_equal(sbx_state(res.report, "network"), "enforced");
+		assert_exited(res.status, EPERM);
+		sbx_result_done(&res);
+	}
+	assert_int_equal(recv(lu, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
 	cordon_profile_free(p);
 	close(l);
+	close(lu);
 	sbx_free(s);
 }
 
@@ -261,7 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ebpf_layer_empty_allowlist_no_egress),
 	    cmocka_unit_test(test_profile_empty_allowlist_refused),
-	    cmocka_unit_test(test_landlock_layer_ungranted_destination_no_egress),
+	    cmocka_unit_test(test_sandbox_ungranted_destination_no_egress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,12 +25,13 @@
 #include <signal.h>
 #include <time.h>
 
-#include "../kernel/spawn-test.h"
+#include "sec-sbx.h"
 #include "mcp-client.h"
 
 #define LINE_CAP (4u * 1024 * 1024)
 
 static struct sbx *S;
+static char evil_inside[PATH_MAX]; /* evil-connector as the sandbox sees it */
 
 static long rss_kib(void)
 {
@@ -132,7 +133,7 @@ static void start(struct run *r, const char *mode, const char *arg)
 	size_t len;
 	const char *cg;
 
-	snprintf(bin, sizeof(bin), "%s/evil-connector", S->helpers);
+	snprintf(bin, sizeof(bin), "%s", evil_inside);
 	snprintf(r->name, sizeof(r->name), "cordon-sec-fault-%d-%u", (int)getpid(), n++);
 	pol.instance_name = r->name;
 	if (cordon_spawn(&pol, &S->caps, &r->inst, &d) < 0)
@@ -273,6 +274,16 @@ static int group_setup(void **state)
 {
 	(void)state;
 	S = sbx_new("sec-fault");
+	sec_sbx_install(S, "evil-connector", evil_inside, sizeof(evil_inside));
+	/* The first spawn loads the process-wide eBPF egress policy (its map
+	 * and program fds stay open for the life of the process, by design):
+	 * do it before any test takes its fd baseline. */
+	{
+		struct cordon_profile *p = sbx_profile(S, NULL);
+
+		assert_exited(sbx_probe_with(p, &S->caps, "exit", "0", NULL), 0);
+		cordon_profile_free(p);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../kernel/spawn-test.h"
+#include "sec-sbx.h"
 #include "../unit/broker-test.h"
 
 static int make_socket(const char *path)
@@ -71,13 +71,14 @@ static void test_gateway_cannot_open_docker_socket_or_db(void **state)
 {
 	struct sbx *s = sbx_new("sec-docker");
 	struct bt *t = bt_new();
-	char sock[PATH_MAX], probe[PATH_MAX], inside_sock[PATH_MAX];
+	char sock[PATH_MAX], probe[PATH_MAX], inside_sock[PATH_MAX], probe_inside[PATH_MAX];
 	int lfd, lfd2;
 	struct cordon_profile *p;
 	struct stat st;
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "%s/sec-probe", s->helpers);
+	sec_sbx_install(s, "sec-probe", probe_inside, sizeof(probe_inside));
 	snprintf(sock, sizeof(sock), "%s/docker.sock", s->outside);
 	lfd = make_socket(sock);
 	assert_int_equal(stat(t->path, &st), 0);
@@ -93,9 +94,9 @@ static void test_gateway_cannot_open_docker_socket_or_db(void **state)
 	/* 2. A sandboxed connector. */
 	p = sbx_profile(s, NULL);
 	{
-		char *argv1[] = {probe, (char *)"unix-connect", sock, NULL};
-		char *argv2[] = {probe, (char *)"open-ro", t->path, NULL};
-		char *argv3[] = {probe, (char *)"unix-connect", (char *)"/data/docker.sock", NULL};
+		char *argv1[] = {probe_inside, (char *)"unix-connect", sock, NULL};
+		char *argv2[] = {probe_inside, (char *)"open-ro", t->path, NULL};
+		char *argv3[] = {probe_inside, (char *)"unix-connect", (char *)"/data/docker.sock", NULL};
 		struct sbx_result res;
 		struct cordon_diag d = {};
 

@@ -13,9 +13,11 @@
  *    still "enforced" in the report and really on inside (a probe in the
  *    degraded sandbox: no_new_privs, zero capabilities, the control-specific
  *    neighbour wall);
- *  - a network with no layer left (no netns and no Landlock TCP; allowlist
- *    without eBPF and without Landlock TCP) is refused even when not
- *    required: never an open network;
+ *  - the network: mode none without a netns and without the eBPF policy
+ *    (Landlock TCP only) and allowlist without the eBPF address policy are
+ *    degraded (refused when required); with no layer left (no netns, no
+ *    eBPF, no Landlock TCP; allowlist without eBPF and Landlock TCP) the
+ *    launch is refused even when not required: never an open network;
  *  - the resolver without openat2 uses the held-fd walk, which refuses the
  *    same escapes (tests/security/test-path-traversal-denied and
  *    test-symlink-escape-denied run every case through both).
@@ -56,17 +58,27 @@ static void no_pidns(struct cordon_caps *c)
 {
 	c->namespaces &= ~(unsigned long)CLONE_NEWPID;
 }
-static void no_netns(struct cordon_caps *c)
+/* Mode none without a network namespace and without the eBPF policy:
+ * only Landlock's TCP deny is left. (With eBPF the deny-all policy keeps
+ * the network enforced.) */
+static void no_netns_no_ebpf(struct cordon_caps *c)
 {
 	c->namespaces &= ~(unsigned long)CLONE_NEWNET;
+	c->bpf_cgroup_sock_addr = false;
 }
 static void no_net_layers(struct cordon_caps *c)
 {
 	c->namespaces &= ~(unsigned long)CLONE_NEWNET;
+	c->bpf_cgroup_sock_addr = false;
 	c->landlock_abi = 3; /* no TCP rules */
 }
-static void no_ll_tcp(struct cordon_caps *c)
+static void no_ebpf(struct cordon_caps *c)
 {
+	c->bpf_cgroup_sock_addr = false;
+}
+static void no_ebpf_no_ll_tcp(struct cordon_caps *c)
+{
+	c->bpf_cgroup_sock_addr = false;
 	c->landlock_abi = 3;
 }
 
@@ -77,9 +89,11 @@ static const struct feature_case cases[] = {
 	{ "cgroup",     "mode: none", no_cgroup,     false, { "bpf", NULL, NULL },           EPERM, NULL },
 	{ "namespaces", "mode: none", no_pidns,      false, { "bpf", NULL, NULL },           EPERM, NULL },
 	/* The network namespace is a namespace too: both say degraded. */
-	{ "network",    "mode: none", no_netns,      false, { "tcp-connect", "127.0.0.1", "9" }, EACCES, "namespaces" },
+	{ "network",    "mode: none", no_netns_no_ebpf, false, { "tcp-connect", "127.0.0.1", "9" }, EACCES, "namespaces" },
 	{ "network",    "mode: none", no_net_layers, true,  { NULL, NULL, NULL },            0, NULL },
-	{ "network",    "mode: allowlist\n    allow: [{cidr: 127.0.0.2/32, ports: [9]}]", no_ll_tcp, true, { NULL, NULL, NULL }, 0, NULL },
+	/* Allowlist without the eBPF address policy: Landlock TCP ports only. */
+	{ "network",    "mode: allowlist\n    allow: [{cidr: 127.0.0.2/32, ports: [9]}]", no_ebpf, false, { "tcp-connect", "127.0.0.1", "10" }, EACCES, NULL },
+	{ "network",    "mode: allowlist\n    allow: [{cidr: 127.0.0.2/32, ports: [9]}]", no_ebpf_no_ll_tcp, true, { NULL, NULL, NULL }, 0, NULL },
 };
 /* clang-format on */
 
