@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libFuzzer target: the MCP/JSON-RPC stdio framing and dispatch of cordon's
+ * first-party server library (tools/lib/mcp-server.c, used by cordon-fs and
+ * cordon-exec). Each input is a byte stream fed through a file descriptor
+ * into mcp_server_run() with a small tool table (a tool that echoes its
+ * arguments through the argument helpers, one that fails, one that answers
+ * deferred, a notification hook); responses go to /dev/null. Properties:
+ * no crash, no leak, no UB, and the run ends at EOF (the stream is finite).
+ * Memory is bounded by the library's 4 MiB line cap; libFuzzer's
+ * -rss_limit_mb enforces it.
+ *
+ * The library source is compiled into this target so that libFuzzer's
+ * coverage instrumentation reaches it (tools/lib is not an instrumented
+ * library in fuzz builds, and this avoids a CMake change). */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../tools/lib/mcp-server.c"
+
+static struct mcp_server *srv_for_defer;
+
+static int tool_echo(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
+{
+	static const char *const allowed[] = {"text", "n", "flag", NULL};
+	const char *text = NULL;
+	unsigned long long n = 0;
+	bool flag = false;
+
+	(void)ctx;
+	(void)id;
+	if (mcp_args_only(args, allowed, res) < 0 || mcp_arg_string(args, "text", true, &text, res) < 0 ||
+	    mcp_arg_uint(args, "n", false, 1000, &n, res) < 0 || mcp_arg_bool(args, "flag", &flag, res) < 0)
+		return -1;
+	res->structured = json_pack("{s:s, s:I, s:b}", "text", text, "n", (json_int_t)n, "flag", flag);
+	return res->structured ? 0 : mcp_error(res, "out of memory");
+}
+
+static int tool_fail(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
+{
+	(void)ctx;
+	(void)id;
+	(void)args;
+	return mcp_error(res, "argument '%s': always fails", "x");
+}
+
+static int tool_defer(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
+{
+	struct mcp_call_result later = {0};
+
+	(void)ctx;
+	(void)args;
+	(void)res;
+	/* Answer "later" right away: exercises the deferred path. */
+	later.structured = json_pack("{s:b}", "deferred", 1);
+	(void)mcp_server_send_tool_result(srv_for_defer, id, &later);
+	json_decref(later.structured);
+	return MCP_DEFERRED;
+}
+
+static void on_note(void *ctx, const char *method, json_t *params)
+{
+	(void)ctx;
+	(void)method;
+	(void)params;
+}
+
+/* clang-format off */
+static const struct mcp_tool tools[] = {
+	{ "echo", "Echo", "Echoes", "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}", NULL, true, false, tool_echo },
+	{ "fail", "Fail", "Fails", "{\"type\":\"object\"}", NULL, false, true, tool_fail },
+	{ "defer", "Defer", "Answers later", "{\"type\":\"object\"}", "{\"type\":\"object\"}", true, false, tool_defer },
+};
+/* clang-format on */
+
+static int devnull = -1;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mcp_server srv = {
+	    .name = "fuzz",
+	    .version = "0",
+	    .instructions = "fuzzing",
+	    .tools = tools,
+	    .n_tools = sizeof(tools) / sizeof(tools[0]),
+	    .on_notification = on_note,
+	};
+	int fd;
+
+	if (devnull < 0)
+		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	fd = memfd_create("mcp-fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (size > 0 && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	(void)lseek(fd, 0, SEEK_SET);
+	srv_for_defer = &srv;
+	(void)mcp_server_run(&srv, fd, devnull);
+	close(fd);
+	return 0;
+}

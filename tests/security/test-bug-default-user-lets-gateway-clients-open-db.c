@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* KNOWN BUG (found by the security suite; fails until fixed): cordond
+ * started as root without --user drops to "nobody" (broker/lib/
+ * daemon-config.c) and creates its state as nobody: cordon.db (0600),
+ * its -wal/-shm and audit-signing.key (0600) are all owned by uid 65534.
+ * uid 65534 is shared: any other service or agent process running as nobody
+ * — including a gateway client on the 0666 gateway socket — can then open
+ * the database read-write (add grant rows, which cordon_broker_decide trusts)
+ * and read the audit signing key (re-sign a rewritten log). The requirement
+ * "the gateway cannot open the privileged SQLite database" fails in the
+ * default configuration. (The systemd unit uses a dedicated `cordon` user
+ * and is not affected.) Expected: no default to a shared uid — refuse to
+ * start as root without --user, or refuse "nobody", or allocate a private
+ * uid — so that a process of any other service cannot open the files.
+ * This test starts the real cordond binary as root with no --user and, as a
+ * gateway client running as uid 65534, connects to the gateway (allowed)
+ * and opens the database and the key (must be EACCES). */
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "../e2e/daemon-harness.c"
+#include "test-support.h"
+
+static char *dir;
+static pid_t daemon_pid;
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		(void)cordon_test_wait(daemon_pid);
+	}
+	daemon_pid = 0;
+	if (dir)
+		(void)cordon_test_rm_rf(dir);
+	free(dir);
+	dir = NULL;
+	return 0;
+}
+
+static void test_default_user_keeps_db_from_gateway_clients(void **state)
+{
+	char state_dir[600], profiles[600], bin[600], launcher[600], db[700], key[700], gateway[700];
+	const char *build = cordon_test_env("CORDON_BUILD_DIR", "build");
+	pid_t pid;
+	int st;
+
+	(void)state;
+	cordon_test_require_root();
+	dir = cordon_test_mkdtemp("sec-nobody");
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	snprintf(profiles, sizeof(profiles), "%s/profiles", dir);
+	assert_int_equal(mkdir(profiles, 0755), 0);
+	snprintf(bin, sizeof(bin), "%s/broker/cordond", build);
+	snprintf(launcher, sizeof(launcher), "%s/launcher/cordon-launch", build);
+	snprintf(db, sizeof(db), "%s/cordon.db", state_dir);
+	snprintf(key, sizeof(key), "%s/audit-signing.key", state_dir);
+	snprintf(gateway, sizeof(gateway), "%s/run/gateway.sock", state_dir);
+
+	fflush(NULL);
+	daemon_pid = fork();
+	assert_true(daemon_pid >= 0);
+	if (daemon_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(bin, bin, "--state", state_dir, "--profiles", profiles, "--launcher", launcher, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(gateway, F_OK) < 0; i++)
+		usleep(25 * 1000);
+	assert_int_equal(access(gateway, F_OK), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct mcp_peer p;
+		int fd, bad = 0;
+
+		CHILD_CHECK(setgroups(0, NULL) == 0);
+		CHILD_CHECK(setresgid(65534, 65534, 65534) == 0);
+		CHILD_CHECK(setresuid(65534, 65534, 65534) == 0);
+		/* A gateway client: the socket is open to every local user. */
+		CHILD_CHECK(mcp_peer_connect(&p, gateway) == 0);
+		fd = open(db, O_RDWR | O_CLOEXEC);
+		printf("  uid 65534 open(%s, O_RDWR): %s\n", db, fd >= 0 ? "OPENED" : strerror(errno));
+		bad += fd >= 0;
+		fd = open(key, O_RDONLY | O_CLOEXEC);
+		printf("  uid 65534 open(%s): %s\n", key, fd >= 0 ? "OPENED" : strerror(errno));
+		bad += fd >= 0;
+		fflush(stdout);
+		_exit(bad);
+	}
+	st = cordon_test_wait(pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_default_user_keeps_db_from_gateway_clients, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
