@@ -564,12 +564,16 @@ static int start_job(struct exec *ex, json_t *id, char **argv, json_t *args, str
 	if (!envp)
 		return -1;
 
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(in, O_CLOEXEC) < 0) {
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0) {
 		r = -errno;
 		goto fail;
 	}
-	(void)fd_set_nonblock(in[1], 1);
+	/* Only our ends are non-blocking: the job's stdout/stderr/stdin stay
+	 * blocking, as programs expect (a non-blocking stdout makes a large
+	 * write fail with EAGAIN in the job). */
+	if ((r = fd_set_nonblock(out[0], 1)) < 0 || (r = fd_set_nonblock(err[0], 1)) < 0 ||
+	    (r = fd_set_nonblock(in[1], 1)) < 0)
+		goto fail;
 
 	if (ex->job_cgroup_fd >= 0) {
 		snprintf(j->cgroup_name, sizeof(j->cgroup_name), "job-%lu", ++ex->job_seq);

@@ -379,7 +379,8 @@ int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_di
 		return cordon_diag_set(diag, ENAMETOOLONG, "config",
 				       "runtime directory '%s' is too long for a Unix socket path; give --runtime",
 				       c->runtime_dir);
-	if (!c->user && geteuid() == 0 && set_str(&c->user, "nobody") < 0)
-		return cordon_diag_set(diag, ENOMEM, "config", "out of memory");
+	/* No --user as root: cordond drops to its private id
+	 * (CORDON_BROKER_PRIVATE_ID, resolved in privs_resolve()), never to a
+	 * shared account such as nobody. */
 	return 0;
 }

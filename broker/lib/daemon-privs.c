@@ -35,6 +35,8 @@
 
 #include "cleanup.h"
 #include "daemon-private.h"
+#include "parse-util.h"
+#include "paths.h"
 #include "landlock-uapi.h"
 
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
@@ -43,11 +45,28 @@ int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
 	d->run_gid = getegid();
 	d->operator_gid = 0;
 	d->gateway_gid = (gid_t)-1;
+	if (!d->cfg.user && geteuid() == 0) {
+		/* A private id: the files cordond creates (0600) are then
+		 * readable by cordond alone. Refuse if the user database names
+		 * the id: then it is somebody's, and --user must say whose. */
+		if (getpwuid(CORDON_BROKER_PRIVATE_ID) || getgrgid(CORDON_BROKER_PRIVATE_ID))
+			return cordon_diag_set(diag, EEXIST, "user",
+					       "the private id %u is in the user database; give --user", CORDON_BROKER_PRIVATE_ID);
+		d->run_uid = CORDON_BROKER_PRIVATE_ID;
+		d->run_gid = CORDON_BROKER_PRIVATE_ID;
+	}
 	if (d->cfg.user) {
 		struct passwd *pw = getpwnam(d->cfg.user);
 
 		if (!pw)
 			return cordon_diag_set(diag, ENOENT, "user", "user '%s' does not exist", d->cfg.user);
+		/* nobody is shared by unrelated services: every one of them could
+		 * open a database and key owned by it. */
+		if (pw->pw_uid == 65534 || !strcmp(d->cfg.user, "nobody"))
+			return cordon_diag_set(diag, EPERM, "user",
+					       "user '%s' is shared by other services and could open cordond's database; "
+					       "give a dedicated user, or no --user for cordond's private id",
+					       d->cfg.user);
 		if (geteuid() != 0 && pw->pw_uid != geteuid())
 			return cordon_diag_set(diag, EPERM, "user",
 					       "cannot switch to user '%s' without root; run as root or drop --user",
@@ -105,7 +124,11 @@ int privs_prepare_dirs(struct cordon_daemon *d, struct cordon_diag *diag)
 	int r;
 
 	/* State: database, -wal/-shm, the audit signing key: nobody else reads it. */
-	r = ensure_dir(d->cfg.state_dir, 0700, d->run_uid, d->run_gid, diag);
+	/* 0700, or 0711 when the runtime directory (and so the gateway socket
+	 * every local client may use) lives beneath it: others may then pass
+	 * through to run/ but still list and open nothing (every file is 0600). */
+	r = ensure_dir(d->cfg.state_dir, path_is_beneath(d->cfg.runtime_dir, d->cfg.state_dir) ? 0711 : 0700,
+		       d->run_uid, d->run_gid, diag);
 	if (r < 0)
 		return r;
 	/* Runtime: sockets; others need to traverse it to reach gateway.sock. */

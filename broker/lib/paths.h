@@ -28,3 +28,10 @@
 
 /* The group whose members may use the operator socket. */
 #define CORDON_OPERATOR_GROUP_DEFAULT "cordon-operators"
+
+/* The uid and gid cordond drops to when started as root without --user: a
+ * private id that no user database entry names and no other service runs
+ * as, so nothing but cordond can open its database and signing key (the
+ * shared `nobody` would let any other nobody process do both). It sits just
+ * below the launcher's dynamic connector range (1879048192 and up). */
+#define CORDON_BROKER_PRIVATE_ID 1879048191u

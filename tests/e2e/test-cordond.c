@@ -303,8 +303,8 @@ static void test_real_broker(void **state_)
 	r = mcp_peer_call(&p, "fake__crash", json_object(), 5000);
 	assert_null(r); /* not granted: a JSON-RPC error, no result */
 
-	/* cordond itself: nobody, no capabilities, no_new_privs, seccomp, and
-	 * Landlock (reported in the detail). */
+	/* cordond itself: its private id (no --user given), no capabilities,
+	 * no_new_privs, seccomp, and Landlock (reported in the detail). */
 	{
 		char path[64], line[256];
 		FILE *f;
@@ -315,7 +315,7 @@ static void test_real_broker(void **state_)
 		assert_non_null(f);
 		while (fgets(line, sizeof(line), f)) {
 			if (!strncmp(line, "Uid:", 4))
-				seen += !!strstr(line, "65534\t65534\t65534\t65534");
+				seen += !!strstr(line, "1879048191\t1879048191\t1879048191\t1879048191");
 			if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "CapBnd:", 7))
 				seen += !!strstr(line, "0000000000000000");
 			if (!strncmp(line, "NoNewPrivs:", 11))

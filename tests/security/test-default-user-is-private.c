@@ -1,20 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* KNOWN BUG (found by the security suite; fails until fixed): cordond
- * started as root without --user drops to "nobody" (broker/lib/
- * daemon-config.c) and creates its state as nobody: cordon.db (0600),
- * its -wal/-shm and audit-signing.key (0600) are all owned by uid 65534.
- * uid 65534 is shared: any other service or agent process running as nobody
- * — including a gateway client on the 0666 gateway socket — can then open
- * the database read-write (add grant rows, which cordon_broker_decide trusts)
- * and read the audit signing key (re-sign a rewritten log). The requirement
- * "the gateway cannot open the privileged SQLite database" fails in the
- * default configuration. (The systemd unit uses a dedicated `cordon` user
- * and is not affected.) Expected: no default to a shared uid — refuse to
- * start as root without --user, or refuse "nobody", or allocate a private
- * uid — so that a process of any other service cannot open the files.
- * This test starts the real cordond binary as root with no --user and, as a
- * gateway client running as uid 65534, connects to the gateway (allowed)
- * and opens the database and the key (must be EACCES). */
+/* cordond started as root without --user must not run as a shared account:
+ * it drops to its private id (CORDON_BROKER_PRIVATE_ID, no user database
+ * entry), so cordon.db (0600), its -wal/-shm and audit-signing.key (0600)
+ * belong to an id no other process runs as. (Found by this suite: the old
+ * default, nobody, let any other nobody process — a gateway client on the
+ * 0666 gateway socket, say — open the database read-write and read the
+ * signing key.) This test starts the real cordond binary as root with no
+ * --user and, as a gateway client running as uid 65534, connects to the
+ * gateway (allowed) and tries to open the database and the key: EACCES.
+ * `--user nobody` is refused outright. */
 #include <grp.h>
 #include <setjmp.h>
 #include <signal.h>

@@ -1,16 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* KNOWN BUG (found by the security suite; fails until fixed): cordon-exec
- * creates each job's stdout/stderr pipes with pipe2(O_CLOEXEC | O_NONBLOCK)
- * (tools/cordon-exec.c, job start), which makes BOTH ends non-blocking, so
- * the command inherits a non-blocking stdout. A command that writes faster
- * than cordon-exec drains gets EAGAIN once the 64 KiB pipe buffer is full
- * and usually dies ("head: error writing 'standard output': Resource
- * temporarily unavailable", exit 1), and the result says
- * stdout_truncated: false although output was lost. Expected: only the
- * read end non-blocking (fcntl on out[0]/err[0]); a large output is drained,
- * capped at max_output with stdout_truncated: true, and the command exits 0.
- * This is also the requirement "a connector that floods stdout gets a
- * clean, bounded result" for cordon-exec's jobs. Layer: the real cordon-exec. */
+/* A job that writes more than the pipe holds, faster than cordon-exec
+ * drains it, runs to completion: cordon-exec makes only its own ends of the
+ * job's pipes non-blocking (an inherited non-blocking stdout made a large
+ * write fail with EAGAIN — found by this suite, fixed in tools/cordon-exec.c).
+ * The output is capped at max_output with stdout_truncated: true and the
+ * command exits 0. This is also "a connector that floods stdout gets a clean,
+ * bounded result" for cordon-exec's jobs. Layer: the real cordon-exec. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
