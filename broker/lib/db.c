@@ -268,8 +268,16 @@ void db_rollback(struct cordon_db *db)
 	if (!db->in_tx)
 		return;
 	/* ROLLBACK can only fail when no transaction is active (SQLite already
-	 * rolled back after an I/O error); either way none is open afterwards. */
-	(void)exec_simple(db, "ROLLBACK");
+	 * rolled back after an I/O error); either way none is open afterwards.
+	 * Keep the message of the error that caused the rollback (say "database
+	 * or disk is full"), not "cannot rollback - no transaction is active". */
+	if (!sqlite3_get_autocommit(db->sql)) {
+		char cause[sizeof(db->last_error)];
+
+		memcpy(cause, db->last_error, sizeof(cause));
+		(void)exec_simple(db, "ROLLBACK");
+		memcpy(db->last_error, cause, sizeof(cause));
+	}
 	db->in_tx = false;
 	audit_tx_end(db, false);
 	db->counters.transactions_rolled_back++;
