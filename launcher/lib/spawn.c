@@ -2455,3 +2455,12 @@ void cordon_instance_free(struct cordon_instance *inst)
 	json_decref(inst->report);
 	free(inst);
 }
+
+void cordon_spawn_drop_caches(void)
+{
+	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
+		(void)close(TAKE_FD(spare_netns_fd));
+	for (size_t i = 0; i < ELEMENTSOF(idmap_cache); i++)
+		if (idmap_cache[i].fd >= 0)
+			(void)close(TAKE_FD(idmap_cache[i].fd));
+}

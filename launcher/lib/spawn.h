@@ -122,3 +122,10 @@ int cordon_exit_code(int wait_status);
  * -EPERM (not beneath any ceiling) / -errno, with a diag. */
 int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const char *host,
 				       struct cordon_diag *reterr_diag);
+
+/* Releases the kernel objects cordon_spawn() keeps between spawns to save
+ * time: the spare network namespace and the cached id-mapping user
+ * namespaces (at most a handful of fds). The next spawn recreates what it
+ * needs. For long-running launchers that go idle, and for tests that count
+ * their fds. */
+void cordon_spawn_drop_caches(void);
