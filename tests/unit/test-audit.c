@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "broker-test.h"
 
@@ -792,6 +794,66 @@ static void test_own_tail_rewritten_fails_closed(void **state)
 	assert_non_null(strstr(cordon_db_last_error(t->db), "changed after this handle appended it"));
 }
 
+/* Two processes appending at the same time, both checkpointing: the write
+ * lock serialises them and each folds in the other's records, so every
+ * append succeeds and the log verifies. */
+static void test_two_processes_append_concurrently(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t before;
+	pid_t pid;
+	int st;
+
+	bt_setup_audit(t, 7, 3600 * SEC);
+	before = last_seq(t);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* No cmocka asserts in the child: its exit status says it all. */
+		static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+		struct cordon_db_options o = { .busy_timeout_ms = 10000 };
+		struct cordon_audit_options ao = { .origin = "cordon.test/audit", .checkpoint_every = 7 };
+		struct cordon_note_signer *s = NULL;
+		struct cordon_db *db = NULL;
+		struct cordon_diag d = {};
+
+		if (cordon_db_open(t->path, &o, &db, &d) < 0 ||
+		    cordon_note_signer_new_from_seed("cordon-test", seed, &s) < 0 ||
+		    cordon_audit_setup(db, &ao, s, &d) < 0)
+			_exit(2);
+		for (int i = 0; i < 60; i++) {
+			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+							 .connector = "fs", .tool = "read_file",
+							 .tier = CORDON_RISK_READ, .decision = "allow" };
+			if (cordon_audit_append(db, &ev) < 0)
+				_exit(3);
+		}
+		cordon_db_close(db);
+		_exit(0);
+	}
+	for (int i = 0; i < 60; i++) {
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
+						 .tier = CORDON_RISK_READ, .decision = "allow" };
+		int r = cordon_audit_append(t->db, &ev);
+
+		if (r < 0) {
+			(void)waitpid(pid, &st, 0);
+			fail_msg("append %d: %s (%s)", i, strerror(-r), cordon_db_last_error(t->db));
+		}
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(cordon_audit_checkpoint(t->db) >= 0); /* 0: the last append was a checkpoint */
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	/* 120 decisions plus the checkpoint records. */
+	assert_true(last_seq(t) >= before + 120 + 120 / 7);
+	assert_int_equal(rep.signed_through, rep.last);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -823,6 +885,7 @@ int main(void)
 		T(test_two_handles_interleaved_keep_chain),
 		T(test_foreign_record_that_does_not_chain_fails_closed),
 		T(test_own_tail_rewritten_fails_closed),
+		T(test_two_processes_append_concurrently),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
