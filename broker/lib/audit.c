@@ -243,7 +243,7 @@ static int sync_tx(struct cordon_db *db, uint64_t seq, const uint8_t leaf[static
 			return r;
 		if (r == 0 || (uint64_t)sqlite3_column_int64(st, 0) != n.ms.size || sqlite3_column_bytes(st, 1) != 32 ||
 		    memcmp(sqlite3_column_blob(st, 1), n.leaf, 32) != 0)
-			return db_failf(db, EBADMSG, "audit record %llu changed after this handle appended it",
+			return db_failf(db, EBADMSG, "audit record %llu changed after this handle read it",
 					(unsigned long long)n.ms.size);
 		db_stmt_release(TAKE_PTR(st));
 	}
@@ -278,7 +278,7 @@ static int sync_tx(struct cordon_db *db, uint64_t seq, const uint8_t leaf[static
 		n.id = sqlite3_column_int64(st, 0);
 	}
 	if (n.ms.size != seq || n.id != id || memcmp(n.leaf, leaf, 32) != 0)
-		return db_failf(db, EBADMSG, "audit log tail (seq %llu) is not reached by its records (%llu chain)",
+		return db_failf(db, EBADMSG, "audit log tail is seq %llu but its records chain only through %llu",
 				(unsigned long long)seq, (unsigned long long)n.ms.size);
 	*h = n;
 	return 0;

@@ -791,7 +791,7 @@ static void test_own_tail_rewritten_fails_closed(void **state)
 	raw_exec(s, "UPDATE audit SET leaf = zeroblob(32) WHERE id = (SELECT max(id) FROM audit)");
 	sqlite3_close(s);
 	assert_int_equal(cordon_audit_append(t->db, &ev), -EBADMSG);
-	assert_non_null(strstr(cordon_db_last_error(t->db), "changed after this handle appended it"));
+	assert_non_null(strstr(cordon_db_last_error(t->db), "changed after this handle read it"));
 }
 
 /* Two processes appending at the same time, both checkpointing: the write
