@@ -18,6 +18,16 @@
 #define AUDIT_RECORD_VERSION 1
 #define BINDING_PREFIX_LEN 8
 
+/* What this handle knows of the log: the Merkle state of records 1..size
+ * and the row that ends it (its rowid and stored leaf hash), which is what
+ * lets an append tell in O(1) whether the table still ends where this
+ * handle last saw it. */
+struct audit_head {
+	struct cordon_merkle_stream ms;
+	int64_t id;	  /* rowid of record ms.size; 0 when the log is empty */
+	uint8_t leaf[32]; /* its leaf column; zeros when the log is empty */
+};
+
 struct cordon_audit_state {
 	struct cordon_note_signer *signer;
 	char origin[CORDON_CHECKPOINT_ORIGIN_MAX + 1];
@@ -25,9 +35,12 @@ struct cordon_audit_state {
 	uint64_t interval_usec;
 	/* The Merkle state of committed records, and the one a transaction is
 	 * building; the latter is promoted on commit and dropped on rollback so
-	 * that memory never runs ahead of the database. */
-	struct cordon_merkle_stream committed;
-	struct cordon_merkle_stream pending;
+	 * that memory never runs ahead of the database. It is a cache of the
+	 * table, never the authority: another handle on the same file may have
+	 * appended since, so every append first checks it against the table's
+	 * tail inside its own transaction (sync_tx()). */
+	struct audit_head committed;
+	struct audit_head pending;
 	bool pending_valid;
 	bool in_checkpoint;
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
@@ -53,7 +66,7 @@ void audit_tx_end(struct cordon_db *db, bool committed)
 	a->pending_valid = false;
 }
 
-static struct cordon_merkle_stream *pending_stream(struct cordon_audit_state *a)
+static struct audit_head *pending_head(struct cordon_audit_state *a)
 {
 	if (!a->pending_valid) {
 		a->pending = a->committed;
@@ -61,6 +74,17 @@ static struct cordon_merkle_stream *pending_stream(struct cordon_audit_state *a)
 	}
 	return &a->pending;
 }
+
+struct vrec {
+	uint64_t seq;	  /* claimed by the record; 0 when unparseable */
+	uint64_t col_seq; /* the seq column */
+	uint8_t leaf[32]; /* computed from the bytes */
+	uint8_t prev[32];
+	bool leaf_col_ok; /* stored leaf column equals the computed leaf */
+	bool ok;	  /* parsed, canonical, has seq and prev */
+};
+
+static bool parse_record(const void *buf, size_t len, struct vrec *v);
 
 static int set_str(json_t *o, const char *k, const char *v)
 {
@@ -149,7 +173,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 	return r;
 }
 
-static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf[static 32])
+static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf[static 32], int64_t *ret_id)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int64_t meta_seq;
@@ -158,7 +182,7 @@ static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf
 	r = db_meta_get_tx(db, "audit_last_seq", &meta_seq);
 	if (r < 0)
 		return r;
-	r = db_prepare(db, "SELECT seq, leaf FROM audit ORDER BY id DESC LIMIT 1", &st);
+	r = db_prepare(db, "SELECT seq, leaf, id FROM audit ORDER BY id DESC LIMIT 1", &st);
 	if (r < 0)
 		return r;
 	r = db_step_row(db, st);
@@ -170,6 +194,8 @@ static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf
 					(long long)meta_seq);
 		memset(ret_leaf, 0, 32);
 		*ret_seq = 0;
+		if (ret_id)
+			*ret_id = 0;
 		return 0;
 	}
 	/* The next seq follows the high-water mark in meta; a log whose last
@@ -180,6 +206,81 @@ static int last_record(struct cordon_db *db, uint64_t *ret_seq, uint8_t ret_leaf
 				(long long)sqlite3_column_int64(st, 0), (long long)meta_seq);
 	memcpy(ret_leaf, sqlite3_column_blob(st, 1), 32);
 	*ret_seq = (uint64_t)meta_seq;
+	if (ret_id)
+		*ret_id = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+/* Brings this handle's Merkle state up to the table's tail (seq, leaf, id),
+ * read inside the caller's write transaction, so nobody can append between
+ * this check and the caller's INSERT. Records another handle appended since
+ * this one last looked are folded in one by one, and each must chain: its
+ * seq follows, its prev is the previous leaf, its stored leaf is the hash of
+ * its bytes. Anything else (the row this state ends with changed or went
+ * away, a record that does not chain) is tampering or corruption: -EBADMSG,
+ * fail closed, and verify tells the operator where. */
+static int sync_tx(struct cordon_db *db, uint64_t seq, const uint8_t leaf[static 32], int64_t id)
+{
+	struct audit_head *h = pending_head(db->audit), n;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (h->ms.size == seq && h->id == id && memcmp(h->leaf, leaf, 32) == 0)
+		return 0; /* the common case: nobody else wrote */
+	if (h->ms.size > seq)
+		return db_failf(db, EBADMSG, "audit log has %llu records but this handle has seen %llu: truncated",
+				(unsigned long long)seq, (unsigned long long)h->ms.size);
+	n = *h;
+	if (n.ms.size > 0) {
+		/* The row this state ends with must still be there, unchanged. */
+		r = db_prepare(db, "SELECT seq, leaf FROM audit WHERE id = ?1", &st);
+		if (r < 0)
+			return r;
+		if ((r = db_bind_int64(db, st, 1, n.id)) < 0)
+			return r;
+		r = db_step_row(db, st);
+		if (r < 0)
+			return r;
+		if (r == 0 || (uint64_t)sqlite3_column_int64(st, 0) != n.ms.size || sqlite3_column_bytes(st, 1) != 32 ||
+		    memcmp(sqlite3_column_blob(st, 1), n.leaf, 32) != 0)
+			return db_failf(db, EBADMSG, "audit record %llu changed after this handle read it",
+					(unsigned long long)n.ms.size);
+		db_stmt_release(TAKE_PTR(st));
+	}
+	r = db_prepare(db, "SELECT id, seq, record, leaf FROM audit WHERE id > ?1 ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, n.id)) < 0)
+		return r;
+	for (;;) {
+		struct vrec v = {};
+		const void *rec;
+		size_t len;
+		uint64_t want = n.ms.size + 1;
+
+		r = db_step_row(db, st);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		rec = sqlite3_column_blob(st, 2);
+		len = (size_t)sqlite3_column_bytes(st, 2);
+		if (!rec || !parse_record(rec, len, &v) || v.seq != want ||
+		    (uint64_t)sqlite3_column_int64(st, 1) != want || memcmp(v.prev, n.leaf, 32) != 0)
+			return db_failf(db, EBADMSG, "audit record %llu written by another handle does not chain",
+					(unsigned long long)want);
+		cordon_merkle_leaf_hash(rec, len, v.leaf);
+		if (sqlite3_column_bytes(st, 3) != 32 || memcmp(sqlite3_column_blob(st, 3), v.leaf, 32) != 0)
+			return db_failf(db, EBADMSG, "audit record %llu: stored hash does not match its bytes",
+					(unsigned long long)want);
+		cordon_merkle_stream_append(&n.ms, v.leaf);
+		memcpy(n.leaf, v.leaf, 32);
+		n.id = sqlite3_column_int64(st, 0);
+	}
+	if (n.ms.size != seq || n.id != id || memcmp(n.leaf, leaf, 32) != 0)
+		return db_failf(db, EBADMSG, "audit log tail is seq %llu but its records chain only through %llu",
+				(unsigned long long)seq, (unsigned long long)n.ms.size);
+	*h = n;
 	return 0;
 }
 
@@ -200,6 +301,7 @@ static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event 
 	uint8_t prev[32], leaf[32];
 	size_t len;
 	uint64_t seq;
+	int64_t id;
 	int r;
 
 	if (!db->in_tx)
@@ -209,9 +311,14 @@ static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event 
 	if (db->faults & CORDON_DB_FAULT_AUDIT_APPEND)
 		return db_failf(db, EIO, "injected audit append failure");
 
-	r = last_record(db, &seq, prev);
+	r = last_record(db, &seq, prev, &id);
 	if (r < 0)
 		return r;
+	if (db->audit) {
+		r = sync_tx(db, seq, prev, id);
+		if (r < 0)
+			return r;
+	}
 	seq++;
 	r = record_encode(ev, seq, cordon_db_now(db), prev, &rec, &len);
 	if (r < 0)
@@ -230,8 +337,13 @@ static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event 
 	r = db_meta_set_tx(db, "audit_last_seq", (int64_t)seq);
 	if (r < 0)
 		return r;
-	if (db->audit)
-		cordon_merkle_stream_append(pending_stream(db->audit), leaf);
+	if (db->audit) {
+		struct audit_head *h = pending_head(db->audit);
+
+		cordon_merkle_stream_append(&h->ms, leaf);
+		memcpy(h->leaf, leaf, 32);
+		h->id = sqlite3_last_insert_rowid(db->sql);
+	}
 	if (ret_seq)
 		*ret_seq = seq;
 	return 0;
@@ -288,7 +400,7 @@ static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon
  * consistent log. */
 int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
 {
-	struct cordon_merkle_stream saved;
+	struct audit_head saved;
 	bool saved_valid = false;
 	int r;
 
@@ -347,7 +459,7 @@ static int checkpoint_tx(struct cordon_db *db)
 	_cleanup_free_ char *note = NULL;
 	struct cordon_checkpoint cp = {};
 	struct cordon_actor sys = cordon_actor_system();
-	struct cordon_merkle_stream *ms;
+	const struct cordon_merkle_stream *ms;
 	uint64_t seq;
 	size_t note_len;
 	int r;
@@ -360,7 +472,9 @@ static int checkpoint_tx(struct cordon_db *db)
 	a->in_checkpoint = false;
 	if (r < 0)
 		return r;
-	ms = pending_stream(a);
+	/* append_tx_impl() synchronised the state with the table; a mismatch
+	 * here is a bug, and signing would put the key's name to it. */
+	ms = &pending_head(a)->ms;
 	if (ms->size != seq)
 		return db_failf(db, EBADMSG, "audit Merkle state covers %llu records but the log has %llu",
 				(unsigned long long)ms->size, (unsigned long long)seq);
@@ -394,7 +508,7 @@ static int checkpoint(struct cordon_db *db, bool only_if_due)
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = last_record(db, &seq, leaf);
+	r = last_record(db, &seq, leaf, NULL);
 	if (r < 0)
 		return r;
 	r = last_checkpoint(db, &cp_size, &cp_time);
@@ -446,12 +560,13 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 	snprintf(a->origin, sizeof(a->origin), "%s", o->origin);
 	a->every = o->checkpoint_every ? o->checkpoint_every : 256;
 	a->interval_usec = o->checkpoint_interval_usec ? o->checkpoint_interval_usec : 300 * CORDON_USEC_PER_SEC;
-	cordon_merkle_stream_init(&a->committed);
+	cordon_merkle_stream_init(&a->committed.ms);
 	a->since = cordon_db_now(db);
 
 	/* Rebuild from the record bytes, not the leaf column: what is signed
-	 * next must be the hash of what is stored. */
-	r = db_prepare(db, "SELECT record FROM audit ORDER BY id", &st);
+	 * next must be the hash of what is stored. The head is the last row's
+	 * leaf column, which is what the next append chains to. */
+	r = db_prepare(db, "SELECT record, id, leaf FROM audit ORDER BY id", &st);
 	if (r < 0)
 		goto fail;
 	for (;;) {
@@ -460,8 +575,12 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 			goto fail;
 		if (r == 0)
 			break;
-		cordon_merkle_stream_append_record(&a->committed, sqlite3_column_blob(st, 0),
+		cordon_merkle_stream_append_record(&a->committed.ms, sqlite3_column_blob(st, 0),
 						   (size_t)sqlite3_column_bytes(st, 0));
+		a->committed.id = sqlite3_column_int64(st, 1);
+		memset(a->committed.leaf, 0, 32);
+		if (sqlite3_column_bytes(st, 2) == 32)
+			memcpy(a->committed.leaf, sqlite3_column_blob(st, 2), 32);
 	}
 	audit_state_free(db->audit);
 	db->audit = a;
@@ -493,14 +612,6 @@ int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_
 
 /* ---- verify ---------------------------------------------------------------- */
 
-struct vrec {
-	uint64_t seq;	  /* claimed by the record; 0 when unparseable */
-	uint64_t col_seq; /* the seq column */
-	uint8_t leaf[32]; /* computed from the bytes */
-	uint8_t prev[32];
-	bool leaf_col_ok; /* stored leaf column equals the computed leaf */
-	bool ok;	  /* parsed, canonical, has seq and prev */
-};
 
 static bool parse_record(const void *buf, size_t len, struct vrec *v)
 {

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "broker-test.h"
 
@@ -680,6 +682,178 @@ static void test_verify_without_key_is_bad_sig(void **state)
 	assert_int_equal(rep.verdict, CORDON_AUDIT_BAD_SIG);
 }
 
+/* A second handle on the same file, set up as bt_setup_audit() does (same
+ * key, same origin), checkpointing every `every` records. */
+static struct cordon_db *open_second_handle(struct bt *t, uint64_t every)
+{
+	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct cordon_db_options o = { .clock = &t->clock.clock, .busy_timeout_ms = 200 };
+	struct cordon_audit_options ao = { .origin = "cordon.test/audit", .checkpoint_every = every,
+					   .checkpoint_interval_usec = 3600 * SEC };
+	struct cordon_note_signer *s = NULL;
+	struct cordon_db *db = NULL;
+	struct cordon_diag d = {};
+
+	if (cordon_db_open(t->path, &o, &db, &d) < 0)
+		fail_msg("second handle: %s", d.message);
+	assert_int_equal(cordon_note_signer_new_from_seed("cordon-test", seed, &s), 0);
+	if (cordon_audit_setup(db, &ao, s, &d) < 0)
+		fail_msg("audit setup on the second handle: %s", d.message);
+	return db;
+}
+
+static void append_via(struct cordon_db *db, struct bt *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
+						 .tier = CORDON_RISK_READ, .decision = "allow" };
+		assert_int_equal(cordon_audit_append(db, &ev), 0);
+	}
+}
+
+/* Each handle caches the Merkle state; appends through A, then B, then A
+ * must all chain, and checkpoints either handle signs must match the
+ * records on disk (each handle folds in what the other appended). */
+static void test_two_handles_interleaved_keep_chain(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_db *b;
+	struct cordon_db_counters ca, cb;
+	struct cordon_audit_report rep;
+
+	bt_setup_audit(t, 3, 3600 * SEC);
+	b = open_second_handle(t, 3);
+	append_via(t->db, t, 2);
+	append_via(b, t, 4);	  /* B folds in A's records; a checkpoint falls due in B */
+	append_via(t->db, t, 5); /* A folds in B's records and checkpoints */
+	append_via(b, t, 1);
+	assert_int_equal(cordon_audit_checkpoint(b), 1);
+	append_via(t->db, t, 1);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cordon_db_get_counters(t->db, &ca);
+	cordon_db_get_counters(b, &cb);
+	assert_int_equal(ca.audit_append_failures, 0);
+	assert_int_equal(cb.audit_append_failures, 0);
+	cordon_db_close(b);
+
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.last, last_seq(t));
+	assert_int_equal(rep.signed_through, rep.last);
+	assert_true(rep.n_checkpoints >= 4);
+}
+
+/* A record another writer added that does not chain is corruption, not a
+ * second writer: the append fails closed, and verify names the record. */
+static void test_foreign_record_that_does_not_chain_fails_closed(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1,
+					 .connector = "fs", .tool = "read_file", .tier = CORDON_RISK_READ,
+					 .decision = "allow" };
+	struct cordon_db_counters c0, c1;
+	char sql[300];
+	uint64_t n;
+	sqlite3 *s;
+
+	add_events(t, 2);
+	n = last_seq(t) + 1;
+	s = raw_open(t);
+	snprintf(sql, sizeof(sql),
+		 "BEGIN IMMEDIATE; INSERT INTO audit(seq, record, leaf) VALUES (%llu, x'7b7d', zeroblob(32));"
+		 "UPDATE meta SET value = %llu WHERE key = 'audit_last_seq'; COMMIT;",
+		 (unsigned long long)n, (unsigned long long)n);
+	raw_exec(s, sql);
+	sqlite3_close(s);
+	cordon_db_get_counters(t->db, &c0);
+	assert_int_equal(cordon_audit_append(t->db, &ev), -EBADMSG);
+	assert_non_null(strstr(cordon_db_last_error(t->db), "does not chain"));
+	assert_int_equal(cordon_audit_checkpoint(t->db), -EBADMSG);
+	cordon_db_get_counters(t->db, &c1);
+	assert_true(c1.audit_append_failures >= c0.audit_append_failures + 2);
+	assert_int_equal(last_seq(t), n);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_BREAK);
+}
+
+/* The record this handle last appended, rewritten behind its back (stored
+ * hash included): the handle refuses to chain to it. */
+static void test_own_tail_rewritten_fails_closed(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1,
+					 .connector = "fs", .tool = "read_file", .tier = CORDON_RISK_READ,
+					 .decision = "allow" };
+	sqlite3 *s;
+
+	add_events(t, 3);
+	s = raw_open(t);
+	raw_exec(s, "UPDATE audit SET leaf = zeroblob(32) WHERE id = (SELECT max(id) FROM audit)");
+	sqlite3_close(s);
+	assert_int_equal(cordon_audit_append(t->db, &ev), -EBADMSG);
+	assert_non_null(strstr(cordon_db_last_error(t->db), "changed after this handle read it"));
+}
+
+/* Two processes appending at the same time, both checkpointing: the write
+ * lock serialises them and each folds in the other's records, so every
+ * append succeeds and the log verifies. */
+static void test_two_processes_append_concurrently(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t before;
+	pid_t pid;
+	int st;
+
+	bt_setup_audit(t, 7, 3600 * SEC);
+	before = last_seq(t);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* No cmocka asserts in the child: its exit status says it all. */
+		static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+		struct cordon_db_options o = { .busy_timeout_ms = 10000 };
+		struct cordon_audit_options ao = { .origin = "cordon.test/audit", .checkpoint_every = 7 };
+		struct cordon_note_signer *s = NULL;
+		struct cordon_db *db = NULL;
+		struct cordon_diag d = {};
+
+		if (cordon_db_open(t->path, &o, &db, &d) < 0 ||
+		    cordon_note_signer_new_from_seed("cordon-test", seed, &s) < 0 ||
+		    cordon_audit_setup(db, &ao, s, &d) < 0)
+			_exit(2);
+		for (int i = 0; i < 60; i++) {
+			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+							 .connector = "fs", .tool = "read_file",
+							 .tier = CORDON_RISK_READ, .decision = "allow" };
+			if (cordon_audit_append(db, &ev) < 0)
+				_exit(3);
+		}
+		cordon_db_close(db);
+		_exit(0);
+	}
+	for (int i = 0; i < 60; i++) {
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
+						 .tier = CORDON_RISK_READ, .decision = "allow" };
+		int r = cordon_audit_append(t->db, &ev);
+
+		if (r < 0) {
+			(void)waitpid(pid, &st, 0);
+			fail_msg("append %d: %s (%s)", i, strerror(-r), cordon_db_last_error(t->db));
+		}
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(cordon_audit_checkpoint(t->db) >= 0); /* 0: the last append was a checkpoint */
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	/* 120 decisions plus the checkpoint records. */
+	assert_true(last_seq(t) >= before + 120 + 120 / 7);
+	assert_int_equal(rep.signed_through, rep.last);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -708,6 +882,10 @@ int main(void)
 		T(test_commit_failure_fails_closed),
 		T(test_signing_key_file_created_0600),
 		T(test_verify_without_key_is_bad_sig),
+		T(test_two_handles_interleaved_keep_chain),
+		T(test_foreign_record_that_does_not_chain_fails_closed),
+		T(test_own_tail_rewritten_fails_closed),
+		T(test_two_processes_append_concurrently),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
