@@ -1999,14 +1999,22 @@ oom:
 	return NULL;
 }
 
+/* Fixed for the life of the kernel: read once per process. */
 static int cap_last_cap(void)
 {
+	static int cached = -1;
 	char buf[16];
 	uint64_t v;
+	int last = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
+	if (last >= 0)
+		return last;
 	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 && v < 64)
-		return (int)v;
-	return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
+		last = (int)v;
+	else
+		return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
+	__atomic_store_n(&cached, last, __ATOMIC_RELAXED);
+	return last;
 }
 
 static bool instance_name_is_valid(const char *s)
