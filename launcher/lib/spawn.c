@@ -1074,13 +1074,6 @@ struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
 	return process_netpolicy;
 }
 
-static void close_reset_plain(int *fd)
-{
-	if (*fd >= 0)
-		(void)close(*fd);
-	*fd = -EBADF;
-}
-
 static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 {
 	static unsigned counter;
@@ -1116,30 +1109,6 @@ static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 	return cordon_diag_set(d, EUSERS, "user", "all %u dynamic uids are in use", CORDON_DYNAMIC_UID_COUNT);
 }
 
-/* The next spawn's dynamic uid, allocated (its lock held) while the
- * launcher waits for the previous sandbox to start, so that its id-mapping
- * user namespace can be made then too (see spare_uid_make). Handed to
- * exactly one instance. Only the process that allocated it uses it: a
- * forked copy shares the lock's open file description and must not hand
- * the same uid out a second time. */
-static int spare_uid_lock_fd = -EBADF;
-static uid_t spare_uid;
-static pid_t spare_uid_pid;
-
-static int spare_uid_take(int *ret_lock_fd, uid_t *ret_uid)
-{
-	if (spare_uid_lock_fd < 0)
-		return -ENOENT;
-	if (spare_uid_pid != getpid()) {
-		/* a forked copy's: closing it leaves the parent's lock held */
-		close_reset_plain(&spare_uid_lock_fd);
-		return -ENOENT;
-	}
-	*ret_lock_fd = TAKE_FD(spare_uid_lock_fd);
-	*ret_uid = spare_uid;
-	return 0;
-}
-
 static int resolve_user(const struct cordon_profile *p, struct spawn_ctx *c, struct cordon_diag *d)
 {
 	struct passwd pw, *res = NULL;
@@ -1149,11 +1118,6 @@ static int resolve_user(const struct cordon_profile *p, struct spawn_ctx *c, str
 	if (!p->user) {
 		uid_t uid = 0;
 
-		if (spare_uid_take(&c->uid_lock_fd, &uid) >= 0) {
-			c->uid = uid;
-			c->gid = (gid_t)uid;
-			return 0;
-		}
 		r = uid_allocate(&c->uid_lock_fd, &uid, d);
 		if (r < 0)
 			return r;
@@ -1493,29 +1457,6 @@ static int idmap_userns_cached(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gi
 	idmap_cache[slot].fd = fd;
 	*ret_fd = fd;
 	return 0;
-}
-
-/* While the launcher waits for a sandbox to start: allocate the next
- * dynamic uid and make its id-mapping user namespace for the owner the
- * instance just started needed (the common case: the same profile again),
- * so neither is on the next spawn's path. Failure only means the next
- * spawn does both itself. */
-static void spare_uid_make(bool idmapped, uid_t owner, gid_t owner_gid)
-{
-	struct cordon_diag nd = {0};
-	int lock_fd = -EBADF, ns_fd;
-	uid_t uid = 0;
-
-	if (spare_uid_lock_fd >= 0 && spare_uid_pid == getpid())
-		return;
-	close_reset_plain(&spare_uid_lock_fd);
-	if (uid_allocate(&lock_fd, &uid, &nd) < 0)
-		return;
-	spare_uid_lock_fd = lock_fd;
-	spare_uid = uid;
-	spare_uid_pid = getpid();
-	if (idmapped)
-		(void)idmap_userns_cached(owner, owner_gid, uid, (gid_t)uid, &ns_fd);
 }
 
 static int open_beneath_ceiling(const struct cordon_profile *p, const char *host, int *ret_fd, struct cordon_diag *d)
@@ -2471,14 +2412,6 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * next spawn's network namespace meanwhile. */
 	if (c.plan.ns_effective & CLONE_NEWNET)
 		spare_netns_make();
-	if (!p->user) {
-		const struct mount_item *im = NULL;
-
-		for (size_t i = 0; i < c.n_mounts && !im; i++)
-			if (c.mounts[i].idmapped)
-				im = &c.mounts[i];
-		spare_uid_make(im != NULL, im ? im->owner_uid : 0, im ? im->owner_gid : 0);
-	}
 
 	{
 		struct sync_msg m;
