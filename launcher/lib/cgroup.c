@@ -597,6 +597,16 @@ static int collect_procs(int dirfd, unsigned depth, struct pidset *s)
 		if (r < 0)
 			return r;
 	}
+	{
+		struct stat st;
+
+		/* A directory's link count is 2 + its subdirectories (kernfs
+		 * keeps it exact; a filesystem that does not track it says 1):
+		 * 2 means no job cgroup below, so no listing of the
+		 * controller's many files. */
+		if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2)
+			return 0;
+	}
 	fd = openat(dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

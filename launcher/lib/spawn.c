@@ -39,8 +39,7 @@
  *     starts the connector only after MSG_GO, so limits and policy are in
  *     place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
- *     the next spawn, and allocate the next dynamic uid with its id-mapping
- *     user namespace (the launcher is idle then; see c. and spare_uid_make).
+ *     the next spawn (the launcher is idle then; see c.).
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
