@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,98 @@ static void proc_view_done(struct proc_view *pv)
 	*pv = (struct proc_view){0};
 }
 
+/* The mount table changes rarely and the kernel says when it did: a poll()
+ * of an open /proc/self/mountinfo reports POLLPRI|POLLERR once after every
+ * change since the fd was opened or last polled. So it is read again only
+ * then, not on every create() (reading it formats every mount). Per
+ * process: a forked copy opens its own. */
+static pthread_mutex_t mountinfo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int mountinfo_fd = -EBADF;
+static pid_t mountinfo_pid;
+static char *mountinfo_text;
+
+static int mountinfo_reread(void)
+{
+	size_t size = 16384, len = 0;
+	_cleanup_free_ char *buf = NULL;
+
+	if (lseek(mountinfo_fd, 0, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= size) {
+			char *nb;
+
+			if (size >= 4 * 1024 * 1024)
+				return -EFBIG;
+			size *= 2;
+			nb = realloc(buf, size);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		} else if (!buf) {
+			buf = malloc(size);
+			if (!buf)
+				return -ENOMEM;
+		}
+		n = read(mountinfo_fd, buf + len, size - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	free(mountinfo_text);
+	mountinfo_text = TAKE_PTR(buf);
+	return 0;
+}
+
+static int mountinfo_copy(char **ret)
+{
+	struct pollfd p = {.events = POLLPRI};
+	char *copy;
+	int r = 0;
+
+	pthread_mutex_lock(&mountinfo_lock);
+	if (mountinfo_fd >= 0 && mountinfo_pid != getpid()) {
+		(void)close(mountinfo_fd); /* a forked copy's */
+		mountinfo_fd = -EBADF;
+	}
+	if (mountinfo_fd < 0) {
+		free(mountinfo_text);
+		mountinfo_text = NULL;
+		mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		if (mountinfo_fd < 0) {
+			r = -errno;
+			goto out;
+		}
+		mountinfo_pid = getpid();
+		r = mountinfo_reread();
+	} else {
+		p.fd = mountinfo_fd;
+		if (poll(&p, 1, 0) != 0 || !mountinfo_text)
+			r = mountinfo_reread(); /* changed (or poll failed): read it again */
+	}
+	if (r < 0) {
+		(void)close(mountinfo_fd);
+		mountinfo_fd = -EBADF;
+		goto out;
+	}
+	copy = strdup(mountinfo_text);
+	if (!copy)
+		r = -ENOMEM;
+	else
+		*ret = copy;
+out:
+	pthread_mutex_unlock(&mountinfo_lock);
+	return r;
+}
+
 static int proc_view_load(struct proc_view *pv)
 {
 	int r;
@@ -221,7 +314,7 @@ static int proc_view_load(struct proc_view *pv)
 	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &pv->cgroup, NULL);
 	if (r < 0)
 		return r;
-	r = read_file_bounded(AT_FDCWD, "/proc/self/mountinfo", 4 * 1024 * 1024, &pv->mountinfo, NULL);
+	r = mountinfo_copy(&pv->mountinfo);
 	if (r < 0) {
 		proc_view_done(pv);
 		return r;
@@ -503,6 +596,16 @@ static int collect_procs(int dirfd, unsigned depth, struct pidset *s)
 		r = pidset_add(s, (pid_t)v);
 		if (r < 0)
 			return r;
+	}
+	{
+		struct stat st;
+
+		/* A directory's link count is 2 + its subdirectories (kernfs
+		 * keeps it exact; a filesystem that does not track it says 1):
+		 * 2 means no job cgroup below, so no listing of the
+		 * controller's many files. */
+		if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2)
+			return 0;
 	}
 	fd = openat(dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -26,7 +26,8 @@
  *     the instance's allowlist entries are written here. Until it has
  *     entries a cgroup below the group is denied everything.
  *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
- *     CLONE_NEW{NS,PID,IPC,UTS,CGROUP}): the child starts inside its cgroup2
+ *     CLONE_NEW{PID,IPC,UTS,CGROUP}, and NS unless the base mount namespace
+ *     is used: then the child copies that one, step d): the child starts inside its cgroup2
  *     directory and namespaces atomically. No user namespace: the launcher
  *     is real root, so it can give the connector a real unprivileged host
  *     uid, which is what the rest of the host's permission checks understand.
@@ -37,8 +38,8 @@
  *     directory when there is no group (the fallback), then MSG_GO. Init
  *     starts the connector only after MSG_GO, so limits and policy are in
  *     place before the connector's first instruction. While waiting for
- *     the connector's execve, make a spare network namespace for the next
- *     spawn (the launcher is idle then; see c.).
+ *     the connector's execve, make a spare network namespace (lo up) for
+ *     the next spawn (the launcher is idle then; see c.).
  *
  * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
@@ -49,13 +50,18 @@
  *  c. New network namespace (here rather than in clone3: creating it is the
  *     costliest namespace, and here it overlaps the parent's cgroup work):
  *     entered with setns when the parent made a fresh one while waiting for
- *     the previous sandbox (used once, by this child only), else unshared;
- *     lo up, hostname.
- *  d. Mounts: everything private, a tmpfs as the new root, the cloned trees
- *     moved into place, fresh /proc (hidepid=invisible,subset=pid: only
- *     this pid namespace, no /proc/sys and friends), a minimal /dev, a
- *     private /tmp, pivot_root, the old root detached, the root remounted
- *     read-only. Mounting needs CAP_SYS_ADMIN, so this precedes every drop.
+ *     the previous sandbox (used once, by this child only; its lo was
+ *     brought up then), else unshared and lo brought up; hostname.
+ *  d. Mounts: a private copy of the launcher's base mount namespace (one
+ *     empty read-only tmpfs, made once: see mntns_base_get) instead of the
+ *     host's, a tmpfs as the new root, the cloned trees moved into place,
+ *     fresh /proc (hidepid=invisible,subset=pid: only this pid namespace,
+ *     no /proc/sys and friends), a minimal /dev, a private /tmp, the new
+ *     root moved over the base root (no old root to unmount: an unmount
+ *     waits for an RCU grace period), the root remounted read-only.
+ *     Without the base namespace: clone3 copies the host's, everything
+ *     private, pivot_root, the old root detached. Mounting needs
+ *     CAP_SYS_ADMIN, so this precedes every drop.
  *  e. close_range() of everything but stdio, the sync socket, the Landlock
  *     ruleset and the fds the caller keeps: nothing the launcher held leaks.
  *  f. rlimits (core 0: no core dump carries secrets out; nofile; nproc =
@@ -198,6 +204,7 @@ struct child_args {
 	size_t n_mounts;
 	bool cg_enter; /* the child joins (verifies) its cgroup itself */
 	bool fs_view;
+	int mntns_fd; /* the base mount namespace to copy (see mntns_base_make), or -1: clone3 copied the host's */
 	bool net_ns;
 	int netns_fd; /* a fresh, never used network namespace to enter, or -1: unshare one */
 	bool uts_ns;
@@ -324,16 +331,29 @@ static int mkdir_p(const char *path, mode_t mode)
 	if (n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	s_cpy(buf, sizeof(buf), path);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		if (i < n)
-			buf[i] = '/';
+	/* The whole path first: its parent usually exists (one call instead
+	 * of one per component). On ENOENT, back up one component at a time,
+	 * then come forward again restoring each '/'. */
+	for (;;) {
+		size_t len;
+
+		if (mkdir(buf, mode) < 0) {
+			if (errno == ENOENT) {
+				char *slash = strrchr(buf, '/');
+
+				if (!slash || slash == buf)
+					return -ENOENT;
+				*slash = '\0';
+				continue;
+			}
+			if (errno != EEXIST)
+				return -errno;
+		}
+		len = s_len(buf);
+		if (len >= n)
+			return 0;
+		buf[len] = '/';
 	}
-	return 0;
 }
 
 /* Creates the mount point for `at` beneath NEWROOT: a directory, or an empty
@@ -396,10 +416,23 @@ static void child_mounts(const struct child_args *a)
 	};
 	char p[PATH_MAX], q[PATH_MAX];
 	int fd = a->sync_fd, r;
+	mode_t old_umask;
 
-	/* Nothing we mount may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (a->mntns_fd >= 0) {
+		/* A private copy of the base namespace: one empty read-only
+		 * mount instead of the host's whole tree, so there is no old
+		 * root to unmount at the end (that unmount waits for an RCU
+		 * grace period, ~0.35 ms). Private already: nothing
+		 * propagates to the host or to another sandbox. */
+		if (setns(a->mntns_fd, CLONE_NEWNS) < 0)
+			child_fail(fd, "mount", errno, "entering the base mount namespace", NULL);
+		(void)close(a->mntns_fd);
+		if (unshare(CLONE_NEWNS) < 0)
+			child_fail(fd, "mount", errno, "unshare of the mount namespace", NULL);
+	} else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		/* Nothing we mount may propagate back to the host. */
 		child_fail(fd, "mount", errno, "making / private", NULL);
+	}
 	if (mount("cordon-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
 		child_fail(fd, "mount", errno, "tmpfs for the new root", NULL);
 
@@ -442,15 +475,16 @@ static void child_mounts(const struct child_args *a)
 	/* Device nodes are made, not bind-mounted: we are real root in the
 	 * host user namespace, and five mknod() cost a fraction of ten mount
 	 * calls. Only these five exist; the tmpfs becomes read-only below. */
+	/* mknod honours the umask and the modes must be exact: no umask
+	 * while making them (restored at once: the connector inherits it). */
+	old_umask = umask(0);
 	for (size_t i = 0; i < ELEMENTSOF(devs); i++) {
 		s_join(q, sizeof(q), p, "/");
 		s_cat(q, sizeof(q), devs[i].name);
 		if (mknod(q, S_IFCHR | 0666, makedev(1, devs[i].minor)) < 0)
 			child_fail(fd, "mount", errno, "mknod /dev/", devs[i].name);
-		/* mknod honours the umask; the mode must be exact. */
-		if (chmod(q, 0666) < 0)
-			child_fail(fd, "mount", errno, "chmod /dev/", devs[i].name);
 	}
+	(void)umask(old_umask);
 	for (size_t i = 0; i < ELEMENTSOF(links); i++) {
 		s_join(q, sizeof(q), p, "/");
 		s_cat(q, sizeof(q), links[i][0]);
@@ -471,14 +505,27 @@ static void child_mounts(const struct child_args *a)
 	if (mount("cordon-tmp", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, a->tmp_opts) < 0)
 		child_fail(fd, "mount", errno, "tmpfs for", "/tmp");
 
-	/* pivot_root(".", ".") stacks the old root on top of the new one; the
-	 * lazy unmount then detaches it without needing a directory for it. */
 	if (chdir(NEWROOT) < 0)
 		child_fail(fd, "pivot_root", errno, "chdir to the new root", NULL);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		child_fail(fd, "pivot_root", errno, "pivot_root", NULL);
-	if (umount2(".", MNT_DETACH) < 0)
-		child_fail(fd, "pivot_root", errno, "detaching the old root", NULL);
+	if (a->mntns_fd >= 0) {
+		/* The new root is moved over the base root (as switch_root
+		 * does) and becomes ours. The base mount stays beneath it:
+		 * empty, read-only, unreachable from the new root and absent
+		 * from mountinfo; the kernel counts the new root as the
+		 * namespace root (not a chroot: it follows the mounts down). */
+		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+			child_fail(fd, "pivot_root", errno, "moving the new root over the base", NULL);
+		if (chroot(".") < 0)
+			child_fail(fd, "pivot_root", errno, "chroot to the new root", NULL);
+	} else {
+		/* pivot_root(".", ".") stacks the old root on top of the new
+		 * one; the lazy unmount then detaches it without needing a
+		 * directory for it. */
+		if (syscall(SYS_pivot_root, ".", ".") < 0)
+			child_fail(fd, "pivot_root", errno, "pivot_root", NULL);
+		if (umount2(".", MNT_DETACH) < 0)
+			child_fail(fd, "pivot_root", errno, "detaching the old root", NULL);
+	}
 	if (chdir("/") < 0)
 		child_fail(fd, "pivot_root", errno, "chdir /", NULL);
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
@@ -752,12 +799,15 @@ static _noreturn_ void child_main(const struct child_args *a)
 	/* c. */
 	if (a->net_ns) {
 		if (a->netns_fd >= 0) {
+			/* lo is already up (spare_netns_make). */
 			if (setns(a->netns_fd, CLONE_NEWNET) < 0)
 				child_fail(fd, "network", errno, "entering the new network namespace", NULL);
 			(void)close(a->netns_fd);
-		} else if (unshare(CLONE_NEWNET) < 0)
-			child_fail(fd, "network", errno, "unshare of the network namespace", NULL);
-		child_net_lo_up(fd);
+		} else {
+			if (unshare(CLONE_NEWNET) < 0)
+				child_fail(fd, "network", errno, "unshare of the network namespace", NULL);
+			child_net_lo_up(fd);
+		}
 	}
 	if (a->uts_ns && sethostname("cordon", 6) < 0)
 		child_fail(fd, "uts", errno, "sethostname", NULL);
@@ -1182,8 +1232,8 @@ static int idmap_helper(void *arg)
 /* A spare network namespace, made while the launcher waits for the
  * previous sandbox to start (it is idle then) and used by the next spawn
  * that needs one: creating a network namespace is the costliest single
- * step of a spawn. It is fresh (nothing has ever run in it; lo is down
- * until the sandbox brings it up) and used exactly once: the fd is handed
+ * step of a spawn. It is fresh (nothing has ever run in it; the helper
+ * only brought lo up, which every sandbox does first) and used exactly once: the fd is handed
  * to one child and closed in the launcher right after the clone. Only the
  * process that made it uses it (a forked copy of the launcher holds the
  * same namespace through its copy of the fd and must not hand it out a
@@ -1191,9 +1241,24 @@ static int idmap_helper(void *arg)
 static int spare_netns_fd = -EBADF;
 static pid_t spare_netns_pid;
 
+/* Brings lo up (what every sandbox does first in its network namespace),
+ * so the child only enters the namespace; says 1 on the pipe when done. */
 static int netns_helper(void *arg)
 {
-	(void)arg;
+	int *pipe_w = arg;
+	struct ifreq ifr = {0};
+	char ok = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	s_cpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		_exit(1);
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		_exit(1);
+	(void)close(fd);
+	if (write(*pipe_w, &ok, 1) != 1)
+		_exit(1);
 	for (;;)
 		pause();
 	return 0;
@@ -1202,27 +1267,105 @@ static int netns_helper(void *arg)
 static void spare_netns_make(void)
 {
 	static char stack[16384] __attribute__((aligned(64)));
-	char path[64];
+	int pfd[2] = {-EBADF, -EBADF};
+	char path[64], ok = 0;
 	pid_t pid;
-	int fd;
+	int fd = -EBADF;
 
 	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
 		return;
 	if (spare_netns_fd >= 0)
 		(void)close(spare_netns_fd); /* a forked copy's: the parent's spare, not ours */
 	spare_netns_fd = -EBADF;
-	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, NULL);
-	if (pid < 0)
+	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return; /* the next child unshares its own */
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	(void)kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
+	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, &pfd[1]);
+	if (pid >= 0) {
+		ssize_t n;
+
+		do
+			n = read(pfd[0], &ok, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 1 && ok == 1) {
+			snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	(void)close(pfd[0]);
+	(void)close(pfd[1]);
 	if (fd < 0)
 		return;
 	spare_netns_fd = fd;
 	spare_netns_pid = getpid();
+}
+
+/* The base mount namespace, made once per launcher process: its only mount
+ * is an empty read-only tmpfs holding the directory NEWROOT. A sandbox
+ * enters it and unshares a private copy instead of copying the host's
+ * namespace, so it never has to unmount the host tree (an unmount waits
+ * for an RCU grace period). Held by an nsfs fd; a forked copy of the
+ * launcher makes its own, like the spare network namespace. */
+static int mntns_base_fd = -EBADF;
+static pid_t mntns_base_pid;
+
+static int mntns_helper(void *arg)
+{
+	int *pipe_w = arg;
+	char ok = 1;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
+	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
+	    mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+	    chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		_exit(1);
+	if (write(*pipe_w, &ok, 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static int mntns_base_get(void)
+{
+	static char stack[16384] __attribute__((aligned(64)));
+	int pfd[2] = {-EBADF, -EBADF};
+	char path[64], ok = 0;
+	pid_t pid;
+	int fd = -EBADF;
+
+	if (mntns_base_fd >= 0 && mntns_base_pid == getpid())
+		return mntns_base_fd;
+	if (mntns_base_fd >= 0)
+		(void)close(mntns_base_fd); /* a forked copy's */
+	mntns_base_fd = -EBADF;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -EBADF; /* this child copies the host's namespace */
+	pid = clone(mntns_helper, stack + sizeof(stack), CLONE_NEWNS | CLONE_VM | SIGCHLD, &pfd[1]);
+	if (pid >= 0) {
+		ssize_t n;
+
+		do
+			n = read(pfd[0], &ok, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 1 && ok == 1) {
+			snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	(void)close(pfd[0]);
+	(void)close(pfd[1]);
+	if (fd < 0)
+		return -EBADF;
+	mntns_base_fd = fd;
+	mntns_base_pid = getpid();
+	return fd;
 }
 
 /* Takes the spare (the caller closes it after the clone), or -EBADF. */
@@ -1856,14 +1999,22 @@ oom:
 	return NULL;
 }
 
+/* Fixed for the life of the kernel: read once per process. */
 static int cap_last_cap(void)
 {
+	static int cached = -1;
 	char buf[16];
 	uint64_t v;
+	int last = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
+	if (last >= 0)
+		return last;
 	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 && v < 64)
-		return (int)v;
-	return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
+		last = (int)v;
+	else
+		return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
+	__atomic_store_n(&cached, last, __ATOMIC_RELAXED);
+	return last;
 }
 
 static bool instance_name_is_valid(const char *s)
@@ -2129,6 +2280,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .mounts = c.mounts,
 	    .n_mounts = c.n_mounts,
 	    .fs_view = fs_view,
+	    .mntns_fd = fs_view ? mntns_base_get() : -EBADF,
 	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
 	    .netns_fd = c.netns_fd,
 	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
@@ -2180,7 +2332,9 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	capng_clear(CAPNG_SELECT_BOTH);
 	/* The network namespace is the expensive one (~0.5 ms): the child
 	 * unshares it itself, in parallel with the parent's eBPF attach. */
-	r = do_clone(&c, c.plan.ns_effective & ~(unsigned long)CLONE_NEWNET, cgfd, caps->clone_into_cgroup);
+	/* With the base mount namespace the child makes its own copy of it. */
+	r = do_clone(&c, c.plan.ns_effective & ~(unsigned long)(CLONE_NEWNET | (a.mntns_fd >= 0 ? CLONE_NEWNS : 0)),
+		     cgfd, caps->clone_into_cgroup);
 	if (r == 0)
 		child_main(&a);
 	if (r < 0) {

@@ -148,6 +148,39 @@ static int caps_all_zero(void)
 	return zero == 5 ? 0 : 1;
 }
 
+/* Exit 0 when the view's mount table is exactly the sandbox's: "/" is the
+ * cordon-root tmpfs, every mount lies beneath it, and neither the host's
+ * mounts nor the launcher's base mount (beneath the root) are listed. */
+static int do_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int roots = 0, bad = 0;
+
+	if (!f)
+		return 2;
+	while (fgets(line, sizeof(line), f)) {
+		char root[1024], at[1024], *dash = strstr(line, " - ");
+		char fstype[64] = "", source[256] = "";
+
+		printf("%s", line);
+		if (sscanf(line, "%*d %*d %*s %1023s %1023s", root, at) != 2 || !dash ||
+		    sscanf(dash + 3, "%63s %255s", fstype, source) != 2) {
+			bad++;
+			continue;
+		}
+		if (strcmp(at, "/") == 0) {
+			roots++;
+			if (strcmp(source, "cordon-root") != 0 || strcmp(root, "/") != 0)
+				bad++;
+		}
+		if (at[0] != '/' || strcmp(source, "cordon-base") == 0)
+			bad++;
+	}
+	fclose(f);
+	return roots == 1 && bad == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : "";
@@ -345,6 +378,8 @@ int main(int argc, char **argv)
 		printf("%s\n", h);
 		return strcmp(h, x) == 0 ? 0 : 1;
 	}
+	if (strcmp(a, "mounts") == 0)
+		return do_mounts();
 	if (strcmp(a, "caps") == 0) /* exit 0 when all five sets are zero */
 		return caps_all_zero();
 	if (strcmp(a, "nnp") == 0) /* exit 0 when no_new_privs is 1 */

@@ -190,6 +190,17 @@ static void test_exec_from_rw_root_refused(void **state)
 	unlink(path);
 }
 
+/* The mount table holds the sandbox's mounts only: the launcher's base
+ * mount namespace leaves an empty read-only mount beneath the root, which
+ * must be neither listed nor reachable. */
+static void test_mount_table_is_the_view(void **state)
+{
+	(void)state;
+	assert_exited(probe("mounts", NULL, NULL), 0);
+	/* ".." of the root is the root (the base has no "data" directory). */
+	assert_exited(probe("read", "/../../data/inside", NULL), 0);
+}
+
 /* --- processes ----------------------------------------------------------- */
 
 static void test_host_proc_pid_invisible(void **state)
@@ -477,6 +488,7 @@ int main(void)
 	    cmocka_unit_test(test_rename_out_of_root),
 	    cmocka_unit_test(test_dotdot),
 	    cmocka_unit_test(test_exec_from_rw_root_refused),
+	    cmocka_unit_test(test_mount_table_is_the_view),
 	    cmocka_unit_test(test_host_proc_pid_invisible),
 	    cmocka_unit_test(test_ptrace_outside),
 	    cmocka_unit_test(test_process_vm_readv_outside),
