@@ -2614,6 +2614,8 @@ void cordon_spawn_drop_caches(void)
 {
 	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
 		(void)close(TAKE_FD(spare_netns_fd));
+	if (mntns_base_fd >= 0 && mntns_base_pid == getpid())
+		(void)close(TAKE_FD(mntns_base_fd));
 	for (size_t i = 0; i < ELEMENTSOF(idmap_cache); i++)
 		if (idmap_cache[i].fd >= 0)
 			(void)close(TAKE_FD(idmap_cache[i].fd));

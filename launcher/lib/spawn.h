@@ -124,8 +124,8 @@ int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const cha
 				       struct cordon_diag *reterr_diag);
 
 /* Releases the kernel objects cordon_spawn() keeps between spawns to save
- * time: the spare network namespace and the cached id-mapping user
- * namespaces (at most a handful of fds). The next spawn recreates what it
+ * time: the spare network namespace, the base mount namespace and the cached
+ * id-mapping user namespaces (at most a handful of fds). The next spawn recreates what it
  * needs. For long-running launchers that go idle, and for tests that count
  * their fds. */
 void cordon_spawn_drop_caches(void);
