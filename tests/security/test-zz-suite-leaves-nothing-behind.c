@@ -87,8 +87,18 @@ static void test_no_processes_left(void **state)
 
 static void test_no_temp_dirs_left(void **state)
 {
+	const char *marker = getenv("CORDON_SEC_MARKER");
+	char cmd[1200];
+
 	(void)state;
-	assert_int_equal(count_output("ls -d /tmp/cordon-test-sec-* 2>/dev/null"), 0);
+	/* Only directories made since the suite began count: one an earlier,
+	 * interrupted run left behind is not this run's leak. */
+	if (marker && access(marker, F_OK) == 0)
+		snprintf(cmd, sizeof(cmd),
+			 "find /tmp -maxdepth 1 -name 'cordon-test-sec-*' -newer '%s' -print 2>/dev/null", marker);
+	else
+		snprintf(cmd, sizeof(cmd), "ls -d /tmp/cordon-test-sec-* 2>/dev/null");
+	assert_int_equal(count_output(cmd), 0);
 }
 
 static void test_runner_fds(void **state)
