@@ -776,16 +776,6 @@ static const struct mcp_tool tools[] = {
 };
 /* clang-format on */
 
-static void detect_openat2(struct cordon_caps *caps)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
-	int fd = sys_openat2(AT_FDCWD, "..", &how, sizeof(how));
-
-	caps->openat2 = !(fd < 0 && errno == ENOSYS);
-	caps->openat2_beneath = fd < 0 && errno == EXDEV;
-	if (fd >= 0)
-		close(fd);
-}
 
 int main(int argc, char **argv)
 {
@@ -848,7 +838,7 @@ int main(int argc, char **argv)
 		log_error("usage: cordon-exec [--job-cgroup DIR] [--env-allow NAME]... ROOT...");
 		return 2;
 	}
-	detect_openat2(&ex.caps);
+	cordon_resolve_detect(&ex.caps);
 	signal(SIGPIPE, SIG_IGN);
 	/* Orphans of a job are reparented to us, not to init, so the sweep
 	 * can find and end them. */

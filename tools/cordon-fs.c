@@ -889,18 +889,6 @@ static const struct mcp_tool tools[] = {
 };
 /* clang-format on */
 
-/* Asks the kernel whether openat2 refuses a ".." escape; the resolver uses the
- * held-fd walk where it does not. */
-static void detect_openat2(struct cordon_caps *caps)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
-	int fd = sys_openat2(AT_FDCWD, "..", &how, sizeof(how));
-
-	caps->openat2 = !(fd < 0 && errno == ENOSYS);
-	caps->openat2_beneath = fd < 0 && errno == EXDEV;
-	if (fd >= 0)
-		close(fd);
-}
 
 int main(int argc, char **argv)
 {
@@ -965,7 +953,7 @@ int main(int argc, char **argv)
 		log_error("usage: cordon-fs [--symlinks] [--max-read SIZE] ROOT[:ro]...");
 		return 2;
 	}
-	detect_openat2(&fs.caps);
+	cordon_resolve_detect(&fs.caps);
 	r = mcp_server_run(&srv, STDIN_FILENO, STDOUT_FILENO);
 	if (r < 0)
 		return log_error_errno(r, "serving MCP on stdio"), 1;

@@ -17,6 +17,17 @@
 #define MAX_SYMLINK_HOPS 40 /* the kernel's own limit */
 #define MAX_EAGAIN_RETRIES 64
 
+void cordon_resolve_detect(struct cordon_caps *caps)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+	int fd = sys_openat2(AT_FDCWD, "..", &how, sizeof(how));
+
+	caps->openat2 = !(fd < 0 && errno == ENOSYS);
+	caps->openat2_beneath = fd < 0 && errno == EXDEV;
+	if (fd >= 0)
+		close(fd);
+}
+
 bool cordon_resolve_has_openat2(const struct cordon_caps *caps)
 {
 	return caps && caps->openat2 && caps->openat2_beneath;

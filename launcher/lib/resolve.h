@@ -55,5 +55,11 @@ int cordon_resolve(int root_fd, const char *path, const struct cordon_resolve_ho
 int cordon_resolve_parent(int root_fd, const char *path, unsigned flags, const struct cordon_caps *caps,
 			  int *ret_dir_fd, char **ret_name);
 
+/* Fills caps->openat2 and caps->openat2_beneath by asking the kernel
+ * whether openat2 refuses a ".." escape (for programs that run inside a
+ * sandbox and cannot run the full probe, such as cordon-fs and
+ * cordon-exec). Leaves every other field alone. */
+void cordon_resolve_detect(struct cordon_caps *caps);
+
 /* True when caps say openat2's beneath resolution works on this kernel. */
 bool cordon_resolve_has_openat2(const struct cordon_caps *caps);
