@@ -638,13 +638,16 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 	 * them again with the current roots. Shared instances never carry
 	 * delegations. With a connector: every per-session instance of it (one
 	 * of them may gain a root); without: those started with a root. */
-	for (struct dworker *w = d->workers, *next; w; w = next) {
-		next = w->next;
-		if (!w->session)
+	for (struct dworker *w = d->workers; w;) {
+		if (!w->session || (connector ? strcmp(w->conn->id, connector) != 0 : w->n_roots == 0)) {
+			w = w->next;
 			continue;
-		if (connector ? strcmp(w->conn->id, connector) != 0 : w->n_roots == 0)
-			continue;
+		}
 		worker_kill(w, "delegations changed; relaunching");
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
 	}
 }
 
@@ -739,10 +742,16 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
-	for (struct dworker *w = d->workers, *next; w; w = next) {
-		next = w->next;
-		if (w->conn == c)
-			worker_kill(w, "connector removed");
+	for (struct dworker *w = d->workers; w;) {
+		if (w->conn != c) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, "connector removed");
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
 	}
 	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d);
@@ -755,10 +764,16 @@ int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connect
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
-	for (struct dworker *w = d->workers, *next; w; w = next) {
-		next = w->next;
-		if (w->conn == c)
-			worker_kill(w, "restarted by an operator");
+	for (struct dworker *w = d->workers; w;) {
+		if (w->conn != c) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, "restarted by an operator");
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
 	}
 	c->restarts++;
 	c->failing = false;

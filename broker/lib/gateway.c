@@ -331,10 +331,16 @@ static void session_close(struct dsession *s)
 			call_free(c);
 	}
 	/* Per-session instances end with their session. */
-	for (struct dworker *w = d->workers, *next; w; w = next) {
-		next = w->next;
-		if (w->session == s)
-			worker_kill(w, "session ended");
+	for (struct dworker *w = d->workers; w;) {
+		if (w->session != s) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, "session ended");
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
 	}
 	(void)cordon_session_end(d->db, s->id);
 	cordon_loop_unwatch(s->watch);
