@@ -3,13 +3,15 @@
  * The first input byte selects the parser; the rest is its input.
  *   even: cordon_checkpoint_verify() against a fixed test key. Property: if
  *         a note verifies, re-signing the parsed checkpoint reproduces the
- *         note's text and our signature line byte for byte (the accepted
- *         form is canonical: nothing the parser ignores can be smuggled
- *         into the signed part).
+ *         note's signed text byte for byte, and our signature line is one of
+ *         its signature lines (the accepted form is canonical: nothing the
+ *         parser ignores can be smuggled into the signed part; signatures
+ *         by other keys may come in any order, before or after ours).
  *   odd:  cordon_note_verifier_parse(). Property: an accepted key string
  *         formats back to itself.
  * A violated property aborts. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +61,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (cordon_checkpoint_sign(signer, &c, &note, &len) < 0)
 			violated("accepted checkpoint does not re-sign");
-		if (len > size - 1 || memcmp(note, data + 1, len) != 0)
-			violated("accepted note is not the canonical form of its checkpoint");
+		{
+			const char *sep = memmem(note, len, "\n\n", 2), *in = (const char *)data + 1;
+			size_t body = sep ? (size_t)(sep - note) + 2 : 0, in_len = size - 1;
+			const char *ours = note + body;
+			size_t ours_len = len - body;
+			bool found = false;
+
+			if (!sep || body > in_len || memcmp(note, in, body) != 0)
+				violated("accepted note's signed text is not the canonical form of its checkpoint");
+			/* Our signature line, whole, at the start of a line of the
+			 * signature block. */
+			for (const char *q = in + body; q + ours_len <= in + in_len && !found;) {
+				const char *nl;
+
+				found = memcmp(q, ours, ours_len) == 0;
+				nl = memchr(q, '\n', (size_t)(in + in_len - q));
+				if (!nl)
+					break;
+				q = nl + 1;
+			}
+			if (!found)
+				violated("accepted note does not carry our canonical signature line");
+		}
 		free(note);
 	} else {
 		struct cordon_note_verifier v;
