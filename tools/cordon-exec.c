@@ -688,6 +688,17 @@ static int enqueue(struct exec *ex, json_t *id, json_t *args, bool shell, struct
 	return MCP_DEFERRED;
 }
 
+/* Starts the job now, or queues the call when no job slot is free. */
+static int start_or_queue(struct exec *ex, json_t *id, char **argv, json_t *args, bool shell,
+			  struct mcp_call_result *res)
+{
+	int r = start_job(ex, id, argv, args, res);
+
+	if (r == -EBUSY)
+		return enqueue(ex, id, args, shell, res);
+	return r;
+}
+
 static int tool_run_command(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
 	struct exec *ex = ctx;
@@ -707,10 +718,7 @@ static int tool_run_command(void *ctx, json_t *id, json_t *args, struct mcp_call
 	argv[i] = NULL;
 	if (!argv[0][0])
 		return mcp_error(res, "argument 'argv[0]': must not be empty");
-	i = (size_t)start_job(ex, id, argv, args, res);
-	if ((int)i == -EBUSY)
-		return enqueue(ex, id, args, false, res);
-	return (int)i;
+	return start_or_queue(ex, id, argv, args, false, res);
 }
 
 static int tool_run_shell(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
@@ -718,7 +726,6 @@ static int tool_run_shell(void *ctx, json_t *id, json_t *args, struct mcp_call_r
 	struct exec *ex = ctx;
 	const char *command = NULL;
 	char *argv[4];
-	int r;
 
 	if (json_object_get(args, "argv"))
 		return mcp_error(res, "argument 'argv': run_shell takes 'command'");
@@ -728,10 +735,7 @@ static int tool_run_shell(void *ctx, json_t *id, json_t *args, struct mcp_call_r
 	argv[1] = (char *)"-c";
 	argv[2] = (char *)command;
 	argv[3] = NULL;
-	r = start_job(ex, id, argv, args, res);
-	if (r == -EBUSY)
-		return enqueue(ex, id, args, true, res);
-	return r;
+	return start_or_queue(ex, id, argv, args, true, res);
 }
 
 /* Starts queued calls while slots are free, in arrival order. */
