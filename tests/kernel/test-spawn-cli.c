@@ -6,6 +6,7 @@
  * process outliving a SIGKILLed launcher. */
 #include <dirent.h>
 
+#include "cgroup.h"
 #include "spawn-test.h"
 
 static struct sbx *S;
@@ -371,6 +372,24 @@ static void test_launcher_sigkill_takes_sandbox_down(void **state)
 		usleep(20 * 1000);
 	assert_true(gone(init));
 	assert_true(gone(conn));
+	/* The killed launcher could not remove its cgroups; the next launcher
+	 * does (stale cleanup at start). Do it here, so this test leaves nothing
+	 * behind, and check that the dead launcher's directories are gone. */
+	{
+		char name[64], cmd[256];
+		FILE *f;
+		int left;
+
+		assert_true(cordon_cgroup_cleanup_stale(&S->caps) >= 1);
+		snprintf(name, sizeof(name), "i-%d-", (int)pid);
+		snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -maxdepth 6 -type d -name '%s*' 2>/dev/null | wc -l",
+			 name);
+		f = popen(cmd, "re");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%d", &left), 1);
+		pclose(f);
+		assert_int_equal(left, 0);
+	}
 }
 
 int main(void)
