@@ -29,14 +29,14 @@
 
 #include "../e2e/daemon-harness.c"
 
-#define MIB	    (1024ull * 1024)
-#define TEXT_LEN    4000000u
-#define ARGS_LEN    (TEXT_LEN + 11u) /* {"text":"…"} in canonical form */
-#define PER_UID	    (32 * MIB)
-#define GLOBAL	    (48 * MIB)
-#define CALLS	    6
-#define ROOT_SESS   3
-#define NOBODY	    65534
+#define MIB	  (1024ull * 1024)
+#define TEXT_LEN  4000000u
+#define ARGS_LEN  (TEXT_LEN + 11u) /* {"text":"…"} in canonical form */
+#define PER_UID	  (32 * MIB)
+#define GLOBAL	  (48 * MIB)
+#define CALLS	  6
+#define ROOT_SESS 3
+#define NOBODY	  65534
 /* After the sessions end, RSS must come back to within this much of the
  * start. Measured: +76 KiB with the daemon's malloc_trim, +4.3 MiB without
  * it (glibc keeps the freed 4 MB blocks in its heap), so the bound proves
@@ -116,8 +116,8 @@ static int big_calls(struct mcp_peer *p, const char *want, char *got, size_t got
 
 			errors++;
 			if (json_integer_value(json_object_get(err, "code")) != -32001 || !m || strcmp(m, want) != 0) {
-				snprintf(got, gotsz, "code %lld: %s", (long long)json_integer_value(json_object_get(err, "code")),
-					 m ? m : "(none)");
+				snprintf(got, gotsz, "code %lld: %s",
+					 (long long)json_integer_value(json_object_get(err, "code")), m ? m : "(none)");
 				errors = -1000;
 			}
 		} else if (json_object_get(v, "result") && !json_object_get(v, "method")) {
@@ -261,8 +261,8 @@ static void test_held_call_memory_bounded(void **state)
 			break;
 		(void)poll(&none, 1, 100); /* poll-until, at most 20 s */
 	}
-	print_message("cordond VmRSS after the sessions ended: %ld KiB (start %ld KiB, peak %ld KiB)\n", after,
-		      before, held);
+	print_message("cordond VmRSS after the sessions ended: %ld KiB (start %ld KiB, peak %ld KiB)\n", after, before,
+		      held);
 	if (RSS_RETURN_CHECKED)
 		assert_true(after >= 0 && after <= before + RETURN_BOUND_KIB);
 	else
