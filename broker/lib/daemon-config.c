@@ -24,6 +24,9 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c)
 		.result_cap = CORDON_DAEMON_RESULT_CAP_DEFAULT,
 		.line_max = CORDON_DAEMON_LINE_MAX_DEFAULT,
 		.max_sessions = 4096,
+		.held_max = CORDON_DAEMON_HELD_MAX_DEFAULT,
+		.held_per_uid = CORDON_DAEMON_HELD_PER_UID_DEFAULT,
+		.initialize_timeout_ms = CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT * 1000,
 	};
 }
 
@@ -133,6 +136,34 @@ static int apply(struct cordon_daemon_config *c, const char *key, const char *v,
 			return -EINVAL;
 		}
 		c->max_sessions = (unsigned)u;
+		return 0;
+	}
+	/* Resource shares (issue 11 findings 3 and 6). */
+	if (!strcmp(key, "held_arguments_max") || !strcmp(key, "held_arguments_per_uid")) {
+		if (parse_size(v, &u) < 0 || u < 1024 * 1024 || u > 64ull * 1024 * 1024 * 1024) {
+			snprintf(err, errsz, "%s: must be a size between 1M and 64G", key);
+			return -EINVAL;
+		}
+		if (!strcmp(key, "held_arguments_max"))
+			c->held_max = u;
+		else
+			c->held_per_uid = u;
+		return 0;
+	}
+	if (!strcmp(key, "sessions_per_uid")) {
+		if (parse_u64(v, &u) < 0 || u == 0 || u > 65536) {
+			snprintf(err, errsz, "sessions_per_uid: must be between 1 and 65536");
+			return -EINVAL;
+		}
+		c->sessions_per_uid = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "initialize_timeout")) {
+		if (parse_duration_sec(v, &u) < 0 || u == 0 || u > 3600) {
+			snprintf(err, errsz, "initialize_timeout: must be a duration between 1s and 1h");
+			return -EINVAL;
+		}
+		c->initialize_timeout_ms = u * 1000;
 		return 0;
 	}
 	snprintf(err, errsz, "unknown key '%s'", key);
@@ -379,6 +410,10 @@ int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_di
 		return cordon_diag_set(diag, ENAMETOOLONG, "config",
 				       "runtime directory '%s' is too long for a Unix socket path; give --runtime",
 				       c->runtime_dir);
+	if (c->held_per_uid > c->held_max)
+		return cordon_diag_set(diag, EINVAL, "config",
+				       "held_arguments_per_uid (%llu bytes) exceeds held_arguments_max (%llu bytes)",
+				       (unsigned long long)c->held_per_uid, (unsigned long long)c->held_max);
 	/* No --user as root: cordond drops to its private id
 	 * (CORDON_BROKER_PRIVATE_ID, resolved in privs_resolve()), never to a
 	 * shared account such as nobody. */

@@ -16,6 +16,10 @@
  *   approval_wait: 30s                  # how long a tools/call is held for an approval
  *   result_cap: 1M                      # largest tool result relayed
  *   launcher: /usr/bin/cordon-launch    # the launcher helper binary
+ *   held_arguments_max: 256M            # argument bytes all calls together may hold
+ *   held_arguments_per_uid: 64M         # argument bytes one uid's calls may hold
+ *   sessions_per_uid: 1024              # gateway sessions one uid may hold (default max_sessions/4)
+ *   initialize_timeout: 10s             # a connection that sends no initialize is closed
  */
 
 #include <stdbool.h>
@@ -27,6 +31,11 @@
 #define CORDON_DAEMON_LINE_MAX_DEFAULT (4u * 1024 * 1024)
 #define CORDON_DAEMON_RESULT_CAP_DEFAULT (1u * 1024 * 1024)
 #define CORDON_DAEMON_APPROVAL_WAIT_DEFAULT 30u
+/* Canonical (JCS) argument bytes held by calls between admission and their
+ * end (queued for an instance, waiting for an approval, in flight). */
+#define CORDON_DAEMON_HELD_MAX_DEFAULT (256ull * 1024 * 1024)
+#define CORDON_DAEMON_HELD_PER_UID_DEFAULT (64ull * 1024 * 1024)
+#define CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT 10u
 
 struct cordon_daemon_config {
 	char *profiles_dir; /* absolute */
@@ -41,6 +50,12 @@ struct cordon_daemon_config {
 	uint64_t result_cap;
 	uint64_t line_max; /* gateway and worker line bound */
 	unsigned max_sessions;
+	/* Resource shares (issue 11): no local user can take the broker's
+	 * memory or every session slot for itself. */
+	uint64_t held_max;	   /* argument bytes held by all calls */
+	uint64_t held_per_uid;	   /* argument bytes held by one uid's calls */
+	unsigned sessions_per_uid; /* 0: max_sessions / 4, at least 1 */
+	uint64_t initialize_timeout_ms;
 	bool foreground_log_debug;
 };
 

@@ -146,6 +146,10 @@ struct dcall {
 	struct dmulti *multi;
 	struct dcall *next;	  /* session list */
 	struct dcall *next_waiting; /* worker wait queue */
+	/* Argument bytes charged to held_uid's budget (held_charge) from
+	 * admission until call_free; 0 when nothing was charged. */
+	uint64_t held_bytes;
+	uid_t held_uid;
 };
 
 struct dsession {
@@ -162,7 +166,17 @@ struct dsession {
 	struct dcall *calls;
 	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
 	int64_t next_server_id;
+	uint64_t accepted_ms; /* before initialize: closed after cfg.initialize_timeout_ms */
 	struct dsession *next, *prev;
+};
+
+/* One local uid's share of the gateway (issue 11 findings 3 and 6): its
+ * sessions and the call-argument bytes its calls hold. An entry lives while
+ * either is non-zero (an in-flight call outlives its session). */
+struct duid {
+	uid_t uid;
+	unsigned sessions;
+	uint64_t held_bytes;
 };
 
 struct daemon_metrics {
@@ -207,6 +221,12 @@ struct cordon_daemon {
 	uint64_t started_ms;
 	struct cordon_note_verifier verifier;
 	bool have_verifier;
+	/* Per-uid shares (gateway.c). */
+	struct duid *uids;
+	size_t n_uids, cap_uids;
+	uint64_t held_bytes;	/* all calls' held argument bytes */
+	uint64_t held_released; /* freed since the last malloc_trim */
+	uint64_t last_trim_ms;
 };
 
 /* daemon.c */
@@ -226,6 +246,14 @@ void session_send_error(struct dsession *s, const json_t *id, int code, const ch
 void session_send_result(struct dsession *s, const json_t *id, json_t *result /* stolen */);
 void session_notify_all_list_changed(struct cordon_daemon *d);
 void gateway_tick(struct cordon_daemon *d);
+/* The JSON-RPC error a call beyond a held-argument budget gets. */
+#define GATEWAY_ERR_HELD_BUDGET (-32001)
+/* Charges `bytes` of held call arguments to uid: 0, or -EDQUOT (nothing
+ * charged) with a message naming the budget that would be exceeded. */
+int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size);
+/* Returns bytes charged by held_charge (memory goes back to the OS on the
+ * next tick when a large amount was released). */
+void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes);
 
 /* gateway-call.c */
 /* Calls (tools/call and pass-through) a session may have outstanding. */

@@ -79,6 +79,9 @@ unsigned session_calls(const struct dsession *s)
 
 void call_free(struct dcall *c)
 {
+	/* The held-argument budget (issue 11 finding 3) gets its bytes back. */
+	if (c->held_bytes && c->d)
+		held_release(c->d, c->held_uid, c->held_bytes);
 	if (c->s)
 		for (struct dcall **p = &c->s->calls; *p; p = &(*p)->next)
 			if (*p == c) {
@@ -634,6 +637,21 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	c->args_jcs = TAKE_PTR(tc.arguments_jcs);
 	c->args_len = tc.arguments_jcs_len;
 	cordon_tool_call_done(&tc);
+	/* Issue 11 finding 3: the canonical argument bytes this call keeps
+	 * until it ends count against its uid's and the global budget, checked
+	 * before it is held (identical calls coalesce into one approval, so the
+	 * approval caps do not bound them). */
+	{
+		char why[400];
+
+		if (held_charge(d, s->cred.uid, c->args_len, why, sizeof(why)) < 0) {
+			session_send_error(s, id, GATEWAY_ERR_HELD_BUDGET, "%s", why);
+			call_free(c);
+			return;
+		}
+		c->held_bytes = c->args_len;
+		c->held_uid = s->cred.uid;
+	}
 	c->next = s->calls;
 	s->calls = c;
 	if (!c->rpc_id) {

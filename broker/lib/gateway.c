@@ -11,6 +11,7 @@
  * this socket can reach an operator operation: the method table below is the
  * complete surface. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,125 @@
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
 
 static void session_close(struct dsession *s);
+
+/* ---- per-uid shares (issue 11 findings 3 and 6) -------------------------
+ *
+ * Any local user can reach the gateway, so no uid may take the broker's
+ * memory or its session slots for itself: each uid holds at most
+ * cfg.sessions_per_uid sessions, and the canonical argument bytes its calls
+ * hold (queued for an instance, waiting for an approval, in flight) count
+ * against cfg.held_per_uid and, with every other uid's, cfg.held_max. The
+ * table is small (one entry per uid with a session or a held call) and
+ * scanned linearly. */
+
+/* Held calls are freed in bulk (a session with 64 waiting 4 MiB calls
+ * ends): glibc keeps such memory in its heap (the mmap threshold grows
+ * after the first large free), so RSS would stay at its peak. Once this
+ * much was released, malloc_trim(0) gives the free pages back, at most
+ * once per interval. */
+#define TRIM_AFTER_BYTES (8u * 1024 * 1024)
+#define TRIM_INTERVAL_MS 1000u
+
+static struct duid *uid_get(struct cordon_daemon *d, uid_t uid, bool create)
+{
+	for (size_t i = 0; i < d->n_uids; i++)
+		if (d->uids[i].uid == uid)
+			return &d->uids[i];
+	if (!create)
+		return NULL;
+	if (d->n_uids == d->cap_uids) {
+		size_t nc = d->cap_uids ? d->cap_uids * 2 : 8;
+		struct duid *n = reallocarray(d->uids, nc, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		d->uids = n;
+		d->cap_uids = nc;
+	}
+	d->uids[d->n_uids] = (struct duid){ .uid = uid };
+	return &d->uids[d->n_uids++];
+}
+
+/* Drops an entry that holds nothing any more. */
+static void uid_put(struct cordon_daemon *d, struct duid *u)
+{
+	if (u->sessions || u->held_bytes)
+		return;
+	*u = d->uids[--d->n_uids];
+}
+
+static unsigned sessions_per_uid(const struct cordon_daemon *d)
+{
+	unsigned n = d->cfg.sessions_per_uid ? d->cfg.sessions_per_uid : d->cfg.max_sessions / 4;
+
+	if (n > d->cfg.max_sessions)
+		n = d->cfg.max_sessions;
+	return n ? n : 1;
+}
+
+static const char *size_text(uint64_t b, char *buf, size_t size)
+{
+	if (b && b % (1024 * 1024) == 0)
+		snprintf(buf, size, "%llu MiB", (unsigned long long)(b / (1024 * 1024)));
+	else if (b && b % 1024 == 0)
+		snprintf(buf, size, "%llu KiB", (unsigned long long)(b / 1024));
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)b);
+	return buf;
+}
+
+int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size)
+{
+	struct duid *u = uid_get(d, uid, true);
+	char lim[32];
+
+	if (!u) {
+		snprintf(ret_msg, msg_size, "cordon: refused: out of memory; nothing was sent");
+		return -ENOMEM;
+	}
+	if (u->held_bytes + bytes > d->cfg.held_per_uid) {
+		snprintf(ret_msg, msg_size,
+			 "cordon: refused: the arguments held for uid %u would exceed the per-uid budget of %s "
+			 "(%llu bytes held, %llu in this call); nothing was sent",
+			 (unsigned)uid, size_text(d->cfg.held_per_uid, lim, sizeof(lim)),
+			 (unsigned long long)u->held_bytes, (unsigned long long)bytes);
+		uid_put(d, u);
+		return -EDQUOT;
+	}
+	if (d->held_bytes + bytes > d->cfg.held_max) {
+		snprintf(ret_msg, msg_size,
+			 "cordon: refused: the arguments held for all users would exceed the global budget of %s "
+			 "(%llu bytes held, %llu in this call); nothing was sent",
+			 size_text(d->cfg.held_max, lim, sizeof(lim)), (unsigned long long)d->held_bytes,
+			 (unsigned long long)bytes);
+		uid_put(d, u);
+		return -EDQUOT;
+	}
+	u->held_bytes += bytes;
+	d->held_bytes += bytes;
+	return 0;
+}
+
+void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes)
+{
+	struct duid *u = uid_get(d, uid, false);
+
+	if (u) {
+		u->held_bytes -= bytes < u->held_bytes ? bytes : u->held_bytes;
+		uid_put(d, u);
+	}
+	d->held_bytes -= bytes < d->held_bytes ? bytes : d->held_bytes;
+	d->held_released += bytes;
+}
+
+static void maybe_trim(struct cordon_daemon *d, uint64_t now)
+{
+	if (d->held_released < TRIM_AFTER_BYTES || now - d->last_trim_ms < TRIM_INTERVAL_MS)
+		return;
+	(void)malloc_trim(0);
+	d->held_released = 0;
+	d->last_trim_ms = now;
+}
 
 static void session_flush(struct dsession *s)
 {
@@ -343,6 +463,14 @@ static void session_close(struct dsession *s)
 		w = d->workers;
 	}
 	(void)cordon_session_end(d->db, s->id);
+	{
+		struct duid *u = uid_get(d, s->cred.uid, false);
+
+		if (u) {
+			u->sessions -= u->sessions > 0;
+			uid_put(d, u);
+		}
+	}
 	cordon_loop_unwatch(s->watch);
 	close(s->fd);
 	dbuf_free(&s->rbuf);
@@ -365,6 +493,8 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct dsession *s;
+		struct ucred cred;
+		struct duid *u;
 		socklen_t len = sizeof(struct ucred);
 		uint32_t rnd;
 
@@ -379,20 +509,39 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			d->m.sessions_refused++;
 			continue;
 		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			close(fd);
+			continue;
+		}
+		/* One uid's share: idle or not, its sessions cannot take every
+		 * slot (connections that never initialize are also closed after
+		 * cfg.initialize_timeout_ms, see gateway_tick). */
+		u = uid_get(d, cred.uid, true);
+		if (!u || u->sessions >= sessions_per_uid(d)) {
+			char busy[200];
+			int n = snprintf(busy, sizeof(busy),
+					 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
+					 "\"cordond: too many sessions for uid %u (at most %u per uid); closing\"}}\n",
+					 (unsigned)cred.uid, sessions_per_uid(d));
+
+			(void)send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			if (u)
+				uid_put(d, u);
+			d->m.sessions_refused++;
+			continue;
+		}
 		s = calloc(1, sizeof(*s));
 		if (!s) {
 			close(fd);
+			uid_put(d, u);
 			continue;
 		}
 		s->d = d;
 		s->fd = fd;
+		s->cred = cred;
+		s->accepted_ms = cordon_loop_now_ms();
 		s->res_routes = json_object();
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &s->cred, &len) < 0) {
-			close(fd);
-			json_decref(s->res_routes);
-			free(s);
-			continue;
-		}
 		/* Session ids must never repeat across restarts: delegations and
 		 * approvals are keyed by them. 64 random bits beside the counter. */
 		uint64_t rnd64 = 0;
@@ -406,8 +555,10 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			close(fd);
 			json_decref(s->res_routes);
 			free(s);
+			uid_put(d, u);
 			continue;
 		}
+		u->sessions++;
 		s->next = d->sessions;
 		if (d->sessions)
 			d->sessions->prev = s;
@@ -429,6 +580,10 @@ void gateway_stop(struct cordon_daemon *d)
 	d->w_gateway = NULL;
 	while (d->sessions)
 		session_close(d->sessions);
+	/* Calls still in flight on shared instances release into nothing. */
+	free(d->uids);
+	d->uids = NULL;
+	d->n_uids = d->cap_uids = 0;
 }
 
 void gateway_tick(struct cordon_daemon *d)
@@ -441,7 +596,15 @@ void gateway_tick(struct cordon_daemon *d)
 			cn = c->next;
 			call_tick(c, now);
 		}
+		if (!s->initialized && !s->closing && now - s->accepted_ms >= s->d->cfg.initialize_timeout_ms) {
+			/* Never initialized: an idle connection must not keep a
+			 * slot (issue 11 finding 6). */
+			session_send_error(s, NULL, -32000, "cordond: no initialize within %llu s; closing",
+					   (unsigned long long)((d->cfg.initialize_timeout_ms + 999) / 1000));
+			s->closing = true;
+		}
 		if (s->closing)
 			session_close(s);
 	}
+	maybe_trim(d, now);
 }

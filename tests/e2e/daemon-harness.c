@@ -241,6 +241,15 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 	cfg.approval_wait_ms = (uint64_t)h->approval_wait_s * 1000;
 	if (h->max_sessions)
 		cfg.max_sessions = h->max_sessions;
+	/* Issue 11 findings 3 and 6: held-argument budgets, session shares. */
+	if (h->held_max)
+		cfg.held_max = h->held_max;
+	if (h->held_per_uid)
+		cfg.held_per_uid = h->held_per_uid;
+	if (h->sessions_per_uid)
+		cfg.sessions_per_uid = h->sessions_per_uid;
+	if (h->initialize_timeout_ms)
+		cfg.initialize_timeout_ms = h->initialize_timeout_ms;
 	r = cordon_daemon_new(&cfg, &sp, &d, &diag);
 	cordon_daemon_config_done(&cfg);
 	if (r < 0) {

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "db.h"
@@ -21,6 +22,10 @@ struct harness {
 	pid_t daemon_pid;
 	unsigned approval_wait_s;
 	unsigned max_sessions;
+	/* Issue 11 findings 3 and 6 (0: the daemon's default). */
+	uint64_t held_max, held_per_uid;
+	unsigned sessions_per_uid;
+	unsigned initialize_timeout_ms;
 };
 
 /* Creates a temp tree with profiles/fake.yaml (shared instance) and

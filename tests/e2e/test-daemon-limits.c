@@ -106,6 +106,9 @@ int main(void)
 		cordon_test_skip("needs root (the daemon drops privileges and sandboxes itself)");
 	harness_setup(&H, "cordond-limits");
 	H.max_sessions = 4;
+	/* This test is about the global limit: one uid may take all four
+	 * (the default share would be max_sessions / 4 = 1). */
+	H.sessions_per_uid = 4;
 	H.approval_wait_s = 30;
 	harness_start(&H);
 	harness_review_all(&H, "fake");

@@ -97,6 +97,47 @@ static void test_rejects(void **state)
 	expect_bad("", 0, "empty");
 }
 
+/* Issue 11 findings 3 and 6: the held-argument budgets and session shares,
+ * their documented defaults, bounds and the per-uid <= global check. */
+static void test_resource_shares(void **state)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+
+	(void)state;
+	cordon_daemon_config_init(&c);
+	assert_int_equal(c.held_max, 256ull * 1024 * 1024);
+	assert_int_equal(c.held_per_uid, 64ull * 1024 * 1024);
+	assert_int_equal(c.sessions_per_uid, 0); /* max_sessions / 4 */
+	assert_int_equal(c.initialize_timeout_ms, 10000);
+	cordon_daemon_config_done(&c);
+
+	assert_int_equal(load("held_arguments_max: 1G\nheld_arguments_per_uid: 128M\nsessions_per_uid: 32\n"
+			      "initialize_timeout: 3s\n",
+			      &c, &d),
+			 0);
+	assert_int_equal(c.held_max, 1024ull * 1024 * 1024);
+	assert_int_equal(c.held_per_uid, 128ull * 1024 * 1024);
+	assert_int_equal(c.sessions_per_uid, 32);
+	assert_int_equal(c.initialize_timeout_ms, 3000);
+	cordon_daemon_config_done(&c);
+
+	expect_bad("held_arguments_max: 512K\n", 1, "held_arguments_max: must be a size between 1M and 64G");
+	expect_bad("held_arguments_per_uid: 65G\n", 1, "held_arguments_per_uid: must be a size between 1M and 64G");
+	expect_bad("sessions_per_uid: 0\n", 1, "sessions_per_uid: must be between 1 and 65536");
+	expect_bad("initialize_timeout: 0s\n", 1, "initialize_timeout: must be a duration between 1s and 1h");
+	expect_bad("initialize_timeout: 2h\n", 1, "initialize_timeout");
+
+	/* A per-uid budget above the global one is a contradiction. */
+	assert_int_equal(load("state: /var/lib/cordon\nprofiles: /etc/p\nheld_arguments_max: 16M\n"
+			      "held_arguments_per_uid: 32M\n",
+			      &c, &d),
+			 0);
+	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
+	assert_string_equal(d.message, "held_arguments_per_uid (33554432 bytes) exceeds held_arguments_max (16777216 bytes)");
+	cordon_daemon_config_done(&c);
+}
+
 static void test_flags_override_file(void **state)
 {
 	struct cordon_daemon_config c;
@@ -157,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_file),
 		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_resource_shares),
 		cmocka_unit_test(test_flags_override_file),
 		cmocka_unit_test(test_flag_errors),
 	};
