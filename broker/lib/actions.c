@@ -187,7 +187,24 @@ struct idem_row {
 	size_t sealed_len;
 };
 
-static int idem_load(struct cordon_db *db, const char *connector, const char *k, struct idem_row *ret)
+/* The scope an identity lives in: the proven subject, or the session alone
+ * when the caller gave none. "session:" + a session id fits. */
+#define IDEM_SCOPE_MAX (sizeof("session:") + CORDON_SESSION_ID_MAX)
+
+static int idem_scope(const struct cordon_action_begin *req, char ret[static IDEM_SCOPE_MAX])
+{
+	if (req->subject) {
+		/* "session:" is the fallback's namespace: a subject may not claim it. */
+		if (!cordon_session_id_is_valid(req->subject) || !strncmp(req->subject, "session:", 8))
+			return -EINVAL;
+		snprintf(ret, IDEM_SCOPE_MAX, "%s", req->subject);
+	} else
+		snprintf(ret, IDEM_SCOPE_MAX, "session:%s", req->call.session);
+	return 0;
+}
+
+static int idem_load(struct cordon_db *db, const char *connector, const char *scope, const char *k,
+		     struct idem_row *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
@@ -195,11 +212,12 @@ static int idem_load(struct cordon_db *db, const char *connector, const char *k,
 	memset(ret, 0, sizeof(*ret));
 	r = db_prepare(db,
 		       "SELECT i.request_hash, i.action_id, a.state, i.result FROM idempotency i "
-		       "JOIN actions a ON a.id = i.action_id WHERE i.connector = ?1 AND i.key = ?2",
+		       "JOIN actions a ON a.id = i.action_id WHERE i.connector = ?1 AND i.subject = ?2 AND i.key = ?3",
 		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, k)) < 0)
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, scope)) < 0 ||
+	    (r = db_bind_text(db, st, 3, k)) < 0)
 		return r;
 	r = db_step_row(db, st);
 	if (r <= 0)
@@ -229,6 +247,7 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	const struct cordon_call *call;
 	struct cordon_actor actor;
 	struct idem_row idem = {};
+	char scope[IDEM_SCOPE_MAX];
 	uint8_t hash[32];
 	bool use_idem;
 	int r;
@@ -240,6 +259,8 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	if (req->idempotency_key && !idempotency_key_valid(req->idempotency_key))
 		return db_failf(db, EINVAL, "invalid idempotency key (1..%d printable ASCII characters)",
 				CORDON_IDEMPOTENCY_KEY_MAX);
+	if (idem_scope(req, scope) < 0)
+		return db_failf(db, EINVAL, "invalid subject");
 	r = cordon_request_hash(call->tool, call->arguments_jcs, call->arguments_jcs_len, hash);
 	if (r < 0)
 		return db_failf(db, -r, "invalid arguments");
@@ -275,7 +296,7 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 	use_idem = res.replay == CORDON_REPLAY_SAFE && req->idempotency_key;
 
 	if (use_idem) {
-		r = idem_load(db, call->connector, req->idempotency_key, &idem);
+		r = idem_load(db, call->connector, scope, req->idempotency_key, &idem);
 		if (r < 0)
 			goto out;
 		if (idem.found) {
@@ -359,13 +380,13 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 
 	if (use_idem) {
 		r = db_prepare(db,
-			       "INSERT INTO idempotency(connector, key, request_hash, action_id, created_at) "
-			       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(connector, key) DO UPDATE SET "
+			       "INSERT INTO idempotency(connector, key, request_hash, action_id, created_at, subject) "
+			       "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(connector, subject, key) DO UPDATE SET "
 			       "action_id = excluded.action_id, result = NULL, created_at = excluded.created_at",
 			       &st);
 		if (r < 0)
 			goto out;
-		if ((r = db_bind_text(db, st, 1, call->connector)) < 0 ||
+		if ((r = db_bind_text(db, st, 1, call->connector)) < 0 || (r = db_bind_text(db, st, 6, scope)) < 0 ||
 		    (r = db_bind_text(db, st, 2, req->idempotency_key)) < 0 || (r = db_bind_blob(db, st, 3, hash, 32)) < 0 ||
 		    (r = db_bind_text(db, st, 4, res.action_id)) < 0 ||
 		    (r = db_bind_int64(db, st, 5, (int64_t)cordon_db_now(db))) < 0)

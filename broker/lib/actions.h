@@ -17,7 +17,16 @@
  *   same identity, different request               -> -EEXIST (conflict)
  *   same identity, still prepared/dispatched       -> -EINPROGRESS
  * Unsafe tools are never retried; a repeat is a new call that needs a new
- * approval (the old one is consumed). */
+ * approval (the old one is consumed).
+ *
+ * An identity is scoped to (connector, subject, key): the subject is the
+ * caller's identity as the infrastructure proves it ("uid:<n>", the gateway
+ * session's SO_PEERCRED uid), never anything the client says. Another
+ * subject sending the same key neither sees the stored result nor takes,
+ * blocks or probes the key: it is a different identity, decided on its own
+ * (an approval of its own above read tier). Sessions of one subject share
+ * the scope, so the infrastructure's retry after a lost connection (a new
+ * session) still gets the stored result instead of a second execution. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,6 +54,11 @@ struct cordon_action_begin {
 	struct cordon_call call;	 /* what will be forwarded (tier from the decision) */
 	const char *approval_id;	 /* required above read tier */
 	const char *idempotency_key;	 /* from _meta; NULL when absent */
+	/* Scope of idempotency_key: the subject the infrastructure proved,
+	 * "uid:<n>" for a gateway session (1..63 characters of a session id's
+	 * alphabet). NULL scopes the key to call.session alone (a caller that
+	 * knows no subject gets the narrowest scope). */
+	const char *subject;
 	const char *delegation;		 /* delegated root the call relies on, or NULL */
 	/* Create the action already `dispatched` (one commit fewer per call).
 	 * A crash between this commit and the send then shows the action as
@@ -77,6 +91,7 @@ struct cordon_action_begin_result {
  * rollback.
  * Returns 0; -EACCES (the decision now denies), -ESTALE (the call's tier,
  * policy epoch or launch generation is no longer current: decide again),
+ * -EINVAL (invalid call, key or subject),
  * -EEXIST (identity reused for a different request),
  * -EINPROGRESS (identity in flight), -ENOTRECOVERABLE (identity's action has
  * an unknown outcome: an operator must resolve it), -ENODATA (stored result

@@ -125,8 +125,8 @@ static const char migration_1[] =
 	") STRICT;"
 	"CREATE INDEX actions_state ON actions(state);"
 
-	/* Idempotency identities of replay-safe calls, scoped per connector.
-	 * request_hash = SHA-256 over the tool and JCS(arguments). */
+	/* Idempotency identities of replay-safe calls, scoped per connector
+	 * (and, from migration 2, per subject). request_hash = SHA-256 over the tool and JCS(arguments). */
 	"CREATE TABLE idempotency ("
 	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
 	"  key TEXT NOT NULL,"
@@ -166,8 +166,44 @@ static const char migration_1[] =
 	"  created_at INTEGER NOT NULL"
 	") STRICT;";
 
+/* Idempotency identities are scoped to the subject (issue 11, finding 5):
+ * under (connector, key) alone a session of another uid sending the same
+ * key got the first caller's stored result and took its key. subject is
+ * "uid:<n>" for a gateway session (SO_PEERCRED) or "session:<id>" when the
+ * caller proved no subject. Existing rows keep working: a gateway session
+ * id ("gw-<n>-u<uid>-<random>") names the uid it was accepted from, so its
+ * rows move to that uid's scope (a retry across the upgrade still finds its
+ * identity and is never run twice); any other session's rows are scoped to
+ * that session alone, the narrowest scope. */
+static const char migration_2[] =
+	"CREATE TABLE idempotency_v2 ("
+	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	"  subject TEXT NOT NULL CHECK (length(subject) BETWEEN 1 AND 80),"
+	"  key TEXT NOT NULL,"
+	"  request_hash BLOB NOT NULL CHECK (length(request_hash) = 32),"
+	"  action_id TEXT NOT NULL REFERENCES actions(id),"
+	"  result BLOB,"
+	"  created_at INTEGER NOT NULL,"
+	"  PRIMARY KEY (connector, subject, key)"
+	") STRICT;"
+	"INSERT INTO idempotency_v2(connector, subject, key, request_hash, action_id, result, created_at) "
+	"SELECT i.connector, "
+	"  CASE WHEN a.session GLOB 'gw-[0-9]*-u[0-9]*-?*' "
+	"            AND substr(a.session, instr(substr(a.session, 4), '-') + 4) GLOB 'u[0-9]*-?*' "
+	"            AND NOT substr(substr(a.session, instr(substr(a.session, 4), '-') + 5), 1, "
+	"                    instr(substr(a.session, instr(substr(a.session, 4), '-') + 5), '-') - 1) GLOB '*[^0-9]*' "
+	"       THEN 'uid:' || substr(substr(a.session, instr(substr(a.session, 4), '-') + 5), 1, "
+	"                    instr(substr(a.session, instr(substr(a.session, 4), '-') + 5), '-') - 1) "
+	"       ELSE 'session:' || coalesce(a.session, '') END, "
+	"  i.key, i.request_hash, i.action_id, i.result, i.created_at "
+	"FROM idempotency i LEFT JOIN actions a ON a.id = i.action_id;"
+	"DROP TABLE idempotency;"
+	"ALTER TABLE idempotency_v2 RENAME TO idempotency;"
+	"CREATE INDEX idempotency_action ON idempotency(action_id);";
+
 const char *const cordon_db_migrations[] = {
 	migration_1,
+	migration_2,
 };
 
 const unsigned cordon_db_n_migrations = sizeof(cordon_db_migrations) / sizeof(cordon_db_migrations[0]);

@@ -170,6 +170,17 @@ static struct cordon_call call_view(struct dcall *c)
 	};
 }
 
+/* The subject that scopes idempotency keys: the uid the kernel reported
+ * for the session's socket (SO_PEERCRED), never anything the client sent.
+ * NULL once the session is gone (the ledger then scopes to the session). */
+static const char *call_subject(const struct dcall *c, char buf[static 24])
+{
+	if (!c->s)
+		return NULL;
+	snprintf(buf, 24, "uid:%u", (unsigned)c->s->cred.uid);
+	return buf;
+}
+
 static const char *begin_error(int r)
 {
 	switch (r) {
@@ -194,6 +205,7 @@ static void call_dispatch(struct dcall *c)
 	struct cordon_daemon *d = c->d;
 	struct cordon_action_begin b = {};
 	struct cordon_action_begin_result res = {};
+	char subject[24];
 	int r;
 
 	if (!d || !c->w || c->w->state != DW_READY) {
@@ -214,6 +226,7 @@ static void call_dispatch(struct dcall *c)
 	b.call = call_view(c);
 	b.approval_id = c->approval_id[0] ? c->approval_id : NULL;
 	b.idempotency_key = c->idem_key;
+	b.subject = call_subject(c, subject);
 	r = cordon_action_begin(d->db, d->key, &b, &res);
 	if (r < 0) {
 		call_fail(c, "cordon: not sent: %s.", begin_error(r));
@@ -265,7 +278,11 @@ static void call_dispatch(struct dcall *c)
 static bool call_replay_stored(struct dcall *c)
 {
 	struct cordon_daemon *d = c->d;
-	struct cordon_action_begin b = { .call = call_view(c), .approval_id = NULL, .idempotency_key = c->idem_key };
+	char subject[24];
+	struct cordon_action_begin b = { .call = call_view(c),
+					 .approval_id = NULL,
+					 .idempotency_key = c->idem_key,
+					 .subject = call_subject(c, subject) };
 	struct cordon_action_begin_result res = {};
 	int r;
 

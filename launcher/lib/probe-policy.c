@@ -97,31 +97,43 @@ static enum cordon_probe_status ns_verdict(const struct cordon_caps *c, const st
 static enum cordon_probe_status cgroup_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
 					       size_t size)
 {
+	/* A limit the profile chose needs its controller; a default limit
+	 * (CORDON_LIMIT_DEFAULT_*) the profile did not choose is applied where
+	 * its controller works and only degrades the verdict where not. */
 	const struct {
-		bool limited;
+		bool limited, defaulted;
 		enum cordon_cgroup_ctrl ctrl;
 	} limits[] = {
-		{ p->mem_bytes > 0, CORDON_CTRL_MEMORY },
-		{ p->pids_max > 0, CORDON_CTRL_PIDS },
-		{ p->cpu_micro > 0, CORDON_CTRL_CPU },
+		{ p->mem_bytes > 0, p->limits_defaulted & CORDON_LIMIT_MEMORY, CORDON_CTRL_MEMORY },
+		{ p->pids_max > 0, p->limits_defaulted & CORDON_LIMIT_PIDS, CORDON_CTRL_PIDS },
+		{ p->cpu_micro > 0, p->limits_defaulted & CORDON_LIMIT_CPU, CORDON_CTRL_CPU },
 	};
+	enum cordon_probe_status verdict = CORDON_PROBE_AVAILABLE;
 
 	if (c->cgroup_layout == CORDON_CGROUP_NONE) {
 		snprintf(why, size, "no cgroup hierarchy is mounted");
 		return CORDON_PROBE_MISSING;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(limits); i++)
-		if (limits[i].limited && !c->ctrl[limits[i].ctrl].can_create) {
+		if (limits[i].limited && !limits[i].defaulted && !c->ctrl[limits[i].ctrl].can_create) {
 			snprintf(why, size, "the %s controller is %s", cordon_cgroup_ctrl_name(limits[i].ctrl),
 				 c->ctrl[limits[i].ctrl].available ? "present but cordon cannot create a cgroup there"
 								   : "not available");
 			return CORDON_PROBE_MISSING;
 		}
-	if (c->cgroup_layout == CORDON_CGROUP_V1) {
+	for (size_t i = 0; i < ELEMENTSOF(limits); i++)
+		if (limits[i].limited && limits[i].defaulted && !c->ctrl[limits[i].ctrl].can_create) {
+			snprintf(why, size, "the default %s limit cannot be applied: the %s controller is %s",
+				 cordon_cgroup_ctrl_name(limits[i].ctrl), cordon_cgroup_ctrl_name(limits[i].ctrl),
+				 c->ctrl[limits[i].ctrl].available ? "not usable by cordon" : "not available");
+			verdict = CORDON_PROBE_DEGRADED;
+			break;
+		}
+	if (verdict == CORDON_PROBE_AVAILABLE && c->cgroup_layout == CORDON_CGROUP_V1) {
 		snprintf(why, size, "no cgroup2 hierarchy (no cgroup.kill, no CLONE_INTO_CGROUP)");
 		return CORDON_PROBE_DEGRADED;
 	}
-	return CORDON_PROBE_AVAILABLE;
+	return verdict;
 }
 
 static enum cordon_probe_status network_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,

@@ -1476,6 +1476,31 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 	return acc;
 }
 
+/* A profile that sets no limit still gets one (issue 11, finding 10): a
+ * connector without `limits` used to run unlimited while its report said
+ * cgroup "enforced". The defaults are recorded so that the report and
+ * --check can say which limits the profile did not choose. */
+static void apply_limit_defaults(struct cordon_profile *p)
+{
+	p->limits_defaulted = 0;
+	if (!p->mem_bytes) {
+		p->mem_bytes = CORDON_LIMIT_DEFAULT_MEMORY;
+		p->limits_defaulted |= CORDON_LIMIT_MEMORY;
+	}
+	if (!p->pids_max) {
+		p->pids_max = CORDON_LIMIT_DEFAULT_PIDS;
+		p->limits_defaulted |= CORDON_LIMIT_PIDS;
+	}
+	if (!p->cpu_micro) {
+		p->cpu_micro = CORDON_LIMIT_DEFAULT_CPU_MICRO;
+		p->limits_defaulted |= CORDON_LIMIT_CPU;
+	}
+	if (!p->nofile) {
+		p->nofile = CORDON_LIMIT_DEFAULT_NOFILE;
+		p->limits_defaulted |= CORDON_LIMIT_NOFILE;
+	}
+}
+
 static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = {"base", "allow", "deny", "action"};
@@ -1603,6 +1628,7 @@ static int parse_sandbox(struct ctx *c, const struct node *n, struct cordon_prof
 		WITH_KEY(c, "network", &acc, parse_network(c, v[2], p));
 	if (v[3])
 		WITH_KEY(c, "limits", &acc, parse_limits(c, v[3], p));
+	apply_limit_defaults(p);
 	if (v[4])
 		WITH_KEY(c, "seccomp", &acc, parse_seccomp(c, v[4], p));
 	p->require = REQUIRE_DEFAULT;

@@ -142,10 +142,15 @@ struct cordon_profile {
 	enum cordon_net_mode net_mode;
 	struct cordon_net_rule *net_allow;
 	size_t n_net_allow;
-	uint64_t mem_bytes;   /* 0 = no limit given */
-	uint64_t pids_max;    /* 0 = no limit given */
-	uint64_t cpu_micro;   /* CPUs in millionths; 0 = no limit given */
-	uint64_t nofile;      /* RLIMIT_NOFILE; 0 = default */
+	/* The parser fills every limit the profile does not set with its
+	 * CORDON_LIMIT_DEFAULT_* value and records which in limits_defaulted
+	 * (CORDON_LIMIT_* bits), so a profile without `limits` is contained
+	 * too. 0 only in a struct built by hand: no such limit. */
+	uint64_t mem_bytes;
+	uint64_t pids_max;
+	uint64_t cpu_micro;   /* CPUs in millionths */
+	uint64_t nofile;      /* RLIMIT_NOFILE */
+	unsigned limits_defaulted;
 	enum cordon_seccomp_base seccomp_base;
 	char **seccomp_allow;
 	size_t n_seccomp_allow;
@@ -167,6 +172,21 @@ struct cordon_profile {
 	bool prompts_read;
 	unsigned client_requests; /* enum cordon_client_request bits */
 	uint64_t approval_ttl_sec;
+};
+
+/* Limits a profile gets when it does not set them (docs/profiles.md):
+ * enough for an ordinary MCP server (node, python, a shell tool), small
+ * enough that a fork or memory bomb stays contained. */
+#define CORDON_LIMIT_DEFAULT_MEMORY    (1ULL << 30) /* 1G */
+#define CORDON_LIMIT_DEFAULT_PIDS      256
+#define CORDON_LIMIT_DEFAULT_CPU_MICRO 1000000ULL /* 1 CPU */
+#define CORDON_LIMIT_DEFAULT_NOFILE    1024
+
+enum {
+	CORDON_LIMIT_MEMORY = 1u << 0,
+	CORDON_LIMIT_PIDS = 1u << 1,
+	CORDON_LIMIT_CPU = 1u << 2,
+	CORDON_LIMIT_NOFILE = 1u << 3,
 };
 
 /* Loads and validates the profile at path; the connector id is the file name

@@ -1806,8 +1806,22 @@ static int decide_plan(const struct cordon_profile *p, const struct cordon_caps 
 		    p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
 			    : "no memory or CPU limit (processes still capped by RLIMIT_NPROC on the "
 			      "instance's dynamic uid); no kill-all on teardown; no statistics");
-	} else
+	} else {
+		/* A limit the profile struct does not carry (0: only a struct
+		 * built by hand; the parser fills defaults) is no limit: the
+		 * control must not read "enforced" then. */
+		static const char *const unset_names[] = {"memory limit", "pids limit", "CPU limit"};
+		const bool unset[] = {!p->mem_bytes, !p->pids_max, !p->cpu_micro};
+
 		plan->cgroup = CORDON_STATE_ENFORCED;
+		for (size_t i = 0; i < ELEMENTSOF(unset); i++) {
+			if (!unset[i])
+				continue;
+			plan->cgroup = CORDON_STATE_DEGRADED;
+			snprintf(plan->cgroup_reason, sizeof(plan->cgroup_reason), "some limits are not set");
+			r |= spawn_plan_add_missing(plan, "cgroup", unset_names[i], "not set: unlimited");
+		}
+	}
 
 	plan->capabilities = CORDON_STATE_ENFORCED;
 	plan->no_new_privs = caps->no_new_privs ? CORDON_STATE_ENFORCED : CORDON_STATE_UNAVAILABLE;
@@ -1845,6 +1859,56 @@ static json_t *control_json(enum cordon_control_state s, const char *reason)
 {
 	return json_pack("{s:s, s:s?}", "state", cordon_control_state_to_string(s), "reason",
 			 reason && *reason ? reason : NULL);
+}
+
+/* Per limit, what the instance really got: "enforced" (set, its
+ * controller works), "degraded" (set, but its controller is missing here),
+ * "unavailable" (no cgroup hierarchy at all) or "unset" (no such limit).
+ * nofile is an rlimit, applied in the child whatever the cgroups. */
+static json_t *limit_states_json(const struct cordon_profile *p, const struct spawn_plan *pl)
+{
+	const struct {
+		const char *name;
+		bool set;
+		int ctrl;
+	} lims[] = {
+		{"memory", p->mem_bytes > 0, CORDON_CTRL_MEMORY},
+		{"pids", p->pids_max > 0, CORDON_CTRL_PIDS},
+		{"cpu", p->cpu_micro > 0, CORDON_CTRL_CPU},
+	};
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < ELEMENTSOF(lims); i++) {
+		const char *st = !lims[i].set				   ? "unset"
+				 : pl->cgroup == CORDON_STATE_UNAVAILABLE  ? "unavailable"
+				 : pl->cgroup_missing & (1u << lims[i].ctrl) ? "degraded"
+									   : "enforced";
+
+		json_object_set_new(o, lims[i].name, json_string(st));
+	}
+	if (o)
+		json_object_set_new(o, "nofile", json_string(p->nofile ? "enforced" : "unset"));
+	return o;
+}
+
+/* The limits the profile did not set, which got their documented default. */
+static json_t *limit_defaults_json(const struct cordon_profile *p)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+		{CORDON_LIMIT_MEMORY, "memory"},
+		{CORDON_LIMIT_PIDS, "pids"},
+		{CORDON_LIMIT_CPU, "cpu"},
+		{CORDON_LIMIT_NOFILE, "nofile"},
+	};
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < ELEMENTSOF(names); i++)
+		if (p->limits_defaulted & names[i].bit)
+			json_array_append_new(a, json_string(names[i].name));
+	return a;
 }
 
 static json_t *build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
@@ -1891,8 +1955,11 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 									  : json_null());
 		json_object_set_new(cg, "missing_controllers", miss);
 		json_object_set_new(cg, "limits",
-				    json_pack("{s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->mem_bytes, "pids",
-					      (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro));
+				    json_pack("{s:I, s:I, s:I, s:I}", "memory_bytes", (json_int_t)p->mem_bytes, "pids",
+					      (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
+					      (json_int_t)p->nofile));
+		json_object_set_new(cg, "limit_states", limit_states_json(p, pl));
+		json_object_set_new(cg, "defaults", limit_defaults_json(p));
 		json_object_set_new(controls, "cgroup", cg);
 	}
 	json_object_set_new(controls, "namespaces",
@@ -2224,12 +2291,16 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		struct cordon_cgroup_limits lim = {p->mem_bytes, p->pids_max, p->cpu_micro};
 		unsigned required = 0;
 
+		/* A limit the profile chose is required with the cgroup
+		 * control; a default one is applied where its controller works
+		 * and reported degraded where it does not (the profile did not
+		 * ask for it, so its absence does not stop the launch). */
 		if (p->require & CORDON_CONTROL_CGROUP) {
-			if (p->mem_bytes)
+			if (p->mem_bytes && !(p->limits_defaulted & CORDON_LIMIT_MEMORY))
 				required |= 1u << CORDON_CTRL_MEMORY;
-			if (p->pids_max)
+			if (p->pids_max && !(p->limits_defaulted & CORDON_LIMIT_PIDS))
 				required |= 1u << CORDON_CTRL_PIDS;
-			if (p->cpu_micro)
+			if (p->cpu_micro && !(p->limits_defaulted & CORDON_LIMIT_CPU))
 				required |= 1u << CORDON_CTRL_CPU;
 		}
 		/* The egress programs are attached once, to this launcher's

@@ -244,6 +244,103 @@ static void test_unsafe_tool_ignores_idempotency_and_needs_new_approval(void **s
 	bt_call_done(&c);
 }
 
+/* Begins a write_file call of `session` for `subject` (NULL: none given). */
+static int begin_as(struct bt *t, const char *session, const char *subject, const char *args, const char *idem,
+		    bool approve, struct cordon_action_begin_result *res)
+{
+	struct bt_call c;
+	char id[CORDON_ID_STRING_MAX];
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result tmp = {};
+	int r;
+
+	bt_call_init(t, &c, session, "write_file", args);
+	if (approve)
+		bt_approve(t, &c.call, id);
+	b = (struct cordon_action_begin){
+		.call = c.call, .approval_id = approve ? id : NULL, .idempotency_key = idem, .subject = subject
+	};
+	r = cordon_action_begin(t->db, t->key, &b, res ? res : &tmp);
+	if (!res)
+		cordon_action_begin_result_done(&tmp);
+	bt_call_done(&c);
+	return r;
+}
+
+static void run_to_success(struct bt *t, const char *action_id, const char *result)
+{
+	assert_int_equal(cordon_action_dispatched(t->db, action_id), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, action_id, true, result, strlen(result)), 0);
+}
+
+/* Finding 5 (issue 11): another subject with the same key is another
+ * identity. It gets no stored result (its write needs its own approval and
+ * runs as its own action), cannot take or block the key, and learns nothing
+ * (a different request under "the same" key is no conflict for it). */
+static void test_idempotency_scoped_to_subject(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result a, b;
+
+	assert_int_equal(begin_as(t, "s1", "uid:0", "{\"p\":1}", "k", true, &a), 0);
+	run_to_success(t, a.action_id, "{\"by\":\"A\"}");
+	/* B: no approval, no stored result: the approval it lacks is missing. */
+	assert_int_equal(begin_as(t, "s2", "uid:1000", "{\"p\":1}", "k", false, NULL), -ENOENT);
+	/* A different request under the same key is no conflict for B... */
+	assert_int_equal(begin_as(t, "s2", "uid:1000", "{\"p\":2}", "k", true, &b), 0);
+	assert_int_equal(b.outcome, CORDON_BEGIN_DISPATCH);
+	assert_string_not_equal(b.action_id, a.action_id);
+	run_to_success(t, b.action_id, "{\"by\":\"B\"}");
+	cordon_action_begin_result_done(&b);
+	/* ...and B's use did not touch A's identity: A's retry (another session
+	 * of the same subject) still gets A's result, without an approval. */
+	assert_int_equal(begin_as(t, "s3", "uid:0", "{\"p\":1}", "k", false, &b), 0);
+	assert_int_equal(b.outcome, CORDON_BEGIN_STORED_RESULT);
+	assert_string_equal(b.action_id, a.action_id);
+	assert_memory_equal(b.result, "{\"by\":\"A\"}", b.result_len);
+	cordon_action_begin_result_done(&b);
+	/* B's own retry gets B's result; A's request under B's scope conflicts. */
+	assert_int_equal(begin_as(t, "s2", "uid:1000", "{\"p\":2}", "k", false, &b), 0);
+	assert_int_equal(b.outcome, CORDON_BEGIN_STORED_RESULT);
+	assert_memory_equal(b.result, "{\"by\":\"B\"}", b.result_len);
+	cordon_action_begin_result_done(&b);
+	assert_int_equal(begin_as(t, "s2", "uid:1000", "{\"p\":1}", "k", true, NULL), -EEXIST);
+	cordon_action_begin_result_done(&a);
+}
+
+/* In flight for A is no -EINPROGRESS for B (B's key is its own). */
+static void test_idempotency_in_flight_not_visible_to_other_subject(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result a, b;
+
+	assert_int_equal(begin_as(t, "s1", "uid:0", "{\"p\":1}", "k", true, &a), 0);
+	assert_int_equal(begin_as(t, "s1", "uid:0", "{\"p\":1}", "k", false, NULL), -EINPROGRESS);
+	assert_int_equal(begin_as(t, "s2", "uid:1000", "{\"p\":1}", "k", true, &b), 0);
+	assert_int_equal(b.outcome, CORDON_BEGIN_DISPATCH);
+	cordon_action_begin_result_done(&a);
+	cordon_action_begin_result_done(&b);
+}
+
+/* No subject: the key is scoped to the session alone; a subject may not
+ * name the session namespace, and must be a valid identifier. */
+static void test_idempotency_without_subject_is_session_scoped(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result a, b;
+
+	assert_int_equal(begin_as(t, "s1", NULL, "{\"p\":1}", "k", true, &a), 0);
+	run_to_success(t, a.action_id, "{}");
+	assert_int_equal(begin_as(t, "s2", NULL, "{\"p\":1}", "k", false, NULL), -ENOENT);
+	assert_int_equal(begin_as(t, "s2", "session:s1", "{\"p\":1}", "k", false, NULL), -EINVAL);
+	assert_int_equal(begin_as(t, "s2", "uid 0", "{\"p\":1}", "k", false, NULL), -EINVAL);
+	assert_int_equal(begin_as(t, "s2", "", "{\"p\":1}", "k", false, NULL), -EINVAL);
+	assert_int_equal(begin_as(t, "s1", NULL, "{\"p\":1}", "k", false, &b), 0);
+	assert_int_equal(b.outcome, CORDON_BEGIN_STORED_RESULT);
+	cordon_action_begin_result_done(&a);
+	cordon_action_begin_result_done(&b);
+}
+
 static void test_invalid_idempotency_key_refused(void **state)
 {
 	struct bt *t = *state;
@@ -394,6 +491,9 @@ int main(void)
 		T(test_stored_result_unreadable_after_restart),
 		T(test_unsafe_tool_ignores_idempotency_and_needs_new_approval),
 		T(test_invalid_idempotency_key_refused),
+		T(test_idempotency_scoped_to_subject),
+		T(test_idempotency_in_flight_not_visible_to_other_subject),
+		T(test_idempotency_without_subject_is_session_scoped),
 		T(test_request_hash_separates_tool_and_args),
 		T(test_prune_keeps_unknown_and_recent),
 		T(test_lock_tokens_are_monotonic),

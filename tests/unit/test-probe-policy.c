@@ -185,6 +185,20 @@ static void test_cgroup(void **state)
 	check_refused(EOPNOTSUPP, "required control 'cgroup' is missing: no cgroup hierarchy is mounted");
 }
 
+/* A default limit (the profile set none) whose controller is missing:
+ * degraded, never refused, never silently "available" (finding 10). */
+static void test_cgroup_default_limit_degrades(void **state)
+{
+	(void)state;
+	prof.limits_defaulted = CORDON_LIMIT_MEMORY;
+	caps.ctrl[CORDON_CTRL_MEMORY].can_create = false;
+	caps.ctrl[CORDON_CTRL_MEMORY].available = false;
+	assert_int_equal(check_ok(), CORDON_CONTROL_CGROUP);
+	/* The same limit set by the profile itself is required. */
+	prof.limits_defaulted = 0;
+	check_refused(EOPNOTSUPP, "required control 'cgroup' is missing: the memory controller is not available");
+}
+
 static void test_network(void **state)
 {
 	(void)state;
@@ -225,6 +239,7 @@ int main(void)
 		cmocka_unit_test_setup(test_seccomp, setup),
 		cmocka_unit_test_setup(test_namespaces, setup),
 		cmocka_unit_test_setup(test_cgroup, setup),
+		cmocka_unit_test_setup(test_cgroup_default_limit_degrades, setup),
 		cmocka_unit_test_setup(test_network, setup),
 		cmocka_unit_test_setup(test_always_required, setup),
 	};

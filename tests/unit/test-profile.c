@@ -411,6 +411,21 @@ static void test_sizes_and_ranges(void **state)
 	assert_int_equal(p->cpu_micro, 10000);
 	assert_int_equal(p->nofile, 16);
 	assert_int_equal(p->approval_ttl_sec, 1);
+	assert_int_equal(p->limits_defaulted, 0);
+	cordon_profile_free(p);
+
+	/* Limits the profile leaves out get their default; the ones it sets
+	 * stay as set (issue 11, finding 10). */
+	p = parse_ok(HEAD "sandbox:\n  filesystem: {system: []}\n  limits: {memory: 64M, nofile: 64}\n" TOOLS);
+	assert_int_equal(p->mem_bytes, 64 << 20);
+	assert_int_equal(p->nofile, 64);
+	assert_int_equal(p->pids_max, CORDON_LIMIT_DEFAULT_PIDS);
+	assert_true(p->cpu_micro == CORDON_LIMIT_DEFAULT_CPU_MICRO);
+	assert_int_equal(p->limits_defaulted, CORDON_LIMIT_PIDS | CORDON_LIMIT_CPU);
+	cordon_profile_free(p);
+	p = parse_ok(HEAD "sandbox:\n  filesystem: {system: []}\n  limits: {}\n" TOOLS);
+	assert_int_equal(p->limits_defaulted,
+			 CORDON_LIMIT_MEMORY | CORDON_LIMIT_PIDS | CORDON_LIMIT_CPU | CORDON_LIMIT_NOFILE);
 	cordon_profile_free(p);
 }
 
@@ -691,10 +706,13 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(p->tmp_bytes, 64 << 20);
 	assert_int_equal(p->net_mode, CORDON_NET_NONE);
 	assert_int_equal(p->n_net_allow, 0);
-	assert_int_equal(p->mem_bytes, 0);
-	assert_int_equal(p->pids_max, 0);
-	assert_int_equal(p->cpu_micro, 0);
-	assert_int_equal(p->nofile, 0);
+	/* No limits section: the documented defaults, all marked as such. */
+	assert_true(p->mem_bytes == CORDON_LIMIT_DEFAULT_MEMORY);
+	assert_int_equal(p->pids_max, CORDON_LIMIT_DEFAULT_PIDS);
+	assert_true(p->cpu_micro == CORDON_LIMIT_DEFAULT_CPU_MICRO);
+	assert_int_equal(p->nofile, CORDON_LIMIT_DEFAULT_NOFILE);
+	assert_int_equal(p->limits_defaulted,
+			 CORDON_LIMIT_MEMORY | CORDON_LIMIT_PIDS | CORDON_LIMIT_CPU | CORDON_LIMIT_NOFILE);
 	assert_int_equal(p->seccomp_base, CORDON_SECCOMP_DEFAULT);
 	assert_int_equal(p->seccomp_action, CORDON_SECCOMP_ERRNO);
 	assert_int_equal(p->n_seccomp_allow, 0);
