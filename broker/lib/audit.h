@@ -26,6 +26,7 @@
 #define CORDON_AUDIT_APPROVAL_EXPIRED "approval.expired"
 #define CORDON_AUDIT_APPROVAL_REVOKED "approval.revoked"
 #define CORDON_AUDIT_APPROVAL_CONSUMED "approval.consumed"
+#define CORDON_AUDIT_APPROVAL_REVEALED "approval.revealed" /* an operator saw its masked values */
 #define CORDON_AUDIT_ACTION "action"
 #define CORDON_AUDIT_INVENTORY "inventory"
 #define CORDON_AUDIT_GRANT "grant"
