@@ -167,6 +167,7 @@ static void render_inventory(const struct opts *o, const json_t *r)
 		if (num(t, "escaped") > 0)
 			printf("  WARNING:       %lld invisible, bidi or look-alike characters are shown escaped as \\u{...}\n",
 			       num(t, "escaped"));
+		json_array_foreach(json_object_get(t, "warnings"), j, n) printf("  WARNING:       %s\n", json_string_value(n));
 		if (json_is_string(json_object_get(t, "diff"))) {
 			printf("  changes since review (- reviewed, + advertised now):\n");
 			for (const char *p = str(t, "diff"); *p;) {

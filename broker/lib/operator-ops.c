@@ -198,13 +198,17 @@ static json_t *parse_stored(const char *s)
 	return v;
 }
 
-static char *render_stored(const char *s, size_t *escaped)
+/* Renders a stored definition (never masked: a tool definition holds no
+ * call's values); warnings (may be NULL) gets the names and values that mix
+ * look-alike scripts. */
+static char *render_stored(const char *s, size_t *escaped, json_t *warnings)
 {
 	_cleanup_json_ json_t *v = parse_stored(s);
+	struct cordon_display_options opt = { .warnings = warnings };
 	char *text = NULL;
 	size_t e = 0;
 
-	if (!v || cordon_display_render(v, false, NULL, &text, &e) < 0)
+	if (!v || cordon_display_render_opts(v, &opt, &text, &e) < 0)
 		return NULL;
 	*escaped += e;
 	return text;
@@ -246,7 +250,7 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 {
 	struct cordon_inventory_record rec = {};
 	_cleanup_free_ char *def_text = NULL, *pinned_text = NULL, *diff = NULL;
-	_cleanup_json_ json_t *claims = NULL;
+	_cleanup_json_ json_t *claims = NULL, *warnings = json_array();
 	enum cordon_risk tier = CORDON_RISK_HIGH;
 	size_t escaped = 0;
 	bool tier_ok;
@@ -257,9 +261,13 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 	if (r < 0)
 		return core_error(err, r, "inventory entry", name);
 	tier_ok = cordon_risk_policy_tier(policy, name, &tier);
-	def_text = render_stored(rec.definition, &escaped);
+	if (!warnings) {
+		cordon_inventory_record_done(&rec);
+		return oom(err);
+	}
+	def_text = render_stored(rec.definition, &escaped, warnings);
 	if (rec.pinned_definition && rec.pinned_fingerprint && strcmp(rec.pinned_fingerprint, rec.fingerprint) != 0) {
-		pinned_text = render_stored(rec.pinned_definition, &escaped);
+		pinned_text = render_stored(rec.pinned_definition, &escaped, NULL);
 		if (pinned_text && def_text && cordon_display_diff(pinned_text, def_text, &diff) < 0) {
 			cordon_inventory_record_done(&rec);
 			return oom(err);
@@ -277,8 +285,10 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 		      "reviewed_by", rec.reviewed_by, "definition", def_text, "diff", diff, "escaped",
 		      (json_int_t)escaped);
 	cordon_inventory_record_done(&rec);
-	if (!o)
+	if (!o || json_object_set(o, "warnings", warnings) < 0) {
+		json_decref(o);
 		return oom(err);
+	}
 	*ret = o;
 	return 0;
 }
