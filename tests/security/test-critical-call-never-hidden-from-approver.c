@@ -17,7 +17,8 @@
  *    the exact command, the override escaped as \u202E and warned about;
  *  - a write-tier call whose text holds a GitHub token inside a sentence:
  *    the token (only it) is masked in place, `"deploy with " <masked: 40
- *    bytes> " now"`; `--reveal` prints it, "masking: off: revealed by the
+ *    bytes> " now"`, and its key "tаrget" (Cyrillic а) is flagged "key
+ *    contains characters from several scripts: Latin, Cyrillic"; `--reveal` prints it, "masking: off: revealed by the
  *    operator (audited)"; the audit log holds one approval.revealed record
  *    (operator actor, the approval id, reason operator-reveal) and no byte
  *    of the token; the daemon's log holds no byte of any value.
@@ -293,14 +294,19 @@ static void test_masked_value_revealed_audited_never_logged(void **state)
 	(void)state;
 	session(&p);
 	rid = mcp_peer_send_request(
-	    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", TEXT_WITH_TOKEN));
+	    &p, "tools/call",
+	    json_pack("{s:s, s:{s:s, s:s}}", "name", "fake__append", "arguments", "text", TEXT_WITH_TOKEN,
+		      "t\xd0\xb0rget", "/data/out"));
 	wait_requested(id);
 	assert_true(asprintf(&args, "approvals show %s", id) > 0);
 	assert_int_equal(ctl(args, &out), 0);
 	assert_non_null(strstr(out, "  tier:       write\n"));
 	assert_non_null(strstr(out, "  masking:    on: likely secrets masked\n"));
-	assert_non_null(strstr(out, "\n      \"text\": \"deploy with \" <masked: 40 bytes> \" now\"\n"));
+	assert_non_null(strstr(out, "\n      \"text\": \"deploy with \" <masked: 40 bytes> \" now\",\n"));
 	assert_non_null(strstr(out, "  masked:     1 value(s) (show them with --reveal)\n"));
+	/* The look-alike key (Cyrillic a) is flagged (finding 9). */
+	assert_non_null(strstr(out, "  WARNING:    $.t\xd0\xb0rget: key contains characters from several scripts: "
+				    "Latin, Cyrillic\n"));
 	assert_null(strstr(out, "ghp_"));
 	assert_int_equal(audit_count("approval.revealed"), 0);
 	free(out);
@@ -310,7 +316,7 @@ static void test_masked_value_revealed_audited_never_logged(void **state)
 	assert_true(asprintf(&args, "approvals show %s --reveal", id) > 0);
 	assert_int_equal(ctl(args, &out), 0);
 	assert_non_null(strstr(out, "  masking:    off: revealed by the operator (audited)\n"));
-	assert_non_null(strstr(out, "\n      \"text\": \"" TEXT_WITH_TOKEN "\"\n"));
+	assert_non_null(strstr(out, "\n      \"text\": \"" TEXT_WITH_TOKEN "\",\n"));
 	assert_null(strstr(out, "<masked"));
 
 	/* One audit record: who revealed which approval, no value. */
