@@ -227,8 +227,19 @@ static size_t add_span(struct cordon_display_span *spans, size_t n_spans, size_t
 			spans[i].len = end - spans[i].off;
 			return n_spans;
 		}
-	if (n_spans < max)
+	if (n_spans < max) {
 		spans[n_spans++] = (struct cordon_display_span){ .off = off, .len = len };
+		return n_spans;
+	}
+	/* Full: the last span grows to cover this one and everything between
+	 * (more is masked, never less). */
+	{
+		struct cordon_display_span *l = &spans[max - 1];
+		size_t end = off + len > l->off + l->len ? off + len : l->off + l->len;
+
+		l->off = off < l->off ? off : l->off;
+		l->len = end - l->off;
+	}
 	return n_spans;
 }
 

@@ -51,8 +51,9 @@ struct cordon_display_span {
  * PEM private key block, the credential after "Bearer "/"Basic ", the
  * password of a URL's userinfo, and every word (a run of token characters)
  * that cordon_display_value_is_secret() calls a credential on its own.
- * Writes at most max spans, sorted and merged, and returns how many. A value
- * that is one credential gives one span covering all of it. */
+ * Writes at most max spans, sorted and merged, and returns how many (when
+ * there are more, the last span grows to cover the rest: never less is
+ * masked). A value that is one credential gives one span covering all of it. */
 size_t cordon_display_secret_spans(const char *s, size_t n, struct cordon_display_span *spans, size_t max);
 
 /* True when s[0..n) mixes letters of look-alike scripts (Latin, Greek,

@@ -301,9 +301,13 @@ static void test_secret_spans(void **state)
 	assert_int_equal(sp[0].len, 40);
 	assert_int_equal(cordon_display_secret_spans("hello world", 11, sp, 4), 0);
 	assert_int_equal(cordon_display_secret_spans(NULL, 0, sp, 4), 0);
-	/* Bounded: never more than max. */
+	/* Bounded: never more than max, and the last span covers the rest. */
 	s = GHP " " GHP " " GHP;
 	assert_int_equal(cordon_display_secret_spans(s, strlen(s), sp, 2), 2);
+	assert_int_equal(sp[0].off, 0);
+	assert_int_equal(sp[0].len, 40);
+	assert_int_equal(sp[1].off, 41);
+	assert_int_equal(sp[1].len, 81);
 }
 
 /* Issue 11 finding 9: text mixing look-alike scripts is flagged, with the
