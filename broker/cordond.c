@@ -6,6 +6,7 @@
 
 #include "daemon-core.h"
 #include "log.h"
+#include "paths.h"
 
 static void usage(void)
 {
@@ -14,7 +15,9 @@ static void usage(void)
 	       "  --profiles DIR           connector profiles (*.yaml)\n"
 	       "  --state DIR              database and audit key (created 0700)\n"
 	       "  --runtime DIR            sockets (default: STATE/run)\n"
-	       "  --user NAME              user to run as (as root default: nobody)\n"
+	       "  --user NAME              user to run as (as root default: cordond's private id %u,\n"
+	       "                           which no user entry names; a shared account such as nobody\n"
+	       "                           is refused)\n"
 	       "  --operator-group NAME    group allowed on operator.sock and http.sock\n"
 	       "  --gateway-group NAME     restrict gateway.sock to a group (default: 0666)\n"
 	       "  --http 127.0.0.1:PORT    TCP listener for /health and /metrics\n"
@@ -23,7 +26,8 @@ static void usage(void)
 	       "  --launcher PATH          cordon-launch binary (default: next to cordond)\n"
 	       "  --max-sessions N         concurrent gateway sessions (default 4096)\n"
 	       "  --debug                  verbose log\n"
-	       "Example: cordond --state ./state --profiles profiles\n");
+	       "Example: cordond --state ./state --profiles profiles\n",
+	       CORDON_BROKER_PRIVATE_ID);
 }
 
 int main(int argc, char **argv)

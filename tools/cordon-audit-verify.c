@@ -5,7 +5,7 @@
  *
  * VERIFIER-KEY is the C2SP note verifier key "<name>+<key id>+<base64>"
  * (the public half of the broker's signing key). Prints one report line
- * (PASS / GAP / DUPLICATE / BREAK / BAD-SIG / TRUNCATION, see
+ * (PASS / GAP / DUPLICATE / BREAK / BAD-SIG / TRUNCATION / MISSING-CHECKPOINT, see
  * docs/authorization.md) and exits 0 for PASS, 1 for any other report, 2
  * when the database or key cannot be used. Run it as the broker's user: the
  * database is refused when anyone else could read it. */

@@ -42,7 +42,7 @@ enum {
 
 struct opts {
 	const char *socket;
-	bool json, help, yes, all;
+	bool json, help, yes, all, reveal;
 	const char *code, *fingerprint, *key, *connector;
 	long count;
 	char *pos[8];
@@ -167,6 +167,7 @@ static void render_inventory(const struct opts *o, const json_t *r)
 		if (num(t, "escaped") > 0)
 			printf("  WARNING:       %lld invisible, bidi or look-alike characters are shown escaped as \\u{...}\n",
 			       num(t, "escaped"));
+		json_array_foreach(json_object_get(t, "warnings"), j, n) printf("  WARNING:       %s\n", json_string_value(n));
 		if (json_is_string(json_object_get(t, "diff"))) {
 			printf("  changes since review (- reviewed, + advertised now):\n");
 			for (const char *p = str(t, "diff"); *p;) {
@@ -257,7 +258,11 @@ static void render_approval(const struct opts *o, const json_t *r)
 	printf("  created:    %s\n", str(r, "created_at"));
 	printf("  expires:    %s\n", str(r, "expires_at"));
 	if (json_is_string(json_object_get(r, "arguments"))) {
-		printf("  arguments (likely secrets masked, hidden characters escaped; display only):\n");
+		const json_t *w = json_object_get(r, "warnings"), *e;
+		size_t i;
+
+		printf("  masking:    %s\n", json_is_string(json_object_get(r, "masking")) ? str(r, "masking") : "on");
+		printf("  arguments (hidden characters escaped; display only):\n");
 		for (const char *p = str(r, "arguments"); *p;) {
 			const char *nl = strchr(p, '\n');
 			int len = nl ? (int)(nl - p) : (int)strlen(p);
@@ -266,7 +271,9 @@ static void render_approval(const struct opts *o, const json_t *r)
 			p += len + (nl ? 1 : 0);
 		}
 		if (json_array_size(json_object_get(r, "masked")))
-			printf("  masked:     %zu value(s)\n", json_array_size(json_object_get(r, "masked")));
+			printf("  masked:     %zu value(s) (show them with --reveal)\n",
+			       json_array_size(json_object_get(r, "masked")));
+		json_array_foreach(w, i, e) printf("  WARNING:    %s\n", json_string_value(e));
 		if (num(r, "escaped") > 0)
 			printf("  WARNING:    %lld invisible, bidi or look-alike characters in the arguments\n", num(r, "escaped"));
 	} else if (json_object_get(r, "arguments_note"))
@@ -423,6 +430,13 @@ static int build_id(const struct command *c, struct opts *o, json_t *args)
 	return json_object_set_new(args, "id", json_string(o->pos[0]));
 }
 
+static int build_show_approval(const struct command *c, struct opts *o, json_t *args)
+{
+	if (build_id(c, o, args) < 0)
+		return -1;
+	return o->reveal ? json_object_set_new(args, "reveal", json_true()) : 0;
+}
+
 static int build_approve(const struct command *c, struct opts *o, json_t *args)
 {
 	if (build_id(c, o, args) < 0)
@@ -505,10 +519,13 @@ static const struct command commands[] = {
 	{ "approvals", "list", "approvals.list", "approvals list [--all] [--connector ID]",
 	  "Approvals waiting for a decision (or approved and not yet used). --all: the latest 200 of any state.",
 	  0, 0, true, build_approvals_list, render_approvals },
-	{ "approvals", "show", "approvals.show", "approvals show ID|CODE",
-	  "One approval with the call's canonical arguments (likely secrets masked, invisible and bidi\n"
-	  "characters escaped: display only). For a critical approval, also its confirmation code.",
-	  1, 1, true, build_id, render_approval },
+	{ "approvals", "show", "approvals.show", "approvals show ID|CODE [--reveal]",
+	  "One approval with the call's canonical arguments, invisible and bidi characters escaped and\n"
+	  "text mixing look-alike scripts flagged. Likely secrets are masked, except for a critical call,\n"
+	  "which is always shown in full. --reveal: show the masked values too (the daemon audits who\n"
+	  "revealed which approval; values are never logged). For a critical approval, also its\n"
+	  "confirmation code.",
+	  1, 1, true, build_show_approval, render_approval },
 	{ "approvals", "approve", "approvals.approve", "approvals approve ID|CODE [--code CONFIRMATION]",
 	  "Approves one call (one use, bound to its exact arguments). Critical tier needs --code with\n"
 	  "the confirmation code that `approvals show` prints.",
@@ -578,6 +595,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->yes = true;
 		else if (strcmp(a, "--all") == 0)
 			o->all = true;
+		else if (strcmp(a, "--reveal") == 0)
+			o->reveal = true;
 		else if (strcmp(a, "--socket") == 0)
 			val = &o->socket;
 		else if (strcmp(a, "--code") == 0)

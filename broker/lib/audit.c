@@ -82,6 +82,7 @@ struct vrec {
 	uint8_t prev[32];
 	bool leaf_col_ok; /* stored leaf column equals the computed leaf */
 	bool ok;	  /* parsed, canonical, has seq and prev */
+	bool checkpoint;  /* a "checkpoint" record: a signed note of size seq must exist */
 };
 
 static bool parse_record(const void *buf, size_t len, struct vrec *v);
@@ -629,6 +630,8 @@ static bool parse_record(const void *buf, size_t len, struct vrec *v)
 	    sodium_hex2bin(v->prev, 32, json_string_value(p), 64, NULL, NULL, NULL) == 0 &&
 	    cordon_jcs_encode(o, &again, &again_len) == 0 && again_len == len && memcmp(again, buf, len) == 0) {
 		v->seq = (uint64_t)json_integer_value(s);
+		v->checkpoint = json_is_string(json_object_get(o, "event")) &&
+				strcmp(json_string_value(json_object_get(o, "event")), CORDON_AUDIT_CHECKPOINT) == 0;
 		ok = true;
 	}
 	json_decref(o);
@@ -814,6 +817,23 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		       (long long)high, (unsigned long long)n_ok);
 		goto done;
 	}
+	/* Every "checkpoint" record is written in the transaction that stores
+	 * the signed note of the tree ending with it (checkpoint_tx), and
+	 * neither is ever deleted. A checkpoint record without its note means
+	 * signed checkpoints were removed, which is what someone without the
+	 * key does before rewriting and re-chaining the records they covered. */
+	for (size_t i = 0; i < n; i++) {
+		struct vcp key = { .size = recs[i].seq };
+
+		if (!recs[i].checkpoint)
+			continue;
+		if (n_cps == 0 || !bsearch(&key, cps, n_cps, sizeof(*cps), cmp_vcp)) {
+			report(&rep, CORDON_AUDIT_MISSING_CHECKPOINT, recs[i].seq,
+			       "record %llu is a checkpoint record but its signed checkpoint (size %llu) is missing",
+			       (unsigned long long)recs[i].seq, (unsigned long long)recs[i].seq);
+			goto done;
+		}
+	}
 	{
 		struct cordon_merkle_stream ms;
 		size_t c = 0;
@@ -866,6 +886,8 @@ const char *cordon_audit_verdict_to_string(enum cordon_audit_verdict v)
 		return "BAD-SIG";
 	case CORDON_AUDIT_TRUNCATION:
 		return "TRUNCATION";
+	case CORDON_AUDIT_MISSING_CHECKPOINT:
+		return "MISSING-CHECKPOINT";
 	}
 	return "INVALID";
 }

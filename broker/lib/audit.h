@@ -26,6 +26,7 @@
 #define CORDON_AUDIT_APPROVAL_EXPIRED "approval.expired"
 #define CORDON_AUDIT_APPROVAL_REVOKED "approval.revoked"
 #define CORDON_AUDIT_APPROVAL_CONSUMED "approval.consumed"
+#define CORDON_AUDIT_APPROVAL_REVEALED "approval.revealed" /* an operator saw its masked values */
 #define CORDON_AUDIT_ACTION "action"
 #define CORDON_AUDIT_INVENTORY "inventory"
 #define CORDON_AUDIT_GRANT "grant"
@@ -110,6 +111,8 @@ enum cordon_audit_verdict {
 				  * is malformed, or a checkpoint's root does not match the records */
 	CORDON_AUDIT_BAD_SIG,	 /* a checkpoint's signature does not verify with the key */
 	CORDON_AUDIT_TRUNCATION, /* fewer records than a checkpoint (or the high-water mark) covered */
+	CORDON_AUDIT_MISSING_CHECKPOINT, /* a "checkpoint" record (seq) has no signed checkpoint of
+					  * that size: signed checkpoints were deleted */
 };
 
 struct cordon_audit_report {

@@ -9,7 +9,7 @@
  *   profiles: /etc/cordon/profiles      # connector profiles (root-owned)
  *   state: /var/lib/cordon              # SQLite database, audit signing key (0700)
  *   runtime: /run/cordon                # gateway.sock, operator.sock, http.sock
- *   user: cordon                        # user to drop to (root: default "nobody")
+ *   user: cordon                        # user to drop to (root: default cordond's private id)
  *   operator_group: cordon-operators    # may use operator.sock (besides root)
  *   gateway_group: agents               # absent: gateway.sock is 0666
  *   http: 127.0.0.1:9464                # optional TCP listener (/health, /metrics)
@@ -41,7 +41,8 @@ struct cordon_daemon_config {
 	char *profiles_dir; /* absolute */
 	char *state_dir;    /* absolute */
 	char *runtime_dir;  /* absolute; default <state>/run */
-	char *user;	    /* NULL: no drop when unprivileged; "nobody" as root */
+	char *user;	    /* NULL: no drop when unprivileged; as root the private id
+			     * CORDON_BROKER_PRIVATE_ID (paths.h); "nobody" is refused */
 	char *operator_group;
 	char *gateway_group;
 	char *http_listen; /* "127.0.0.1:PORT" or NULL */

@@ -41,8 +41,16 @@ struct cordon_delegation_info {
 int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, const char *path,
 			      size_t *ret_ceiling, dev_t *ret_dev, ino_t *ret_ino);
 
+/* Pending (requested, not yet decided) delegations a session may have, and
+ * all sessions together (the approvals' defaults). */
+#define CORDON_DELEGATION_PENDING_PER_SESSION 16u
+#define CORDON_DELEGATION_PENDING_TOTAL 256u
+
 /* Session actor only (the agent asks). access: CORDON_ACCESS_READ or
- * CORDON_ACCESS_READ_WRITE. Stored pending. */
+ * CORDON_ACCESS_READ_WRITE. Stored pending. -EDQUOT (nothing stored; the
+ * db's last error says which cap) when the session already has
+ * CORDON_DELEGATION_PENDING_PER_SESSION pending requests or all sessions
+ * CORDON_DELEGATION_PENDING_TOTAL. */
 int cordon_delegation_request(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
 			      const char *path, enum cordon_fs_access access, uint64_t lifetime_sec,
 			      struct cordon_delegation_info *ret);

@@ -209,6 +209,250 @@ bool cordon_display_value_is_secret(const char *s, size_t n)
 	return looks_random(s, n);
 }
 
+static bool at_word_start(const char *s, size_t i)
+{
+	return i == 0 || !isalnum((unsigned char)s[i - 1]);
+}
+
+static size_t add_span(struct cordon_display_span *spans, size_t n_spans, size_t max, size_t off, size_t len)
+{
+	if (len == 0)
+		return n_spans;
+	/* Overlapping or touching spans merge. */
+	for (size_t i = 0; i < n_spans; i++)
+		if (off <= spans[i].off + spans[i].len && spans[i].off <= off + len) {
+			size_t end = off + len > spans[i].off + spans[i].len ? off + len : spans[i].off + spans[i].len;
+
+			spans[i].off = off < spans[i].off ? off : spans[i].off;
+			spans[i].len = end - spans[i].off;
+			return n_spans;
+		}
+	if (n_spans < max) {
+		spans[n_spans++] = (struct cordon_display_span){ .off = off, .len = len };
+		return n_spans;
+	}
+	/* Full: the last span grows to cover this one and everything between
+	 * (more is masked, never less). */
+	{
+		struct cordon_display_span *l = &spans[max - 1];
+		size_t end = off + len > l->off + l->len ? off + len : l->off + l->len;
+
+		l->off = off < l->off ? off : l->off;
+		l->len = end - l->off;
+	}
+	return n_spans;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct cordon_display_span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+size_t cordon_display_secret_spans(const char *s, size_t n, struct cordon_display_span *spans, size_t max)
+{
+	static const char *const schemes[] = { "Bearer ", "bearer ", "Basic ", "basic ", "BEARER ", "BASIC " };
+	size_t k = 0, i;
+	const char *p;
+
+	if (!s || n == 0 || max == 0)
+		return 0;
+
+	/* A PEM private key: from its BEGIN line (or the start of the line
+	 * naming it) to the end of its END line (or the end of the text). */
+	for (p = s; (p = memmem(p, (size_t)(s + n - p), "PRIVATE KEY-----", 16));) {
+		const char *begin = p, *end, *e;
+
+		while (begin > s && begin[-1] != '\n' && !(begin - s >= 10 && memcmp(begin - 10, "-----BEGIN", 10) == 0))
+			begin--;
+		if (begin - s >= 10 && memcmp(begin - 10, "-----BEGIN", 10) == 0)
+			begin -= 10;
+		p += 16;
+		e = memmem(p, (size_t)(s + n - p), "-----END", 8);
+		end = s + n;
+		if (e) {
+			const char *close = memmem(e + 8, (size_t)(s + n - e - 8), "-----", 5);
+
+			if (close)
+				end = close + 5;
+		}
+		k = add_span(spans, k, max, (size_t)(begin - s), (size_t)(end - begin));
+		p = end;
+	}
+
+	/* "Bearer x" / "Basic x": the credential after the scheme. */
+	for (size_t j = 0; j < ELEMENTSOF(schemes); j++)
+		for (p = s; (p = memmem(p, (size_t)(s + n - p), schemes[j], strlen(schemes[j])));) {
+			size_t start = (size_t)(p - s), w;
+
+			p += strlen(schemes[j]);
+			if (!at_word_start(s, start))
+				continue;
+			while (p < s + n && *p == ' ')
+				p++;
+			for (w = 0; p + w < s + n && token_char(p[w]); w++)
+				;
+			if (w >= 4)
+				k = add_span(spans, k, max, (size_t)(p - s), w);
+			p += w;
+		}
+
+	/* A URL with a password: the password. */
+	for (p = s; (p = memmem(p, (size_t)(s + n - p), "://", 3));) {
+		const char *u = p + 3, *at = NULL, *colon;
+
+		p = u;
+		for (const char *q = u; q < s + n && *q != '/' && *q != '?' && *q != '#' && !isspace((unsigned char)*q);
+		     q++)
+			if (*q == '@')
+				at = q;
+		if (!at)
+			continue;
+		colon = memchr(u, ':', (size_t)(at - u));
+		if (colon && colon + 1 < at)
+			k = add_span(spans, k, max, (size_t)(colon + 1 - s), (size_t)(at - colon - 1));
+	}
+
+	/* Every word (a run of token characters) that is a credential on its
+	 * own: the same rule as for a whole value. An '=' followed by more
+	 * than padding is an assignment ("GH=ghp_..."), so it ends a word. */
+	for (i = 0; i < n;) {
+		size_t w = 0;
+
+		if (!token_char(s[i]) || s[i] == '=') {
+			i++;
+			continue;
+		}
+		while (i + w < n && token_char(s[i + w]) &&
+		       !(s[i + w] == '=' && i + w + 1 < n && token_char(s[i + w + 1]) && s[i + w + 1] != '='))
+			w++;
+		if (cordon_display_value_is_secret(s + i, w))
+			k = add_span(spans, k, max, i, w);
+		i += w;
+	}
+	if (k > 1) {
+		/* Merge again after sorting (a later span may join two). */
+		size_t m = 0;
+
+		qsort(spans, k, sizeof(*spans), span_cmp);
+		for (i = 1; i < k; i++) {
+			if (spans[i].off <= spans[m].off + spans[m].len) {
+				size_t end = spans[i].off + spans[i].len;
+
+				if (end > spans[m].off + spans[m].len)
+					spans[m].len = end - spans[m].off;
+			} else
+				spans[++m] = spans[i];
+		}
+		k = m + 1;
+	}
+	return k;
+}
+
+/* clang-format off */
+static const struct {
+	uint32_t lo, hi;
+	unsigned script;
+} script_ranges[] = {
+	{ 'A', 'Z', 0 }, { 'a', 'z', 0 },
+	{ 0x00c0, 0x024f, 0 },		/* Latin-1 letters, Latin Extended-A/B */
+	{ 0x1e00, 0x1eff, 0 },		/* Latin Extended Additional */
+	{ 0xff21, 0xff3a, 0 }, { 0xff41, 0xff5a, 0 },	/* fullwidth Latin */
+	{ 0x0370, 0x03ff, 1 }, { 0x1f00, 0x1fff, 1 },	/* Greek */
+	{ 0x0400, 0x052f, 2 }, { 0x1c80, 0x1c8f, 2 },	/* Cyrillic */
+	{ 0x2de0, 0x2dff, 2 }, { 0xa640, 0xa69f, 2 },
+	{ 0x0531, 0x058f, 3 },				/* Armenian */
+	{ 0x13a0, 0x13ff, 4 }, { 0xab70, 0xabbf, 4 },	/* Cherokee */
+	{ 0x1d400, 0x1d7ff, 5 },			/* mathematical alphanumerics */
+};
+/* clang-format on */
+static const char *const script_names[] = { "Latin", "Greek", "Cyrillic", "Armenian", "Cherokee", "Mathematical" };
+
+/* The look-alike script of a code point (an index into script_names), or -1
+ * for anything else (digits, punctuation, other scripts). */
+static int confusable_script(uint32_t cp)
+{
+	for (size_t i = 0; i < ELEMENTSOF(script_ranges); i++)
+		if (cp >= script_ranges[i].lo && cp <= script_ranges[i].hi)
+			return (int)script_ranges[i].script;
+	return -1;
+}
+
+static unsigned scripts_of(const char *s, size_t n)
+{
+	unsigned mask = 0;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t l = utf8_next((const unsigned char *)s + i, n - i, &cp);
+		int sc;
+
+		if (l == 0) {
+			i++;
+			continue;
+		}
+		sc = confusable_script(cp);
+		if (sc >= 0)
+			mask |= 1u << sc;
+		i += l;
+	}
+	return mask;
+}
+
+static bool several(unsigned mask)
+{
+	return mask & (mask - 1);
+}
+
+static void format_scripts(unsigned mask, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(script_names); i++)
+		if (mask & (1u << i)) {
+			int w = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", script_names[i]);
+
+			if (w < 0 || (size_t)w >= size - off)
+				return;
+			off += (size_t)w;
+		}
+}
+
+bool cordon_display_mixed_scripts(const char *s, size_t n, bool whole, char *buf, size_t size)
+{
+	unsigned found = 0;
+
+	if (!s)
+		return false;
+	if (whole)
+		found = scripts_of(s, n);
+	else
+		/* Per word: a word is a run of anything but ASCII spaces and
+		 * punctuation, so "pаypal" mixes, "Привет, world" does not. */
+		for (size_t i = 0; i < n;) {
+			size_t w = 0;
+			unsigned m;
+
+			while (i + w < n && ((unsigned char)s[i + w] >= 0x80 || isalnum((unsigned char)s[i + w])))
+				w++;
+			if (w == 0) {
+				i++;
+				continue;
+			}
+			m = scripts_of(s + i, w);
+			if (several(m))
+				found |= m;
+			i += w;
+		}
+	if (!several(found))
+		return false;
+	if (buf && size)
+		format_scripts(found, buf, size);
+	return true;
+}
+
 int cordon_display_escape(const char *s, size_t n, char **ret, size_t *ret_count)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -248,11 +492,12 @@ struct render {
 	FILE *f;
 	bool mask;
 	json_t *paths;
+	json_t *warnings;
 	size_t escaped;
 	char path[1024];
 };
 
-static void render_string(struct render *r, const char *s, size_t n)
+static void render_string_raw(struct render *r, const char *s, size_t n)
 {
 	size_t i = 0;
 
@@ -312,6 +557,47 @@ static void masked(struct render *r, size_t bytes)
 		(void)json_array_append_new(r->paths, json_string(r->path));
 }
 
+static void warn_scripts(struct render *r, const char *what, const char *s, size_t n, bool whole)
+{
+	char scripts[128];
+
+	if (!r->warnings || !cordon_display_mixed_scripts(s, n, whole, scripts, sizeof(scripts)))
+		return;
+	(void)json_array_append_new(r->warnings, json_sprintf("%s: %s contains characters from several scripts: %s",
+							       r->path, what, scripts));
+}
+
+/* A string value. With masking, every credential in it is replaced by the
+ * same unquoted marker whether it is the whole value or a word inside a
+ * longer one; the rest stays quoted around it:
+ *	"curl -H \"Authorization: Bearer " <masked: 40 bytes> "\" https://x"
+ * A value cannot imitate the marker: its quotes are always escaped. */
+static void render_string(struct render *r, const char *s, size_t n)
+{
+	struct cordon_display_span spans[32];
+	size_t k = 0, at = 0;
+
+	warn_scripts(r, "value", s, n, false);
+	if (r->mask)
+		k = cordon_display_secret_spans(s, n, spans, ELEMENTSOF(spans));
+	if (k == 0) {
+		render_string_raw(r, s, n);
+		return;
+	}
+	for (size_t i = 0; i < k; i++) {
+		if (spans[i].off > at) {
+			render_string_raw(r, s + at, spans[i].off - at);
+			fputc(' ', r->f);
+		}
+		masked(r, spans[i].len);
+		at = spans[i].off + spans[i].len;
+		if (at < n)
+			fputc(' ', r->f);
+	}
+	if (at < n)
+		render_string_raw(r, s + at, n - at);
+}
+
 static size_t value_bytes(const json_t *v)
 {
 	if (json_is_string(v))
@@ -365,7 +651,8 @@ static int render_object(struct render *r, const json_t *v, unsigned depth)
 
 		snprintf(r->path + plen, sizeof(r->path) - plen, ".%s", m[i].key);
 		indent(r, depth + 1);
-		render_string(r, m[i].key, m[i].len);
+		warn_scripts(r, "key", m[i].key, m[i].len, true);
+		render_string_raw(r, m[i].key, m[i].len);
 		fputs(": ", r->f);
 		if (r->mask && cordon_display_key_is_secret(m[i].key) && !json_is_null(m[i].value))
 			masked(r, value_bytes(m[i].value));
@@ -415,10 +702,7 @@ static int render_value(struct render *r, const json_t *v, unsigned depth)
 		return 0;
 	}
 	case JSON_STRING:
-		if (r->mask && cordon_display_value_is_secret(json_string_value(v), json_string_length(v)))
-			masked(r, json_string_length(v));
-		else
-			render_string(r, json_string_value(v), json_string_length(v));
+		render_string(r, json_string_value(v), json_string_length(v));
 		return 0;
 	default: {
 		_cleanup_free_ char *s = NULL;
@@ -434,9 +718,18 @@ static int render_value(struct render *r, const json_t *v, unsigned depth)
 
 int cordon_display_render(const json_t *v, bool mask, json_t *masked_paths, char **ret, size_t *ret_escaped)
 {
+	struct cordon_display_options o = { .mask = mask, .masked_paths = masked_paths };
+
+	return cordon_display_render_opts(v, &o, ret, ret_escaped);
+}
+
+int cordon_display_render_opts(const json_t *v, const struct cordon_display_options *o, char **ret,
+			       size_t *ret_escaped)
+{
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	struct render r = { .mask = mask, .paths = masked_paths, .path = "$" };
+	struct render r = { .mask = o && o->mask, .paths = o ? o->masked_paths : NULL,
+			    .warnings = o ? o->warnings : NULL, .path = "$" };
 	int rr;
 
 	if (!v)

@@ -43,6 +43,28 @@ bool cordon_display_key_is_secret(const char *key);
  * masked, base64/base62 keys are). */
 bool cordon_display_value_is_secret(const char *s, size_t n);
 
+struct cordon_display_span {
+	size_t off, len;
+};
+
+/* Finds the credentials inside the text s[0..n), wherever they are in it: a
+ * PEM private key block, the credential after "Bearer "/"Basic ", the
+ * password of a URL's userinfo, and every word (a run of token characters)
+ * that cordon_display_value_is_secret() calls a credential on its own.
+ * Writes at most max spans, sorted and merged, and returns how many (when
+ * there are more, the last span grows to cover the rest: never less is
+ * masked). A value that is one credential gives one span covering all of it. */
+size_t cordon_display_secret_spans(const char *s, size_t n, struct cordon_display_span *spans, size_t max);
+
+/* True when s[0..n) mixes letters of look-alike scripts (Latin, Greek,
+ * Cyrillic, Armenian, Cherokee, mathematical alphanumerics): "раypal" with a
+ * Cyrillic "р" and "а". whole: the text as one unit (member names);
+ * otherwise word by word (values: "Привет, world" is two words of one script
+ * each and is not flagged). When true and buf is given, writes the scripts
+ * found ("Latin, Cyrillic", in that fixed order) to buf. Digits, punctuation
+ * and other scripts (CJK, Arabic, ...) never count. */
+bool cordon_display_mixed_scripts(const char *s, size_t n, bool whole, char *buf, size_t size);
+
 /* Escapes hidden code points of the UTF-8 text s[0..n) as \u{XXXX} (and a
  * literal backslash as \\ so escapes cannot be forged). Newlines and tabs are
  * kept. Invalid UTF-8 bytes become \x{XX}. Writes a malloc'd string to *ret
@@ -53,12 +75,30 @@ int cordon_display_escape(const char *s, size_t n, char **ret, size_t *ret_count
 /* Renders v as indented JSON text, members in RFC 8785 order, strings
  * JSON-escaped with every hidden code point as \uXXXX (surrogate pairs for
  * astral ones). When mask is true, the value of a secret-looking member and
- * any secret-looking string become an unquoted marker
- * "<masked: N bytes>" (unquoted, so no string value can imitate it) and the
- * JSON path of each ("$.headers.Authorization") is appended to
- * masked_paths (may be NULL). Writes a malloc'd text to *ret and the number
+ * every credential in any string (see cordon_display_render_opts) become an
+ * unquoted marker "<masked: N bytes>" (unquoted, so no string value can
+ * imitate it) and the JSON path of each ("$.headers.Authorization") is
+ * appended to masked_paths (may be NULL). Writes a malloc'd text to *ret and the number
  * of escaped code points to *ret_escaped (may be NULL). 0 or -ENOMEM/-EINVAL. */
 int cordon_display_render(const json_t *v, bool mask, json_t *masked_paths, char **ret, size_t *ret_escaped);
+
+struct cordon_display_options {
+	bool mask;	      /* replace credentials by markers */
+	json_t *masked_paths; /* may be NULL: the JSON path of each marker */
+	json_t *warnings;     /* may be NULL: one string per member name or
+			       * value mixing look-alike scripts,
+			       * "$.pаth: key contains characters from several
+			       * scripts: Latin, Cyrillic" */
+};
+
+/* cordon_display_render() with options. Masking, the same rule everywhere:
+ * the value of a secret-looking member name is masked whole; in any other
+ * string each span of cordon_display_secret_spans() becomes the unquoted
+ * marker "<masked: N bytes>" and the text around it stays quoted, so a
+ * string that is one credential renders as just the marker and a credential
+ * inside a longer string as "curl -H " <masked: 40 bytes> " https://x". */
+int cordon_display_render_opts(const json_t *v, const struct cordon_display_options *o, char **ret,
+			       size_t *ret_escaped);
 
 /* A line diff of two texts (LCS): lines prefixed "  ", "- " or "+ ". Above
  * 4 million line pairs it falls back to all of a removed, all of b added.

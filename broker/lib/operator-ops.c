@@ -198,13 +198,17 @@ static json_t *parse_stored(const char *s)
 	return v;
 }
 
-static char *render_stored(const char *s, size_t *escaped)
+/* Renders a stored definition (never masked: a tool definition holds no
+ * call's values); warnings (may be NULL) gets the names and values that mix
+ * look-alike scripts. */
+static char *render_stored(const char *s, size_t *escaped, json_t *warnings)
 {
 	_cleanup_json_ json_t *v = parse_stored(s);
+	struct cordon_display_options opt = { .warnings = warnings };
 	char *text = NULL;
 	size_t e = 0;
 
-	if (!v || cordon_display_render(v, false, NULL, &text, &e) < 0)
+	if (!v || cordon_display_render_opts(v, &opt, &text, &e) < 0)
 		return NULL;
 	*escaped += e;
 	return text;
@@ -246,7 +250,7 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 {
 	struct cordon_inventory_record rec = {};
 	_cleanup_free_ char *def_text = NULL, *pinned_text = NULL, *diff = NULL;
-	_cleanup_json_ json_t *claims = NULL;
+	_cleanup_json_ json_t *claims = NULL, *warnings = json_array();
 	enum cordon_risk tier = CORDON_RISK_HIGH;
 	size_t escaped = 0;
 	bool tier_ok;
@@ -257,9 +261,13 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 	if (r < 0)
 		return core_error(err, r, "inventory entry", name);
 	tier_ok = cordon_risk_policy_tier(policy, name, &tier);
-	def_text = render_stored(rec.definition, &escaped);
+	if (!warnings) {
+		cordon_inventory_record_done(&rec);
+		return oom(err);
+	}
+	def_text = render_stored(rec.definition, &escaped, warnings);
 	if (rec.pinned_definition && rec.pinned_fingerprint && strcmp(rec.pinned_fingerprint, rec.fingerprint) != 0) {
-		pinned_text = render_stored(rec.pinned_definition, &escaped);
+		pinned_text = render_stored(rec.pinned_definition, &escaped, NULL);
 		if (pinned_text && def_text && cordon_display_diff(pinned_text, def_text, &diff) < 0) {
 			cordon_inventory_record_done(&rec);
 			return oom(err);
@@ -277,8 +285,10 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 		      "reviewed_by", rec.reviewed_by, "definition", def_text, "diff", diff, "escaped",
 		      (json_int_t)escaped);
 	cordon_inventory_record_done(&rec);
-	if (!o)
+	if (!o || json_object_set(o, "warnings", warnings) < 0) {
+		json_decref(o);
 		return oom(err);
+	}
 	*ret = o;
 	return 0;
 }
@@ -621,16 +631,35 @@ static int op_approvals_list(struct cordon_daemon *d, const struct cordon_op_req
 	return 0;
 }
 
+/* Records that an operator was shown an approval's masked values: who,
+ * which approval; never a value. */
+static int audit_revealed(struct cordon_db *db, const struct cordon_actor *actor,
+			  const struct cordon_approval_info *info)
+{
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_APPROVAL_REVEALED,
+					 .actor = actor,
+					 .approval_id = info->id,
+					 .session = info->session,
+					 .connector = info->connector,
+					 .tool = info->tool,
+					 .tier = (int)info->tier,
+					 .reason = "operator-reveal" };
+
+	return cordon_audit_append(db, &ev);
+}
+
 static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor *actor,
 			     const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
-	_cleanup_json_ json_t *o = NULL, *args = NULL, *masked_paths = json_array();
+	_cleanup_json_ json_t *o = NULL, *args = NULL, *masked_paths = json_array(), *warnings = json_array();
+	bool reveal = cordon_op_arg_bool(req, "reveal", false);
 	struct cordon_approval_info info;
 	char id[48];
 	int r;
 
-	if (!masked_paths)
+	if (!masked_paths || !warnings)
 		return oom(err);
 	r = resolve_approval(db, cordon_op_arg_string(req, "id"), id, err);
 	if (r < 0)
@@ -646,15 +675,32 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 	if (args) {
 		_cleanup_free_ char *text = NULL;
 		size_t escaped = 0;
-
 		/* Masked and escaped for display, after the binding was computed
 		 * over the exact bytes: what the operator approves is the call,
-		 * not this rendering. */
-		r = cordon_display_render(args, true, masked_paths, &text, &escaped);
+		 * not this rendering. A critical call is never masked: the
+		 * operator must see every byte it will execute (escaped, so
+		 * hidden and bidi characters show). Other tiers are masked unless
+		 * the operator asks to reveal, which is audited. */
+		bool critical = info.tier == CORDON_RISK_CRITICAL;
+		struct cordon_display_options opt = { .mask = !critical && !reveal,
+						      .masked_paths = masked_paths,
+						      .warnings = warnings };
+
+		r = cordon_display_render_opts(args, &opt, &text, &escaped);
 		if (r < 0)
 			return oom(err);
+		if (reveal && !critical) {
+			r = audit_revealed(db, actor, &info);
+			if (r < 0)
+				return core_error(err, r, "auditing the reveal of", id);
+		}
 		if (json_object_set_new(o, "arguments", json_string(text)) < 0 ||
+		    json_object_set_new(o, "masking",
+					json_string(critical ? "off: critical tier, every value shown in full"
+						    : reveal ? "off: revealed by the operator (audited)"
+							     : "on: likely secrets masked")) < 0 ||
 		    json_object_set(o, "masked", masked_paths) < 0 ||
+		    json_object_set(o, "warnings", warnings) < 0 ||
 		    json_object_set_new(o, "escaped", json_integer((json_int_t)escaped)) < 0)
 			return oom(err);
 	} else if (json_object_set_new(o, "arguments", json_null()) < 0 ||

@@ -32,7 +32,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "grants.add",          true,  { S("connector", true), S("tool", true) } },
 	{ "grants.remove",       true,  { S("connector", true), S("tool", true) } },
 	{ "approvals.list",      false, { B("all"), S("connector", false) } },
-	{ "approvals.show",      false, { S("id", true) } },
+	{ "approvals.show",      false, { S("id", true), B("reveal") } },
 	{ "approvals.approve",   true,  { S("id", true), S("code", false) } },
 	{ "approvals.deny",      true,  { S("id", true) } },
 	{ "delegations.list",    false, { B("all") } },

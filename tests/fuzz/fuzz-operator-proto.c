@@ -115,6 +115,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			violated("admitted args do not render");
 		clean_text(text);
 		free(text);
+		{
+			/* Masking off, with mixed-script warnings (the critical and
+			 * --reveal rendering). */
+			json_t *warnings = json_array();
+			struct cordon_display_options o = { .warnings = warnings };
+
+			if (!warnings || cordon_display_render_opts(req.args, &o, &text, NULL) < 0)
+				violated("admitted args do not render unmasked");
+			clean_text(text);
+			free(text);
+			json_decref(warnings);
+		}
 		cordon_op_request_done(&req);
 	}
 	if (cordon_display_escape((const char *)data, size, &text, NULL) < 0)

@@ -97,10 +97,39 @@ static void test_default_user_keeps_db_from_gateway_clients(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Issue 11 finding 9: `cordond --help` said the default user was nobody.
+ * It names the private id, and says nobody is refused. */
+static void test_help_names_the_private_default_user(void **state)
+{
+	const char *build = cordon_test_env("CORDON_BUILD_DIR", "build");
+	char cmd[700], *out = NULL;
+	size_t len = 0;
+	FILE *p, *m;
+	int c;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s/broker/cordond --help", build);
+	p = popen(cmd, "re");
+	assert_non_null(p);
+	m = open_memstream(&out, &len);
+	assert_non_null(m);
+	while ((c = fgetc(p)) != EOF)
+		fputc(c, m);
+	fclose(m);
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(strstr(out, "  --user NAME              user to run as (as root default: cordond's private id "
+				    "1879048191,\n"
+				    "                           which no user entry names; a shared account such as nobody\n"
+				    "                           is refused)\n"));
+	assert_null(strstr(out, "default: nobody"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_default_user_keeps_db_from_gateway_clients, teardown),
+	    cmocka_unit_test(test_help_names_the_private_default_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,35 @@ static void test_gap_exits_one(void **state)
 	assert_true(strncmp(out, "GAP at seq 3:", 13) == 0);
 }
 
+/* Issue 11 finding 9: signed checkpoints deleted, checkpoint records kept. */
+static void test_deleted_checkpoints_exit_one(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *s;
+	sqlite3_stmt *st;
+	long long seq;
+	char out[512], want[300];
+
+	assert_int_equal(sqlite3_open(f->t->path, &s), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(s,
+					    "SELECT min(seq) FROM audit WHERE CAST(record AS TEXT) LIKE "
+					    "'%\"event\":\"checkpoint\"%'",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	seq = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	assert_true(seq > 0);
+	assert_int_equal(sqlite3_exec(s, "DELETE FROM checkpoints", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(s);
+	assert_int_equal(run_tool(f->t->path, f->vkey, NULL, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "MISSING-CHECKPOINT at seq %lld: record %lld is a checkpoint record but its signed checkpoint (size "
+		 "%lld) is missing\n",
+		 seq, seq, seq);
+	assert_string_equal(out, want);
+}
+
 static void test_other_key_is_bad_sig(void **state)
 {
 	struct fx *f = *state;
@@ -131,6 +160,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_pass_exits_zero),
 		T(test_gap_exits_one),
+		T(test_deleted_checkpoints_exit_one),
 		T(test_other_key_is_bad_sig),
 		T(test_wrong_origin_is_bad_sig),
 		T(test_missing_database_exits_two),

@@ -854,6 +854,61 @@ static void test_two_processes_append_concurrently(void **state)
 	assert_int_equal(rep.signed_through, rep.last);
 }
 
+/* Issue 11 finding 9: someone without the key deletes the signed
+ * checkpoints (so that records they cover can be rewritten and re-chained);
+ * the "checkpoint" records left in the chain name what is missing. */
+static void test_checkpoint_record_without_its_note_is_missing_checkpoint(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t first;
+	char line[300], want[300];
+	sqlite3 *s;
+
+	add_events(t, 3);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	first = last_seq(t);
+	add_events(t, 2);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM checkpoints");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_MISSING_CHECKPOINT);
+	assert_int_equal(rep.n_checkpoints, 0);
+	cordon_audit_report_format(&rep, line, sizeof(line));
+	snprintf(want, sizeof(want),
+		 "MISSING-CHECKPOINT at seq %llu: record %llu is a checkpoint record but its signed checkpoint (size "
+		 "%llu) is missing",
+		 (unsigned long long)first, (unsigned long long)first, (unsigned long long)first);
+	assert_string_equal(line, want);
+	/* Without a key to check signatures with, the same. */
+	assert_int_equal(cordon_audit_verify(t->db, NULL, &rep), 0);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_MISSING_CHECKPOINT);
+}
+
+/* Deleting only the newest signed checkpoint is found too. */
+static void test_newest_checkpoint_deleted_is_missing_checkpoint(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t second;
+	sqlite3 *s;
+
+	add_events(t, 3);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	add_events(t, 2);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	second = last_seq(t);
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM checkpoints WHERE id = (SELECT max(id) FROM checkpoints)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_MISSING_CHECKPOINT);
+	assert_int_equal(rep.seq, second);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -886,6 +941,8 @@ int main(void)
 		T(test_foreign_record_that_does_not_chain_fails_closed),
 		T(test_own_tail_rewritten_fails_closed),
 		T(test_two_processes_append_concurrently),
+		T(test_checkpoint_record_without_its_note_is_missing_checkpoint),
+		T(test_newest_checkpoint_deleted_is_missing_checkpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

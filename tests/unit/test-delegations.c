@@ -305,6 +305,37 @@ static void test_list_by_state(void **state)
 	cordon_delegations_free(v);
 }
 
+/* Issue 11 finding 9: pending requests are capped per session like
+ * approvals; the cap+1st is refused with the exact reason, another session
+ * still may ask, and a decided request frees a place. */
+static void test_pending_requests_capped_per_session(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_delegation_info d, first = {};
+	int64_t before, after;
+
+	for (unsigned i = 0; i < CORDON_DELEGATION_PENDING_PER_SESSION; i++) {
+		assert_int_equal(
+		    cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
+		if (i == 0)
+			first = d;
+	}
+	assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &before), 0);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+			 -EDQUOT);
+	assert_string_equal(cordon_db_last_error(f->t->db),
+			    "session has 16 pending delegation requests (the cap is 16); wait for the operator to "
+			    "approve or deny them");
+	/* Nothing stored, nothing audited. */
+	assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &after), 0);
+	assert_int_equal(after, before);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s2, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+			 0);
+	assert_int_equal(cordon_delegation_refuse(f->t->db, &f->t->op, first.id), 0);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+			 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -326,6 +357,7 @@ int main(void)
 		T(test_session_end_ends_delegations),
 		T(test_operator_refuses_pending),
 		T(test_list_by_state),
+		T(test_pending_requests_capped_per_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

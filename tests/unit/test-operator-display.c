@@ -221,6 +221,134 @@ static void test_diff(void **state)
 	assert_string_equal(d3, "  same\n");
 }
 
+/* Renders a JSON string value with masking and returns the text. */
+static char *render_one(const char *value, json_t *paths)
+{
+	json_t *v = json_string(value);
+	char *text = NULL;
+
+	assert_non_null(v);
+	assert_int_equal(cordon_display_render(v, true, paths, &text, NULL), 0);
+	json_decref(v);
+	return text;
+}
+
+#define GHP "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+
+/* Issue 11 finding 8: one masking rule. A credential is masked the same way
+ * whether it is the whole value or a word inside a longer one: the marker
+ * replaces exactly its bytes, the rest stays visible and quoted. */
+static void test_token_in_longer_string_masked_like_whole_value(void **state)
+{
+	/* clang-format off */
+	static const struct { const char *in, *out; } cases[] = {
+		{ GHP, "<masked: 40 bytes>" },
+		{ "curl -H 'Authorization: token " GHP "' https://api.github.com/user",
+		  "\"curl -H 'Authorization: token \" <masked: 40 bytes> \"' https://api.github.com/user\"" },
+		{ "export GH=" GHP, "\"export GH=\" <masked: 40 bytes>" },
+		{ GHP " " GHP, "<masked: 40 bytes> \" \" <masked: 40 bytes>" },
+		{ "Bearer xyz-123", "\"Bearer \" <masked: 7 bytes>" },
+		{ "Authorization: Bearer abcdefgh", "\"Authorization: Bearer \" <masked: 8 bytes>" },
+		{ "Bearer of bad news", "\"Bearer of bad news\"" },	/* "of": too short for a credential */
+		{ "https://user:hunter2@example.com/x", "\"https://user:\" <masked: 7 bytes> \"@example.com/x\"" },
+		{ "echo '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----' > k",
+		  "\"echo '\" <masked: 58 bytes> \"' > k\"" },
+		{ "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n", "<masked: 41 bytes>" },	/* no END: to the end */
+		{ "ls -l /tmp; echo done", "\"ls -l /tmp; echo done\"" },
+		{ "sha256 0123456789abcdef0123456789abcdef", "\"sha256 0123456789abcdef0123456789abcdef\"" },
+		/* A value cannot imitate the marker: its quotes stay escaped. */
+		{ "a\" <masked: 4 bytes> \"b", "\"a\\\" <masked: 4 bytes> \\\"b\"" },
+	};
+	/* clang-format on */
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *text = render_one(cases[i].in, NULL);
+
+		print_message("%s\n", text);
+		assert_string_equal(text, cases[i].out);
+	}
+	{
+		/* Every marker has its path, in-string ones too. */
+		json_t *paths = json_array();
+		json_t *v = json_pack("{s:s, s:s}", "cmd", "git push https://x:" GHP "@github.com/o/r", "token", "abc");
+		_cleanup_free_ char *text = NULL;
+
+		assert_int_equal(cordon_display_render(v, true, paths, &text, NULL), 0);
+		assert_string_equal(text, "{\n"
+					  "  \"cmd\": \"git push https://x:\" <masked: 40 bytes> \"@github.com/o/r\",\n"
+					  "  \"token\": <masked: 3 bytes>\n"
+					  "}");
+		assert_int_equal(json_array_size(paths), 2);
+		assert_string_equal(json_string_value(json_array_get(paths, 0)), "$.cmd");
+		assert_string_equal(json_string_value(json_array_get(paths, 1)), "$.token");
+		json_decref(paths);
+		json_decref(v);
+	}
+}
+
+static void test_secret_spans(void **state)
+{
+	struct cordon_display_span sp[4];
+	const char *s = "a " GHP " b";
+
+	(void)state;
+	assert_int_equal(cordon_display_secret_spans(s, strlen(s), sp, 4), 1);
+	assert_int_equal(sp[0].off, 2);
+	assert_int_equal(sp[0].len, 40);
+	assert_int_equal(cordon_display_secret_spans(GHP, 40, sp, 4), 1);
+	assert_int_equal(sp[0].off, 0);
+	assert_int_equal(sp[0].len, 40);
+	assert_int_equal(cordon_display_secret_spans("hello world", 11, sp, 4), 0);
+	assert_int_equal(cordon_display_secret_spans(NULL, 0, sp, 4), 0);
+	/* Bounded: never more than max, and the last span covers the rest. */
+	s = GHP " " GHP " " GHP;
+	assert_int_equal(cordon_display_secret_spans(s, strlen(s), sp, 2), 2);
+	assert_int_equal(sp[0].off, 0);
+	assert_int_equal(sp[0].len, 40);
+	assert_int_equal(sp[1].off, 41);
+	assert_int_equal(sp[1].len, 81);
+}
+
+/* Issue 11 finding 9: text mixing look-alike scripts is flagged, with the
+ * scripts named in a fixed order. */
+static void test_mixed_scripts(void **state)
+{
+	char buf[128];
+	/* "p\u0430th": Cyrillic a; "\u0391pi": Greek capital alpha. */
+	static const char cyr_key[] = "p\xd0\xb0th", greek[] = "\xce\x91pi";
+
+	(void)state;
+	assert_true(cordon_display_mixed_scripts(cyr_key, strlen(cyr_key), true, buf, sizeof(buf)));
+	assert_string_equal(buf, "Latin, Cyrillic");
+	assert_true(cordon_display_mixed_scripts(greek, strlen(greek), true, buf, sizeof(buf)));
+	assert_string_equal(buf, "Latin, Greek");
+	/* Whole-script words are not mixed; digits and CJK do not count. */
+	assert_false(cordon_display_mixed_scripts("path", 4, true, NULL, 0));
+	assert_false(cordon_display_mixed_scripts("\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world", 19, false,
+						  NULL, 0));
+	assert_true(cordon_display_mixed_scripts("\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world", 19, true, buf,
+						 sizeof(buf)));
+	assert_false(cordon_display_mixed_scripts("file2\xe6\x96\x87\xe4\xbb\xb6", 11, false, NULL, 0));
+	assert_false(cordon_display_mixed_scripts("abc123", 6, false, NULL, 0));
+	{
+		json_t *v = json_pack("{s:s, s:s, s:s}", cyr_key, "/etc/passwd", "url", "https://p\xd0\xb0ypal.com/login",
+				      "note", "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world");
+		json_t *warnings = json_array();
+		struct cordon_display_options o = { .mask = true, .warnings = warnings };
+		_cleanup_free_ char *text = NULL;
+
+		assert_int_equal(cordon_display_render_opts(v, &o, &text, NULL), 0);
+		assert_int_equal(json_array_size(warnings), 2);
+		assert_string_equal(json_string_value(json_array_get(warnings, 0)),
+				    "$.p\xd0\xb0th: key contains characters from several scripts: Latin, Cyrillic");
+		assert_string_equal(json_string_value(json_array_get(warnings, 1)),
+				    "$.url: value contains characters from several scripts: Latin, Cyrillic");
+		json_decref(warnings);
+		json_decref(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +359,9 @@ int main(void)
 		cmocka_unit_test(test_render_masks_and_escapes),
 		cmocka_unit_test(test_masking_is_display_only),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_token_in_longer_string_masked_like_whole_value),
+		cmocka_unit_test(test_secret_spans),
+		cmocka_unit_test(test_mixed_scripts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -220,6 +220,26 @@ static void test_inventory(void **state)
 	FAILS(f, "inventory.show", "{\"connector\":\"fs\",\"tool\":\"nope\"}", CORDON_OP_E_NOT_FOUND);
 }
 
+/* Issue 11 finding 9: a tool definition whose names or words mix look-alike
+ * scripts is flagged (here "p\u0430ypal" with a Cyrillic a). */
+static void test_inventory_flags_mixed_scripts(void **state)
+{
+	struct fx *f = *state;
+	json_t *tool, *w;
+
+	bt_tool_json(f->t, "lookalike", "Sends the file to p\xd0\xb0ypal.com");
+	bt_sync(f->t);
+	OK(f, "inventory.show", "{\"connector\":\"fs\",\"tool\":\"lookalike\"}");
+	tool = json_array_get(json_object_get(f->result, "tools"), 0);
+	w = json_object_get(tool, "warnings");
+	assert_int_equal(json_array_size(w), 1);
+	assert_string_equal(json_string_value(json_array_get(w, 0)),
+			    "$.description: value contains characters from several scripts: Latin, Cyrillic");
+	OK(f, "inventory.show", "{\"connector\":\"fs\",\"tool\":\"read_file\"}");
+	tool = json_array_get(json_object_get(f->result, "tools"), 0);
+	assert_int_equal(json_array_size(json_object_get(tool, "warnings")), 0);
+}
+
 static void test_grants(void **state)
 {
 	struct fx *f = *state;
@@ -282,7 +302,7 @@ static void test_approvals(void **state)
 		"\"note\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}",
 		&w);
 	request(f, "delete_file", "{\"path\":\"/work/b\"}", &del);
-	request(f, "run_command", "{\"cmd\":\"rm -rf /\"}", &crit);
+	request(f, "run_command", "{\"cmd\":\"Bearer abcdefghijklmnop; rm -rf /\"}", &crit);
 
 	OK(f, "approvals.list", NULL);
 	assert_int_equal(json_array_size(f->result), 3);
@@ -316,6 +336,30 @@ static void test_approvals(void **state)
 	assert_int_equal(json_integer_value(json_object_get(f->result, "escaped")), 1);
 	assert_null(json_object_get(f->result, "confirmation_code"));
 	assert_string_equal(rs(f, "tier"), "write");
+	assert_string_equal(rs(f, "masking"), "on: likely secrets masked");
+	assert_int_equal(json_array_size(json_object_get(f->result, "warnings")), 0);
+
+	/* reveal: every value, one audit record, nothing else changes */
+	{
+		int64_t before, after;
+
+		assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &before), 0);
+		OK(f, "approvals.show", args);
+		assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &after), 0);
+		assert_int_equal(after, before);
+		snprintf(args, sizeof(args), "{\"id\":\"%s\",\"reveal\":true}", w.id);
+		OK(f, "approvals.show", args);
+		assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &after), 0);
+		assert_int_equal(after, before + 1);
+		text = rs(f, "arguments");
+		assert_non_null(strstr(text, "\"Authorization\": \"Bearer abcdefghijklmnop\""));
+		assert_non_null(strstr(text, "\"note\": \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\""));
+		assert_string_equal(rs(f, "masking"), "off: revealed by the operator (audited)");
+		assert_int_equal(json_array_size(json_object_get(f->result, "masked")), 0);
+		snprintf(args, sizeof(args), "{\"id\":\"%s\",\"reveal\":\"yes\"}", w.id);
+		FAILS(f, "approvals.show", args, CORDON_OP_E_BAD_ARG);
+		snprintf(args, sizeof(args), "{\"id\":\"%s\"}", w.id);
+	}
 
 	/* approve by display code (case-insensitive) */
 	{
@@ -341,6 +385,10 @@ static void test_approvals(void **state)
 	snprintf(args, sizeof(args), "{\"id\":\"%s\"}", crit.id);
 	OK(f, "approvals.show", args);
 	snprintf(code, sizeof(code), "%s", rs(f, "confirmation_code"));
+	/* a critical call is never masked: what runs is what is shown */
+	assert_string_equal(rs(f, "arguments"), "{\n  \"cmd\": \"Bearer abcdefghijklmnop; rm -rf /\"\n}");
+	assert_string_equal(rs(f, "masking"), "off: critical tier, every value shown in full");
+	assert_int_equal(json_array_size(json_object_get(f->result, "masked")), 0);
 	assert_int_equal(strlen(code), CORDON_CONFIRM_CODE_LEN);
 	FAILS(f, "approvals.approve", args, CORDON_OP_E_CODE);
 	assert_non_null(strstr(f->err.message, "confirmation code"));
@@ -530,6 +578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_status_and_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connectors_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inventory_flags_mixed_scripts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_approvals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_approval_expired_and_no_args, setup, teardown),
