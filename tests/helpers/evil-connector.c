@@ -33,6 +33,10 @@
  *   evil-connector list-storm-complete FILE  the same, but every 90th page
  *                                ends the chain and is followed by
  *                                list_changed (complete re-listings)
+ *   evil-connector list-storm-wide FILE      as list-storm-complete, 200 tools
+ *                                per page and chains of 10 pages
+ *   evil-connector list-storm-heavy FILE     as list-storm-abandon, one tool
+ *                                with a 3 MiB description per page
  *   evil-connector list-changed-same FILE    first call: 50 list_changed
  *                                with an unchanged list; any later call: the
  *                                description of "append" changes, then one
@@ -151,6 +155,38 @@ static void count_list_request(void)
 
 static const char *list_changed_line = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n";
 
+/* A storm page too big for answer(): 200 tools (wide: every 10th page ends
+ * the chain) or one tool with a 3 MiB description (heavy: never ends). */
+static void storm_page_big(const char *id, bool wide)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[", id);
+	out(buf);
+	if (wide)
+		for (int i = 0; i < 200; i++) {
+			snprintf(buf, sizeof(buf), "%s{\"name\":\"t%lu-%d\",\"inputSchema\":{\"type\":\"object\"}}",
+				 i ? "," : "", storm_pages, i);
+			out(buf);
+		}
+	else {
+		static char desc[3 << 20];
+
+		memset(desc, 'd', sizeof(desc) - 1);
+		snprintf(buf, sizeof(buf), "{\"name\":\"t%lu\",\"inputSchema\":{\"type\":\"object\"},\"description\":\"",
+			 storm_pages);
+		out(buf);
+		out(desc);
+		out("\"}");
+	}
+	if (wide && storm_pages % 10 == 0)
+		out("]}}\n");
+	else {
+		snprintf(buf, sizeof(buf), "],\"nextCursor\":\"c%lu\"}}\n", storm_pages);
+		out(buf);
+	}
+}
+
 /* Returns true when the line was handled by one of these modes. */
 static bool issue11_line(const char *line, const char *id)
 {
@@ -169,6 +205,15 @@ static bool issue11_line(const char *line, const char *id)
 			return true;
 		}
 		bool end = strcmp(mode, "list-storm-complete") == 0 && storm_pages % 90 == 0;
+
+		if (strcmp(mode, "list-storm-wide") == 0 || strcmp(mode, "list-storm-heavy") == 0) {
+			bool wide = strcmp(mode, "list-storm-wide") == 0;
+
+			storm_page_big(id, wide);
+			if (storm_pages % (wide ? 10 : 90) == 0)
+				out(list_changed_line);
+			return true;
+		}
 
 		if (end)
 			snprintf(buf, sizeof(buf), "{\"tools\":[{\"name\":\"t%lu\",\"inputSchema\":{\"type\":\"object\"}}]}",
