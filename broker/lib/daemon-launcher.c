@@ -53,7 +53,8 @@ static void take_scrub_values(json_t *report, char ***ret, size_t *ret_n)
 
 	if (json_is_array(vals) && json_array_size(vals) > 0 && json_array_size(vals) <= 256 &&
 	    (out = calloc(json_array_size(vals), sizeof(char *))))
-		json_array_foreach(vals, i, v) {
+		json_array_foreach(vals, i, v)
+		{
 			if (json_is_string(v) && (out[n] = strndup(json_string_value(v), json_string_length(v))))
 				n++;
 			explicit_bzero((char *)json_string_value(v), json_string_length(v));

@@ -44,22 +44,20 @@
  * listing must finish within WORKER_LIST_TIMEOUT_MS. Beyond a budget the
  * instance is stopped, named as such in the log and the connector's
  * last_error, and counts as a crash (restart backoff, `failing`). */
-#define WORKER_LIST_PAGES_MAX 100		   /* pages per instance per window */
-#define WORKER_TOOLS_MAX 4096			   /* tools per listing and per window */
-#define WORKER_LIST_BYTES_MAX (16u * 1024 * 1024) /* response bytes per window */
-#define WORKER_LIST_WINDOW_MS 60000
+#define WORKER_LIST_PAGES_MAX	  100		      /* pages per instance per window */
+#define WORKER_TOOLS_MAX	  4096		      /* tools per listing and per window */
+#define WORKER_LIST_BYTES_MAX	  (16u * 1024 * 1024) /* response bytes per window */
+#define WORKER_LIST_WINDOW_MS	  60000
 #define WORKER_RELIST_INTERVAL_MS 1000
-#define WORKER_LIST_TIMEOUT_MS 30000
+#define WORKER_LIST_TIMEOUT_MS	  30000
 /* Sessions hear notifications/tools/list_changed only for a real change,
  * at most once per interval per connector (issue 11 finding 9a). */
 #define WORKER_NOTIFY_INTERVAL_MS 1000
 /* Protocol warnings (lines cordond ignores with a warning) per instance:
  * at most WORKER_WARN_BURST per window, then one "N suppressed" summary
  * (issue 11 finding 9d). */
-#define WORKER_WARN_BURST 10
+#define WORKER_WARN_BURST     10
 #define WORKER_WARN_WINDOW_MS 10000
-/* Credential values longer than a stderr line cannot appear in one whole. */
-#define WORKER_SECRET_SCRUB_MAX WORKER_STDERR_LINE_MAX
 
 static void worker_died(struct dworker *w, const char *why, bool crashed);
 
@@ -261,8 +259,8 @@ static void list_budget_exceeded(struct dworker *w, const char *what, unsigned l
 {
 	char why[160];
 
-	snprintf(why, sizeof(why), "stopped: tools/list budget exceeded (more than %llu %s within %u s)", limit,
-		 what, WORKER_LIST_WINDOW_MS / 1000);
+	snprintf(why, sizeof(why), "stopped: tools/list budget exceeded (more than %llu %s within %u s)", limit, what,
+		 WORKER_LIST_WINDOW_MS / 1000);
 	w->d->m.worker_protocol_kills++;
 	worker_died(w, why, true);
 }

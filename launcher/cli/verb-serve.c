@@ -279,7 +279,9 @@ static void scrub_values_freep(json_t **p)
 	if (!*p)
 		return;
 	json_array_foreach(*p, i, v)
+	{
 		explicit_bzero((char *)json_string_value(v), json_string_length(v));
+	}
 	json_decref(*p);
 }
 
@@ -305,7 +307,9 @@ static void add_scrub_values(json_t *vals, const struct cordon_profile *p, size_
 			buf[--len] = '\0';
 		if (len >= 4 && !memchr(buf, '\0', len) && *total + len <= SCRUB_TOTAL_MAX) {
 			json_array_foreach(vals, j, v)
+			{
 				dup = dup || strcmp(json_string_value(v), buf) == 0;
+			}
 			if (!dup && json_array_append_new(vals, json_stringn(buf, len)) == 0)
 				*total += len;
 		}

@@ -232,13 +232,13 @@ static int t_spawn(void *userdata, const struct cordon_profile *p, const char *t
 	close(out[1]);
 	close(err[1]);
 	ts->pids[++ts->n] = pid;
-	*ret = (struct cordon_worker_io){ .instance = ts->n,
-					  .pid = pid,
-					  .stdin_fd = in[1],
-					  .stdout_fd = out[0],
-					  .stderr_fd = err[0],
-					  .secrets = n_vals ? vals : NULL,
-					  .n_secrets = n_vals };
+	*ret = (struct cordon_worker_io){.instance = ts->n,
+					 .pid = pid,
+					 .stdin_fd = in[1],
+					 .stdout_fd = out[0],
+					 .stderr_fd = err[0],
+					 .secrets = n_vals ? vals : NULL,
+					 .n_secrets = n_vals};
 	if (!n_vals)
 		free(vals);
 	return 0;

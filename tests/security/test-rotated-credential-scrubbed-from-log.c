@@ -47,7 +47,7 @@ static void call_until_answered(struct mcp_peer *p)
 {
 	for (int i = 0; i < 200; i++) {
 		long id = mcp_peer_send_request(p, "tools/call",
-						 json_pack("{s:s, s:{}}", "name", "fake__append", "arguments"));
+						json_pack("{s:s, s:{}}", "name", "fake__append", "arguments"));
 		json_t *r = evil_response(p, id, 30000, NULL);
 		bool ok;
 
@@ -76,8 +76,10 @@ static void test_rotated_credential_scrubbed(void **state)
 	evil_profile("print-env", "EVIL_TOKEN", token);
 	harness_start(&H);
 	evil_review_all();
-	snprintf(masked_old, sizeof(masked_old), "EVIL_TOKEN=%.*s", (int)strlen(OLD), "********************************");
-	snprintf(masked_new, sizeof(masked_new), "EVIL_TOKEN=%.*s", (int)strlen(NEW), "********************************");
+	snprintf(masked_old, sizeof(masked_old), "EVIL_TOKEN=%.*s", (int)strlen(OLD),
+		 "********************************");
+	snprintf(masked_new, sizeof(masked_new), "EVIL_TOKEN=%.*s", (int)strlen(NEW),
+		 "********************************");
 
 	evil_session(&p);
 	call_until_answered(&p); /* instance 1: the start-up value */
@@ -100,7 +102,7 @@ static void test_rotated_credential_scrubbed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_rotated_credential_scrubbed, evil_teardown),
+	    cmocka_unit_test_teardown(test_rotated_credential_scrubbed, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,12 +77,13 @@ static void storm(const char *mode, const char *reason, long want_requests, long
 
 	/* Reported: the connector's last error names the reason. */
 	conns = evil_operator("connectors.list", json_object());
-	json_array_foreach(json_object_get(conns, "result"), i, c)
-		if (!strcmp(json_string_value(json_object_get(c, "id")), "fake")) {
-			found = true;
-			printf("  last_error: %s\n", json_string_value(json_object_get(c, "last_error")));
-			assert_non_null(strstr(json_string_value(json_object_get(c, "last_error")), reason));
-		}
+	json_array_foreach(json_object_get(conns, "result"), i,
+			   c) if (!strcmp(json_string_value(json_object_get(c, "id")), "fake"))
+	{
+		found = true;
+		printf("  last_error: %s\n", json_string_value(json_object_get(c, "last_error")));
+		assert_non_null(strstr(json_string_value(json_object_get(c, "last_error")), reason));
+	}
 	assert_true(found);
 	json_decref(conns);
 
@@ -130,10 +131,10 @@ static void test_byte_budget_holds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_abandoned_cursor_chains_share_one_budget, evil_teardown),
-		cmocka_unit_test_teardown(test_complete_relistings_share_one_budget, evil_teardown),
-		cmocka_unit_test_teardown(test_tool_budget_holds, evil_teardown),
-		cmocka_unit_test_teardown(test_byte_budget_holds, evil_teardown),
+	    cmocka_unit_test_teardown(test_abandoned_cursor_chains_share_one_budget, evil_teardown),
+	    cmocka_unit_test_teardown(test_complete_relistings_share_one_budget, evil_teardown),
+	    cmocka_unit_test_teardown(test_tool_budget_holds, evil_teardown),
+	    cmocka_unit_test_teardown(test_byte_budget_holds, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
