@@ -25,6 +25,11 @@ struct cordon_worker_io {
 	pid_t pid;	/* 0 when unknown (launcher-managed) */
 	int stdin_fd, stdout_fd, stderr_fd;
 	json_t *report; /* enforcement report, new reference or NULL */
+	/* The credential values the spawner injected (read at this spawn, so a
+	 * rotated file's new value is here), owned: the daemon wipes and frees
+	 * them. Only for scrubbing the instance's stderr; NULL/0 when none. */
+	char **secrets;
+	size_t n_secrets;
 };
 
 struct cordon_spawner {

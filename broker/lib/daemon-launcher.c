@@ -43,6 +43,27 @@ static void on_helper_lost(void *userdata, const struct cordon_diag *why)
 		cordon_daemon_helper_lost(ls->d, why);
 }
 
+/* Takes the helper's "scrub_values" out of the report (it must never be
+ * shown or stored) into an owned array of strings. */
+static void take_scrub_values(json_t *report, char ***ret, size_t *ret_n)
+{
+	json_t *vals = json_object_get(report, "scrub_values"), *v;
+	char **out = NULL;
+	size_t n = 0, i;
+
+	if (json_is_array(vals) && json_array_size(vals) > 0 && json_array_size(vals) <= 256 &&
+	    (out = calloc(json_array_size(vals), sizeof(char *))))
+		json_array_foreach(vals, i, v)
+		{
+			if (json_is_string(v) && (out[n] = strndup(json_string_value(v), json_string_length(v))))
+				n++;
+			explicit_bzero((char *)json_string_value(v), json_string_length(v));
+		}
+	json_object_del(report, "scrub_values");
+	*ret = out;
+	*ret_n = n;
+}
+
 static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *tag,
 		    const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		    struct cordon_diag *diag)
@@ -60,6 +81,7 @@ static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *
 					  .stdout_fd = l.stdout_fd,
 					  .stderr_fd = l.stderr_fd,
 					  .report = l.report };
+	take_scrub_values(ret->report, &ret->secrets, &ret->n_secrets);
 	return 0;
 }
 

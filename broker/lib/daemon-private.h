@@ -45,6 +45,10 @@ struct dconn {
 	json_t *surface_cache; /* tool -> expiry (ms) of a positive surface check */
 	char **secrets; /* credential values, for scrubbing stderr */
 	size_t n_secrets;
+	/* issue 11 finding 9a: sessions hear list_changed only for a real
+	 * change of this connector's tools, at most once a second. */
+	uint64_t notify_last_ms;
+	bool notify_pending;
 };
 
 enum dworker_state {
@@ -101,6 +105,17 @@ struct dworker {
 	json_t *delegated; /* their sandbox paths */
 	bool for_install; /* launched by connector_add only to take the inventory */
 	char tag[64];
+	/* issue 11 finding 4: tools/list budgets per instance over a window
+	 * (not per listing), one listing at a time, re-listings rate-limited. */
+	uint64_t list_window_ms, list_window_pages, list_window_tools, list_window_bytes;
+	uint64_t listing_started_ms, relist_last_ms;
+	bool listing, relist_pending;
+	/* issue 11 finding 9d: protocol warnings rate-limited per instance. */
+	uint64_t warn_window_ms, warn_window_n, warn_suppressed;
+	/* issue 11 finding 10a: the credential values this instance was
+	 * started with (from the spawner), for scrubbing its stderr. */
+	char **secrets;
+	size_t n_secrets;
 	struct dcall *waiting; /* calls queued until ready */
 	struct dworker *next;  /* in the daemon's list */
 	int refs;

@@ -36,8 +36,28 @@
 #define WORKER_WBUF_MAX (64u * 1024 * 1024)
 #define WORKER_STDERR_LINE_MAX 4096u
 #define WORKER_STDERR_RATE 16384u /* bytes per second to the log */
-#define WORKER_LIST_PAGES_MAX 100
-#define WORKER_TOOLS_MAX 4096
+/* tools/list budgets (issue 11 finding 4). They hold per instance over a
+ * window, across re-listings: a connector that sends list_changed every few
+ * pages (or abandons a cursor chain) cannot reset them. Only one listing
+ * runs at a time (a list_changed during one is remembered and served after
+ * it), a new listing starts at most once per WORKER_RELIST_INTERVAL_MS, and a
+ * listing must finish within WORKER_LIST_TIMEOUT_MS. Beyond a budget the
+ * instance is stopped, named as such in the log and the connector's
+ * last_error, and counts as a crash (restart backoff, `failing`). */
+#define WORKER_LIST_PAGES_MAX	  100		      /* pages per instance per window */
+#define WORKER_TOOLS_MAX	  4096		      /* tools per listing and per window */
+#define WORKER_LIST_BYTES_MAX	  (16u * 1024 * 1024) /* response bytes per window */
+#define WORKER_LIST_WINDOW_MS	  60000
+#define WORKER_RELIST_INTERVAL_MS 1000
+#define WORKER_LIST_TIMEOUT_MS	  30000
+/* Sessions hear notifications/tools/list_changed only for a real change,
+ * at most once per interval per connector (issue 11 finding 9a). */
+#define WORKER_NOTIFY_INTERVAL_MS 1000
+/* Protocol warnings (lines cordond ignores with a warning) per instance:
+ * at most WORKER_WARN_BURST per window, then one "N suppressed" summary
+ * (issue 11 finding 9d). */
+#define WORKER_WARN_BURST     10
+#define WORKER_WARN_WINDOW_MS 10000
 
 static void worker_died(struct dworker *w, const char *why, bool crashed);
 
@@ -97,6 +117,40 @@ static void wlog(struct dworker *w, enum log_level lvl, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_internal(lvl, 0, "connector %s instance %s: %s", w->conn->id, w->tag, msg);
+}
+
+/* Ends the window of protocol warnings: logs how many were suppressed. */
+static void warn_flush(struct dworker *w)
+{
+	if (w->warn_suppressed)
+		wlog(w, LOG_LEVEL_WARNING, "%llu protocol warnings suppressed (rate limit: %u per %u s)",
+		     (unsigned long long)w->warn_suppressed, WORKER_WARN_BURST, WORKER_WARN_WINDOW_MS / 1000);
+	w->warn_suppressed = 0;
+	w->warn_window_n = 0;
+}
+
+/* A protocol warning about the connector's output: rate-limited per
+ * instance, so a connector cannot flood the broker log with them. */
+static void wwarn(struct dworker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wwarn(struct dworker *w, const char *fmt, ...)
+{
+	uint64_t now = cordon_loop_now_ms();
+	char msg[512];
+	va_list ap;
+
+	if (!w->warn_window_ms || now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
+		warn_flush(w);
+		w->warn_window_ms = now;
+	}
+	if (w->warn_window_n >= WORKER_WARN_BURST) {
+		w->warn_suppressed++;
+		return;
+	}
+	w->warn_window_n++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wlog(w, LOG_LEVEL_WARNING, "%s", msg);
 }
 
 static void flush_out(struct dworker *w)
@@ -200,19 +254,76 @@ const char *worker_fingerprint(struct dworker *w, const char *tool)
 	return json_string_value(json_object_get(w->fingerprints, tool));
 }
 
+/* Stops an instance that went over a tools/list budget, naming it. */
+static void list_budget_exceeded(struct dworker *w, const char *what, unsigned long long limit)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "stopped: tools/list budget exceeded (more than %llu %s within %u s)", limit, what,
+		 WORKER_LIST_WINDOW_MS / 1000);
+	w->d->m.worker_protocol_kills++;
+	worker_died(w, why, true);
+}
+
+/* Opens a new budget window when the last one is over. */
+static void list_window_roll(struct dworker *w, uint64_t now)
+{
+	if (!w->list_window_ms || now - w->list_window_ms >= WORKER_LIST_WINDOW_MS) {
+		w->list_window_ms = now;
+		w->list_window_pages = w->list_window_tools = w->list_window_bytes = 0;
+	}
+}
+
 static void list_tools(struct dworker *w, const char *cursor)
 {
-	struct dwreq *q = req_new(w, DWREQ_TOOLS_LIST);
+	uint64_t now = cordon_loop_now_ms();
+	struct dwreq *q;
 
-	if (!cursor)
+	list_window_roll(w, now);
+	if (w->list_window_pages >= WORKER_LIST_PAGES_MAX) {
+		list_budget_exceeded(w, "pages", WORKER_LIST_PAGES_MAX);
+		return;
+	}
+	if (!cursor) {
 		w->list_pages = 0;
+		w->listing = true;
+		w->relist_pending = false;
+		w->listing_started_ms = w->relist_last_ms = now;
+		json_decref(w->list_accum);
+		w->list_accum = json_array();
+	}
 	w->list_pages++;
+	q = req_new(w, DWREQ_TOOLS_LIST);
 	if (!q) {
 		worker_died(w, "out of memory", false);
 		return;
 	}
 	if (send_request(w, q, "tools/list", cursor ? json_pack("{s:s}", "cursor", cursor) : json_object()) < 0)
 		worker_died(w, "cannot send tools/list", true);
+}
+
+/* Serves a remembered list_changed: one listing at a time, at most one
+ * started per interval. May stop the instance (budget). */
+static void relist_maybe(struct dworker *w, uint64_t now)
+{
+	if (w->state != DW_READY || w->listing || !w->relist_pending)
+		return;
+	if (w->relist_last_ms && now - w->relist_last_ms < WORKER_RELIST_INTERVAL_MS)
+		return;
+	list_tools(w, NULL);
+}
+
+/* Tells every session that a connector's tools changed, at most once per
+ * interval; a change within the interval is sent when it ends
+ * (workers_tick). */
+static void notify_list_changed(struct cordon_daemon *d, struct dconn *c, uint64_t now)
+{
+	c->notify_pending = true;
+	if (c->notify_last_ms && now - c->notify_last_ms < WORKER_NOTIFY_INTERVAL_MS)
+		return;
+	c->notify_pending = false;
+	c->notify_last_ms = now;
+	session_notify_all_list_changed(d);
 }
 
 /* The complete list arrived: fingerprint every tool, sync the inventory,
@@ -260,16 +371,19 @@ static void tools_listed(struct dworker *w, json_t *tools)
 		worker_died(w, "invalid tools/list", false);
 		return;
 	}
-	bool had = w->tools != NULL;
 	json_decref(w->tools);
 	json_decref(w->fingerprints);
 	w->tools = tools;
 	w->fingerprints = fps;
 	w->inventory_synced = true;
-	if (changed)
+	w->listing = false;
+	/* Only a real change of the inventory (a tool added, changed,
+	 * reverted or gone) changes what sessions can see; an identical
+	 * re-listing tells nobody anything. */
+	if (changed) {
 		daemon_surface_changed(d, w->conn->id);
-	if (changed || had)
-		session_notify_all_list_changed(d);
+		notify_list_changed(d, w->conn, cordon_loop_now_ms());
+	}
 	if (w->state != DW_READY) {
 		w->state = DW_READY;
 		/* Serve the calls that waited for the instance. */
@@ -281,6 +395,7 @@ static void tools_listed(struct dworker *w, json_t *tools)
 			call_worker_ready(c);
 		}
 	}
+	relist_maybe(w, cordon_loop_now_ms());
 }
 
 void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error)
@@ -356,9 +471,10 @@ static void handle_notification(struct dworker *w, json_t *msg)
 
 	if (!strcmp(method, "notifications/tools/list_changed")) {
 		/* Re-inventory: a changed tool becomes `changed` (denied until
-		 * reviewed) and sessions get list_changed. */
-		if (w->state == DW_READY)
-			list_tools(w, NULL);
+		 * reviewed) and sessions get list_changed. A storm of them
+		 * costs one flag: they coalesce into one pending listing. */
+		w->relist_pending = true;
+		relist_maybe(w, cordon_loop_now_ms());
 	} else if (!strcmp(method, "notifications/progress")) {
 		json_t *tok = json_object_get(params, "progressToken");
 
@@ -406,7 +522,7 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 	struct dwreq *q;
 
 	if (!json_is_integer(id) || !(q = req_take(w, json_integer_value(id)))) {
-		wlog(w, LOG_LEVEL_WARNING, "response to an unknown request id; ignored");
+		wwarn(w, "response to an unknown request id; ignored");
 		return;
 	}
 	switch (q->kind) {
@@ -447,6 +563,24 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 			worker_died(w, "invalid or oversize tools/list", false);
 			return;
 		}
+		/* The budgets of the window, across listings. */
+		list_window_roll(w, cordon_loop_now_ms());
+		free(q);
+		if (w->list_window_pages + 1 > WORKER_LIST_PAGES_MAX) {
+			list_budget_exceeded(w, "pages", WORKER_LIST_PAGES_MAX);
+			return;
+		}
+		if (w->list_window_tools + json_array_size(tools) > WORKER_TOOLS_MAX) {
+			list_budget_exceeded(w, "tools", WORKER_TOOLS_MAX);
+			return;
+		}
+		if (w->list_window_bytes + len > WORKER_LIST_BYTES_MAX) {
+			list_budget_exceeded(w, "bytes", WORKER_LIST_BYTES_MAX);
+			return;
+		}
+		w->list_window_pages++;
+		w->list_window_tools += json_array_size(tools);
+		w->list_window_bytes += len;
 		json_array_extend(w->list_accum, tools);
 		if (next && *next)
 			list_tools(w, next);
@@ -456,7 +590,7 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 			w->list_accum = NULL;
 			tools_listed(w, t);
 		}
-		break;
+		return;
 	}
 	case DWREQ_CALL:
 		if (q->call) {
@@ -562,10 +696,10 @@ static void on_stdout(struct cordon_loop *loop, int fd, uint32_t revents, void *
 
 /* Overwrites every occurrence of each credential value with '*', in place
  * (same length, so a partial overlap cannot re-form a secret). */
-static void scrub(struct dworker *w, char *s)
+static void scrub_values(char *s, char *const *secrets, size_t n_secrets)
 {
-	for (size_t i = 0; i < w->conn->n_secrets; i++) {
-		const char *sec = w->conn->secrets[i];
+	for (size_t i = 0; i < n_secrets; i++) {
+		const char *sec = secrets[i];
 		size_t n = strlen(sec);
 		char *p = s;
 
@@ -574,6 +708,20 @@ static void scrub(struct dworker *w, char *s)
 		while ((p = strstr(p, sec)))
 			memset(p, '*', n), p += n;
 	}
+}
+
+/* Every current credential value of the connector: the ones read at
+ * start-up and the ones each live instance was started with (a rotated
+ * file's new value arrives with the next instance; issue 11 finding 10a).
+ * Scrubbing is hygiene for the log, not a boundary: a connector holding a
+ * credential can always encode it. */
+static void scrub(struct dworker *w, char *s)
+{
+	scrub_values(s, w->conn->secrets, w->conn->n_secrets);
+	scrub_values(s, w->secrets, w->n_secrets);
+	for (struct dworker *x = w->d->workers; x; x = x->next)
+		if (x != w && x->conn == w->conn)
+			scrub_values(s, x->secrets, x->n_secrets);
 }
 
 static void on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
@@ -679,6 +827,13 @@ static void worker_free_resources(struct dworker *w)
 	json_decref(w->server_caps);
 	json_decref(w->delegated);
 	w->delegated = NULL;
+	for (size_t i = 0; i < w->n_secrets; i++) {
+		explicit_bzero(w->secrets[i], strlen(w->secrets[i]));
+		free(w->secrets[i]);
+	}
+	free(w->secrets);
+	w->secrets = NULL;
+	w->n_secrets = 0;
 	free(w->instructions);
 	w->tools = w->fingerprints = w->list_accum = w->report = w->server_caps = NULL;
 	w->instructions = NULL;
@@ -695,6 +850,7 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 
 	if (w->state == DW_DEAD)
 		return;
+	warn_flush(w);
 	w->state = DW_DEAD;
 	if (d->have_spawner) {
 		d->spawner.kill(d->spawner.userdata, w->instance);
@@ -817,6 +973,8 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	w->out_fd = io.stdout_fd;
 	w->err_fd = io.stderr_fd;
 	w->report = io.report;
+	w->secrets = io.secrets;
+	w->n_secrets = io.n_secrets;
 	w->next_id = 1;
 	w->for_install = for_install;
 	w->started_ms = cordon_loop_now_ms();
@@ -1059,7 +1217,21 @@ void workers_tick(struct cordon_daemon *d, uint64_t now)
 {
 	for (struct dworker *w = d->workers, *next; w; w = next) {
 		next = w->next;
-		if (w->state != DW_READY && w->state != DW_DEAD && now - w->started_ms > WORKER_START_TIMEOUT_MS)
+		if (w->state != DW_READY && w->state != DW_DEAD && now - w->started_ms > WORKER_START_TIMEOUT_MS) {
 			worker_died(w, "did not complete initialize and tools/list within 30 s", true);
+			continue;
+		}
+		if (w->state == DW_READY && w->listing && now - w->listing_started_ms > WORKER_LIST_TIMEOUT_MS) {
+			worker_died(w, "stopped: a tools/list re-listing did not complete within 30 s", true);
+			continue;
+		}
+		if (w->warn_suppressed && now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
+			warn_flush(w);
+			w->warn_window_ms = 0;
+		}
+		relist_maybe(w, now); /* may free w */
 	}
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (d->conns[i].notify_pending)
+			notify_list_changed(d, &d->conns[i], now);
 }

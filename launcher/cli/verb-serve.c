@@ -259,9 +259,68 @@ static int handle_probe(struct server *s, const struct cordon_serve_msg *m)
 	return r;
 }
 
+/* The credential values an instance is started with, for the broker to
+ * scrub from the instance's stderr (issue 11 finding 10a: cordond itself
+ * cannot read credential files once it has dropped its privileges, so a
+ * rotated file's new value must come from here). Read before and after the
+ * spawn, so a file rotated in between contributes both values. A value
+ * longer than a stderr line (4 KiB) cannot appear whole in one and is left
+ * out, and at most 16 KiB of values are sent (the reply's JSON is bounded).
+ * The broker uses them only for scrubbing, which is log hygiene, not a
+ * boundary. */
+#define SCRUB_VALUE_MAX 4096
+#define SCRUB_TOTAL_MAX (16 * 1024)
+
+static void scrub_values_freep(json_t **p)
+{
+	size_t i;
+	json_t *v;
+
+	if (!*p)
+		return;
+	json_array_foreach(*p, i, v)
+	{
+		explicit_bzero((char *)json_string_value(v), json_string_length(v));
+	}
+	json_decref(*p);
+}
+
+static void free_wipep(char **p)
+{
+	if (*p) {
+		explicit_bzero(*p, strlen(*p));
+		free(*p);
+	}
+}
+
+static void add_scrub_values(json_t *vals, const struct cordon_profile *p, size_t *total)
+{
+	for (size_t i = 0; vals && i < p->n_credentials; i++) {
+		_cleanup_free_ char *buf = NULL;
+		size_t len = 0, j;
+		json_t *v;
+		bool dup = false;
+
+		if (read_file_bounded(AT_FDCWD, p->credentials[i].file, SCRUB_VALUE_MAX, &buf, &len) < 0)
+			continue;
+		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = '\0';
+		if (len >= 4 && !memchr(buf, '\0', len) && *total + len <= SCRUB_TOTAL_MAX) {
+			json_array_foreach(vals, j, v)
+			{
+				dup = dup || strcmp(json_string_value(v), buf) == 0;
+			}
+			if (!dup && json_array_append_new(vals, json_stringn(buf, len)) == 0)
+				*total += len;
+		}
+		explicit_bzero(buf, len);
+	}
+}
+
 /* The report the broker gets: the instance's enforcement report plus the
- * helper's instance id and the sandbox init's host pid. */
-static char *report_json(const struct cordon_instance *inst, uint32_t id)
+ * helper's instance id and the sandbox init's host pid (and, in a spawn
+ * reply, "scrub_values", which the broker removes at once). */
+static char *report_json(const struct cordon_instance *inst, uint32_t id, json_t *scrub_values)
 {
 	json_t *o = json_deep_copy(cordon_instance_report(inst));
 	char *s;
@@ -269,7 +328,8 @@ static char *report_json(const struct cordon_instance *inst, uint32_t id)
 	if (!o)
 		return NULL;
 	if (json_object_set_new(o, "instance", json_integer(id)) < 0 ||
-	    json_object_set_new(o, "pid", json_integer(cordon_instance_pid(inst))) < 0) {
+	    json_object_set_new(o, "pid", json_integer(cordon_instance_pid(inst))) < 0 ||
+	    (scrub_values && json_object_set(o, "scrub_values", scrub_values) < 0)) {
 		json_decref(o);
 		return NULL;
 	}
@@ -286,7 +346,7 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 {
 	_cleanup_(cordon_profile_freep) struct cordon_profile *p = NULL;
 	_cleanup_(cordon_instance_freep) struct cordon_instance *inst = NULL;
-	_cleanup_free_ char *json = NULL;
+	_cleanup_(free_wipep) char *json = NULL;
 	struct cordon_fs_entry roots[CORDON_SERVE_MAX_ROOTS];
 	struct cordon_launch_policy pol;
 	struct cordon_serve_msg rep;
@@ -294,6 +354,8 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 	char pbuf[80];
 	uint32_t id;
 	int r, fds[3] = {-EBADF, -EBADF, -EBADF};
+	_cleanup_(scrub_values_freep) json_t *scrub = NULL;
+	size_t scrub_total = 0;
 
 	if (!connector_id_is_valid(m->connector)) {
 		cordon_diag_set(&d, EINVAL, "request", "'%s' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})",
@@ -385,12 +447,15 @@ static int handle_spawn(struct server *s, const struct cordon_serve_msg *m)
 	    .stdio = CORDON_STDIO_PIPES,
 	    .netpolicy = s->np,
 	};
+	scrub = json_array();
+	add_scrub_values(scrub, p, &scrub_total);
 	r = cordon_spawn(&pol, &s->caps, &inst, &d);
 	if (r < 0)
 		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, -r, &d);
+	add_scrub_values(scrub, p, &scrub_total);
 
 	id = slot_new_id(s);
-	json = report_json(inst, id);
+	json = report_json(inst, id, scrub);
 	if (!json) {
 		cordon_diag_set(&d, ENOMEM, "report", "the enforcement report could not be serialised within %u bytes",
 				CORDON_SERVE_MAX_JSON);
@@ -459,7 +524,7 @@ static int reap(struct server *s, size_t i)
 	r = cordon_instance_wait(sl.inst, &st);
 	if (r < 0)
 		log_warning_errno(r, "collecting instance %u", sl.id);
-	json = report_json(sl.inst, sl.id);
+	json = report_json(sl.inst, sl.id, NULL);
 	cordon_instance_free(sl.inst);
 	s->slots[i] = s->slots[--s->n_slots];
 

@@ -138,12 +138,66 @@ struct tspawn {
 	size_t last_roots;
 };
 
+/* Like the launcher helper: the credential files are read at each spawn,
+ * injected into the instance's environment and their values handed to the
+ * daemon for scrubbing. Best effort here: a file the daemon's Landlock
+ * domain cannot read is skipped (the harness's default token lives outside
+ * it; tests that rotate a credential keep theirs beneath the profiles
+ * directory). */
+static void t_credentials(const struct cordon_profile *p, char ***ret_env, char ***ret_vals, size_t *ret_n)
+{
+	extern char **environ;
+	size_t ne = 0, n = 0;
+	char **env, **vals;
+
+	while (environ[ne])
+		ne++;
+	env = calloc(ne + p->n_credentials + 1, sizeof(char *));
+	vals = calloc(p->n_credentials + 1, sizeof(char *));
+	if (!env || !vals)
+		DIE("out of memory");
+	memcpy(env, environ, ne * sizeof(char *));
+	for (size_t i = 0; i < p->n_credentials; i++) {
+		char *buf = NULL, *kv = NULL;
+		size_t len = 0;
+
+		if (read_file_bounded(AT_FDCWD, p->credentials[i].file, 4096, &buf, &len) < 0)
+			continue;
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = 0;
+		if (asprintf(&kv, "%s=%s", p->credentials[i].env, buf) < 0)
+			DIE("out of memory");
+		env[ne++] = kv;
+		vals[n++] = buf;
+	}
+	*ret_env = env;
+	*ret_vals = vals;
+	*ret_n = n;
+}
+
+/* Frees what t_credentials added to environ's copy. */
+static void t_env_free(char **env)
+{
+	extern char **environ;
+	size_t ne = 0;
+
+	while (environ[ne])
+		ne++;
+	for (size_t i = ne; env[i]; i++) {
+		explicit_bzero(env[i], strlen(env[i]));
+		free(env[i]);
+	}
+	free(env);
+}
+
 static int t_spawn(void *userdata, const struct cordon_profile *p, const char *tag,
 		   const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		   struct cordon_diag *diag)
 {
 	struct tspawn *ts = userdata;
 	int in[2], out[2], err[2];
+	char **env = NULL, **vals = NULL;
+	size_t n_vals = 0;
 	pid_t pid;
 
 	(void)tag;
@@ -153,25 +207,40 @@ static int t_spawn(void *userdata, const struct cordon_profile *p, const char *t
 		return cordon_diag_set(diag, EAGAIN, "spawn", "too many instances");
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
 		return cordon_diag_set(diag, errno, "spawn", "pipe: %m");
+	t_credentials(p, &env, &vals, &n_vals);
 	pid = fork();
-	if (pid < 0)
-		return cordon_diag_set(diag, errno, "spawn", "fork: %m");
+	if (pid < 0) {
+		int e = errno;
+
+		t_env_free(env);
+		for (size_t i = 0; i < n_vals; i++)
+			free(vals[i]);
+		free(vals);
+		return cordon_diag_set(diag, e, "spawn", "fork: %s", strerror(e));
+	}
 	if (pid == 0) {
 		/* Like the launcher's instances: die with the broker. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
-		execv(p->command[0], p->command);
+		execve(p->command[0], p->command, env);
 		_exit(127);
 	}
+	t_env_free(env);
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
 	ts->pids[++ts->n] = pid;
-	*ret = (struct cordon_worker_io){
-		.instance = ts->n, .pid = pid, .stdin_fd = in[1], .stdout_fd = out[0], .stderr_fd = err[0]
-	};
+	*ret = (struct cordon_worker_io){.instance = ts->n,
+					 .pid = pid,
+					 .stdin_fd = in[1],
+					 .stdout_fd = out[0],
+					 .stderr_fd = err[0],
+					 .secrets = n_vals ? vals : NULL,
+					 .n_secrets = n_vals};
+	if (!n_vals)
+		free(vals);
 	return 0;
 }
 

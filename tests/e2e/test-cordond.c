@@ -32,6 +32,12 @@ static char cordond[600], cordonctl[600], launch[600], helper[600];
 static pid_t daemon_pid;
 static char notify_path[700];
 
+/* A credential the profiles inject (issue 11 finding 10a): the helper hands
+ * its value to cordond with every spawn, for scrubbing only; it must never
+ * reach the report cordond shows, nor its log. */
+#define CRED_VALUE "cordond-real-T0KEN-7777"
+static char credfile[700];
+
 static void write_profile(const char *id, const char *ttl)
 {
 	char path[700], helpers_dir[600];
@@ -48,6 +54,8 @@ static void write_profile(const char *id, const char *ttl)
 		"  description: fake connector\n"
 		"  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
 		"  instances: shared\n"
+		"  credentials:\n"
+		"    - {env: FAKE_TOKEN, file: %s}\n"
 		"sandbox:\n"
 		"  user: dynamic\n"
 		"  filesystem:\n"
@@ -67,7 +75,7 @@ static void write_profile(const char *id, const char *ttl)
 		"  grant: [echo, append, roots]\n"
 		"approval:\n"
 		"  ttl: %s\n",
-		helpers_dir, data, ttl);
+		credfile, helpers_dir, data, ttl);
 	assert_int_equal(fclose(f), 0);
 }
 
@@ -368,6 +376,10 @@ static void test_real_broker(void **state_)
 	assert_non_null(strstr(body, "\"report\""));
 	assert_non_null(strstr(body, "\"landlock\": \"enforced\"") ?: strstr(body, "\"landlock\":\"enforced\""));
 	assert_non_null(strstr(body, "\"seccomp\": \"enforced\"") ?: strstr(body, "\"seccomp\":\"enforced\""));
+	/* The credential values the helper sent with the spawn were taken out
+	 * of the report before it was stored. */
+	assert_null(strstr(body, "scrub_values"));
+	assert_null(strstr(body, CRED_VALUE));
 	assert_non_null(strstr(http_get("/metrics", http, sizeof(http)), "cordon_calls_total{decision=\"allow\"} 1"));
 
 	/* A write waits, then approval from cordonctl, then exactly once. */
@@ -1042,6 +1054,14 @@ int main(void)
 	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
 	mkdir(profiles, 0755);
 	mkdir(data, 0755);
+	snprintf(credfile, sizeof(credfile), "%s/token", T);
+	{
+		FILE *f = fopen(credfile, "we");
+
+		if (!f || fputs(CRED_VALUE "\n", f) < 0 || fclose(f) != 0)
+			return 1;
+		chmod(credfile, 0600);
+	}
 	write_profile("fake", "120s");
 	write_profile("sdk", "3s");
 	r = cmocka_run_group_tests(tests, NULL, NULL);

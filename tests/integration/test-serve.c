@@ -493,6 +493,69 @@ static void test_spawn_extra_root(void **state)
 	cordon_launcher_client_free(lc);
 }
 
+/* Issue 11 finding 10a: cordond cannot read credential files once it has
+ * dropped its privileges, so the helper hands it the values each instance
+ * is started with ("scrub_values" in the spawn reply; cordond removes the
+ * key from the report at once) and a rotated file's new value reaches the
+ * broker's stderr scrubbing with the next instance. */
+static void write_token(const char *path, const char *value)
+{
+	char tmp[4096 + 80];
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	write_file(tmp, value, 0600);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static void spawn_with_token(struct cordon_launcher_client *lc, const char *tag, const char *want)
+{
+	struct cordon_launched l = {0};
+	struct cordon_diag d = {0};
+	const json_t *vals;
+	char line[128], expect[128];
+	int r;
+
+	r = cordon_launcher_client_spawn(lc, "cred", tag, NULL, 0, &l, &d);
+	if (r < 0)
+		fail_msg("spawn: %s: %s", d.step, d.message);
+	/* The instance got the current value... */
+	read_line(l.stdout_fd, line, sizeof(line));
+	snprintf(expect, sizeof(expect), "%s\n", want);
+	assert_string_equal(line, expect);
+	/* ...and the broker is told exactly that value. */
+	vals = json_object_get(l.report, "scrub_values");
+	assert_true(json_is_array(vals));
+	assert_int_equal(json_array_size(vals), 1);
+	assert_string_equal(json_string_value(json_array_get(vals, 0)), want);
+	reset_events();
+	assert_int_equal(cordon_launcher_client_kill(lc, l.instance, &d), 0);
+	dispatch_until(lc, got_exit, 10000);
+	close_launched(&l);
+}
+
+static void test_spawn_reply_carries_current_credential_values(void **state)
+{
+	struct cordon_launcher_client *lc;
+	char path[4096 + 64], body[8192], sandbox[2048], token[4096 + 64];
+
+	(void)state;
+	snprintf(token, sizeof(token), "%s/cred.token", base);
+	write_token(token, "first-T0KEN-value-1111\n");
+	snprintf(sandbox, sizeof(sandbox), PROFILE_COMMON, work);
+	snprintf(body, sizeof(body),
+		 "version: 1\nconnector:\n  description: test connector\n"
+		 "  command: [/bin/sh, -c, 'echo \"$TOK\"; exec cat']\n"
+		 "  credentials:\n    - {env: TOK, file: %s}\n%s",
+		 token, sandbox);
+	snprintf(path, sizeof(path), "%s/cred.yaml", profiles);
+	write_file(path, body, 0644);
+	lc = start_client();
+	spawn_with_token(lc, "svt-cred-1", "first-T0KEN-value-1111");
+	write_token(token, "second-T0KEN-value-2222\n");
+	spawn_with_token(lc, "svt-cred-2", "second-T0KEN-value-2222");
+	cordon_launcher_client_free(lc);
+}
+
 static void test_kill(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
@@ -1045,6 +1108,7 @@ int main(void)
 	    cmocka_unit_test(test_spawn_echo_and_exit),
 	    cmocka_unit_test(test_spawn_extra_root),
 	    cmocka_unit_test(test_kill),
+	    cmocka_unit_test(test_spawn_reply_carries_current_credential_values),
 	    cmocka_unit_test(test_roots_outside_ceiling),
 	    cmocka_unit_test(test_bad_connector_ids),
 	    cmocka_unit_test(test_unsafe_profiles_refused),
