@@ -356,8 +356,9 @@ static void render_verify(const struct opts *o, const json_t *r)
 static void render_revoke_all(const struct opts *o, const json_t *r)
 {
 	(void)o;
-	printf("revoked: %lld grants, %lld approvals, %lld delegations\n", num(r, "grants"), num(r, "approvals"),
-	       num(r, "delegations"));
+	printf("revoked: %lld grants, %lld approvals, %lld delegations; ended %lld connector instance%s\n",
+	       num(r, "grants"), num(r, "approvals"), num(r, "delegations"), num(r, "instances"),
+	       num(r, "instances") == 1 ? "" : "s");
 }
 
 /* ---- request builders ---- */
@@ -538,7 +539,8 @@ static const struct command commands[] = {
 	  "verifier key to trust (\"name+id+base64\"); default: the daemon's own.",
 	  0, 0, true, build_verify, render_verify },
 	{ "revoke-all", NULL, "revoke-all", "revoke-all --yes",
-	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction.",
+	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction;\n"
+	  "then ends every running connector instance (shared and per-session, with every process in its cgroup).",
 	  0, 0, false, build_none, render_revoke_all },
 	{ NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL },
 };
@@ -891,7 +893,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(c->op, "revoke-all") == 0 && !o.yes) {
-		fprintf(stderr, "cordonctl: revoke-all empties every grant and ends every approval and delegation;\n"
+		fprintf(stderr, "cordonctl: revoke-all empties every grant, ends every approval and delegation and\n"
+				"           stops every connector instance;\n"
 				"           run it again with --yes to confirm\n");
 		return EXIT_USAGE;
 	}

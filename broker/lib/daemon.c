@@ -625,9 +625,59 @@ void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approva
 	call_approval_decided(d, approval_id);
 }
 
+/* Ends every instance of connector c (NULL: of every connector), shared and
+ * per-session; returns how many. The launcher helper kills each instance's
+ * whole cgroup (cgroup.kill, or freeze and SIGKILL every pid) and removes
+ * it in every hierarchy, so processes a connector detached from itself
+ * (setsid, double fork, SIGTERM ignored) end with it. */
+static unsigned end_instances(struct cordon_daemon *d, const struct dconn *c, const char *why)
+{
+	unsigned n = 0;
+
+	for (struct dworker *w = d->workers; w;) {
+		if (c && w->conn != c) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, why);
+		n++;
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
+	}
+	return n;
+}
+
+/* Whether an installed connector can still serve a session: a tool in its
+ * grant, or resources or prompts its profile passes through. An unreadable
+ * grant counts as empty (the instance ends; the next call starts it again
+ * if it may). */
+static bool conn_can_serve(struct cordon_daemon *d, const struct dconn *c)
+{
+	char **grant = NULL;
+	size_t n = 0;
+
+	if (c->profile->resources_read || c->profile->prompts_read)
+		return true;
+	if (cordon_grants_list(d->db, c->id, &grant, &n) < 0)
+		return false;
+	cordon_strv_free(grant);
+	return n > 0;
+}
+
 void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector)
 {
 	daemon_surface_changed(d, connector);
+	/* A connector whose last granted tool was removed keeps nothing to do
+	 * for anyone: its instances (and whatever they left running, holding
+	 * their roots, credentials and network) end now rather than idle. */
+	for (size_t i = 0; i < d->n_conns; i++) {
+		struct dconn *c = &d->conns[i];
+
+		if ((!connector || !strcmp(c->id, connector)) && !conn_can_serve(d, c))
+			(void)end_instances(d, c, "no tool of it is granted any more");
+	}
 	session_notify_all_list_changed(d);
 }
 
@@ -651,13 +701,21 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 	}
 }
 
-void cordon_daemon_revoked_all(struct cordon_daemon *d)
+unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 {
+	unsigned n;
+
 	daemon_surface_changed(d, NULL);
-	/* Waiting calls see their approvals revoked at the next tick; the
-	 * surface is now empty. */
+	/* Every instance of every connector ends, shared and per-session, with
+	 * or without a delegated root: whatever a connector started under the
+	 * authority now revoked (a detached grandchild, say) must not outlive
+	 * it. Their in-flight and queued calls fail; calls waiting for an
+	 * approval see it revoked at the next tick. The next granted call
+	 * starts a fresh instance. */
+	n = end_instances(d, NULL, "revoke-all");
+	/* The surface is now empty. */
 	session_notify_all_list_changed(d);
-	cordon_daemon_delegations_changed(d, NULL);
+	return n;
 }
 
 void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status,
@@ -742,17 +800,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
-	for (struct dworker *w = d->workers; w;) {
-		if (w->conn != c) {
-			w = w->next;
-			continue;
-		}
-		worker_kill(w, "connector removed");
-		/* The kill fails that instance's calls, and their callbacks may
-		 * end other instances too, so a `next` saved before it can dangle:
-		 * rescan from the head (the dead one is already unlinked). */
-		w = d->workers;
-	}
+	(void)end_instances(d, c, "connector removed");
 	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d);
 	return 0;
@@ -764,17 +812,7 @@ int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connect
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
-	for (struct dworker *w = d->workers; w;) {
-		if (w->conn != c) {
-			w = w->next;
-			continue;
-		}
-		worker_kill(w, "restarted by an operator");
-		/* The kill fails that instance's calls, and their callbacks may
-		 * end other instances too, so a `next` saved before it can dangle:
-		 * rescan from the head (the dead one is already unlinked). */
-		w = d->workers;
-	}
+	(void)end_instances(d, c, "restarted by an operator");
 	c->restarts++;
 	c->failing = false;
 	c->crashes = 0;

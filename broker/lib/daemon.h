@@ -57,16 +57,21 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *out);
 void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approval_id);
 
 /* After grants, inventory reviews or risk policy changed (committed):
- * recompute surfaces and send notifications/tools/list_changed to sessions.
- * connector NULL means all. */
+ * recompute surfaces, end the instances of a connector that can no longer
+ * serve anything (no tool granted, no resources or prompts passed through)
+ * and send notifications/tools/list_changed to sessions. connector NULL
+ * means all. */
 void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector);
 
 /* After delegations of a connector changed (committed): relaunch affected
  * workers with the new roots and end jobs that depended on a removed root. */
 void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector);
 
-/* After revoke-all (committed): ends every pending call, delegations, jobs. */
-void cordon_daemon_revoked_all(struct cordon_daemon *d);
+/* After revoke-all (committed): ends every instance of every connector
+ * (shared and per-session, with their whole cgroups), which fails their
+ * calls; waiting calls see their approvals revoked. Returns how many
+ * instances were ended. */
+unsigned cordon_daemon_revoked_all(struct cordon_daemon *d);
 
 /* Connector lifecycle (operator API). add installs the connector (seeds its
  * grant from the profile, takes its inventory by launching it once);

@@ -947,14 +947,16 @@ static int op_revoke_all(struct cordon_daemon *d, const struct cordon_actor *act
 			 struct cordon_op_error *err)
 {
 	struct cordon_revoke_all_result res = {};
+	unsigned instances;
 	int r;
 
 	r = cordon_revoke_all(cordon_daemon_db(d), actor, &res);
 	if (r < 0)
 		return core_error(err, r, "revoke-all", "");
-	cordon_daemon_revoked_all(d);
-	*ret = json_pack("{s:I, s:I, s:I}", "grants", (json_int_t)res.grants, "approvals", (json_int_t)res.approvals,
-			 "delegations", (json_int_t)res.delegations);
+	instances = cordon_daemon_revoked_all(d);
+	*ret = json_pack("{s:I, s:I, s:I, s:I}", "grants", (json_int_t)res.grants, "approvals",
+			 (json_int_t)res.approvals, "delegations", (json_int_t)res.delegations, "instances",
+			 (json_int_t)instances);
 	return *ret ? 0 : oom(err);
 }
 
