@@ -94,9 +94,19 @@ static void print_json(const json_t *v)
 static void render_status(const struct opts *o, const json_t *r)
 {
 	const json_t *a = json_object_get(r, "audit");
+	const json_t *bad = json_object_get(r, "profiles_failed"), *b;
+	size_t i;
 
 	(void)o;
 	printf("health:               %s\n", str(r, "health"));
+	/* Profiles cordond could not load: named with the loader's error. */
+	json_array_foreach(bad, i, b)
+	{
+		if (json_object_get(b, "more"))
+			printf("profile not loaded:   and %lld more (see the log)\n", num(b, "more"));
+		else
+			printf("profile not loaded:   %s\n", str(b, "message"));
+	}
 	printf("connectors:           %lld\n", num(r, "connectors"));
 	printf("approvals pending:    %lld\n", num(r, "approvals_pending"));
 	printf("delegations pending:  %lld\n", num(r, "delegations_pending"));

@@ -131,9 +131,17 @@ static int load_profiles(struct cordon_daemon *d, struct cordon_diag *diag)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, de->d_name);
 		if (cordon_profile_load(path, &p, &pd) < 0) {
-			/* One bad profile does not take the others down; it is
-			 * simply not available. */
+			/* One bad profile does not take the others down, but it
+			 * is not hidden either: health is degraded and names it,
+			 * and connectors.add of its id prints this error. */
 			log_warning("profile %s:%u:%u: %s", path, pd.line, pd.column, pd.message);
+			if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
+				struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
+
+				snprintf(b->file, sizeof(b->file), "%s", de->d_name);
+				b->diag = pd;
+			}
+			d->n_bad_profiles_total++;
 			continue;
 		}
 		nc = realloc(d->conns, (d->n_conns + 1) * sizeof(*d->conns));
@@ -496,6 +504,8 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 			return "failing";
 	if (json_is_true(json_object_get(d->capabilities, "degraded")))
 		degraded = true;
+	if (d->n_bad_profiles_total > 0)
+		degraded = true;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (json_is_true(json_object_get(w->report, "degraded")))
 			degraded = true;
@@ -537,6 +547,38 @@ json_t *cordon_daemon_connectors(struct cordon_daemon *d)
 	return out;
 }
 
+/* Printable copy of untrusted text (a file name from the directory). */
+static void printable_copy(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i + 1 < size; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = 0;
+}
+
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; out && i < d->n_bad_profiles; i++) {
+		const struct dbadprofile *b = &d->bad_profiles[i];
+		char file[sizeof(b->file)], path[PATH_MAX], line[PATH_MAX + 256];
+
+		printable_copy(file, sizeof(file), b->file);
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, file);
+		snprintf(line, sizeof(line), "%s:%u:%u: %s", path, b->diag.line, b->diag.column, b->diag.message);
+		json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:s, s:s}", "file", path, "line",
+						     (json_int_t)b->diag.line, "column", (json_int_t)b->diag.column,
+						     "error", b->diag.message, "message", line));
+	}
+	/* More than were kept: say how many, not which. */
+	if (out && d->n_bad_profiles_total > d->n_bad_profiles)
+		json_array_append_new(out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total -
+										   d->n_bad_profiles)));
+	return out;
+}
+
 json_t *cordon_daemon_capabilities(struct cordon_daemon *d)
 {
 	return d->capabilities ? json_incref(d->capabilities) : json_object();
@@ -563,8 +605,9 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 	}
 	cordon_db_get_counters(d->db, &cnt);
 	(void)ledger_audit_state(d->db, &last_seq, &last_cp, &cp_time);
-	return json_pack("{s:s, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
-			 cordon_daemon_health(d), "capabilities", cordon_daemon_capabilities(d), "broker_sandbox",
+	return json_pack("{s:s, s:o, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
+			 cordon_daemon_health(d), "profiles_failed", cordon_daemon_profile_errors(d), "capabilities",
+			 cordon_daemon_capabilities(d), "broker_sandbox",
 			 d->self_sandbox, "connectors", conns, "database", "path", d->db_path, "transactions_committed",
 			 (json_int_t)cnt.transactions_committed, "transactions_rolled_back",
 			 (json_int_t)cnt.transactions_rolled_back, "audit", "last_seq", (json_int_t)last_seq,
@@ -739,9 +782,21 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	uint64_t deadline;
 	int r;
 
-	if (!c)
+	if (!c) {
+		/* A file that is there but did not load: its error, not "no
+		 * such profile" (cordond loads profiles once, at start-up). */
+		for (size_t i = 0; i < d->n_bad_profiles; i++) {
+			const struct dbadprofile *b = &d->bad_profiles[i];
+			size_t n = strlen(connector);
+
+			if (strncmp(b->file, connector, n) == 0 && strcmp(b->file + n, ".yaml") == 0)
+				return cordon_diag_set(diag, b->diag.error ? b->diag.error : EINVAL, "profile",
+						       "%s:%u:%u: %s", b->file, b->diag.line, b->diag.column,
+						       b->diag.message);
+		}
 		return cordon_diag_set(diag, ENOENT, "connector", "no profile '%s.yaml' in %s", connector,
 				       d->cfg.profiles_dir);
+	}
 	r = cordon_connector_install(d->db, &sys, c->profile);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot install %s: %s", connector,

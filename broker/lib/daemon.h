@@ -36,7 +36,14 @@ const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, cons
 /* "ok" | "degraded" | "failing". */
 const char *cordon_daemon_health(struct cordon_daemon *d);
 
-/* New reference: {"status", "capabilities": <the launcher's probe report>,
+/* New reference: the profiles that failed to load at start-up (health is
+ * degraded while there is one): [{"file": path, "line", "column", "error":
+ * the loader's message, "message": "path:line:col: error"}], plus
+ * {"more": N} when more failed than are kept. [] when none. */
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d);
+
+/* New reference: {"status", "profiles_failed": <cordon_daemon_profile_errors()>,
+ * "capabilities": <the launcher's probe report>,
  * "connectors": [{"id", "state", "instances": [{"instance", "session",
  * "report": <enforcement report>}]}], "database": {...}, "audit": {"last_seq",
  * "last_checkpoint_age_seconds", "unsigned_tail", "append_failures"}}. */

@@ -81,7 +81,8 @@ static inline void rcd_write(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* profiles/<id>.yaml: evil-connector in `mode`, its one tool `append`
+/* profiles/<id>.yaml: evil-connector in `mode` (a YAML flow-sequence
+ * tail: "fork-stay", or "append, /data/out.txt"), its one tool `append`
  * granted at tier read (no approval), instances shared or per-session,
  * with memory and pids limits (so the instance has a directory in those v1
  * hierarchies too on a hybrid host). */

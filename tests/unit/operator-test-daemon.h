@@ -114,6 +114,12 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 	return d->health;
 }
 
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
+{
+	(void)d;
+	return json_array();
+}
+
 json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 {
 	return json_pack("{s:s, s:O, s:[{s:s, s:s, s:[]}], s:{s:s}, s:{s:i, s:n, s:i, s:i}}", "status", d->health,
