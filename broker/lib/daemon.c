@@ -774,6 +774,17 @@ void cordon_daemon_helper_lost(struct cordon_daemon *d, const struct cordon_diag
 	workers_kill_all(d);
 }
 
+/* A connectors.add that failed after the install committed: uninstall
+ * again (grant, partial inventory), so nothing is left half-installed and
+ * the same add can simply be retried. Returns r. */
+static int add_undo(struct cordon_daemon *d, const char *connector, int r)
+{
+	if (ledger_connector_remove(d->db, connector) < 0)
+		log_warning("connector %s: undoing the failed install: %s", connector, cordon_db_last_error(d->db));
+	daemon_surface_changed(d, connector);
+	return r;
+}
+
 int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
@@ -805,7 +816,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	 * every advertised tool is recorded pending_review. */
 	r = worker_launch(d, c, NULL, true, &w, diag);
 	if (r < 0)
-		return r;
+		return add_undo(d, connector, r);
 	deadline = cordon_loop_now_ms() + 20000;
 	while (cordon_loop_now_ms() < deadline) {
 		bool alive = false;
@@ -814,8 +825,9 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 			if (x == w)
 				alive = true;
 		if (!alive)
-			return cordon_diag_set(diag, EIO, "connector", "%s exited before listing its tools: %s",
-					       connector, c->last_error);
+			return add_undo(d, connector,
+					cordon_diag_set(diag, EIO, "connector", "%s exited before listing its tools: %s",
+							connector, c->last_error));
 		if (w->inventory_synced) {
 			worker_kill(w, "inventory taken");
 			return 0;
@@ -823,7 +835,8 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 		(void)cordon_loop_run_once(d->loop, 100);
 	}
 	worker_kill(w, "inventory timed out");
-	return cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector);
+	return add_undo(d, connector,
+			cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
 }
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)

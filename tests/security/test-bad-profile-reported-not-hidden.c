@@ -9,7 +9,10 @@
  *  - `cordonctl connectors add NAME` of the broken profile exits 1 and
  *    prints the loader's error (file:line:col and message), not "no
  *    profile" (which stays the answer for a file that does not exist), and
- *    installs nothing.
+ *    installs nothing;
+ *  - a profile that loads but whose connector cannot start: `connectors
+ *    add` fails and leaves nothing installed, so a retry fails the same way
+ *    (not "already installed").
  * History: the file was skipped at start-up with one log line while
  * /health said ok and `connectors add` said the file did not exist.
  * The real cordond binary as root with the real launcher helper. */
@@ -178,11 +181,56 @@ static void test_good_profiles_only_name_nothing(void **state)
 	json_decref(h);
 }
 
+/* A profile that loads but whose connector cannot start: connectors add
+ * fails and leaves nothing installed (no grant, no inventory), so the same
+ * add fails the same way again instead of "already installed". */
+static void test_failed_add_installs_nothing(void **state)
+{
+	char *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL;
+	json_t *st, *list, *e;
+	size_t i;
+
+	(void)state;
+	rcd_setup(&C, "sec-failedadd");
+	/* The helpers directory has no such program. */
+	rcd_evil_profile(&C, "nostart", "hang", "shared");
+	{
+		char path[700], cmd[1600];
+
+		snprintf(path, sizeof(path), "%s/nostart.yaml", C.profiles);
+		snprintf(cmd, sizeof(cmd), "sed -i 's|/opt/cordon-test/evil-connector|/opt/cordon-test/no-such-program|' %s",
+			 path);
+		assert_int_equal(system(cmd), 0);
+	}
+	rcd_start(&C);
+	assert_int_equal(rcd_ctl(&C, &out1, &err1, "connectors", "add", "nostart", (char *)NULL), 1);
+	printf("  connectors add nostart: %s", err1);
+	assert_string_equal(out1, "");
+	assert_string_equal(err1, "cordonctl: not-found: connector \"nostart\": execve /opt/cordon-test/no-such-program\n");
+	st = rcd_ctl_json(&C, "status", NULL, NULL);
+	assert_int_equal(json_integer_value(json_object_get(st, "connectors")), 0);
+	json_decref(st);
+	list = rcd_ctl_json(&C, "connectors", "list", NULL);
+	json_array_foreach(list, i, e) if (!strcmp(json_string_value(json_object_get(e, "id")), "nostart"))
+	    assert_false(json_is_true(json_object_get(e, "installed")));
+	json_decref(list);
+	assert_int_not_equal(rcd_ctl(&C, NULL, NULL, "grants", "show", "nostart", (char *)NULL), 0);
+	/* Retried: the same failure, not "already installed". */
+	assert_int_equal(rcd_ctl(&C, &out2, &err2, "connectors", "add", "nostart", (char *)NULL), 1);
+	assert_string_equal(out2, "");
+	assert_string_equal(err2, err1);
+	free(out1);
+	free(err1);
+	free(out2);
+	free(err2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_bad_profile_reported_not_hidden, teardown),
 	    cmocka_unit_test_teardown(test_good_profiles_only_name_nothing, teardown),
+	    cmocka_unit_test_teardown(test_failed_add_installs_nothing, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
