@@ -189,6 +189,21 @@ static inline int rcd_stop(struct rcd *c)
 	return st;
 }
 
+/* Stops cordond and asserts a clean exit (0 after SIGTERM: no crash, and
+ * under a sanitizer no report). */
+static inline void rcd_stop_clean(struct rcd *c)
+{
+	int st = rcd_stop(c);
+
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char cmd[900];
+
+		snprintf(cmd, sizeof(cmd), "tail -n 40 %s >&2", c->logfile);
+		(void)!system(cmd);
+		fail_msg("cordond did not exit cleanly: status 0x%x", (unsigned)st);
+	}
+}
+
 static inline void rcd_teardown(struct rcd *c, bool show_log)
 {
 	(void)rcd_stop(c);

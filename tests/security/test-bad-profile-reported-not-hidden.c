@@ -155,6 +155,7 @@ static void test_bad_profile_reported_not_hidden(void **state)
 		json_array_foreach(list, i, e) assert_string_equal(json_string_value(json_object_get(e, "id")), "good");
 		json_decref(list);
 	}
+	rcd_stop_clean(&C);
 }
 
 /* Without the broken file, /health names no profile. */
@@ -179,6 +180,7 @@ static void test_good_profiles_only_name_nothing(void **state)
 	assert_int_equal(json_array_size(json_object_get(h, "profiles_failed")), 0);
 	assert_true(json_is_array(json_object_get(h, "profiles_failed")));
 	json_decref(h);
+	rcd_stop_clean(&C);
 }
 
 /* A profile that loads but whose connector cannot start: connectors add
@@ -223,6 +225,7 @@ static void test_failed_add_installs_nothing(void **state)
 	free(err1);
 	free(out2);
 	free(err2);
+	rcd_stop_clean(&C);
 }
 
 int main(void)

@@ -354,6 +354,7 @@ static void test_revoke_all_ends_every_instance(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
 	json_decref(r);
 	mcp_peer_disconnect(&p);
+	rcd_stop_clean(&C);
 }
 
 static void test_removing_last_grant_ends_instances(void **state)
@@ -372,6 +373,7 @@ static void test_removing_last_grant_ends_instances(void **state)
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "set", "evilps", "", (char *)NULL), 0);
 	assert_ended(&ps);
 	mcp_peer_disconnect(&p);
+	rcd_stop_clean(&C);
 }
 
 int main(void)
