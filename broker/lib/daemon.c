@@ -574,8 +574,8 @@ json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
 	}
 	/* More than were kept: say how many, not which. */
 	if (out && d->n_bad_profiles_total > d->n_bad_profiles)
-		json_array_append_new(out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total -
-										   d->n_bad_profiles)));
+		json_array_append_new(
+		    out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total - d->n_bad_profiles)));
 	return out;
 }
 
@@ -607,8 +607,8 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 	(void)ledger_audit_state(d->db, &last_seq, &last_cp, &cp_time);
 	return json_pack("{s:s, s:o, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
 			 cordon_daemon_health(d), "profiles_failed", cordon_daemon_profile_errors(d), "capabilities",
-			 cordon_daemon_capabilities(d), "broker_sandbox",
-			 d->self_sandbox, "connectors", conns, "database", "path", d->db_path, "transactions_committed",
+			 cordon_daemon_capabilities(d), "broker_sandbox", d->self_sandbox, "connectors", conns,
+			 "database", "path", d->db_path, "transactions_committed",
 			 (json_int_t)cnt.transactions_committed, "transactions_rolled_back",
 			 (json_int_t)cnt.transactions_rolled_back, "audit", "last_seq", (json_int_t)last_seq,
 			 "last_checkpoint_age_seconds",
@@ -826,8 +826,9 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 				alive = true;
 		if (!alive)
 			return add_undo(d, connector,
-					cordon_diag_set(diag, EIO, "connector", "%s exited before listing its tools: %s",
-							connector, c->last_error));
+					cordon_diag_set(diag, EIO, "connector",
+							"%s exited before listing its tools: %s", connector,
+							c->last_error));
 		if (w->inventory_synced) {
 			worker_kill(w, "inventory taken");
 			return 0;
@@ -835,8 +836,9 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 		(void)cordon_loop_run_once(d->loop, 100);
 	}
 	worker_kill(w, "inventory timed out");
-	return add_undo(d, connector,
-			cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
+	return add_undo(
+	    d, connector,
+	    cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
 }
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)

@@ -200,15 +200,16 @@ static void test_failed_add_installs_nothing(void **state)
 		char path[700], cmd[1600];
 
 		snprintf(path, sizeof(path), "%s/nostart.yaml", C.profiles);
-		snprintf(cmd, sizeof(cmd), "sed -i 's|/opt/cordon-test/evil-connector|/opt/cordon-test/no-such-program|' %s",
-			 path);
+		snprintf(cmd, sizeof(cmd),
+			 "sed -i 's|/opt/cordon-test/evil-connector|/opt/cordon-test/no-such-program|' %s", path);
 		assert_int_equal(system(cmd), 0);
 	}
 	rcd_start(&C);
 	assert_int_equal(rcd_ctl(&C, &out1, &err1, "connectors", "add", "nostart", (char *)NULL), 1);
 	printf("  connectors add nostart: %s", err1);
 	assert_string_equal(out1, "");
-	assert_string_equal(err1, "cordonctl: not-found: connector \"nostart\": execve /opt/cordon-test/no-such-program\n");
+	assert_string_equal(err1,
+			    "cordonctl: not-found: connector \"nostart\": execve /opt/cordon-test/no-such-program\n");
 	st = rcd_ctl_json(&C, "status", NULL, NULL);
 	assert_int_equal(json_integer_value(json_object_get(st, "connectors")), 0);
 	json_decref(st);

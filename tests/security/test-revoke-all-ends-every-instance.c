@@ -213,9 +213,10 @@ static size_t detail_instances(const char *connector, json_t **ret)
 
 	assert_int_equal(status, 200);
 	assert_non_null(d);
-	json_array_foreach(json_object_get(d, "connectors"), i, c) if (!strcmp(
-	    json_string_value(json_object_get(c, "id")), connector))
+	json_array_foreach(json_object_get(d, "connectors"), i, c)
 	{
+		if (strcmp(json_string_value(json_object_get(c, "id")), connector) != 0)
+			continue;
 		n = json_array_size(json_object_get(c, "instances"));
 		if (ret)
 			*ret = json_incref(json_object_get(c, "instances"));
@@ -245,8 +246,7 @@ static void start_and_note(struct mcp_peer *p, const char *connector, bool per_s
 	assert_int_equal(detail_instances(connector, &insts), 1);
 	assert_int_equal(json_is_string(json_object_get(json_array_get(insts, 0), "session")), per_session);
 	rep = json_object_get(json_array_get(insts, 0), "report");
-	path = json_string_value(
-	    json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
+	path = json_string_value(json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
 	if (!path)
 		cordon_test_skip("the instance has no cgroup2 directory (no cgroup2 hierarchy)");
 	snprintf(in->v2path, sizeof(in->v2path), "%s", path);
