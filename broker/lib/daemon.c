@@ -660,6 +660,7 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 	fprintf(f, "# TYPE cordon_sessions gauge\ncordon_sessions %u\n", sessions);
 	fprintf(f, "# TYPE cordon_sessions_refused_total counter\ncordon_sessions_refused_total %llu\n",
 		(unsigned long long)d->m.sessions_refused);
+	fprintf(f, "# TYPE cordon_profiles_failed gauge\ncordon_profiles_failed %zu\n", d->n_bad_profiles_total);
 	return ferror(f) ? -EIO : 0;
 }
 

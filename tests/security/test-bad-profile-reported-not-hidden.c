@@ -110,6 +110,22 @@ static void test_bad_profile_reported_not_hidden(void **state)
 	json_decref(detail);
 	json_decref(h);
 
+	/* /metrics counts it. */
+	{
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		const char *req = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+		char *m;
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", C.httpsock);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		m = rcd_slurp(fd);
+		close(fd);
+		assert_non_null(strstr(m, "\n# TYPE cordon_profiles_failed gauge\ncordon_profiles_failed 1\n"));
+		free(m);
+	}
+
 	/* cordonctl status. */
 	assert_int_equal(rcd_ctl(&C, &out, &err, "status", (char *)NULL), 0);
 	snprintf(want, sizeof(want), "health:               degraded\nprofile not loaded:   %s\n", line);
