@@ -11,15 +11,16 @@
  * cgroups. Two connectors run tests/helpers/evil-connector in mode
  * fork-stay: on each call it forks a grandchild that detaches (setsid,
  * double fork, SIGTERM/SIGHUP/SIGINT ignored) and keeps serving. `evil` is
- * shared, `evilps` per-session. One session calls both, so each instance
- * holds its connector and a detached grandchild. The test notes, on the
+ * shared, `evilps` per-session. One session calls both and a second session
+ * calls evilps, so three instances each hold their connector and a detached
+ * grandchild. The test notes, on the
  * host: every pid in the instance's cgroup (the grandchild found by its
  * namespace pid and its ignored SIGTERM), and the instance's directory in
  * every hierarchy (from /proc/PID/cgroup of its processes, mapped through
  * the cgroup mounts; the cgroup2 one must equal the path the enforcement
  * report in /health/detail gives).
  *
- *  - revoke-all: exit 0, "ended 2 connector instances"; then (polled, 10 s)
+ *  - revoke-all: exit 0, "ended 3 connector instances"; then (polled, 10 s)
  *    every pid is gone (kill(pid, 0) == -1, ESRCH) and every directory is
  *    gone (stat == -1, ENOENT), and /health/detail lists no instance.
  *  - grants: `grants remove evil append` (evil's last tool) ends evil's
@@ -226,13 +227,16 @@ static size_t detail_instances(const char *connector, json_t **ret)
 }
 
 /* Calls connector__append (which forks the detached grandchild) and notes
- * the instance's processes and directories. */
-static void start_and_note(struct mcp_peer *p, const char *connector, bool per_session, struct inst *in)
+ * the instance's processes and directories. other: an instance of the same
+ * connector noted before (another session's), or NULL. */
+static void start_and_note(struct mcp_peer *p, const char *connector, bool per_session, const struct inst *other,
+			   struct inst *in)
 {
 	char tool[64];
-	json_t *r, *insts = NULL, *rep;
+	json_t *r, *insts = NULL, *rep = NULL, *x;
 	int gc_ns;
-	const char *path;
+	const char *path = NULL;
+	size_t k;
 
 	memset(in, 0, sizeof(*in));
 	snprintf(in->connector, sizeof(in->connector), "%s", connector);
@@ -243,12 +247,21 @@ static void start_and_note(struct mcp_peer *p, const char *connector, bool per_s
 	json_decref(r);
 	assert_true(gc_ns > 1);
 
-	assert_int_equal(detail_instances(connector, &insts), 1);
-	assert_int_equal(json_is_string(json_object_get(json_array_get(insts, 0), "session")), per_session);
-	rep = json_object_get(json_array_get(insts, 0), "report");
-	path = json_string_value(json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
-	if (!path)
-		cordon_test_skip("the instance has no cgroup2 directory (no cgroup2 hierarchy)");
+	assert_int_equal(detail_instances(connector, &insts), other ? 2 : 1);
+	json_array_foreach(insts, k, x)
+	{
+		const char *xp;
+
+		rep = json_object_get(x, "report");
+		xp = json_string_value(
+		    json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
+		if (!xp)
+			cordon_test_skip("the instance has no cgroup2 directory (no cgroup2 hierarchy)");
+		assert_int_equal(json_is_string(json_object_get(x, "session")), per_session);
+		if (!other || strcmp(xp, other->v2path) != 0)
+			path = xp;
+	}
+	assert_non_null(path);
 	snprintf(in->v2path, sizeof(in->v2path), "%s", path);
 	json_decref(insts);
 
@@ -326,27 +339,31 @@ static void start_two(struct mcp_peer *p, struct inst *shared, struct inst *ps)
 	rcd_install(&C, "evil");
 	rcd_install(&C, "evilps");
 	rcd_session(&C, p);
-	start_and_note(p, "evil", false, shared);
-	start_and_note(p, "evilps", true, ps);
+	start_and_note(p, "evil", false, NULL, shared);
+	start_and_note(p, "evilps", true, NULL, ps);
 }
 
 static void test_revoke_all_ends_every_instance(void **state)
 {
-	struct mcp_peer p;
-	struct inst shared, ps;
+	struct mcp_peer p, q;
+	struct inst shared, ps, ps2;
 	char *out = NULL, *err = NULL;
 	json_t *r;
 
 	(void)state;
 	start_two(&p, &shared, &ps);
+	/* A second session: its own per-session instance of evilps. */
+	rcd_session(&C, &q);
+	start_and_note(&q, "evilps", true, &ps, &ps2);
 
 	assert_int_equal(rcd_ctl(&C, &out, &err, "revoke-all", "--yes", (char *)NULL), 0);
 	printf("  cordonctl revoke-all --yes: %s", out);
-	assert_string_equal(out, "revoked: 2 grants, 0 approvals, 0 delegations; ended 2 connector instances\n");
+	assert_string_equal(out, "revoked: 2 grants, 0 approvals, 0 delegations; ended 3 connector instances\n");
 	free(out);
 	free(err);
 	assert_ended(&shared);
 	assert_ended(&ps);
+	assert_ended(&ps2);
 
 	/* The session is still served; the connectors' tools are gone. */
 	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "evil__append", "arguments"), 10000);
@@ -354,6 +371,7 @@ static void test_revoke_all_ends_every_instance(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
 	json_decref(r);
 	mcp_peer_disconnect(&p);
+	mcp_peer_disconnect(&q);
 	rcd_stop_clean(&C);
 }
 
