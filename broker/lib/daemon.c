@@ -5,7 +5,8 @@
  * Start-up, in this order (see daemon-privs.c for the why of each privilege
  * phase):
  *   1. load the profiles (and credential values, only to scrub them from
- *      connector stderr) while the files are still readable;
+ *      connector stderr) while the files are still readable; a file that
+ *      fails is kept with its error (health degraded, named);
  *   2. start the launcher helper — it keeps the privileges connectors need;
  *   3. create the state/runtime directories and bind the sockets;
  *   4. drop to the run user, clear every capability, no_new_privs;
