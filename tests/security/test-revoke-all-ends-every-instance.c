@@ -13,12 +13,12 @@
  * double fork, SIGTERM/SIGHUP/SIGINT ignored) and keeps serving. `evil` is
  * shared, `evilps` per-session. One session calls both and a second session
  * calls evilps, so three instances each hold their connector and a detached
- * grandchild. The test notes, on the
- * host: every pid in the instance's cgroup (the grandchild found by its
- * namespace pid and its ignored SIGTERM), and the instance's directory in
- * every hierarchy (from /proc/PID/cgroup of its processes, mapped through
- * the cgroup mounts; the cgroup2 one must equal the path the enforcement
- * report in /health/detail gives).
+ * grandchild. The test notes, on the host: every pid in the instance's
+ * cgroup (the grandchild found by its namespace pid and its ignored
+ * SIGTERM), and the instance's directory in every hierarchy (from
+ * /proc/PID/cgroup of its processes, mapped through the cgroup mounts; the
+ * cgroup2 one must equal the path the enforcement report in /health/detail
+ * gives).
  *
  *  - revoke-all: exit 0, "ended 3 connector instances"; then (polled, 10 s)
  *    every pid is gone (kill(pid, 0) == -1, ESRCH) and every directory is
