@@ -94,9 +94,19 @@ static void print_json(const json_t *v)
 static void render_status(const struct opts *o, const json_t *r)
 {
 	const json_t *a = json_object_get(r, "audit");
+	const json_t *bad = json_object_get(r, "profiles_failed"), *b;
+	size_t i;
 
 	(void)o;
 	printf("health:               %s\n", str(r, "health"));
+	/* Profiles cordond could not load: named with the loader's error. */
+	json_array_foreach(bad, i, b)
+	{
+		if (json_object_get(b, "more"))
+			printf("profile not loaded:   and %lld more (see the log)\n", num(b, "more"));
+		else
+			printf("profile not loaded:   %s\n", str(b, "message"));
+	}
 	printf("connectors:           %lld\n", num(r, "connectors"));
 	printf("approvals pending:    %lld\n", num(r, "approvals_pending"));
 	printf("delegations pending:  %lld\n", num(r, "delegations_pending"));
@@ -363,8 +373,9 @@ static void render_verify(const struct opts *o, const json_t *r)
 static void render_revoke_all(const struct opts *o, const json_t *r)
 {
 	(void)o;
-	printf("revoked: %lld grants, %lld approvals, %lld delegations\n", num(r, "grants"), num(r, "approvals"),
-	       num(r, "delegations"));
+	printf("revoked: %lld grants, %lld approvals, %lld delegations; ended %lld connector instance%s\n",
+	       num(r, "grants"), num(r, "approvals"), num(r, "delegations"), num(r, "instances"),
+	       num(r, "instances") == 1 ? "" : "s");
 }
 
 /* ---- request builders ---- */
@@ -555,7 +566,8 @@ static const struct command commands[] = {
 	  "verifier key to trust (\"name+id+base64\"); default: the daemon's own.",
 	  0, 0, true, build_verify, render_verify },
 	{ "revoke-all", NULL, "revoke-all", "revoke-all --yes",
-	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction.",
+	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction;\n"
+	  "then ends every running connector instance (shared and per-session, with every process in its cgroup).",
 	  0, 0, false, build_none, render_revoke_all },
 	{ NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL },
 };
@@ -910,7 +922,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(c->op, "revoke-all") == 0 && !o.yes) {
-		fprintf(stderr, "cordonctl: revoke-all empties every grant and ends every approval and delegation;\n"
+		fprintf(stderr, "cordonctl: revoke-all empties every grant, ends every approval and delegation and\n"
+				"           stops every connector instance;\n"
 				"           run it again with --yes to confirm\n");
 		return EXIT_USAGE;
 	}

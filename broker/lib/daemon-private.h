@@ -205,6 +205,16 @@ struct daemon_metrics {
 	uint64_t sessions_total, sessions_refused, gateway_errors;
 };
 
+/* A file in the profiles directory that failed to load at start-up: it is
+ * not served, health is degraded while it is listed, and connectors.add of
+ * its id prints the loader's error. At most DAEMON_BAD_PROFILES_MAX are
+ * kept; n_bad_profiles_total counts them all. */
+#define DAEMON_BAD_PROFILES_MAX 32u
+struct dbadprofile {
+	char file[256]; /* the name in the profiles directory */
+	struct cordon_diag diag;
+};
+
 struct cordon_daemon {
 	struct cordon_daemon_config cfg;
 	struct cordon_loop *loop;
@@ -215,6 +225,8 @@ struct cordon_daemon {
 	json_t *capabilities;
 	struct dconn *conns;
 	size_t n_conns;
+	struct dbadprofile bad_profiles[DAEMON_BAD_PROFILES_MAX];
+	size_t n_bad_profiles, n_bad_profiles_total;
 	struct dsession *sessions;
 	unsigned n_sessions;
 	struct dworker *workers; /* every live worker */

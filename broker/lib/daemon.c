@@ -5,7 +5,8 @@
  * Start-up, in this order (see daemon-privs.c for the why of each privilege
  * phase):
  *   1. load the profiles (and credential values, only to scrub them from
- *      connector stderr) while the files are still readable;
+ *      connector stderr) while the files are still readable; a file that
+ *      fails is kept with its error (health degraded, named);
  *   2. start the launcher helper — it keeps the privileges connectors need;
  *   3. create the state/runtime directories and bind the sockets;
  *   4. drop to the run user, clear every capability, no_new_privs;
@@ -131,9 +132,17 @@ static int load_profiles(struct cordon_daemon *d, struct cordon_diag *diag)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, de->d_name);
 		if (cordon_profile_load(path, &p, &pd) < 0) {
-			/* One bad profile does not take the others down; it is
-			 * simply not available. */
+			/* One bad profile does not take the others down, but it
+			 * is not hidden either: health is degraded and names it,
+			 * and connectors.add of its id prints this error. */
 			log_warning("profile %s:%u:%u: %s", path, pd.line, pd.column, pd.message);
+			if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
+				struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
+
+				snprintf(b->file, sizeof(b->file), "%s", de->d_name);
+				b->diag = pd;
+			}
+			d->n_bad_profiles_total++;
 			continue;
 		}
 		nc = realloc(d->conns, (d->n_conns + 1) * sizeof(*d->conns));
@@ -496,6 +505,8 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 			return "failing";
 	if (json_is_true(json_object_get(d->capabilities, "degraded")))
 		degraded = true;
+	if (d->n_bad_profiles_total > 0)
+		degraded = true;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (json_is_true(json_object_get(w->report, "degraded")))
 			degraded = true;
@@ -537,6 +548,38 @@ json_t *cordon_daemon_connectors(struct cordon_daemon *d)
 	return out;
 }
 
+/* Printable copy of untrusted text (a file name from the directory). */
+static void printable_copy(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i + 1 < size; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = 0;
+}
+
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; out && i < d->n_bad_profiles; i++) {
+		const struct dbadprofile *b = &d->bad_profiles[i];
+		char file[sizeof(b->file)], path[PATH_MAX], line[PATH_MAX + 256];
+
+		printable_copy(file, sizeof(file), b->file);
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, file);
+		snprintf(line, sizeof(line), "%s:%u:%u: %s", path, b->diag.line, b->diag.column, b->diag.message);
+		json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:s, s:s}", "file", path, "line",
+						     (json_int_t)b->diag.line, "column", (json_int_t)b->diag.column,
+						     "error", b->diag.message, "message", line));
+	}
+	/* More than were kept: say how many, not which. */
+	if (out && d->n_bad_profiles_total > d->n_bad_profiles)
+		json_array_append_new(
+		    out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total - d->n_bad_profiles)));
+	return out;
+}
+
 json_t *cordon_daemon_capabilities(struct cordon_daemon *d)
 {
 	return d->capabilities ? json_incref(d->capabilities) : json_object();
@@ -563,9 +606,10 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 	}
 	cordon_db_get_counters(d->db, &cnt);
 	(void)ledger_audit_state(d->db, &last_seq, &last_cp, &cp_time);
-	return json_pack("{s:s, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
-			 cordon_daemon_health(d), "capabilities", cordon_daemon_capabilities(d), "broker_sandbox",
-			 d->self_sandbox, "connectors", conns, "database", "path", d->db_path, "transactions_committed",
+	return json_pack("{s:s, s:o, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
+			 cordon_daemon_health(d), "profiles_failed", cordon_daemon_profile_errors(d), "capabilities",
+			 cordon_daemon_capabilities(d), "broker_sandbox", d->self_sandbox, "connectors", conns,
+			 "database", "path", d->db_path, "transactions_committed",
 			 (json_int_t)cnt.transactions_committed, "transactions_rolled_back",
 			 (json_int_t)cnt.transactions_rolled_back, "audit", "last_seq", (json_int_t)last_seq,
 			 "last_checkpoint_age_seconds",
@@ -617,6 +661,7 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 	fprintf(f, "# TYPE cordon_sessions gauge\ncordon_sessions %u\n", sessions);
 	fprintf(f, "# TYPE cordon_sessions_refused_total counter\ncordon_sessions_refused_total %llu\n",
 		(unsigned long long)d->m.sessions_refused);
+	fprintf(f, "# TYPE cordon_profiles_failed gauge\ncordon_profiles_failed %zu\n", d->n_bad_profiles_total);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -625,9 +670,59 @@ void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approva
 	call_approval_decided(d, approval_id);
 }
 
+/* Ends every instance of connector c (NULL: of every connector), shared and
+ * per-session; returns how many. The launcher helper kills each instance's
+ * whole cgroup (cgroup.kill, or freeze and SIGKILL every pid) and removes
+ * it in every hierarchy, so processes a connector detached from itself
+ * (setsid, double fork, SIGTERM ignored) end with it. */
+static unsigned end_instances(struct cordon_daemon *d, const struct dconn *c, const char *why)
+{
+	unsigned n = 0;
+
+	for (struct dworker *w = d->workers; w;) {
+		if (c && w->conn != c) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, why);
+		n++;
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
+	}
+	return n;
+}
+
+/* Whether an installed connector can still serve a session: a tool in its
+ * grant, or resources or prompts its profile passes through. An unreadable
+ * grant counts as empty (the instance ends; the next call starts it again
+ * if it may). */
+static bool conn_can_serve(struct cordon_daemon *d, const struct dconn *c)
+{
+	char **grant = NULL;
+	size_t n = 0;
+
+	if (c->profile->resources_read || c->profile->prompts_read)
+		return true;
+	if (cordon_grants_list(d->db, c->id, &grant, &n) < 0)
+		return false;
+	cordon_strv_free(grant);
+	return n > 0;
+}
+
 void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector)
 {
 	daemon_surface_changed(d, connector);
+	/* A connector whose last granted tool was removed keeps nothing to do
+	 * for anyone: its instances (and whatever they left running, holding
+	 * their roots, credentials and network) end now rather than idle. */
+	for (size_t i = 0; i < d->n_conns; i++) {
+		struct dconn *c = &d->conns[i];
+
+		if ((!connector || !strcmp(c->id, connector)) && !conn_can_serve(d, c))
+			(void)end_instances(d, c, "no tool of it is granted any more");
+	}
 	session_notify_all_list_changed(d);
 }
 
@@ -651,13 +746,21 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 	}
 }
 
-void cordon_daemon_revoked_all(struct cordon_daemon *d)
+unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 {
+	unsigned n;
+
 	daemon_surface_changed(d, NULL);
-	/* Waiting calls see their approvals revoked at the next tick; the
-	 * surface is now empty. */
+	/* Every instance of every connector ends, shared and per-session, with
+	 * or without a delegated root: whatever a connector started under the
+	 * authority now revoked (a detached grandchild, say) must not outlive
+	 * it. Their in-flight and queued calls fail; calls waiting for an
+	 * approval see it revoked at the next tick. The next granted call
+	 * starts a fresh instance. */
+	n = end_instances(d, NULL, "revoke-all");
+	/* The surface is now empty. */
 	session_notify_all_list_changed(d);
-	cordon_daemon_delegations_changed(d, NULL);
+	return n;
 }
 
 void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status,
@@ -673,6 +776,17 @@ void cordon_daemon_helper_lost(struct cordon_daemon *d, const struct cordon_diag
 	workers_kill_all(d);
 }
 
+/* A connectors.add that failed after the install committed: uninstall
+ * again (grant, partial inventory), so nothing is left half-installed and
+ * the same add can simply be retried. Returns r. */
+static int add_undo(struct cordon_daemon *d, const char *connector, int r)
+{
+	if (ledger_connector_remove(d->db, connector) < 0)
+		log_warning("connector %s: undoing the failed install: %s", connector, cordon_db_last_error(d->db));
+	daemon_surface_changed(d, connector);
+	return r;
+}
+
 int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
@@ -681,9 +795,21 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	uint64_t deadline;
 	int r;
 
-	if (!c)
+	if (!c) {
+		/* A file that is there but did not load: its error, not "no
+		 * such profile" (cordond loads profiles once, at start-up). */
+		for (size_t i = 0; i < d->n_bad_profiles; i++) {
+			const struct dbadprofile *b = &d->bad_profiles[i];
+			size_t n = strlen(connector);
+
+			if (strncmp(b->file, connector, n) == 0 && strcmp(b->file + n, ".yaml") == 0)
+				return cordon_diag_set(diag, b->diag.error ? b->diag.error : EINVAL, "profile",
+						       "%s:%u:%u: %s", b->file, b->diag.line, b->diag.column,
+						       b->diag.message);
+		}
 		return cordon_diag_set(diag, ENOENT, "connector", "no profile '%s.yaml' in %s", connector,
 				       d->cfg.profiles_dir);
+	}
 	r = cordon_connector_install(d->db, &sys, c->profile);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot install %s: %s", connector,
@@ -692,7 +818,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	 * every advertised tool is recorded pending_review. */
 	r = worker_launch(d, c, NULL, true, &w, diag);
 	if (r < 0)
-		return r;
+		return add_undo(d, connector, r);
 	deadline = cordon_loop_now_ms() + 20000;
 	while (cordon_loop_now_ms() < deadline) {
 		bool alive = false;
@@ -701,8 +827,10 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 			if (x == w)
 				alive = true;
 		if (!alive)
-			return cordon_diag_set(diag, EIO, "connector", "%s exited before listing its tools: %s",
-					       connector, c->last_error);
+			return add_undo(d, connector,
+					cordon_diag_set(diag, EIO, "connector",
+							"%s exited before listing its tools: %s", connector,
+							c->last_error));
 		if (w->inventory_synced) {
 			worker_kill(w, "inventory taken");
 			return 0;
@@ -710,7 +838,9 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 		(void)cordon_loop_run_once(d->loop, 100);
 	}
 	worker_kill(w, "inventory timed out");
-	return cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector);
+	return add_undo(
+	    d, connector,
+	    cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
 }
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)
@@ -742,17 +872,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
-	for (struct dworker *w = d->workers; w;) {
-		if (w->conn != c) {
-			w = w->next;
-			continue;
-		}
-		worker_kill(w, "connector removed");
-		/* The kill fails that instance's calls, and their callbacks may
-		 * end other instances too, so a `next` saved before it can dangle:
-		 * rescan from the head (the dead one is already unlinked). */
-		w = d->workers;
-	}
+	(void)end_instances(d, c, "connector removed");
 	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d);
 	return 0;
@@ -764,17 +884,7 @@ int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connect
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
-	for (struct dworker *w = d->workers; w;) {
-		if (w->conn != c) {
-			w = w->next;
-			continue;
-		}
-		worker_kill(w, "restarted by an operator");
-		/* The kill fails that instance's calls, and their callbacks may
-		 * end other instances too, so a `next` saved before it can dangle:
-		 * rescan from the head (the dead one is already unlinked). */
-		w = d->workers;
-	}
+	(void)end_instances(d, c, "restarted by an operator");
 	c->restarts++;
 	c->failing = false;
 	c->crashes = 0;

@@ -36,7 +36,14 @@ const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, cons
 /* "ok" | "degraded" | "failing". */
 const char *cordon_daemon_health(struct cordon_daemon *d);
 
-/* New reference: {"status", "capabilities": <the launcher's probe report>,
+/* New reference: the profiles that failed to load at start-up (health is
+ * degraded while there is one): [{"file": path, "line", "column", "error":
+ * the loader's message, "message": "path:line:col: error"}], plus
+ * {"more": N} when more failed than are kept. [] when none. */
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d);
+
+/* New reference: {"status", "profiles_failed": <cordon_daemon_profile_errors()>,
+ * "capabilities": <the launcher's probe report>,
  * "connectors": [{"id", "state", "instances": [{"instance", "session",
  * "report": <enforcement report>}]}], "database": {...}, "audit": {"last_seq",
  * "last_checkpoint_age_seconds", "unsigned_tail", "append_failures"}}. */
@@ -57,16 +64,21 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *out);
 void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approval_id);
 
 /* After grants, inventory reviews or risk policy changed (committed):
- * recompute surfaces and send notifications/tools/list_changed to sessions.
- * connector NULL means all. */
+ * recompute surfaces, end the instances of a connector that can no longer
+ * serve anything (no tool granted, no resources or prompts passed through)
+ * and send notifications/tools/list_changed to sessions. connector NULL
+ * means all. */
 void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector);
 
 /* After delegations of a connector changed (committed): relaunch affected
  * workers with the new roots and end jobs that depended on a removed root. */
 void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector);
 
-/* After revoke-all (committed): ends every pending call, delegations, jobs. */
-void cordon_daemon_revoked_all(struct cordon_daemon *d);
+/* After revoke-all (committed): ends every instance of every connector
+ * (shared and per-session, with their whole cgroups), which fails their
+ * calls; waiting calls see their approvals revoked. Returns how many
+ * instances were ended. */
+unsigned cordon_daemon_revoked_all(struct cordon_daemon *d);
 
 /* Connector lifecycle (operator API). add installs the connector (seeds its
  * grant from the profile, takes its inventory by launching it once);

@@ -311,11 +311,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
 	switch (ep) {
 	case EP_HEALTH: {
 		const char *s = cordon_daemon_health(h->d);
+		json_t *v, *bad = cordon_daemon_profile_errors(h->d);
 
 		if (!s)
 			s = "failing";
+		v = json_pack("{s:s}", "status", s);
+		/* A profile that did not load is named here, not only in a log
+		 * line at start-up. */
+		if (v && json_array_size(bad) > 0)
+			json_object_set(v, "profiles_failed", bad);
+		json_decref(bad);
 		return respond_json(connection, strcmp(s, "failing") == 0 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
-				    json_pack("{s:s}", "status", s));
+				    v);
 	}
 	case EP_DETAIL: {
 		json_t *v = cordon_daemon_health_detail(h->d);

@@ -132,9 +132,9 @@ static int op_status(struct cordon_daemon *d, json_t **ret, struct cordon_op_err
 	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 || (r = cordon_db_policy_epoch(db, &epoch)) < 0)
 		return core_error(err, r, "reading", "status");
 	cordon_db_get_counters(db, &c);
-	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health",
-			 cordon_daemon_health(d) ? cordon_daemon_health(d) : "failing",
-			 "connectors", (json_int_t)connectors, "approvals_pending", (json_int_t)approvals,
+	*ret = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health",
+			 cordon_daemon_health(d) ? cordon_daemon_health(d) : "failing", "profiles_failed",
+			 cordon_daemon_profile_errors(d), "connectors", (json_int_t)connectors, "approvals_pending", (json_int_t)approvals,
 			 "delegations_pending", (json_int_t)delegations, "actions_unresolved", (json_int_t)unknown,
 			 "inventory_to_review", (json_int_t)review, "policy_epoch", (json_int_t)epoch, "audit",
 			 "last_seq", (json_int_t)last_seq, "append_failures", (json_int_t)c.audit_append_failures);
@@ -177,6 +177,13 @@ static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_r
 		r = cordon_daemon_connector_restart(d, connector, &diag);
 	}
 	if (r < 0) {
+		/* A profile that failed to load: the loader's error, as a
+		 * failure (not a bad argument: the operator named it right). */
+		if (!strcmp(diag.step, "profile"))
+			return cordon_op_error_set(err, -r, CORDON_OP_E_FAILED,
+						   "connector \"%.64s\": profile %s (skipped at start-up: fix the "
+						   "file, then restart cordond)",
+						   connector, diag.message);
 		if (diag.message[0])
 			return cordon_op_error_set(err, -r, cordon_op_errno_code(r), "connector \"%.64s\": %s",
 						   connector, diag.message);
@@ -993,14 +1000,16 @@ static int op_revoke_all(struct cordon_daemon *d, const struct cordon_actor *act
 			 struct cordon_op_error *err)
 {
 	struct cordon_revoke_all_result res = {};
+	unsigned instances;
 	int r;
 
 	r = cordon_revoke_all(cordon_daemon_db(d), actor, &res);
 	if (r < 0)
 		return core_error(err, r, "revoke-all", "");
-	cordon_daemon_revoked_all(d);
-	*ret = json_pack("{s:I, s:I, s:I}", "grants", (json_int_t)res.grants, "approvals", (json_int_t)res.approvals,
-			 "delegations", (json_int_t)res.delegations);
+	instances = cordon_daemon_revoked_all(d);
+	*ret = json_pack("{s:I, s:I, s:I, s:I}", "grants", (json_int_t)res.grants, "approvals",
+			 (json_int_t)res.approvals, "delegations", (json_int_t)res.delegations, "instances",
+			 (json_int_t)instances);
 	return *ret ? 0 : oom(err);
 }
 

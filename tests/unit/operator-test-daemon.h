@@ -114,6 +114,12 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 	return d->health;
 }
 
+json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
+{
+	(void)d;
+	return json_array();
+}
+
 json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 {
 	return json_pack("{s:s, s:O, s:[{s:s, s:s, s:[]}], s:{s:s}, s:{s:i, s:n, s:i, s:i}}", "status", d->health,
@@ -174,9 +180,10 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 	test_daemon_event(d, "delegations_changed:", connector);
 }
 
-void cordon_daemon_revoked_all(struct cordon_daemon *d)
+unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 {
 	test_daemon_event(d, "revoked_all", "");
+	return 3; /* instances ended: what the operator surfaces report */
 }
 
 int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)

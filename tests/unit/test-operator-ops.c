@@ -537,6 +537,7 @@ static void test_revoke_all(void **state)
 	OK(f, "revoke-all", NULL);
 	assert_int_equal(json_integer_value(json_object_get(f->result, "grants")), 5);
 	assert_int_equal(json_integer_value(json_object_get(f->result, "approvals")), 1);
+	assert_int_equal(json_integer_value(json_object_get(f->result, "instances")), 3);
 	assert_true(test_daemon_saw(f->d, "revoked_all"));
 	assert_int_equal(cordon_approval_get(f->t->db, w.id, &got), 0);
 	assert_int_equal(got.state, CORDON_APPROVAL_REVOKED);
