@@ -299,7 +299,9 @@ static void test_host_abstract_unix_refused(void **state)
 static void test_i386_int80_killed(void **state)
 {
 	(void)state;
-	assert_signaled(probe("int80", NULL, NULL), SIGSYS);
+	/* Where the machine has no i386 entry, int 0x80 faults before any
+	 * filter runs (cordon_test_int80_available() prints why). */
+	assert_signaled(probe("int80", NULL, NULL), cordon_test_int80_available() ? SIGSYS : SIGSEGV);
 }
 
 static void test_x32_killed(void **state)

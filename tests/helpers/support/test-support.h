@@ -57,3 +57,10 @@ int cordon_test_rm_rf(const char *path);
 
 /* Environment lookups with a fallback; the paths ctest exports. */
 const char *cordon_test_env(const char *name, const char *fallback);
+
+/* Whether this machine delivers the i386 system call entry (int 0x80) to a
+ * 64-bit process. Some kernels and paravirtualised VMs do not: there int 0x80
+ * raises SIGSEGV with no filter at all, so a test of seccomp's i386 kill must
+ * expect that signal instead. Probed once in a forked child; prints why when
+ * the entry is unavailable. x86_64 only. */
+bool cordon_test_int80_available(void);
