@@ -157,14 +157,17 @@ static inline void rcd_start(struct rcd *c)
 		      (char *)NULL);
 		_exit(127);
 	}
+	/* The gateway socket is bound before the HTTP one: wait for both, so
+	 * a test's first /health request cannot race cordond's start-up. */
 	deadline = rcd_now_ms() + 20000;
-	while (!rcd_connectable(c->gateway) && rcd_now_ms() < deadline) {
+	while (!(rcd_connectable(c->gateway) && rcd_connectable(c->httpsock)) && rcd_now_ms() < deadline) {
 		int st;
 
 		assert_int_equal(waitpid(c->pid, &st, WNOHANG), 0);
 		usleep(20 * 1000);
 	}
 	assert_true(rcd_connectable(c->gateway));
+	assert_true(rcd_connectable(c->httpsock));
 }
 
 /* SIGTERM and reap (the helper then kills every instance and removes their
