@@ -1221,9 +1221,23 @@ static int build_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c
  * user namespace, sharing our memory (no page-table copy) and doing nothing
  * but pause(); we write its maps, keep only the namespace fd, and SIGKILL it
  * (which it never sees in user space, so it touches no shared state). */
+/* The three pausing namespace helpers below die with the launcher: a
+ * launcher killed while one of them existed (SIGKILL, between the clone and
+ * its own kill) used to leave it paused forever, holding the launcher's
+ * stdio (a test runner waiting for EOF on it hung). They share our memory,
+ * so the parent's pid is read from here. */
+static pid_t helper_parent;
+
+static void helper_die_with_parent(void)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != helper_parent)
+		_exit(1);
+}
+
 static int idmap_helper(void *arg)
 {
 	(void)arg;
+	helper_die_with_parent();
 	for (;;)
 		pause();
 	return 0;
@@ -1248,7 +1262,10 @@ static int netns_helper(void *arg)
 	int *pipe_w = arg;
 	struct ifreq ifr = {0};
 	char ok = 1;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd;
+
+	helper_die_with_parent();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	s_cpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
@@ -1279,6 +1296,7 @@ static void spare_netns_make(void)
 	spare_netns_fd = -EBADF;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return; /* the next child unshares its own */
+	helper_parent = getpid();
 	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, &pfd[1]);
 	if (pid >= 0) {
 		ssize_t n;
@@ -1316,6 +1334,7 @@ static int mntns_helper(void *arg)
 	int *pipe_w = arg;
 	char ok = 1;
 
+	helper_die_with_parent();
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
 	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
@@ -1344,6 +1363,7 @@ static int mntns_base_get(void)
 	mntns_base_fd = -EBADF;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -EBADF; /* this child copies the host's namespace */
+	helper_parent = getpid();
 	pid = clone(mntns_helper, stack + sizeof(stack), CLONE_NEWNS | CLONE_VM | SIGCHLD, &pfd[1]);
 	if (pid >= 0) {
 		ssize_t n;
@@ -1391,6 +1411,7 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 	int r = 0, nsfd = -EBADF;
 	pid_t pid;
 
+	helper_parent = getpid();
 	pid = clone(idmap_helper, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
 	if (pid < 0)
 		return -errno;
