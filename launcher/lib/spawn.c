@@ -1614,6 +1614,17 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 	m->owner_gid = st.st_gid;
 	if (!m->is_dir && !S_ISREG(st.st_mode))
 		return cordon_diag_set(d, EINVAL, "mount", "'%s' is neither a directory nor a regular file", e->path);
+	/* A read-write root is id-mapped to its owner: owned by uid 0, the
+	 * connector would act as uid 0 for every file in it (issue 11,
+	 * finding 1). Refused unless the profile's entry says so explicitly
+	 * (allow_uid0_owner); delegated roots are approved one by one by the
+	 * operator and are not checked here. The seccomp rules keep setuid
+	 * and setgid bits, devices and security xattrs out either way. */
+	if (e->access == CORDON_ACCESS_READ_WRITE && is_root && !extra && st.st_uid == 0 && !e->allow_uid0_owner)
+		return cordon_diag_set(d, EPERM, "policy",
+				       "read-write root '%s' is owned by uid 0: the connector would act as uid 0 "
+				       "there; give it an unprivileged owner or set allow_uid0_owner: true",
+				       e->path);
 	if (e->access == CORDON_ACCESS_READ_WRITE && (st.st_uid != c->uid || st.st_gid != c->gid))
 		m->idmapped = true;
 	if (!fs_view) {
