@@ -990,6 +990,7 @@ struct spawn_ctx {
 	size_t n_env;
 	int ruleset_fd;
 	const struct cordon_seccomp_program *seccomp;
+	unsigned seccomp_opts; /* CORDON_SECCOMP_OPENAT2_ENOSYS | CORDON_SECCOMP_NO_FASTOPEN */
 	struct cordon_cgroup *cg;
 	int uid_lock_fd;
 	uid_t uid;
@@ -1901,16 +1902,18 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 	    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
 		      pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
 		      masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
-	json_object_set_new(controls, "seccomp",
-			    json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "state",
-				      cordon_control_state_to_string(pl->seccomp), "base",
-				      p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
-				      p->seccomp_action == CORDON_SECCOMP_KILL	? "kill"
-				      : p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
-										: "errno",
-				      "policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
-				      c->seccomp ? c->seccomp->program_hash : NULL, "reason",
-				      *pl->seccomp_reason ? pl->seccomp_reason : NULL));
+	json_object_set_new(
+	    controls, "seccomp",
+	    json_pack(
+		"{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[s*s*]}", "state", cordon_control_state_to_string(pl->seccomp),
+		"base", p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
+		p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
+		: p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
+							  : "errno",
+		"policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
+		c->seccomp ? c->seccomp->program_hash : NULL, "reason", *pl->seccomp_reason ? pl->seccomp_reason : NULL,
+		"plan_rules", c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_OPENAT2_ENOSYS) ? "openat2-enosys" : NULL,
+		c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_NO_FASTOPEN) ? "no-fastopen" : NULL));
 	{
 		json_t *cg = control_json(pl->cgroup, pl->cgroup_reason), *miss = json_array();
 
@@ -2243,9 +2246,21 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			}
 	}
 
-	/* 5. Seccomp, compiled once per policy. */
+	/* 5. Seccomp, compiled once per policy (and per plan additions: a
+	 * read-write root refuses openat2, whose mode seccomp cannot see;
+	 * Landlock as the only TCP layer refuses TCP Fast Open, which does
+	 * not pass its connect hook — mode none without a network namespace
+	 * included). */
 	if (c.plan.seccomp != CORDON_STATE_UNAVAILABLE) {
-		r = cordon_seccomp_compile_cached(p, caps, &c.seccomp, d);
+		unsigned opts = 0;
+
+		for (size_t i = 0; i < c.n_mounts; i++)
+			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink)
+				opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
+		if (!c.plan.ebpf && !(p->net_mode == CORDON_NET_NONE && (c.plan.ns_effective & CLONE_NEWNET)))
+			opts |= CORDON_SECCOMP_NO_FASTOPEN;
+		c.seccomp_opts = opts;
+		r = cordon_seccomp_compile_cached_opts(p, caps, opts, &c.seccomp, d);
 		if (r < 0)
 			goto fail;
 	}
