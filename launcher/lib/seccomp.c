@@ -147,10 +147,12 @@ static const char *const refused_syscalls[] = {
 };
 
 /* Syscalls with argument guards (add_guards() below): clone, clone3,
- * unshare, socket, socketpair, ioctl, personality, mknod, mknodat. The guards
- * can never be lifted: naming one of these in `allow` allows it *with* its
- * guards (which matters for the strict base only); naming one in `deny`
- * refuses it outright, except clone3, which always answers ENOSYS. */
+ * unshare, socket, socketpair, ioctl, personality, mknod, mknodat, the
+ * chmod family, creat, open, openat, mkdir, mkdirat, and the plan rules'
+ * openat2, sendto, sendmsg, sendmmsg. The guards can never be lifted:
+ * naming one of these in `allow` allows it *with* its guards (which
+ * matters for the strict base only); naming one in `deny` refuses it
+ * outright, except clone3, which always answers ENOSYS. */
 
 /* The strict base: what a node, python or C MCP server speaking on stdio
  * needs (file I/O, memory, threads, futex, epoll, signals, time, sockets
