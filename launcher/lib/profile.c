@@ -896,6 +896,20 @@ static int check_syscall(struct ctx *c, const struct node *n)
 	return 0;
 }
 
+/* seccomp.allow: io_uring can never be allowed (docs/seccomp.md): its
+ * operations run where seccomp sees none of their arguments. */
+static int check_allowed_syscall(struct ctx *c, const struct node *n)
+{
+	int r = check_syscall(c, n);
+
+	if (r >= 0 && strncmp(n->value, "io_uring_", 9) == 0)
+		return err(c, n,
+			   "%s cannot be allowed: io_uring operations (open, mkdir, setxattr) would bypass the "
+			   "setuid/setgid and xattr rules",
+			   n->value);
+	return r;
+}
+
 /* ---- sections ---- */
 
 /* Runs f on the value of key `key` (when present) with the key pushed on the
@@ -1520,7 +1534,8 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 	if (v[1])
 		WITH_KEY(
 		    c, "allow", &acc,
-		    get_string_list(c, v[1], 0, MAX_LIST, check_syscall, true, &p->seccomp_allow, &p->n_seccomp_allow));
+		    get_string_list(c, v[1], 0, MAX_LIST, check_allowed_syscall, true, &p->seccomp_allow,
+				    &p->n_seccomp_allow));
 	if (v[2])
 		WITH_KEY(
 		    c, "deny", &acc,

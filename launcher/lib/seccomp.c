@@ -371,6 +371,19 @@ static int normalize(const struct cordon_profile *p, const struct cordon_caps *c
 		policy_done(&pol);
 		return r;
 	}
+	/* io_uring stays refused whatever `allow` says: its operations
+	 * (IORING_OP_OPENAT/OPENAT2/MKDIRAT with any mode, IORING_OP_SETXATTR)
+	 * run in the kernel where seccomp sees none of their arguments, so
+	 * allowing it would walk around the setuid/setgid and xattr rules. */
+	for (size_t i = 0; i < pol.n_allow; i++)
+		if (strncmp(pol.allow[i], "io_uring_", 9) == 0) {
+			r = cordon_diag_set(reterr_diag, EINVAL, STEP,
+					    "seccomp.allow: '%s' cannot be allowed: io_uring operations (open, mkdir, "
+					    "setxattr) would bypass the setuid/setgid and xattr rules",
+					    pol.allow[i]);
+			policy_done(&pol);
+			return r;
+		}
 	for (size_t i = 0; i < pol.n_deny; i++) {
 		if (name_in(pol.deny[i], pol.allow, pol.n_allow)) {
 			r = cordon_diag_set(reterr_diag, EINVAL, STEP,

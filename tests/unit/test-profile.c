@@ -592,6 +592,9 @@ static void test_sandbox_rules(void **state)
 	    "sandbox.user: must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got \"Bad.User\")");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [no_such_call]}\n" TOOLS, 7, 21,
 		    "sandbox.seccomp.allow[0]: unknown system call \"no_such_call\"");
+	check_error(HEAD SANDBOX "  seccomp: {allow: [io_uring_enter]}\n" TOOLS, 7, 21,
+		    "sandbox.seccomp.allow[0]: io_uring_enter cannot be allowed: io_uring operations (open, mkdir, "
+		    "setxattr) would bypass the setuid/setgid and xattr rules");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [ptrace], deny: [ptrace]}\n" TOOLS, 7, 37,
 		    "sandbox.seccomp.deny[0]: ptrace is in both allow and deny");
 	check_error(HEAD SANDBOX "  seccomp: {action: trap}\n" TOOLS, 7, 21,

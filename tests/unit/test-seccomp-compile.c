@@ -181,7 +181,15 @@ static void test_unknown_names(void **state)
 	static const char *const empty[] = { "" };
 	static const char *const clone3[] = { "clone3" };
 	static const char *const both[] = { "ptrace" };
+	static const char *const uring[] = { "ptrace", "io_uring_setup" };
 	struct cordon_diag d;
+
+	/* io_uring is never liftable: its operations carry modes and xattr
+	 * names seccomp cannot see. */
+	struct policy_in u = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, uring, 2, NULL, 0 };
+	assert_int_equal(compile_err(&u, NULL, &d), EINVAL);
+	assert_string_equal(d.message, "seccomp.allow: 'io_uring_setup' cannot be allowed: io_uring operations (open, "
+				       "mkdir, setxattr) would bypass the setuid/setgid and xattr rules");
 
 	struct policy_in a = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, unknown, 2, NULL, 0 };
 	assert_int_equal(compile_err(&a, NULL, &d), EINVAL);
