@@ -652,8 +652,9 @@ static int add_special_mode_guards(const struct policy *pol, scmp_filter_ctx ctx
 	/* openat2's open_how (flags, mode) is in memory. ENOSYS under every
 	 * action, like clone3: it is a redirect to openat, which glibc and
 	 * cordon's resolver (cordon_resolve_detect) take on ENOSYS. Only in
-	 * sandboxes with a read-write root: elsewhere every writable place is
-	 * a private nosuid tmpfs that dies with the sandbox. */
+	 * sandboxes with a read-write root or without a mount namespace:
+	 * elsewhere every writable place is a private nosuid tmpfs that dies
+	 * with the sandbox. */
 	if (r >= 0 && (pol->opts & CORDON_SECCOMP_OPENAT2_ENOSYS) && !name_in("openat2", pol->deny, pol->n_deny))
 		r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), resolve_name("openat2"), "openat2", 0, NULL, reterr_diag);
 	return r;

@@ -24,7 +24,8 @@ struct cordon_seccomp_program {
 
 /* What the spawn plan adds to a profile's policy for one sandbox (part of
  * the policy hash; 0 for none):
- *  - OPENAT2_ENOSYS: the sandbox has a read-write root. openat2 passes its
+ *  - OPENAT2_ENOSYS: the sandbox has a read-write root (or no mount
+ *    namespace, so the host's writable places are its own). openat2 passes its
  *    flags and mode in a struct seccomp cannot read, so it could create a
  *    setuid file unseen: it answers ENOSYS (libc and cordon's resolver then
  *    use openat, whose mode the filter does see).

@@ -2247,13 +2247,18 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	}
 
 	/* 5. Seccomp, compiled once per policy (and per plan additions: a
-	 * read-write root refuses openat2, whose mode seccomp cannot see;
+	 * read-write root, or no mount namespace, refuses openat2, whose
+	 * mode seccomp cannot see;
 	 * Landlock as the only TCP layer refuses TCP Fast Open, which does
 	 * not pass its connect hook — mode none without a network namespace
 	 * included). */
 	if (c.plan.seccomp != CORDON_STATE_UNAVAILABLE) {
 		unsigned opts = 0;
 
+		/* Without a mount namespace the host's own writable places
+		 * (its /tmp) are the connector's too: the same rule. */
+		if (!fs_view)
+			opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
 		for (size_t i = 0; i < c.n_mounts; i++)
 			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink)
 				opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;

@@ -207,6 +207,15 @@ static void test_rule_only_where_needed(void **state)
 	assert_false(has_plan_rule(res.report, "no-fastopen"));
 	assert_true(has_plan_rule(res.report, "openat2-enosys")); /* /data is read-write */
 	sbx_result_done(&res);
+	/* Without a read-write root, openat2 stays. */
+	for (size_t i = 0; i < p->n_fs_roots; i++)
+		if (p->fs_roots[i].access == CORDON_ACCESS_READ_WRITE)
+			p->fs_roots[i].access = CORDON_ACCESS_READ;
+	if (sbx_spawn(p, &s->caps, argv, &res, &d) < 0)
+		fail_msg("cordon_spawn: %s: %s", d.step, d.message);
+	assert_exited(res.status, 0);
+	assert_false(has_plan_rule(res.report, "openat2-enosys"));
+	sbx_result_done(&res);
 	cordon_profile_free(p);
 	sbx_free(s);
 }
