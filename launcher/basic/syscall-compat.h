@@ -17,6 +17,9 @@
 #ifndef __NR_openat2
 #define __NR_openat2		437
 #endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2		452
+#endif
 #ifndef __NR_clone3
 #define __NR_clone3		435
 #endif

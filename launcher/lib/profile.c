@@ -896,6 +896,20 @@ static int check_syscall(struct ctx *c, const struct node *n)
 	return 0;
 }
 
+/* seccomp.allow: io_uring can never be allowed (docs/seccomp.md): its
+ * operations run where seccomp sees none of their arguments. */
+static int check_allowed_syscall(struct ctx *c, const struct node *n)
+{
+	int r = check_syscall(c, n);
+
+	if (r >= 0 && strncmp(n->value, "io_uring_", 9) == 0)
+		return err(c, n,
+			   "%s cannot be allowed: io_uring operations (open, mkdir, setxattr) would bypass the "
+			   "setuid/setgid and xattr rules",
+			   n->value);
+	return r;
+}
+
 /* ---- sections ---- */
 
 /* Runs f on the value of key `key` (when present) with the key pushed on the
@@ -1105,7 +1119,8 @@ static const char *const access_names[] = {
 static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, struct cordon_fs_entry **ret,
 			    size_t *ret_n)
 {
-	static const char *const root_keys[] = {"path", "access", "at"};
+	static const char *const root_keys[] = {"path", "access", "at", "allow_uid0_owner"};
+	static const char *const bools[] = {"false", "true"};
 	struct cordon_fs_entry *e;
 	int r, acc = 0;
 
@@ -1120,7 +1135,7 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 	*ret = e;
 	*ret_n = n->n_items;
 	for (size_t i = 0; i < n->n_items; i++) {
-		const struct node *item = n->items[i], *v[3];
+		const struct node *item = n->items[i], *v[4];
 		size_t m = path_push_index(c, i);
 		unsigned a;
 
@@ -1131,7 +1146,7 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 		}
 		/* `at` exists for roots only: the runtime's own files are seen
 		 * where they are. */
-		if (map_fields(c, item, root_keys, is_roots ? 3 : 2, v) < 0)
+		if (map_fields(c, item, root_keys, is_roots ? 4 : 2, v) < 0)
 			acc = -EINVAL;
 		if (!v[0])
 			acc = missing(c, item, "path");
@@ -1163,6 +1178,21 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			e[i].at = strdup(e[i].path);
 			if (!e[i].at)
 				acc = err_at(c, ENOMEM, 0, 0, "out of memory");
+		}
+		/* The opt-in for a read-write root owned by uid 0 (issue 11):
+		 * meaningless, so refused, on any other access. */
+		if (is_roots && v[3]) {
+			unsigned yes = 0;
+
+			r = 0;
+			WITH_KEY(c, "allow_uid0_owner", &r, get_enum(c, v[3], bools, ELEMENTSOF(bools), &yes));
+			if (r >= 0 && yes && v[1] && e[i].access != CORDON_ACCESS_READ_WRITE)
+				WITH_KEY(c, "allow_uid0_owner", &r,
+					 err(c, v[3], "only a read-write root can be owned by uid 0 by permission"));
+			if (r < 0)
+				acc = r;
+			else
+				e[i].allow_uid0_owner = yes;
 		}
 		path_pop(c, m);
 	}
@@ -1529,7 +1559,8 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 	if (v[1])
 		WITH_KEY(
 		    c, "allow", &acc,
-		    get_string_list(c, v[1], 0, MAX_LIST, check_syscall, true, &p->seccomp_allow, &p->n_seccomp_allow));
+		    get_string_list(c, v[1], 0, MAX_LIST, check_allowed_syscall, true, &p->seccomp_allow,
+				    &p->n_seccomp_allow));
 	if (v[2])
 		WITH_KEY(
 		    c, "deny", &acc,

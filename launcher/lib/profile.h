@@ -27,6 +27,11 @@ struct cordon_fs_entry {
 	char *path; /* host path, absolute and canonical */
 	char *at;   /* path inside the sandbox; equal to path when not given */
 	enum cordon_fs_access access;
+	/* roots only, read-write only: the profile says explicitly that the
+	 * host directory may be owned by uid 0 (the connector then acts as
+	 * uid 0 for the files in it). Without it such a root is refused at
+	 * launch. */
+	bool allow_uid0_owner;
 };
 
 enum cordon_net_mode {

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <libseccomp-include.h>
@@ -61,7 +62,7 @@
 
 /* Bumped whenever the tables below change: the policy hash must change with
  * the program a policy compiles to. */
-#define POLICY_FORMAT "cordon-seccomp-policy/1"
+#define POLICY_FORMAT "cordon-seccomp-policy/2"
 
 #define NAME_MAX_LEN 63
 #define CACHE_MAX 256
@@ -71,6 +72,9 @@
 #endif
 #ifndef SOCK_PACKET
 #define SOCK_PACKET 10
+#endif
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
 #endif
 
 DEFINE_CLEANUP(scmp_releasep, scmp_filter_ctx, seccomp_release)
@@ -129,6 +133,13 @@ static const char *const refused_syscalls[] = {
 	"syslog", "vhangup",
 	/* file handles bypass path-based checks */
 	"open_by_handle_at", "name_to_handle_at",
+	/* extended attributes: security.capability gives a file capabilities
+	 * on the host, other security.* and trusted.* names label or trust
+	 * it; the name is a string seccomp cannot read, so the whole set
+	 * family goes (the kernel also refuses those namespaces to a process
+	 * without CAP_SETFCAP/CAP_SYS_ADMIN, which the connector never has:
+	 * lifting these with `allow` leaves that layer and opens user.*) */
+	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
 	/* hardware and segment tables */
 	"iopl", "ioperm", "modify_ldt",
 	/* obsolete interfaces */
@@ -136,10 +147,12 @@ static const char *const refused_syscalls[] = {
 };
 
 /* Syscalls with argument guards (add_guards() below): clone, clone3,
- * unshare, socket, socketpair, ioctl, personality, mknod, mknodat. The guards
- * can never be lifted: naming one of these in `allow` allows it *with* its
- * guards (which matters for the strict base only); naming one in `deny`
- * refuses it outright, except clone3, which always answers ENOSYS. */
+ * unshare, socket, socketpair, ioctl, personality, mknod, mknodat, the
+ * chmod family, creat, open, openat, mkdir, mkdirat, and the plan rules'
+ * openat2, sendto, sendmsg, sendmmsg. The guards can never be lifted:
+ * naming one of these in `allow` allows it *with* its guards (which
+ * matters for the strict base only); naming one in `deny` refuses it
+ * outright, except clone3, which always answers ENOSYS. */
 
 /* The strict base: what a node, python or C MCP server speaking on stdio
  * needs (file I/O, memory, threads, futex, epoll, signals, time, sockets
@@ -222,6 +235,7 @@ struct policy {
 	size_t n_allow;
 	const char **deny;
 	size_t n_deny;
+	unsigned opts; /* CORDON_SECCOMP_OPENAT2_ENOSYS | CORDON_SECCOMP_NO_FASTOPEN */
 };
 
 static void policy_done(struct policy *p)
@@ -312,7 +326,7 @@ static int normalize_list(char *const *names, size_t n, const char *key, const c
 	return 0;
 }
 
-static int normalize(const struct cordon_profile *p, const struct cordon_caps *caps, struct policy *ret,
+static int normalize(const struct cordon_profile *p, const struct cordon_caps *caps, unsigned opts, struct policy *ret,
 		     struct cordon_diag *reterr_diag)
 {
 	struct policy pol = {
@@ -320,8 +334,12 @@ static int normalize(const struct cordon_profile *p, const struct cordon_caps *c
 		.action = p->seccomp_action,
 		.arch = seccomp_arch_native(),
 		.kill_process = true,
+		.opts = opts,
 	};
 	int r;
+
+	if (opts & ~(unsigned)CORDON_SECCOMP_OPTS_ALL)
+		return cordon_diag_set(reterr_diag, EINVAL, STEP, "unknown seccomp options 0x%x", opts);
 
 	if (pol.base != CORDON_SECCOMP_DEFAULT && pol.base != CORDON_SECCOMP_STRICT)
 		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.base: invalid value %d", (int)pol.base);
@@ -353,6 +371,19 @@ static int normalize(const struct cordon_profile *p, const struct cordon_caps *c
 		policy_done(&pol);
 		return r;
 	}
+	/* io_uring stays refused whatever `allow` says: its operations
+	 * (IORING_OP_OPENAT/OPENAT2/MKDIRAT with any mode, IORING_OP_SETXATTR)
+	 * run in the kernel where seccomp sees none of their arguments, so
+	 * allowing it would walk around the setuid/setgid and xattr rules. */
+	for (size_t i = 0; i < pol.n_allow; i++)
+		if (strncmp(pol.allow[i], "io_uring_", 9) == 0) {
+			r = cordon_diag_set(reterr_diag, EINVAL, STEP,
+					    "seccomp.allow: '%s' cannot be allowed: io_uring operations (open, mkdir, "
+					    "setxattr) would bypass the setuid/setgid and xattr rules",
+					    pol.allow[i]);
+			policy_done(&pol);
+			return r;
+		}
 	for (size_t i = 0; i < pol.n_deny; i++) {
 		if (name_in(pol.deny[i], pol.allow, pol.n_allow)) {
 			r = cordon_diag_set(reterr_diag, EINVAL, STEP,
@@ -431,6 +462,11 @@ static void policy_hash(const struct policy *pol, char out[65])
 		hash_str(&st, pol->deny[i]);
 		hash_str(&st, ",");
 	}
+	hash_str(&st, "\nopts=");
+	if (pol->opts & CORDON_SECCOMP_OPENAT2_ENOSYS)
+		hash_str(&st, "openat2-enosys,");
+	if (pol->opts & CORDON_SECCOMP_NO_FASTOPEN)
+		hash_str(&st, "no-fastopen,");
 	hash_str(&st, "\n");
 	crypto_hash_sha256_final(&st, digest);
 	hex_encode(digest, sizeof(digest), out);
@@ -561,6 +597,96 @@ static int add_socket_guards(const struct policy *pol, scmp_filter_ctx ctx, cons
 	return r;
 }
 
+/* Set-user-ID and set-group-ID bits (issue 11, finding 1). A read-write
+ * root is id-mapped so that the connector acts as the root's owner: a
+ * setuid file it made there is setuid *on the host* (the sandbox's nosuid
+ * mount only protects the sandbox). So no syscall that sets a mode may
+ * carry S_ISUID or S_ISGID: chmod, fchmod, fchmodat, fchmodat2, creat,
+ * open/openat with O_CREAT or O_TMPFILE, mkdir/mkdirat (the kernel ignores
+ * those bits there but inherits S_ISGID from a setgid parent; asking is
+ * refused all the same), mknod/mknodat (S_IFREG | 04755 makes a setuid
+ * regular file). openat2 carries its mode in a struct: see
+ * CORDON_SECCOMP_OPENAT2_ENOSYS. S_ISVTX stays allowed: the sticky bit
+ * only restricts who may delete. mode is a umode_t and the open flags an
+ * int: each bit is tested on its own (MASKED_EQ), so garbage in the upper
+ * half changes nothing. Never lifted by `allow`. */
+static int add_special_mode_guards(const struct policy *pol, scmp_filter_ctx ctx, struct cordon_diag *reterr_diag)
+{
+	/* clang-format off */
+	static const struct { const char *name; unsigned mode_arg; } modes[] = {
+		{ "chmod", 1 }, { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
+		{ "creat", 1 }, { "mkdir", 1 }, { "mkdirat", 2 },
+		{ "mknod", 1 }, { "mknodat", 2 },
+	};
+	static const struct { const char *name; unsigned flags_arg, mode_arg; } opens[] = {
+		{ "open", 1, 2 }, { "openat", 2, 3 },
+	};
+	static const uint64_t bits[] = { S_ISUID, S_ISGID };
+	static const uint64_t creating[] = { O_CREAT, __O_TMPFILE };
+	/* clang-format on */
+	uint32_t eperm = refusal(pol, EPERM);
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(modes); i++) {
+		if (name_in(modes[i].name, pol->deny, pol->n_deny) || resolve_name(modes[i].name) == __NR_SCMP_ERROR)
+			continue;
+		for (size_t b = 0; r >= 0 && b < ELEMENTSOF(bits); b++)
+			r = add_masked(ctx, eperm, modes[i].name, modes[i].mode_arg, bits[b], bits[b], reterr_diag);
+	}
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(opens); i++) {
+		if (name_in(opens[i].name, pol->deny, pol->n_deny))
+			continue;
+		for (size_t c = 0; r >= 0 && c < ELEMENTSOF(creating); c++)
+			for (size_t b = 0; r >= 0 && b < ELEMENTSOF(bits); b++) {
+				struct scmp_arg_cmp cmp[2] = {
+					{ .arg = opens[i].flags_arg, .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = creating[c], .datum_b = creating[c] },
+					{ .arg = opens[i].mode_arg, .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = bits[b], .datum_b = bits[b] },
+				};
+
+				r = add_rule(ctx, eperm, resolve_name(opens[i].name), opens[i].name, 2, cmp,
+					     reterr_diag);
+			}
+	}
+	/* openat2's open_how (flags, mode) is in memory. ENOSYS under every
+	 * action, like clone3: it is a redirect to openat, which glibc and
+	 * cordon's resolver (cordon_resolve_detect) take on ENOSYS. Only in
+	 * sandboxes with a read-write root or without a mount namespace:
+	 * elsewhere every writable place is a private nosuid tmpfs that dies
+	 * with the sandbox. */
+	if (r >= 0 && (pol->opts & CORDON_SECCOMP_OPENAT2_ENOSYS) && !name_in("openat2", pol->deny, pol->n_deny))
+		r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), resolve_name("openat2"), "openat2", 0, NULL, reterr_diag);
+	return r;
+}
+
+/* TCP Fast Open (issue 11, finding 7): sendto/sendmsg/sendmmsg with
+ * MSG_FASTOPEN connect from inside tcp_sendmsg, without the connect(2) path
+ * where Landlock's LANDLOCK_ACCESS_NET_CONNECT_TCP check sits (the eBPF
+ * connect hooks do see it). When Landlock is the only TCP layer the flag
+ * answers EOPNOTSUPP under every action — what a kernel with the client
+ * side of net.ipv4.tcp_fastopen off says, so runtimes fall back to
+ * connect(). TCP_FASTOPEN_CONNECT is left alone: it only defers the SYN of
+ * a connect(2) that Landlock has already checked, and a later sendto on
+ * that socket goes to the connected peer whatever address it names
+ * (tested). flags is an int: one bit is tested. */
+static int add_fastopen_guards(const struct policy *pol, scmp_filter_ctx ctx, struct cordon_diag *reterr_diag)
+{
+	/* clang-format off */
+	static const struct { const char *name; unsigned flags_arg; } sends[] = {
+		{ "sendto", 3 }, { "sendmsg", 2 }, { "sendmmsg", 3 },
+	};
+	/* clang-format on */
+	uint32_t answer = SCMP_ACT_ERRNO(EOPNOTSUPP);
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sends); i++)
+		if (!name_in(sends[i].name, pol->deny, pol->n_deny))
+			r = add_masked(ctx, answer, sends[i].name, sends[i].flags_arg, MSG_FASTOPEN, MSG_FASTOPEN,
+				       reterr_diag);
+	return r;
+}
+
 static int add_guards(const struct policy *pol, scmp_filter_ctx ctx, struct cordon_diag *reterr_diag)
 {
 	uint32_t eperm = refusal(pol, EPERM);
@@ -615,6 +741,11 @@ static int add_guards(const struct policy *pol, scmp_filter_ctx ctx, struct cord
 
 			r = add_masked(ctx, eperm, "personality", 0, bit | next, bit, reterr_diag);
 		}
+
+	if (r >= 0)
+		r = add_special_mode_guards(pol, ctx, reterr_diag);
+	if (r >= 0 && (pol->opts & CORDON_SECCOMP_NO_FASTOPEN))
+		r = add_fastopen_guards(pol, ctx, reterr_diag);
 
 	/* Device nodes, whatever the connector's uid in whatever namespace.
 	 * FIFOs, sockets and regular files stay allowed. mode is a umode_t;
@@ -823,13 +954,19 @@ static int compile_policy(const struct policy *pol, const char hash[65], struct 
 int cordon_seccomp_compile(const struct cordon_profile *p, const struct cordon_caps *caps,
 			   struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag)
 {
+	return cordon_seccomp_compile_opts(p, caps, 0, ret, reterr_diag);
+}
+
+int cordon_seccomp_compile_opts(const struct cordon_profile *p, const struct cordon_caps *caps, unsigned opts,
+				struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag)
+{
 	struct policy pol;
 	char hash[65];
 	int r;
 
 	if (!p || !ret)
 		return cordon_diag_set(reterr_diag, EINVAL, STEP, "no profile");
-	r = normalize(p, caps, &pol, reterr_diag);
+	r = normalize(p, caps, opts, &pol, reterr_diag);
 	if (r < 0)
 		return r;
 	policy_hash(&pol, hash);
@@ -850,6 +987,13 @@ static size_t n_cache;
 int cordon_seccomp_compile_cached(const struct cordon_profile *p, const struct cordon_caps *caps,
 				  const struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag)
 {
+	return cordon_seccomp_compile_cached_opts(p, caps, 0, ret, reterr_diag);
+}
+
+int cordon_seccomp_compile_cached_opts(const struct cordon_profile *p, const struct cordon_caps *caps,
+				       unsigned opts, const struct cordon_seccomp_program **ret,
+				       struct cordon_diag *reterr_diag)
+{
 	struct cordon_seccomp_program *prog = NULL;
 	struct policy pol;
 	char hash[65];
@@ -857,7 +1001,7 @@ int cordon_seccomp_compile_cached(const struct cordon_profile *p, const struct c
 
 	if (!p || !ret)
 		return cordon_diag_set(reterr_diag, EINVAL, STEP, "no profile");
-	r = normalize(p, caps, &pol, reterr_diag);
+	r = normalize(p, caps, opts, &pol, reterr_diag);
 	if (r < 0)
 		return r;
 	policy_hash(&pol, hash);

@@ -990,6 +990,7 @@ struct spawn_ctx {
 	size_t n_env;
 	int ruleset_fd;
 	const struct cordon_seccomp_program *seccomp;
+	unsigned seccomp_opts; /* CORDON_SECCOMP_OPENAT2_ENOSYS | CORDON_SECCOMP_NO_FASTOPEN */
 	struct cordon_cgroup *cg;
 	int uid_lock_fd;
 	uid_t uid;
@@ -1221,9 +1222,23 @@ static int build_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c
  * user namespace, sharing our memory (no page-table copy) and doing nothing
  * but pause(); we write its maps, keep only the namespace fd, and SIGKILL it
  * (which it never sees in user space, so it touches no shared state). */
+/* The three pausing namespace helpers below die with the launcher: a
+ * launcher killed while one of them existed (SIGKILL, between the clone and
+ * its own kill) used to leave it paused forever, holding the launcher's
+ * stdio (a test runner waiting for EOF on it hung). They share our memory,
+ * so the parent's pid is read from here. */
+static pid_t helper_parent;
+
+static void helper_die_with_parent(void)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != helper_parent)
+		_exit(1);
+}
+
 static int idmap_helper(void *arg)
 {
 	(void)arg;
+	helper_die_with_parent();
 	for (;;)
 		pause();
 	return 0;
@@ -1248,7 +1263,10 @@ static int netns_helper(void *arg)
 	int *pipe_w = arg;
 	struct ifreq ifr = {0};
 	char ok = 1;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd;
+
+	helper_die_with_parent();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	s_cpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
@@ -1279,6 +1297,7 @@ static void spare_netns_make(void)
 	spare_netns_fd = -EBADF;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return; /* the next child unshares its own */
+	helper_parent = getpid();
 	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, &pfd[1]);
 	if (pid >= 0) {
 		ssize_t n;
@@ -1316,6 +1335,7 @@ static int mntns_helper(void *arg)
 	int *pipe_w = arg;
 	char ok = 1;
 
+	helper_die_with_parent();
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
 	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
@@ -1344,6 +1364,7 @@ static int mntns_base_get(void)
 	mntns_base_fd = -EBADF;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -EBADF; /* this child copies the host's namespace */
+	helper_parent = getpid();
 	pid = clone(mntns_helper, stack + sizeof(stack), CLONE_NEWNS | CLONE_VM | SIGCHLD, &pfd[1]);
 	if (pid >= 0) {
 		ssize_t n;
@@ -1391,6 +1412,7 @@ static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid,
 	int r = 0, nsfd = -EBADF;
 	pid_t pid;
 
+	helper_parent = getpid();
 	pid = clone(idmap_helper, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
 	if (pid < 0)
 		return -errno;
@@ -1593,6 +1615,17 @@ static int add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool 
 	m->owner_gid = st.st_gid;
 	if (!m->is_dir && !S_ISREG(st.st_mode))
 		return cordon_diag_set(d, EINVAL, "mount", "'%s' is neither a directory nor a regular file", e->path);
+	/* A read-write root is id-mapped to its owner: owned by uid 0, the
+	 * connector would act as uid 0 for every file in it (issue 11,
+	 * finding 1). Refused unless the profile's entry says so explicitly
+	 * (allow_uid0_owner); delegated roots are approved one by one by the
+	 * operator and are not checked here. The seccomp rules keep setuid
+	 * and setgid bits, devices and security xattrs out either way. */
+	if (e->access == CORDON_ACCESS_READ_WRITE && is_root && !extra && st.st_uid == 0 && !e->allow_uid0_owner)
+		return cordon_diag_set(d, EPERM, "policy",
+				       "read-write root '%s' is owned by uid 0: the connector would act as uid 0 "
+				       "there; give it an unprivileged owner or set allow_uid0_owner: true",
+				       e->path);
 	if (e->access == CORDON_ACCESS_READ_WRITE && (st.st_uid != c->uid || st.st_gid != c->gid))
 		m->idmapped = true;
 	if (!fs_view) {
@@ -1933,16 +1966,18 @@ static json_t *build_report(const struct cordon_launch_policy *pol, const struct
 	    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
 		      pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
 		      masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
-	json_object_set_new(controls, "seccomp",
-			    json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "state",
-				      cordon_control_state_to_string(pl->seccomp), "base",
-				      p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
-				      p->seccomp_action == CORDON_SECCOMP_KILL	? "kill"
-				      : p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
-										: "errno",
-				      "policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
-				      c->seccomp ? c->seccomp->program_hash : NULL, "reason",
-				      *pl->seccomp_reason ? pl->seccomp_reason : NULL));
+	json_object_set_new(
+	    controls, "seccomp",
+	    json_pack(
+		"{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[s*s*]}", "state", cordon_control_state_to_string(pl->seccomp),
+		"base", p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
+		p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
+		: p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
+							  : "errno",
+		"policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
+		c->seccomp ? c->seccomp->program_hash : NULL, "reason", *pl->seccomp_reason ? pl->seccomp_reason : NULL,
+		"plan_rules", c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_OPENAT2_ENOSYS) ? "openat2-enosys" : NULL,
+		c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_NO_FASTOPEN) ? "no-fastopen" : NULL));
 	{
 		json_t *cg = control_json(pl->cgroup, pl->cgroup_reason), *miss = json_array();
 
@@ -2278,9 +2313,26 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 			}
 	}
 
-	/* 5. Seccomp, compiled once per policy. */
+	/* 5. Seccomp, compiled once per policy (and per plan additions: a
+	 * read-write root, or no mount namespace, refuses openat2, whose
+	 * mode seccomp cannot see;
+	 * Landlock as the only TCP layer refuses TCP Fast Open, which does
+	 * not pass its connect hook — mode none without a network namespace
+	 * included). */
 	if (c.plan.seccomp != CORDON_STATE_UNAVAILABLE) {
-		r = cordon_seccomp_compile_cached(p, caps, &c.seccomp, d);
+		unsigned opts = 0;
+
+		/* Without a mount namespace the host's own writable places
+		 * (its /tmp) are the connector's too: the same rule. */
+		if (!fs_view)
+			opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
+		for (size_t i = 0; i < c.n_mounts; i++)
+			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink)
+				opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
+		if (!c.plan.ebpf && !(p->net_mode == CORDON_NET_NONE && (c.plan.ns_effective & CLONE_NEWNET)))
+			opts |= CORDON_SECCOMP_NO_FASTOPEN;
+		c.seccomp_opts = opts;
+		r = cordon_seccomp_compile_cached_opts(p, caps, opts, &c.seccomp, d);
 		if (r < 0)
 			goto fail;
 	}

@@ -6,7 +6,7 @@
  *     lookup), what a spawn pays when the policy was seen before;
  *   - load: cordon_seccomp_load() timed inside a forked child (after
  *     no_new_privs), median over N children;
- *   - size: instructions in the program;
+ *   - size: instructions in the program (and with the plan rules);
  *   - syscall: the per-syscall cost of the filter (getppid in a loop),
  *     against an unfiltered child measured in the same run.
  * Figures only; nothing here is an assertion.
@@ -153,6 +153,12 @@ static int bench_base(enum cordon_seccomp_base base, const char *name, size_t n,
 		printf("%-8s load      median %8.3f ms  p90 %8.3f ms  (compile/load %.1fx)\n", name, l50 / 1e6, l90 / 1e6,
 		       l50 ? (double)c50 / (double)l50 : 0.0);
 		printf("%-8s size      %zu instructions (%zu bytes)\n", name, n_insns, n_insns * 8);
+		/* The spawn plan's rules (read-write root; Landlock the only
+		 * TCP layer), as a sandbox with both compiles them. */
+		if (cordon_seccomp_compile_opts(&p, NULL, CORDON_SECCOMP_OPTS_ALL, &prog, &d) >= 0) {
+			printf("%-8s size      %zu instructions with both plan rules\n", name, prog->n_insns);
+			cordon_seccomp_program_free(prog);
+		}
 		printf("%-8s syscall   getppid %.1f ns filtered vs %.1f ns unfiltered (+%.1f ns)\n", name, s50 / 1e3,
 		       syscall_baseline_ps / 1e3, ((double)s50 - (double)syscall_baseline_ps) / 1e3);
 	}

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		     "      - {path: /lib64, access: read-exec}\n"
 		     "      - {path: /etc/ld.so.cache, access: read}\n"
 		     "    roots:\n"
-		     "      - {path: %s, access: read-write, at: /work}\n"
+		     "      - {path: %s, access: read-write, at: /work, allow_uid0_owner: true}\n"
 		     "    ceiling: [%s]\n"
 		     "    tmp: 64M\n"
 		     "  network: {mode: none}\n"

@@ -86,7 +86,7 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "    system:\n"
 		 "      - {path: /usr, access: read-exec}\n"
 		 "    roots:\n"
-		 "      - {path: %s, access: read-write, at: /data}\n"
+		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		 "    ceiling: [%s]\n"
 		 "    tmp: 1M\n"
 		 "  network: {mode: none}\n"

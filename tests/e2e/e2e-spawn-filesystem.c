@@ -112,6 +112,12 @@ static void test_server_filesystem_in_sandbox(void **state)
 		assert_int_equal(symlink(path, link), 0);
 	}
 
+	/* A project folder has an ordinary owner: a read-write root owned by
+	 * uid 0 is refused unless the profile opts in (issue 11). */
+	assert_int_equal(chown(root, 65534, 65534), 0);
+	snprintf(path, sizeof(path), "%s/hello.txt", root);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+
 	/* The two host paths this test owns. */
 	assert_int_equal(p->n_fs_roots, 1);
 	assert_string_equal(p->fs_roots[0].at, "/work");

@@ -74,7 +74,7 @@ static void write_memory_profile(const char *resources, const char *prompts)
 			continue;
 		}
 		if (strstr(line, "{path: /var/lib/cordon/memory,")) {
-			fprintf(out, "      - {path: %s, access: read-write, at: /data}\n", data);
+			fprintf(out, "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n", data);
 			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
 			replaced++;
 		} else if (!strcmp(line, "resources: none\n")) {

@@ -65,7 +65,7 @@ static void write_profile(const char *id, const char *ttl)
 		"      - {path: /lib64, access: read-exec}\n"
 		"    roots:\n"
 		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		"      - {path: %s, access: read-write, at: /data}\n"
+		"      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		"    tmp: 1M\n"
 		"  network: {mode: none}\n"
 		"  limits: {memory: 64M, pids: 16}\n"
@@ -551,7 +551,7 @@ static void write_filesystem_profile(const char *node_dir, const char *work)
 		if (opt && strstr(line, "{path: /opt/cordon/mcp,"))
 			continue;
 		if (strstr(line, "{path: /srv/cordon/projects/demo")) {
-			fprintf(out, "      - {path: %s, access: read-write, at: /project}\n", work);
+			fprintf(out, "      - {path: %s, access: read-write, at: /project, allow_uid0_owner: true}\n", work);
 			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
 		} else if (!strcmp(line, "    - /work\n"))
 			fputs("    - /project\n", out);
@@ -982,7 +982,7 @@ static void test_network_denial_audited(void **state_)
 		"      - {path: /lib64, access: read-exec}\n"
 		"    roots:\n"
 		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		"      - {path: %s, access: read-write, at: /data}\n"
+		"      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		"    tmp: 1M\n"
 		"  network:\n"
 		"    mode: allowlist\n"

@@ -162,7 +162,7 @@ static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx
 		     "      - {path: /etc/ld.so.cache, access: read}\n"
 		     "    roots:\n"
 		     "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		     "      - {path: %s, access: read-write, at: /data}\n"
+		     "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		     "    ceiling: [%s]\n"
 		     "    tmp: 16M\n"
 		     "  network:\n"

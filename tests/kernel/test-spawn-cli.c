@@ -46,7 +46,7 @@ static int group_setup(void **state)
 		"      - {path: /etc/ld.so.cache, access: read}\n"
 		"    roots:\n"
 		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		"      - {path: %s, access: read-write, at: /data}\n"
+		"      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		"    ceiling: [%s]\n"
 		"  limits: {memory: 64M, pids: 32}\n"
 		"tools:\n"
@@ -350,6 +350,29 @@ static bool gone(pid_t pid)
 	return strstr(buf, ") Z ") != NULL || strstr(buf, ") X ") != NULL;
 }
 
+/* --check (issue 11): the profile is good ("ok <id>", exit 0), and the
+ * allow_uid0_owner opt-in on its /data root is named on stderr. */
+static void test_check_warns_on_uid0_opt_in(void **state)
+{
+	char cmd[2 * PATH_MAX + 64], out[4096];
+	size_t len = 0;
+	FILE *f;
+	int st;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "'%s' --check '%s' 2>&1", launch, profile_path);
+	f = popen(cmd, "re");
+	assert_non_null(f);
+	len = fread(out, 1, sizeof(out) - 1, f);
+	out[len] = '\0';
+	st = pclose(f);
+	printf("%s", out);
+	assert_exited(st, 0);
+	assert_non_null(strstr(out, "ok clitest\n"));
+	assert_non_null(strstr(out, ": warning: sandbox.filesystem.roots[1] ("));
+	assert_non_null(strstr(out, ") sets allow_uid0_owner: if uid 0 owns it, the connector acts as uid 0"));
+}
+
 static void test_launcher_sigkill_takes_sandbox_down(void **state)
 {
 	char probe[PATH_MAX];
@@ -407,6 +430,7 @@ int main(void)
 	    cmocka_unit_test(test_report_file),
 	    cmocka_unit_test(test_stdio_passed_through),
 	    cmocka_unit_test(test_egress_denial_printed_as_one_line),
+	    cmocka_unit_test(test_check_warns_on_uid0_opt_in),
 	    cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};
 

@@ -77,6 +77,35 @@ static struct cordon_profile *parse_ok(const char *yaml)
 
 /* ---- bad input ---------------------------------------------------------------- */
 
+/* allow_uid0_owner (issue 11): read-write roots only, true or false, off by
+ * default; unknown to system entries. */
+static void test_allow_uid0_owner(void **state)
+{
+	struct cordon_profile *p;
+
+	(void)state;
+	check_error(HEAD "sandbox:\n  filesystem:\n    system: []\n"
+			 "    roots: [{path: /srv, access: read, allow_uid0_owner: true}]\n" TOOLS,
+		    7, 58,
+		    "sandbox.filesystem.roots[0].allow_uid0_owner: only a read-write root can be owned by uid 0 by "
+		    "permission");
+	check_error(HEAD "sandbox:\n  filesystem:\n    system: []\n"
+			 "    roots: [{path: /srv, access: read-write, allow_uid0_owner: yes}]\n" TOOLS,
+		    7, 64, "sandbox.filesystem.roots[0].allow_uid0_owner: must be one of false, true (got \"yes\")");
+	check_error(HEAD "sandbox:\n  filesystem:\n    system: [{path: /usr, access: read, allow_uid0_owner: true}]\n"
+		    TOOLS,
+		    6, 41, "sandbox.filesystem.system[0].allow_uid0_owner: unknown key (expected one of: path, access)");
+	p = parse_ok(HEAD "sandbox:\n  filesystem:\n    system: []\n"
+			  "    roots: [{path: /srv/a, access: read-write, allow_uid0_owner: true},\n"
+			  "            {path: /srv/b, access: read-write},\n"
+			  "            {path: /srv/c, access: read, allow_uid0_owner: false}]\n" TOOLS);
+	assert_int_equal(p->n_fs_roots, 3);
+	assert_true(p->fs_roots[0].allow_uid0_owner);
+	assert_false(p->fs_roots[1].allow_uid0_owner);
+	assert_false(p->fs_roots[2].allow_uid0_owner);
+	cordon_profile_free(p);
+}
+
 static void test_empty_file(void **state)
 {
 	check_error_len("", 0, EINVAL, 0, 0, "file is empty");
@@ -578,6 +607,9 @@ static void test_sandbox_rules(void **state)
 	    "sandbox.user: must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got \"Bad.User\")");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [no_such_call]}\n" TOOLS, 7, 21,
 		    "sandbox.seccomp.allow[0]: unknown system call \"no_such_call\"");
+	check_error(HEAD SANDBOX "  seccomp: {allow: [io_uring_enter]}\n" TOOLS, 7, 21,
+		    "sandbox.seccomp.allow[0]: io_uring_enter cannot be allowed: io_uring operations (open, mkdir, "
+		    "setxattr) would bypass the setuid/setgid and xattr rules");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [ptrace], deny: [ptrace]}\n" TOOLS, 7, 37,
 		    "sandbox.seccomp.deny[0]: ptrace is in both allow and deny");
 	check_error(HEAD SANDBOX "  seccomp: {action: trap}\n" TOOLS, 7, 21,
@@ -1066,6 +1098,7 @@ int main(void)
 	    cmocka_unit_test(test_relative_path),
 	    cmocka_unit_test(test_dotdot_path),
 	    cmocka_unit_test(test_filesystem_rules),
+	    cmocka_unit_test(test_allow_uid0_owner),
 	    cmocka_unit_test(test_sizes_and_ranges),
 	    cmocka_unit_test(test_network_rules),
 	    cmocka_unit_test(test_tools_rules),

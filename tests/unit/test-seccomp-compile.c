@@ -97,15 +97,15 @@ static void test_policy_hash_canonical(void **state)
 
 	/* The documented canonical form (docs/seccomp.md), hashed here
 	 * independently: sorted names, each followed by a comma. */
-	sha256_hex("cordon-seccomp-policy/1\nbase=strict\naction=kill\narch=c000003e\nkill=process\n"
-		   "allow=ptrace,syncfs,\ndeny=uname,\n",
+	sha256_hex("cordon-seccomp-policy/2\nbase=strict\naction=kill\narch=c000003e\nkill=process\n"
+		   "allow=ptrace,syncfs,\ndeny=uname,\nopts=\n",
 		   want);
 	assert_string_equal(prog->policy_hash, want);
 	cordon_seccomp_program_free(prog);
 
 	struct policy_in def = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, NULL, 0, NULL, 0 };
 	prog = compile_ok(&def, NULL);
-	sha256_hex("cordon-seccomp-policy/1\nbase=default\naction=errno\narch=c000003e\nkill=process\nallow=\ndeny=\n",
+	sha256_hex("cordon-seccomp-policy/2\nbase=default\naction=errno\narch=c000003e\nkill=process\nallow=\ndeny=\nopts=\n",
 		   want);
 	assert_string_equal(prog->policy_hash, want);
 	cordon_seccomp_program_free(prog);
@@ -181,7 +181,15 @@ static void test_unknown_names(void **state)
 	static const char *const empty[] = { "" };
 	static const char *const clone3[] = { "clone3" };
 	static const char *const both[] = { "ptrace" };
+	static const char *const uring[] = { "ptrace", "io_uring_setup" };
 	struct cordon_diag d;
+
+	/* io_uring is never liftable: its operations carry modes and xattr
+	 * names seccomp cannot see. */
+	struct policy_in u = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, uring, 2, NULL, 0 };
+	assert_int_equal(compile_err(&u, NULL, &d), EINVAL);
+	assert_string_equal(d.message, "seccomp.allow: 'io_uring_setup' cannot be allowed: io_uring operations (open, "
+				       "mkdir, setxattr) would bypass the setuid/setgid and xattr rules");
 
 	struct policy_in a = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, unknown, 2, NULL, 0 };
 	assert_int_equal(compile_err(&a, NULL, &d), EINVAL);
@@ -362,6 +370,46 @@ static void test_null_args(void **state)
 	cordon_seccomp_program_free(NULL);
 }
 
+/* The spawn plan's additions (read-write root: openat2 ENOSYS; Landlock
+ * the only TCP layer: no TCP Fast Open) are part of the policy hash, each
+ * compiles to a longer program, and unknown bits are refused. */
+static void test_plan_opts(void **state)
+{
+	struct policy_in in = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, NULL, 0, NULL, 0 };
+	struct cordon_profile p;
+	struct cordon_seccomp_program *none = compile_ok(&in, NULL), *both = NULL, *o2 = NULL, *tfo = NULL;
+	const struct cordon_seccomp_program *c1 = NULL, *c2 = NULL;
+	struct cordon_diag d = { 0 };
+	char want[65];
+
+	(void)state;
+	fill(&p, &in);
+	assert_int_equal(cordon_seccomp_compile_opts(&p, NULL, CORDON_SECCOMP_OPENAT2_ENOSYS, &o2, &d), 0);
+	assert_int_equal(cordon_seccomp_compile_opts(&p, NULL, CORDON_SECCOMP_NO_FASTOPEN, &tfo, &d), 0);
+	assert_int_equal(cordon_seccomp_compile_opts(&p, NULL, CORDON_SECCOMP_OPTS_ALL, &both, &d), 0);
+	sha256_hex("cordon-seccomp-policy/2\nbase=default\naction=errno\narch=c000003e\nkill=process\nallow=\ndeny=\n"
+		   "opts=openat2-enosys,no-fastopen,\n",
+		   want);
+	assert_string_equal(both->policy_hash, want);
+	assert_string_not_equal(none->policy_hash, o2->policy_hash);
+	assert_string_not_equal(o2->policy_hash, tfo->policy_hash);
+	assert_true(o2->n_insns > none->n_insns);
+	assert_true(tfo->n_insns > none->n_insns);
+	assert_true(both->n_insns > tfo->n_insns);
+
+	assert_int_equal(cordon_seccomp_compile_opts(&p, NULL, 1u << 7, &o2, &d), -EINVAL);
+	assert_string_equal(d.message, "unknown seccomp options 0x80");
+	assert_int_equal(cordon_seccomp_compile_cached_opts(&p, NULL, CORDON_SECCOMP_NO_FASTOPEN, &c1, &d), 0);
+	assert_int_equal(cordon_seccomp_compile_cached_opts(&p, NULL, 0, &c2, &d), 0);
+	assert_ptr_not_equal(c1, c2);
+	assert_string_equal(c1->program_hash, tfo->program_hash);
+	cordon_seccomp_cache_clear();
+	cordon_seccomp_program_free(none);
+	cordon_seccomp_program_free(o2);
+	cordon_seccomp_program_free(tfo);
+	cordon_seccomp_program_free(both);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_name_known),
 		cmocka_unit_test(test_null_args),
+		cmocka_unit_test(test_plan_opts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plant-probe: what a hostile connector tries against the host through its
+ * sandbox (issue 11, findings 1 and 7). Every attempt prints one line
+ *   "<name> <errno>"     (0 when the call succeeded)
+ * and the run goes on; the test compares each errno with the one it wants.
+ * Exit status 0 once all attempts ran, 200+ for a usage error.
+ *
+ *   plant-probe plant DIR
+ *       DIR is a read-write root: setuid/setgid modes through every
+ *       mode-setting syscall, device nodes, security/trusted xattrs,
+ *       openat2, and the root directory itself, plus the allowed cases.
+ *   plant-probe fastopen ADDR DENIED_PORT ALLOWED_PORT
+ *       TCP Fast Open to a port Landlock denies (sendto/sendmsg/sendmmsg
+ *       with MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), a plain connect to it,
+ *       and a plain connect + send to the allowed port. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+
+static char dir[256];
+
+/* Prints the attempt's errno (0 on success) and returns it. */
+static int say(const char *name, long r)
+{
+	int e = r < 0 ? errno : 0;
+
+	printf("%s %d\n", name, e);
+	fflush(stdout);
+	return e;
+}
+
+static const char *at(const char *name)
+{
+	static char buf[4][512];
+	static unsigned k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", dir, name);
+	return b;
+}
+
+/* The open_how of openat2 and the setxattrat argument struct. */
+struct xattr_args_v0 {
+	unsigned long long value;
+	unsigned int size;
+	unsigned int flags;
+};
+
+static int plant(void)
+{
+	/* A minimal file capability (v2, cap_setuid permitted+effective). */
+	static const unsigned char cap[20] = {0x01, 0x00, 0x00, 0x02, 0x80, 0};
+	struct xattr_args_v0 xa = {.value = (unsigned long long)(uintptr_t)cap, .size = sizeof(cap)};
+	struct open_how how = {.flags = O_CREAT | O_WRONLY | O_CLOEXEC, .mode = 04755};
+	int fd, dfd;
+
+	umask(0);
+	/* Allowed: create 0644, chmod 0644, mkdir 0755, a FIFO, chmod of the
+	 * root directory to the mode it already has. */
+	fd = open(at("plain"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	say("create-0644", fd);
+	say("chmod-0644", chmod(at("plain"), 0644));
+	say("mkdir-0755", mkdir(at("dir"), 0755));
+	say("mknod-fifo", mknod(at("fifo"), S_IFIFO | 0644, 0));
+
+	/* Setuid and setgid through every mode-setting syscall. */
+	say("chmod-4755", chmod(at("plain"), 04755));
+	say("chmod-2755", chmod(at("plain"), 02755));
+	say("chmod-raw-4755", syscall(SYS_chmod, at("plain"), 04755));
+	say("fchmod-4755", fchmod(fd, 04755));
+	say("fchmod-2755", fchmod(fd, 02755));
+	say("fchmodat-6755", syscall(SYS_fchmodat, AT_FDCWD, at("plain"), 06755));
+	say("fchmodat2-4755", syscall(__NR_fchmodat2, AT_FDCWD, at("plain"), 04755, 0));
+	/* The upper half of mode is ignored by the kernel: seen by seccomp,
+	 * it must not hide the bit. */
+	say("fchmod-4755-high", syscall(SYS_fchmod, fd, 0xffffffff00000000ul | 04755));
+	say("chmod-dir-2755", chmod(at("dir"), 02755));
+	say("open-creat-4755", syscall(SYS_open, at("o1"), O_CREAT | O_WRONLY | O_CLOEXEC, 04755));
+	say("openat-creat-2755", syscall(SYS_openat, AT_FDCWD, at("o2"), O_CREAT | O_WRONLY | O_CLOEXEC, 02755));
+	say("creat-4755", syscall(SYS_creat, at("o3"), 04755));
+	say("openat-tmpfile-4755", syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755));
+	say("mkdir-2755", syscall(SYS_mkdir, at("sg"), 02755));
+	say("mkdirat-4755", syscall(SYS_mkdirat, AT_FDCWD, at("su"), 04755));
+	say("mknod-reg-4755", mknod(at("reg"), S_IFREG | 04755, 0));
+	say("mknodat-reg-2755", mknodat(AT_FDCWD, at("reg2"), S_IFREG | 02755, 0));
+	say("mknod-chr", mknod(at("null"), S_IFCHR | 0666, makedev(1, 3)));
+	say("mknodat-blk", mknodat(AT_FDCWD, at("blk"), S_IFBLK | 0600, makedev(7, 0)));
+	say("openat2-creat-4755", syscall(SYS_openat2, AT_FDCWD, at("o4"), &how, sizeof(how)));
+	how = (struct open_how){.flags = O_RDONLY | O_CLOEXEC};
+	say("openat2-read", syscall(SYS_openat2, AT_FDCWD, at("plain"), &how, sizeof(how)));
+
+	/* Extended attributes. */
+	say("setxattr-security-capability", setxattr(at("plain"), "security.capability", cap, sizeof(cap), 0));
+	say("lsetxattr-trusted", lsetxattr(at("plain"), "trusted.x", "1", 1, 0));
+	say("fsetxattr-security-foo", fsetxattr(fd, "security.foo", "1", 1, 0));
+	say("setxattr-user", setxattr(at("plain"), "user.x", "1", 1, 0));
+	say("setxattrat-security-capability",
+	    syscall(__NR_setxattrat, AT_FDCWD, at("plain"), 0, "security.capability", &xa, sizeof(xa)));
+
+	/* The root directory itself: special bits by path and by fd, and a
+	 * new owner. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	say("root-open", dfd);
+	say("root-chmod-2755", chmod(dir, 02755));
+	say("root-chmod-4755", chmod(dir, 04755));
+	say("root-fchmod-2775", fchmod(dfd, 02775));
+	say("root-chown-65534", chown(dir, 65534, (gid_t)-1));
+	say("root-fchown-0", fchown(dfd, 0, 0));
+	say("root-chgrp-65534", chown(dir, (uid_t)-1, 65534));
+	return 0;
+}
+
+static int fastopen(const char *addr, int denied, int allowed)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)denied)};
+	struct sockaddr_in ok = {.sin_family = AF_INET, .sin_port = htons((uint16_t)allowed)};
+	struct iovec iov = {.iov_base = "leak", .iov_len = 4};
+	struct msghdr mh = {.msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1};
+	struct mmsghdr mm = {.msg_hdr = mh};
+	int one = 1, fd;
+
+	/* A refused peer must show up as an errno, not as SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	if (inet_pton(AF_INET, addr, &to.sin_addr) != 1 || inet_pton(AF_INET, addr, &ok.sin_addr) != 1)
+		return 203;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("fastopen-sendto", sendto(fd, "leak", 4, MSG_FASTOPEN, (struct sockaddr *)&to, sizeof(to)));
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("fastopen-sendmsg", sendmsg(fd, &mh, MSG_FASTOPEN));
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("fastopen-sendmmsg", sendmmsg(fd, &mm, 1, MSG_FASTOPEN));
+	close(fd);
+	/* The flag is an int to the kernel: garbage above bit 31 changes
+	 * nothing. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("fastopen-sendto-high",
+	    syscall(SYS_sendto, fd, "leak", 4, 0xffffffff00000000ul | MSG_FASTOPEN, &to, sizeof(to)));
+	close(fd);
+	/* TCP_FASTOPEN_CONNECT defers the SYN of a connect(2), which Landlock
+	 * checks: to the denied port it is refused, and after a connect to
+	 * the allowed port a sendto naming the denied one goes to the
+	 * connected peer. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("fastopen-connect-opt", setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof(one)));
+	say("fastopen-connect-denied", connect(fd, (struct sockaddr *)&to, sizeof(to)));
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof(one));
+	if (say("fastopen-connect-allowed", connect(fd, (struct sockaddr *)&ok, sizeof(ok))) == 0)
+		say("fastopen-connected-sendto-denied",
+		    sendto(fd, "tfo-", 4, 0, (struct sockaddr *)&to, sizeof(to)) == 4 ? 0 : -1);
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	say("connect-denied", connect(fd, (struct sockaddr *)&to, sizeof(to)));
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (say("connect-allowed", connect(fd, (struct sockaddr *)&ok, sizeof(ok))) == 0)
+		say("send-allowed", send(fd, "fine", 4, 0) == 4 ? 0 : -1);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "plant") == 0 && strlen(argv[2]) < sizeof(dir)) {
+		snprintf(dir, sizeof(dir), "%s", argv[2]);
+		return plant();
+	}
+	if (argc == 5 && strcmp(argv[1], "fastopen") == 0)
+		return fastopen(argv[2], atoi(argv[3]), atoi(argv[4]));
+	fprintf(stderr, "usage: plant-probe plant DIR | fastopen ADDR DENIED_PORT ALLOWED_PORT\n");
+	return 200;
+}
