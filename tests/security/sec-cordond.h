@@ -106,7 +106,7 @@ static inline void rcd_evil_profile(struct rcd *c, const char *id, const char *m
 		 "      - {path: /lib64, access: read-exec}\n"
 		 "    roots:\n"
 		 "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		 "      - {path: %s, access: read-write, at: /data}\n"
+		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		 "    tmp: 1M\n"
 		 "  network: {mode: none}\n"
 		 "  limits: {memory: 64M, pids: 16}\n"

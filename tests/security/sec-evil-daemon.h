@@ -36,7 +36,7 @@ static inline void evil_profile(const char *mode, const char *arg, const char *c
 		 "    system:\n"
 		 "      - {path: /usr, access: read-exec}\n"
 		 "    roots:\n"
-		 "      - {path: %s, access: read-write, at: /data}\n"
+		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		 "    ceiling: [%s]\n"
 		 "    tmp: 1M\n"
 		 "  network: {mode: none}\n"
