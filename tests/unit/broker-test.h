@@ -53,7 +53,10 @@ struct bt {
 
 static inline void bt_open_db(struct bt *t)
 {
-	struct cordon_db_options o = { .clock = &t->clock.clock, .busy_timeout_ms = 200 };
+	/* 10 s, as the concurrent-writer tests' other process uses: a writer
+	 * that fsyncs on a loaded 2-core machine can hold the lock for longer
+	 * than a fraction of a second. */
+	struct cordon_db_options o = { .clock = &t->clock.clock, .busy_timeout_ms = 10000 };
 	struct cordon_diag d = {};
 	int r = cordon_db_open(t->path, &o, &t->db, &d);
 
