@@ -447,17 +447,23 @@ int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup 
 	return 0;
 }
 
-static int create_impl(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, pid_t owner,
-		       const char *name, const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
-		       struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
+int cordon_cgroup_create(const struct cordon_caps *caps, const struct cordon_cgroup_options *opts,
+			 struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
 {
+	const struct cordon_cgroup_limits *lim = opts ? opts->limits : NULL;
+	const char *name = opts ? opts->name : NULL;
+	unsigned required = opts ? opts->required : 0, flags = opts ? opts->flags : 0;
+	pid_t owner = opts ? opts->owner : 0;
 	struct cordon_cgroup *cg;
-	struct create_ctx x = {.caps = caps, .group = group, .lim = lim, .required = required, .diag = reterr_diag};
+	struct create_ctx x = {
+	    .caps = caps, .group = opts ? opts->group : NULL, .lim = lim, .required = required, .diag = reterr_diag};
 	uint64_t start;
 	int r;
 
 	if (!caps || !lim || !ret)
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing argument");
+	if (flags & ~(unsigned)CORDON_CGROUP_DEFER_V1)
+		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown flags 0x%x", flags);
 	if (!cg_name_is_valid(name))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup",
 				       "invalid instance name '%.64s' (want [a-z0-9-], 1-%d characters)",
@@ -529,38 +535,6 @@ fail:
 	cg_proc_view_done(&x.pv);
 	(void)cg_teardown(cg);
 	return r;
-}
-
-int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
-			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
-			       unsigned *ret_missing, struct cordon_diag *reterr_diag)
-{
-	return create_impl(caps, NULL, owner, name, lim, required, 0, ret, ret_missing, reterr_diag);
-}
-
-int cordon_cgroup_create(const struct cordon_caps *caps, const char *name, const struct cordon_cgroup_limits *lim,
-			 unsigned required, struct cordon_cgroup **ret, unsigned *ret_missing,
-			 struct cordon_diag *reterr_diag)
-{
-	return create_impl(caps, NULL, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
-}
-
-int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
-			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
-			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
-{
-	if (flags & ~(unsigned)CORDON_CGROUP_DEFER_V1)
-		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown flags 0x%x", flags);
-	return create_impl(caps, group, 0, name, lim, required, flags, ret, ret_missing, reterr_diag);
-}
-
-int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
-				  const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
-				  struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag)
-{
-	if (!group)
-		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "missing group");
-	return create_impl(caps, group, 0, name, lim, required, 0, ret, ret_missing, reterr_diag);
 }
 
 /* ---- The launcher's group ---------------------------------------------- */
