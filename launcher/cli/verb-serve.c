@@ -137,16 +137,15 @@ int verb_serve(int argc, char **argv)
 			log_warning("eBPF egress policy unavailable: %s", d.message);
 	}
 
-	r = cordon_server_new(
-	    &(struct cordon_server_options){.sock = sock,
-					    .profiles_fd = profiles_fd,
-					    .profiles_dir = dir,
-					    .caps = &caps,
-					    .netpolicy = np,
-					    .env = environ,
-					    .sigfd = sigfd,
-					    .log = log_line},
-	    &s);
+	r = cordon_server_new(&(struct cordon_server_options){.sock = sock,
+							      .profiles_fd = profiles_fd,
+							      .profiles_dir = dir,
+							      .caps = &caps,
+							      .netpolicy = np,
+							      .env = environ,
+							      .sigfd = sigfd,
+							      .log = log_line},
+			      &s);
 	if (r < 0)
 		log_error_errno(r, "starting the server");
 	else

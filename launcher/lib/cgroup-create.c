@@ -477,11 +477,12 @@ int cordon_cgroup_create(const struct cordon_caps *caps, const struct cordon_cgr
 			continue;
 		if (!(HANDLED_CTRLS & (1u << c)))
 			return cordon_diag_set(reterr_diag, EOPNOTSUPP, "cgroup",
-					       "cgroup controller %s: cordon applies no limits with it", cg_ctrl_name(c));
+					       "cgroup controller %s: cordon applies no limits with it",
+					       cg_ctrl_name(c));
 		if (!caps->ctrl[c].available || (caps->ctrl[c].v2 && !caps->cgroup2_mount[0]))
 			return cordon_diag_set(reterr_diag, EOPNOTSUPP, "cgroup",
-					       "cgroup controller %s: not available on this kernel (%s)", cg_ctrl_name(c),
-					       strerror(EOPNOTSUPP));
+					       "cgroup controller %s: not available on this kernel (%s)",
+					       cg_ctrl_name(c), strerror(EOPNOTSUPP));
 	}
 	if (required & ~((1u << _CORDON_CTRL_MAX) - 1))
 		return cordon_diag_set(reterr_diag, EINVAL, "cgroup", "unknown controller bits 0x%x", required);

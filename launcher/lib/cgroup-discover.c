@@ -410,7 +410,7 @@ unsigned cg_v2_wanted(const struct cordon_caps *caps)
 /* The cgroup2 directory below which "cordon" lives, with `want` enabled
  * for its children where possible (errs[c] says why not). */
 int cg_v2_find_base(const struct proc_view *pv, const struct cordon_caps *caps, unsigned want, char **ret,
-			int errs[static _CORDON_CTRL_MAX])
+		    int errs[static _CORDON_CTRL_MAX])
 {
 	_cleanup_free_ char *base = NULL;
 	int r;

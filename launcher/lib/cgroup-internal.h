@@ -83,7 +83,7 @@ int cg_v2_enable_set(const char *dir, unsigned ctrls, int errs[static _CORDON_CT
 int cg_find_v1_mount(const struct proc_view *pv, const char *ctrl, char **ret);
 unsigned cg_v2_wanted(const struct cordon_caps *caps);
 int cg_v2_find_base(const struct proc_view *pv, const struct cordon_caps *caps, unsigned want, char **ret,
-			int errs[static _CORDON_CTRL_MAX]);
+		    int errs[static _CORDON_CTRL_MAX]);
 
 /* cgroup.c */
 void cg_hdir_init(struct hdir *h);

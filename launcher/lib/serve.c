@@ -93,7 +93,7 @@ struct cordon_server {
 /* Hands one line to the log callback (the helper's edge logs it). Returns
  * -|error| like log_internal() does, or 0. */
 static int server_log(struct cordon_server *s, enum log_level level, int error, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int server_log(struct cordon_server *s, enum log_level level, int error, const char *fmt, ...)
 {

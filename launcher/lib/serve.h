@@ -29,7 +29,7 @@ struct cordon_server_options {
 	const struct cordon_caps *caps;
 	struct cordon_netpolicy_state *netpolicy; /* every instance's egress policy; NULL: none; not closed */
 	char **env;				  /* the environment connectors' variables come from */
-	int sigfd; /* a signalfd that stops cordon_server_run(); -EBADF: none */
+	int sigfd;				  /* a signalfd that stops cordon_server_run(); -EBADF: none */
 	/* Lines the helper logs (a failed send, a malformed request, a
 	 * signal); NULL drops them. error is a -errno or 0. */
 	void (*log)(enum log_level level, int error, const char *message, void *userdata);
@@ -55,5 +55,4 @@ int cordon_server_run(struct cordon_server *s);
 /* A profile (or its directory) must be writable only by its owner, and
  * that owner must be root when the helper runs as root. Returns 0, or
  * -EPERM with the diag naming what (`what` and `path`) is wrong. */
-int cordon_server_check_owner_mode(const struct stat *st, const char *what, const char *path,
-				   struct cordon_diag *d);
+int cordon_server_check_owner_mode(const struct stat *st, const char *what, const char *path, struct cordon_diag *d);
