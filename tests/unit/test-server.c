@@ -34,7 +34,8 @@ static struct cordon_server *server;
 static struct cordon_caps caps;
 static char log_lines[8][640];
 static unsigned n_log_lines;
-static struct cordon_serve_msg req, rep;
+static struct cordon_serve_msg req, rep; /* req borrows what it sends and is never cleared */
+static struct cordon_serve_root root;
 
 /* clang-format off */
 #define PROFILE_FMT                                                     \
@@ -129,7 +130,6 @@ static int server_stop(void **state)
 	server = NULL;
 	closep(&sv[0]);
 	closep(&sv[1]);
-	cordon_serve_msg_clear(&req);
 	cordon_serve_msg_clear(&rep);
 	return 0;
 }
@@ -183,13 +183,13 @@ static void assert_no_reply(void)
 
 static void spawn_request(uint32_t id, const char *connector, const char *host, const char *sandbox)
 {
-	cordon_serve_msg_clear(&req);
 	cordon_serve_msg_init(&req, CORDON_SERVE_SPAWN, id);
 	snprintf(req.connector, sizeof(req.connector), "%s", connector);
 	if (host) {
-		snprintf(req.roots[0].host, sizeof(req.roots[0].host), "%s", host);
-		snprintf(req.roots[0].sandbox, sizeof(req.roots[0].sandbox), "%s", sandbox ? sandbox : "");
-		req.roots[0].access = CORDON_ACCESS_READ;
+		snprintf(root.host, sizeof(root.host), "%s", host);
+		snprintf(root.sandbox, sizeof(root.sandbox), "%s", sandbox ? sandbox : "");
+		root.access = CORDON_ACCESS_READ;
+		req.roots = &root;
 		req.n_roots = 1;
 	}
 	request();
