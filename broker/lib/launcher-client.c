@@ -309,28 +309,23 @@ int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *
 				 const struct cordon_serve_root *roots, size_t n_roots, struct cordon_launched *ret,
 				 struct cordon_diag *reterr_diag)
 {
-	_cleanup_free_ struct cordon_serve_msg *req = NULL;
-	struct cordon_serve_msg rep;
+	struct cordon_serve_msg req, rep;
 	json_t *j;
 	int r;
 
-	if (!connector || strlen(connector) >= sizeof(req->connector) || (tag && strlen(tag) >= sizeof(req->tag)))
+	if (!connector || strlen(connector) >= sizeof(req.connector) || (tag && strlen(tag) >= sizeof(req.tag)))
 		return cordon_diag_set(reterr_diag, EINVAL, "launcher", "connector id or tag too long");
 	if (n_roots > CORDON_SERVE_MAX_ROOTS)
 		return cordon_diag_set(reterr_diag, E2BIG, "launcher", "%zu roots (at most %u)", n_roots,
 				       CORDON_SERVE_MAX_ROOTS);
-	/* The message holds 32 roots of two 4 KiB paths each: heap, not stack. */
-	req = malloc(sizeof(*req));
-	if (!req)
-		return cordon_diag_set(reterr_diag, ENOMEM, "launcher", "out of memory");
-	cordon_serve_msg_init(req, CORDON_SERVE_SPAWN, 0);
-	snprintf(req->connector, sizeof(req->connector), "%s", connector);
-	snprintf(req->tag, sizeof(req->tag), "%s", tag ? tag : "");
-	for (size_t i = 0; i < n_roots; i++)
-		req->roots[i] = roots[i];
-	req->n_roots = (uint32_t)n_roots;
+	cordon_serve_msg_init(&req, CORDON_SERVE_SPAWN, 0);
+	snprintf(req.connector, sizeof(req.connector), "%s", connector);
+	snprintf(req.tag, sizeof(req.tag), "%s", tag ? tag : "");
+	/* Borrowed for the send (the request is not cleared). */
+	req.roots = n_roots > 0 ? (struct cordon_serve_root *)roots : NULL;
+	req.n_roots = (uint32_t)n_roots;
 
-	r = request(lc, req, CORDON_SERVE_SPAWN_REPLY, REQUEST_TIMEOUT_MS, &rep, reterr_diag);
+	r = request(lc, &req, CORDON_SERVE_SPAWN_REPLY, REQUEST_TIMEOUT_MS, &rep, reterr_diag);
 	if (r < 0)
 		return r;
 	r = reply_status(&rep, reterr_diag);

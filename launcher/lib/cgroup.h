@@ -38,14 +38,36 @@ struct cordon_cgroup_stats {
 	uint64_t cpu_usage_usec;
 };
 
-/* Creates the instance's cgroup(s) named after `name` (connector id plus an
- * instance number, [a-z0-9-]) and writes the limits. Controllers named in
- * `required` (CORDON_CTRL_* bits) must be usable or this fails with a diag
- * naming the controller; others are best effort and recorded in
- * *ret_missing (bits of controllers that could not be applied). */
-int cordon_cgroup_create(const struct cordon_caps *caps, const char *name, const struct cordon_cgroup_limits *lim,
-			 unsigned required, struct cordon_cgroup **ret, unsigned *ret_missing,
-			 struct cordon_diag *reterr_diag);
+/* What cordon_cgroup_create() makes. */
+struct cordon_cgroup_options {
+	/* Connector id plus an instance number, [a-z0-9-], 1-64 characters. */
+	const char *name;
+	const struct cordon_cgroup_limits *limits;
+	/* CORDON_CTRL_* bits of controllers that must be usable (else the
+	 * create fails with a diag naming the controller); the others are best
+	 * effort and reported in *ret_missing. */
+	unsigned required;
+	/* CORDON_CGROUP_DEFER_V1 (see below) or 0. */
+	unsigned flags;
+	/* NULL: the cgroup2 directory goes directly below "cordon"; else it
+	 * is made inside this launcher's group (cordon_cgroup_group_new()),
+	 * with mkdirat on the group's fd: never below a directory other than
+	 * the one the caller holds. v1 directories go to the same place
+	 * either way. */
+	const struct cordon_cgroup_group *group;
+	/* 0: the calling process. The directory's name carries the owner's pid
+	 * and start time, which is what cordon_cgroup_cleanup_stale() checks;
+	 * tests name another process to simulate an instance whose launcher
+	 * died. */
+	pid_t owner;
+};
+
+/* Creates the instance's cgroup(s) as opts says and writes the limits
+ * before anything runs. Returns 0 and writes *ret and *ret_missing (bits of
+ * controllers whose limits could not be applied), or -errno with the diag
+ * naming the step. */
+int cordon_cgroup_create(const struct cordon_caps *caps, const struct cordon_cgroup_options *opts,
+			 struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
 
 /* O_DIRECTORY fd of the instance's cgroup2 directory (pure v2, or the
  * unified hierarchy on hybrid hosts); -EBADF when there is none. Owned by the
@@ -82,14 +104,6 @@ int cordon_cgroup_destroy(struct cordon_cgroup *cg);
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps);
 
 /* ---- Additions beyond the first contract ---------------------------- */
-
-/* Like cordon_cgroup_create() with the directory named for `owner` (0 =
- * the calling process) instead of the caller: the name carries the owner's
- * pid and start time, which is what cordon_cgroup_cleanup_stale() checks.
- * Used by tests to simulate an instance whose launcher died. */
-int cordon_cgroup_create_owned(const struct cordon_caps *caps, pid_t owner, const char *name,
-			       const struct cordon_cgroup_limits *lim, unsigned required, struct cordon_cgroup **ret,
-			       unsigned *ret_missing, struct cordon_diag *reterr_diag);
 
 /* Tells enter() whether clone3(CLONE_INTO_CGROUP) placed the child in the
  * cgroup2 directory. create() presets it from caps->clone_into_cgroup; the
@@ -129,7 +143,7 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid)
  * Returns 0 and writes *ret, -EOPNOTSUPP without a cgroup2 hierarchy, or
  * -errno with the diag naming the directory. Controllers that could not be
  * enabled for the group's children are reported by each
- * cordon_cgroup_create_in_group() like cordon_cgroup_create() does. */
+ * cordon_cgroup_create() with that group, like without one. */
 struct cordon_cgroup_group;
 
 int cordon_cgroup_group_new(const struct cordon_caps *caps, struct cordon_cgroup_group **ret,
@@ -148,14 +162,6 @@ static inline void cordon_cgroup_group_freep(struct cordon_cgroup_group **g)
 	cordon_cgroup_group_free(*g);
 }
 
-/* Like cordon_cgroup_create(), with the instance's cgroup2 directory made
- * inside the group (mkdirat on the group's fd: never below a directory
- * other than the one the caller holds). v1 directories are where
- * cordon_cgroup_create() puts them. */
-int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct cordon_cgroup_group *group,
-				  const char *name, const struct cordon_cgroup_limits *lim, unsigned required,
-				  struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
-
 /* ---- Creation in two steps --------------------------------------------- */
 
 /* With CORDON_CGROUP_DEFER_V1, create only makes the cgroup2 directory
@@ -168,10 +174,6 @@ int cordon_cgroup_create_in_group(const struct cordon_caps *caps, const struct c
  * complete() reports the rest. cordon_cgroup_attach_pid() refuses
  * (-EBUSY) until complete() succeeded; destroy() works at any point. */
 #define CORDON_CGROUP_DEFER_V1 0x1u
-
-int cordon_cgroup_create_ex(const struct cordon_caps *caps, const struct cordon_cgroup_group *group, const char *name,
-			    const struct cordon_cgroup_limits *lim, unsigned required, unsigned flags,
-			    struct cordon_cgroup **ret, unsigned *ret_missing, struct cordon_diag *reterr_diag);
 
 /* Makes the deferred v1 directories and writes their limits; a no-op when
  * nothing is pending. On failure (a required controller) the caller

@@ -49,6 +49,9 @@ void cordon_serve_msg_clear(struct cordon_serve_msg *m)
 {
 	free(m->json);
 	m->json = NULL;
+	free(m->roots);
+	m->roots = NULL;
+	m->n_roots = 0;
 	for (unsigned i = 0; i < m->n_fds; i++)
 		closep(&m->fds[i]);
 	m->n_fds = 0;
@@ -119,7 +122,7 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 	case CORDON_SERVE_PROBE:
 		break;
 	case CORDON_SERVE_SPAWN:
-		if (m->n_roots > CORDON_SERVE_MAX_ROOTS)
+		if (m->n_roots > CORDON_SERVE_MAX_ROOTS || (m->n_roots > 0 && !m->roots))
 			return -EINVAL;
 		r = put_str(&w, m->connector, sizeof(m->connector) - 1);
 		if (r >= 0)
@@ -300,6 +303,12 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 			r.field = "n_roots";
 			e = bad(&r, "too many roots");
 		}
+		if (e >= 0 && m.n_roots > 0) {
+			/* Bounded by the check above: at most 32 roots. */
+			m.roots = calloc(m.n_roots, sizeof(*m.roots));
+			if (!m.roots)
+				e = -ENOMEM;
+		}
 		for (uint32_t i = 0; e >= 0 && i < m.n_roots; i++) {
 			e = get_str(&r, "root.host", m.roots[i].host, sizeof(m.roots[i].host));
 			if (e >= 0)
@@ -354,6 +363,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 	}
 	if (e < 0) {
 		free(m.json);
+		free(m.roots);
 		return e;
 	}
 	*ret = m;
@@ -449,6 +459,8 @@ int cordon_serve_recv(int sock, struct cordon_serve_msg *ret, struct cordon_diag
 				    cordon_serve_type_name(ret->type));
 		free(ret->json);
 		ret->json = NULL;
+		free(ret->roots);
+		ret->roots = NULL;
 	}
 	if (r < 0) {
 		for (unsigned i = 0; i < n_fds; i++)

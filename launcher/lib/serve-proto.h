@@ -46,8 +46,11 @@ struct cordon_serve_root {
 	uint32_t access; /* enum cordon_fs_access */
 };
 
-/* A decoded message. Strings are NUL-terminated copies; json points into a
- * malloc'd buffer owned by the message (cordon_serve_msg_clear()). */
+/* A message, small enough for the stack (the roots, up to 256 KiB, are not
+ * inside it). In a decoded message strings are NUL-terminated copies, and
+ * json and roots point to malloc'd buffers owned by the message
+ * (cordon_serve_msg_clear() frees them). A message being sent only borrows
+ * json, roots and fds: the sender keeps them and does not clear it. */
 struct cordon_serve_msg {
 	uint16_t type;
 	uint32_t id;
@@ -56,8 +59,8 @@ struct cordon_serve_msg {
 	int32_t wait_status;   /* EXITED */
 	char connector[64];    /* SPAWN */
 	char tag[64];	       /* SPAWN: instance tag for the cgroup name, [a-z0-9-] */
-	struct cordon_serve_root roots[CORDON_SERVE_MAX_ROOTS];
-	uint32_t n_roots;
+	struct cordon_serve_root *roots; /* SPAWN: n_roots of them; NULL when none */
+	uint32_t n_roots;		 /* at most CORDON_SERVE_MAX_ROOTS */
 	struct cordon_diag diag; /* replies with status < 0 */
 	char *json;		 /* PROBE_REPLY, SPAWN_REPLY, EXITED, NET_DENIED; NULL otherwise */
 	int fds[CORDON_SERVE_MAX_FDS];
@@ -66,7 +69,7 @@ struct cordon_serve_msg {
 
 void cordon_serve_msg_init(struct cordon_serve_msg *m, uint16_t type, uint32_t id);
 
-/* Frees the json buffer and closes any fds still held. */
+/* Frees the json and roots buffers and closes any fds still held. */
 void cordon_serve_msg_clear(struct cordon_serve_msg *m);
 
 /* Encodes m into buf (at most size bytes). Returns the length or -errno

@@ -2365,8 +2365,13 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		 * there); the v1 hierarchies of hybrid hosts are made after the
 		 * clone, while the child builds its sandbox, and before MSG_GO:
 		 * still before the connector's first instruction. */
-		r = cordon_cgroup_create_ex(caps, c.group, c.instance_name, &lim, required, CORDON_CGROUP_DEFER_V1,
-					    &c.cg, &c.plan.cgroup_missing, d);
+		r = cordon_cgroup_create(caps,
+					 &(struct cordon_cgroup_options){.name = c.instance_name,
+									 .limits = &lim,
+									 .required = required,
+									 .flags = CORDON_CGROUP_DEFER_V1,
+									 .group = c.group},
+					 &c.cg, &c.plan.cgroup_missing, d);
 		if (r < 0)
 			goto fail;
 		cgfd = cordon_cgroup_v2_fd(c.cg);

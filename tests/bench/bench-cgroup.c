@@ -70,7 +70,9 @@ static struct cordon_cgroup *make(const struct cordon_caps *c)
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_diag d = {0};
 
-	if (cordon_cgroup_create(c, "bench-cg", &lim, ALL_CTRLS, &cg, NULL, &d) < 0) {
+	if (cordon_cgroup_create(
+		c, &(struct cordon_cgroup_options){.name = "bench-cg", .limits = &lim, .required = ALL_CTRLS}, &cg,
+		NULL, &d) < 0) {
 		fprintf(stderr, "create: %s: %s\n", d.step, d.message);
 		exit(1);
 	}

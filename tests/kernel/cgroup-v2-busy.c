@@ -93,7 +93,9 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 		snprintf(pidstr, sizeof(pidstr), "%d\n", (int)getpid());
 		fakefs_put(runner, "cgroup.procs", pidstr);
 
-		CHILD_CHECK(cordon_cgroup_create(&caps, "busy", &lim, req, &cg, NULL, &d) == 0);
+		CHILD_CHECK(cordon_cgroup_create(
+				&caps, &(struct cordon_cgroup_options){.name = "busy", .limits = &lim, .required = req},
+				&cg, NULL, &d) == 0);
 		/* The instance went below the parent (the fake mount root)... */
 		snprintf(want, sizeof(want), "%s/cordon/", fake_root);
 		CHILD_CHECK(strncmp(cordon_cgroup_v2_path(cg), want, strlen(want)) == 0);

@@ -133,7 +133,9 @@ static struct cordon_cgroup *create_ok(const char *name, uint64_t mem, uint64_t 
 	unsigned missing = 0xff;
 	int r;
 
-	r = cordon_cgroup_create(&caps, name, &lim, MEM_CTRLS, &cg, &missing, &d);
+	r = cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){.name = name, .limits = &lim, .required = MEM_CTRLS},
+				 &cg, &missing, &d);
 	if (r < 0)
 		fail_msg("create %s: %d %s: %s", name, r, d.step, d.message);
 	assert_non_null(cg);
@@ -654,7 +656,11 @@ static void destroy_stubborn(bool with_cgroup_kill)
 	int n;
 
 	c.cgroup_kill = with_cgroup_kill;
-	assert_int_equal(cordon_cgroup_create(&c, "t-cg-stubborn", &lim, MEM_CTRLS, &cg, NULL, NULL), 0);
+	assert_int_equal(
+	    cordon_cgroup_create(
+		&c, &(struct cordon_cgroup_options){.name = "t-cg-stubborn", .limits = &lim, .required = MEM_CTRLS},
+		&cg, NULL, NULL),
+	    0);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	cordon_cgroup_set_clone_placed(cg, false);
 	pid = spawn_stubborn(cg, 3);
@@ -795,7 +801,11 @@ static void test_cleanup_stale(void **state)
 			pause();
 	}
 	assert_int_equal(
-	    cordon_cgroup_create_owned(&caps, alive_owner, "t-cg-other", &lim, MEM_CTRLS, &other, NULL, NULL), 0);
+	    cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){
+				     .name = "t-cg-other", .limits = &lim, .required = MEM_CTRLS, .owner = alive_owner},
+				 &other, NULL, NULL),
+	    0);
 	save_paths(other, &other_ps);
 	/* An owner that has exited but is not reaped yet (a zombie whose
 	 * parent is slow): gone too. */
@@ -805,8 +815,12 @@ static void test_cleanup_stale(void **state)
 		for (;;)
 			pause();
 	}
-	assert_int_equal(
-	    cordon_cgroup_create_owned(&caps, zombie_owner, "t-cg-zombie", &lim, MEM_CTRLS, &zombie, NULL, NULL), 0);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps,
+			     &(struct cordon_cgroup_options){
+				 .name = "t-cg-zombie", .limits = &lim, .required = MEM_CTRLS, .owner = zombie_owner},
+			     &zombie, NULL, NULL),
+			 0);
 	save_paths(zombie, &zombie_ps);
 	assert_int_equal(kill(zombie_owner, SIGKILL), 0);
 	{
@@ -815,8 +829,12 @@ static void test_cleanup_stale(void **state)
 		/* Wait for the exit without reaping. */
 		assert_int_equal(waitid(P_PID, (id_t)zombie_owner, &si, WEXITED | WNOWAIT), 0);
 	}
-	assert_int_equal(cordon_cgroup_create_owned(&caps, owner, "t-cg-stale", &lim, MEM_CTRLS, &stale, NULL, NULL),
-			 0);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){
+				     .name = "t-cg-stale", .limits = &lim, .required = MEM_CTRLS, .owner = owner},
+				 &stale, NULL, NULL),
+	    0);
 	assert_non_null(strstr(cordon_cgroup_dir_name(stale), "i-"));
 	live = create_ok("t-cg-live", 0, 16, 0);
 	save_paths(stale, &stale_ps);
@@ -892,7 +910,9 @@ static void test_required_controller_missing(void **state)
 
 	(void)state;
 	c.ctrl[CORDON_CTRL_MEMORY].available = false;
-	r = cordon_cgroup_create(&c, "t-cg-nomem", &lim, MEM_CTRLS, &cg, &missing, &d);
+	r = cordon_cgroup_create(
+	    &c, &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = MEM_CTRLS}, &cg,
+	    &missing, &d);
 	assert_int_equal(r, -EOPNOTSUPP);
 	assert_null(cg);
 	assert_int_equal(d.error, EOPNOTSUPP);
@@ -902,7 +922,10 @@ static void test_required_controller_missing(void **state)
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
 
 	/* Best effort: created, memory reported missing, others applied. */
-	r = cordon_cgroup_create(&c, "t-cg-nomem", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d);
+	r = cordon_cgroup_create(
+	    &c,
+	    &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_PIDS},
+	    &cg, &missing, &d);
 	assert_int_equal(r, 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_MEMORY);
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_MEMORY));
@@ -911,7 +934,10 @@ static void test_required_controller_missing(void **state)
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
 
 	/* Controllers cordon sets no limits with cannot be required. */
-	r = cordon_cgroup_create(&caps, "t-cg-nomem", &lim, 1u << CORDON_CTRL_IO, &cg, &missing, &d);
+	r = cordon_cgroup_create(
+	    &caps,
+	    &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_IO},
+	    &cg, &missing, &d);
 	assert_int_equal(r, -EOPNOTSUPP);
 	assert_non_null(strstr(d.message, "io"));
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
@@ -934,7 +960,9 @@ static void test_failure_midway_leaves_nothing(void **state)
 	(void)state;
 	snprintf(c.ctrl[CORDON_CTRL_PIDS].path, sizeof(c.ctrl[CORDON_CTRL_PIDS].path), "%s", tmp);
 	c.ctrl[CORDON_CTRL_PIDS].v2 = false;
-	r = cordon_cgroup_create(&c, "t-cg-midway", &lim, MEM_CTRLS, &cg, &missing, &d);
+	r = cordon_cgroup_create(
+	    &c, &(struct cordon_cgroup_options){.name = "t-cg-midway", .limits = &lim, .required = MEM_CTRLS}, &cg,
+	    &missing, &d);
 	assert_int_equal(r, -ENOENT);
 	assert_null(cg);
 	assert_int_equal(d.error, ENOENT);
@@ -944,7 +972,10 @@ static void test_failure_midway_leaves_nothing(void **state)
 	assert_false(dir_exists(sub));
 
 	/* Not required: created, pids reported missing. */
-	r = cordon_cgroup_create(&c, "t-cg-midway", &lim, 1u << CORDON_CTRL_MEMORY, &cg, &missing, &d);
+	r = cordon_cgroup_create(&c,
+				 &(struct cordon_cgroup_options){
+				     .name = "t-cg-midway", .limits = &lim, .required = 1u << CORDON_CTRL_MEMORY},
+				 &cg, &missing, &d);
 	assert_int_equal(r, 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_PIDS);
 	cordon_cgroup_set_clone_placed(cg, false);
@@ -986,7 +1017,11 @@ static void test_v1_only_layout(void **state)
 	c.cgroup2_mount[0] = '\0';
 	c.cgroup_kill = false;
 	c.clone_into_cgroup = false;
-	assert_int_equal(cordon_cgroup_create(&c, "t-cg-v1only", &lim, MEM_CTRLS, &cg, &missing, NULL), 0);
+	assert_int_equal(
+	    cordon_cgroup_create(
+		&c, &(struct cordon_cgroup_options){.name = "t-cg-v1only", .limits = &lim, .required = MEM_CTRLS}, &cg,
+		&missing, NULL),
+	    0);
 	assert_int_equal(missing, 0);
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
 	assert_null(cordon_cgroup_v2_path(cg));
@@ -1034,10 +1069,17 @@ static void test_no_cgroups_at_all(void **state)
 	c.cgroup2_mount[0] = '\0';
 	for (int k = 0; k < _CORDON_CTRL_MAX; k++)
 		c.ctrl[k].available = false;
-	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+	assert_int_equal(cordon_cgroup_create(&c,
+					      &(struct cordon_cgroup_options){.name = "t-cg-none",
+									      .limits = &lim,
+									      .required = 1u << CORDON_CTRL_PIDS},
+					      &cg, &missing, &d),
 			 -EOPNOTSUPP);
 	assert_non_null(strstr(d.message, "pids"));
-	assert_int_equal(cordon_cgroup_create(&c, "t-cg-none", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(cordon_cgroup_create(
+			     &c, &(struct cordon_cgroup_options){.name = "t-cg-none", .limits = &lim, .required = 0},
+			     &cg, &missing, &d),
+			 0);
 	assert_int_equal(missing, MEM_CTRLS);
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
 	assert_true(cordon_cgroup_is_empty(cg));
@@ -1068,16 +1110,38 @@ static void test_invalid_arguments(void **state)
 	(void)state;
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	assert_int_equal(cordon_cgroup_create(&caps, "Bad_Name", &lim, 0, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps, &(struct cordon_cgroup_options){.name = "Bad_Name", .limits = &lim, .required = 0},
+			     &cg, NULL, &d),
+			 -EINVAL);
 	assert_non_null(strstr(d.message, "Bad_Name"));
-	assert_int_equal(cordon_cgroup_create(&caps, "", &lim, 0, &cg, NULL, &d), -EINVAL);
-	assert_int_equal(cordon_cgroup_create(&caps, "../x", &lim, 0, &cg, NULL, &d), -EINVAL);
-	assert_int_equal(cordon_cgroup_create(&caps, longname, &lim, 0, &cg, NULL, &d), -EINVAL);
-	assert_int_equal(cordon_cgroup_create(&caps, "ok", NULL, 0, &cg, NULL, &d), -EINVAL);
-	assert_int_equal(cordon_cgroup_create(&caps, "ok", &lim, 1u << 20, &cg, NULL, &d), -EINVAL);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "", .limits = &lim, .required = 0}, &cg,
+				 NULL, &d),
+	    -EINVAL);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "../x", .limits = &lim, .required = 0},
+				 &cg, NULL, &d),
+	    -EINVAL);
+	assert_int_equal(
+	    cordon_cgroup_create(
+		&caps, &(struct cordon_cgroup_options){.name = longname, .limits = &lim, .required = 0}, &cg, NULL, &d),
+	    -EINVAL);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "ok", .limits = NULL, .required = 0},
+				 &cg, NULL, &d),
+	    -EINVAL);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps, &(struct cordon_cgroup_options){.name = "ok", .limits = &lim, .required = 1u << 20},
+			     &cg, NULL, &d),
+			 -EINVAL);
 	assert_null(cg);
 	/* An owner that does not exist has no start time. */
-	assert_int_equal(cordon_cgroup_create_owned(&caps, INT32_MAX, "ok", &lim, 0, &cg, NULL, &d), -ENOENT);
+	assert_int_equal(
+	    cordon_cgroup_create(
+		&caps, &(struct cordon_cgroup_options){.name = "ok", .limits = &lim, .required = 0, .owner = INT32_MAX},
+		&cg, NULL, &d),
+	    -ENOENT);
 	assert_null(cg);
 	assert_int_equal(cordon_cgroup_v2_fd(NULL), -EBADF);
 	assert_null(cordon_cgroup_v2_path(NULL));
@@ -1092,7 +1156,11 @@ static void test_duplicate_name_refused(void **state)
 	struct cordon_diag d = {0};
 
 	(void)state;
-	assert_int_equal(cordon_cgroup_create(&caps, "t-cg-dup", &lim, MEM_CTRLS, &cg2, NULL, &d), -EEXIST);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps,
+			     &(struct cordon_cgroup_options){.name = "t-cg-dup", .limits = &lim, .required = MEM_CTRLS},
+			     &cg2, NULL, &d),
+			 -EEXIST);
 	assert_null(cg2);
 	/* The failed attempt did not remove the first instance. */
 	assert_true(dir_exists(cordon_cgroup_v2_path(cg)));

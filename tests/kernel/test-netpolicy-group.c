@@ -178,7 +178,9 @@ static void test_group_default_deny(void **state)
 	assert_int_equal(prog_count(sub, BPF_CGROUP_INET4_CONNECT, true), 1);
 
 	/* An instance in the group with an allowlist of 127.0.0.2:p1. */
-	r = cordon_cgroup_create_in_group(&caps, g, "grouptest-1", &lim, 0, &inst, NULL, &d);
+	r = cordon_cgroup_create(
+	    &caps, &(struct cordon_cgroup_options){.name = "grouptest-1", .limits = &lim, .required = 0, .group = g},
+	    &inst, NULL, &d);
 	if (r < 0)
 		fail_msg("create_in_group: %s", d.message);
 	assert_non_null(strstr(cordon_cgroup_v2_path(inst), group_path));

@@ -83,7 +83,10 @@ static void test_v2_limits_written(void **state)
 	const char *path;
 
 	(void)state;
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-1", &lim, all, &cg, &missing, &d), 0);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps, &(struct cordon_cgroup_options){.name = "fake-1", .limits = &lim, .required = all},
+			     &cg, &missing, &d),
+			 0);
 	assert_int_equal(missing, 0);
 	path = cordon_cgroup_v2_path(cg);
 	assert_non_null(path);
@@ -122,7 +125,11 @@ static void test_v2_stats(void **state)
 	struct cordon_cgroup_stats st;
 
 	(void)state;
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-stats", &lim, 0, &cg, NULL, NULL), 0);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){.name = "fake-stats", .limits = &lim, .required = 0},
+				 &cg, NULL, NULL),
+	    0);
 	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
 	assert_int_equal(st.mem_peak_bytes, 33550336);
 	assert_int_equal(st.oom_kills, 2);
@@ -142,7 +149,11 @@ static void test_v2_enter(void **state)
 	int status;
 
 	(void)state;
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-enter", &lim, 0, &cg, NULL, NULL), 0);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){.name = "fake-enter", .limits = &lim, .required = 0},
+				 &cg, NULL, NULL),
+	    0);
 	/* Placed by clone3 (cgroup.procs lists the child, here among other
 	 * pids): enter() writes nothing. */
 	pid = fork();
@@ -200,7 +211,11 @@ static void test_v2_controller_not_offered(void **state)
 
 	(void)state;
 	fakefs_put(fake_root, "cgroup.controllers", "memory pids\n");
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, req, &cg, &missing, &d), -EOPNOTSUPP);
+	assert_int_equal(
+	    cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){.name = "fake-nocpu", .limits = &lim, .required = req},
+				 &cg, &missing, &d),
+	    -EOPNOTSUPP);
 	assert_null(cg);
 	assert_string_equal(d.step, "cgroup");
 	assert_non_null(strstr(d.message, "cpu"));
@@ -208,7 +223,12 @@ static void test_v2_controller_not_offered(void **state)
 	assert_fake_clean();
 
 	/* Best effort: pids applied, cpu reported missing, no cpu.max. */
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-nocpu", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d), 0);
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){.name = "fake-nocpu",
+									      .limits = &lim,
+									      .required = 1u << CORDON_CTRL_PIDS},
+					      &cg, &missing, &d),
+			 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_CPU);
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_CPU));
 	read_file(cordon_cgroup_v2_path(cg), "pids.max", buf, sizeof(buf));
@@ -235,13 +255,20 @@ static void test_v2_subtree_control_unwritable(void **state)
 	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", fake_root);
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(__real_mkdir(p, 0755), 0);
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 1u << CORDON_CTRL_PIDS, &cg, &missing, &d),
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){.name = "fake-busy",
+									      .limits = &lim,
+									      .required = 1u << CORDON_CTRL_PIDS},
+					      &cg, &missing, &d),
 			 -EISDIR);
 	assert_null(cg);
 	assert_non_null(strstr(d.message, "pids"));
 	assert_non_null(strstr(d.message, "Is a directory"));
 	assert_fake_clean();
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-busy", &lim, 0, &cg, &missing, &d), 0);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps, &(struct cordon_cgroup_options){.name = "fake-busy", .limits = &lim, .required = 0},
+			     &cg, &missing, &d),
+			 0);
 	assert_int_equal(missing, (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU));
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS));
 	assert_non_null(cordon_cgroup_v2_path(cg));
@@ -266,8 +293,15 @@ static void test_v2_stale_cleanup(void **state)
 		pause();
 		_exit(0);
 	}
-	assert_int_equal(cordon_cgroup_create_owned(&caps, owner, "fake-dead", &lim, 0, &dead, NULL, NULL), 0);
-	assert_int_equal(cordon_cgroup_create(&caps, "fake-live", &lim, 0, &live, NULL, NULL), 0);
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){
+						  .name = "fake-dead", .limits = &lim, .required = 0, .owner = owner},
+					      &dead, NULL, NULL),
+			 0);
+	assert_int_equal(cordon_cgroup_create(
+			     &caps, &(struct cordon_cgroup_options){.name = "fake-live", .limits = &lim, .required = 0},
+			     &live, NULL, NULL),
+			 0);
 	snprintf(dead_path, sizeof(dead_path), "%s", cordon_cgroup_v2_path(dead));
 	assert_int_equal(kill(owner, SIGKILL), 0);
 	status = cordon_test_wait(owner);

@@ -47,6 +47,17 @@ static struct cordon_serve_msg *msg_new(uint16_t type, uint32_t id)
 	return m;
 }
 
+/* A message to send with room for every root a test fills in; msg_free()
+ * frees the roots with the message (cordon_serve_msg_clear()). */
+static struct cordon_serve_msg *msg_new_roots(uint16_t type, uint32_t id)
+{
+	struct cordon_serve_msg *m = msg_new(type, id);
+
+	m->roots = calloc(CORDON_SERVE_MAX_ROOTS, sizeof(*m->roots));
+	assert_non_null(m->roots);
+	return m;
+}
+
 static void msg_free(struct cordon_serve_msg *m)
 {
 	cordon_serve_msg_clear(m);
@@ -90,7 +101,7 @@ static void test_round_trip_probe_and_kill(void **state)
 
 static void test_round_trip_spawn(void **state)
 {
-	struct cordon_serve_msg *in = msg_new(CORDON_SERVE_SPAWN, 42), *out;
+	struct cordon_serve_msg *in = msg_new_roots(CORDON_SERVE_SPAWN, 42), *out;
 
 	(void)state;
 	snprintf(in->connector, sizeof(in->connector), "filesystem");
@@ -205,7 +216,7 @@ static void test_round_trip_events(void **state)
 
 static void test_encode_rejections(void **state)
 {
-	struct cordon_serve_msg *m = msg_new(0, 1);
+	struct cordon_serve_msg *m = msg_new_roots(0, 1);
 
 	(void)state;
 	assert_int_equal(cordon_serve_encode(m, buf, BUFSZ), -EINVAL); /* type 0 */
@@ -241,6 +252,7 @@ static void test_encode_rejections(void **state)
 	}
 	assert_int_equal(cordon_serve_encode(m, buf, BUFSZ), -EMSGSIZE);
 
+	cordon_serve_msg_clear(m);
 	cordon_serve_msg_init(m, CORDON_SERVE_EXITED, 0);
 	m->json = malloc(CORDON_SERVE_MAX_JSON + 2);
 	assert_non_null(m->json);
@@ -493,7 +505,7 @@ static void test_decode_rejections_replies(void **state)
 /* Every prefix of a valid message is refused, never read past. */
 static void test_decode_every_prefix(void **state)
 {
-	struct cordon_serve_msg *m = msg_new(CORDON_SERVE_SPAWN, 5);
+	struct cordon_serve_msg *m = msg_new_roots(CORDON_SERVE_SPAWN, 5);
 	struct cordon_serve_msg out;
 	struct cordon_diag d;
 	int n;

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The launcher helper's server (launcher/lib/serve.c) driven over a
+ * socketpair, one packet at a time with cordon_server_handle_one(), without
+ * the helper process and without spawning: every request here is refused
+ * before cordon_spawn() would run, and each reply is asserted exactly
+ * (type, id, status, diag step and message), as are the lines the server
+ * hands to its log callback. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cleanup.h"
+#include "serve-proto.h"
+#include "serve.h"
+#include "test-support.h"
+
+static char *base;
+static char profiles[4096], work[4096 + 16];
+static int profiles_fd = -EBADF;
+static int sv[2] = {-EBADF, -EBADF}; /* sv[0]: "cordond", sv[1]: the server's */
+static struct cordon_server *server;
+static struct cordon_caps caps;
+static char log_lines[8][640];
+static unsigned n_log_lines;
+static struct cordon_serve_msg req, rep; /* req borrows what it sends and is never cleared */
+static struct cordon_serve_root root;
+
+/* clang-format off */
+#define PROFILE_FMT                                                     \
+	"version: 1\n"                                                  \
+	"connector:\n"                                                  \
+	"  description: test connector\n"                               \
+	"  command: [/bin/cat]\n"                                       \
+	"sandbox:\n"                                                    \
+	"  user: dynamic\n"                                             \
+	"  filesystem:\n"                                               \
+	"    system:\n"                                                 \
+	"      - {path: /usr, access: read-exec}\n"                     \
+	"      - {path: /lib, access: read-exec}\n"                     \
+	"      - {path: /bin, access: read-exec}\n"                     \
+	"%s"                                                            \
+	"    tmp: 1M\n"                                                 \
+	"  network:\n"                                                  \
+	"    mode: none\n"                                              \
+	"tools:\n"                                                      \
+	"  default_risk: read\n"
+/* clang-format on */
+
+static void on_log(enum log_level level, int error, const char *message, void *userdata)
+{
+	(void)userdata;
+	if (n_log_lines < ELEMENTSOF(log_lines))
+		snprintf(log_lines[n_log_lines++], sizeof(log_lines[0]), "%d %d %s", (int)level, error, message);
+}
+
+static void write_profile(const char *id, const char *ceiling, mode_t mode)
+{
+	char path[4096 + 64], body[8192], line[4096 + 64] = "";
+	FILE *f;
+
+	if (ceiling)
+		snprintf(line, sizeof(line), "    ceiling: [%s]\n", ceiling);
+	snprintf(body, sizeof(body), PROFILE_FMT, line);
+	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(body, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	base = cordon_test_mkdtemp("server");
+	snprintf(profiles, sizeof(profiles), "%s/profiles", base);
+	snprintf(work, sizeof(work), "%s/work", base);
+	assert_int_equal(mkdir(profiles, 0755), 0);
+	assert_int_equal(mkdir(work, 0755), 0);
+	write_profile("cat", work, 0644);
+	write_profile("noceil", NULL, 0644);
+	write_profile("ww", work, 0666);
+	profiles_fd = open(profiles, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(profiles_fd >= 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	closep(&profiles_fd);
+	(void)cordon_test_rm_rf(base);
+	free(base);
+	return 0;
+}
+
+static int server_start(void **state)
+{
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	n_log_lines = 0;
+	memset(&caps, 0, sizeof(caps));
+	assert_int_equal(cordon_server_new(&(struct cordon_server_options){.sock = sv[1],
+									   .profiles_fd = profiles_fd,
+									   .profiles_dir = profiles,
+									   .caps = &caps,
+									   .sigfd = -EBADF,
+									   .log = on_log},
+					   &server),
+			 0);
+	return 0;
+}
+
+static int server_stop(void **state)
+{
+	(void)state;
+	cordon_server_free(server);
+	server = NULL;
+	closep(&sv[0]);
+	closep(&sv[1]);
+	cordon_serve_msg_clear(&rep);
+	return 0;
+}
+
+/* Lets the server handle the one packet waiting, asserts it keeps serving. */
+static void serve_one(void)
+{
+	struct pollfd p = {.fd = sv[1], .events = POLLIN};
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(cordon_server_handle_one(server, p.revents), 0);
+}
+
+static void send_raw(const void *b, size_t n)
+{
+	assert_int_equal(send(sv[0], b, n, MSG_NOSIGNAL), (ssize_t)n);
+	serve_one();
+}
+
+static void request(void)
+{
+	assert_int_equal(cordon_serve_send(sv[0], &req), 0);
+	serve_one();
+}
+
+/* The next packet from the server is the reply, exactly. */
+static void assert_reply(uint16_t type, uint32_t id, int error, const char *step, const char *message)
+{
+	struct pollfd p = {.fd = sv[0], .events = POLLIN};
+	struct cordon_diag d = {0};
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	cordon_serve_msg_clear(&rep);
+	assert_int_equal(cordon_serve_recv(sv[0], &rep, &d), 0);
+	assert_int_equal(rep.type, type);
+	assert_int_equal(rep.id, id);
+	assert_int_equal(rep.status, -error);
+	assert_int_equal(rep.diag.error, error);
+	assert_string_equal(rep.diag.step, step);
+	assert_string_equal(rep.diag.message, message);
+	assert_int_equal(rep.n_fds, 0);
+}
+
+/* Nothing more came from the server. */
+static void assert_no_reply(void)
+{
+	struct pollfd p = {.fd = sv[0], .events = POLLIN};
+
+	assert_int_equal(poll(&p, 1, 0), 0);
+}
+
+static void spawn_request(uint32_t id, const char *connector, const char *host, const char *sandbox)
+{
+	cordon_serve_msg_init(&req, CORDON_SERVE_SPAWN, id);
+	snprintf(req.connector, sizeof(req.connector), "%s", connector);
+	if (host) {
+		snprintf(root.host, sizeof(root.host), "%s", host);
+		snprintf(root.sandbox, sizeof(root.sandbox), "%s", sandbox ? sandbox : "");
+		root.access = CORDON_ACCESS_READ;
+		req.roots = &root;
+		req.n_roots = 1;
+	}
+	request();
+}
+
+/* A SPAWN header whose payload is cut short: answered with -EBADMSG under
+ * the request's own id and type, and logged once. */
+static void test_malformed_request(void **state)
+{
+	uint8_t b[16] = {'C', 'D', 'N', '1', CORDON_SERVE_SPAWN, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0};
+
+	(void)state;
+	send_raw(b, sizeof(b));
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 9, EBADMSG, "serve",
+		     "malformed message: field 'connector' at byte 16: truncated length");
+	assert_int_equal(n_log_lines, 1);
+	assert_string_equal(log_lines[0], "4 0 malformed request #1 from cordond: malformed message: field "
+					  "'connector' at byte 16: truncated length");
+}
+
+/* Garbage without a request header is dropped (logged, not answered), and
+ * a reply type sent as a request too; the server still serves. */
+static void test_not_a_request_dropped(void **state)
+{
+	uint8_t b[16];
+
+	(void)state;
+	memset(b, 0xa5, sizeof(b));
+	send_raw(b, sizeof(b));
+	assert_no_reply();
+	cordon_serve_msg_init(&req, CORDON_SERVE_KILL_REPLY, 3);
+	request();
+	assert_no_reply();
+	assert_int_equal(n_log_lines, 2);
+	assert_string_equal(log_lines[0], "4 0 malformed request #1 from cordond: malformed message: bad magic");
+	assert_string_equal(log_lines[1],
+			    "4 0 malformed request #2 from cordond: malformed message: a kill-reply message is not a "
+			    "request");
+
+	cordon_serve_msg_init(&req, CORDON_SERVE_KILL, 4);
+	req.instance = 7;
+	request();
+	assert_reply(CORDON_SERVE_KILL_REPLY, 4, ENOENT, "kill", "no instance 7");
+}
+
+static void test_unknown_profile(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	spawn_request(11, "nope", NULL, NULL);
+	snprintf(want, sizeof(want), "no profile for connector 'nope' (%s/nope.yaml)", profiles);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 11, ENOENT, "profile", want);
+	assert_int_equal(n_log_lines, 0);
+}
+
+static void test_invalid_connector_id(void **state)
+{
+	(void)state;
+	spawn_request(12, "Bad\x01id", NULL, NULL);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 12, EINVAL, "request",
+		     "'Bad?id' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})");
+}
+
+static void test_world_writable_profile(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	spawn_request(13, "ww", NULL, NULL);
+	snprintf(want, sizeof(want),
+		 "profile '%s/ww.yaml' is group- or world-writable (mode 0666); only its owner may write it", profiles);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 13, EPERM, "profile", want);
+}
+
+/* Ceiling violations, checked against the profile on disk. */
+static void test_root_outside_ceiling(void **state)
+{
+	(void)state;
+	spawn_request(14, "cat", "/etc", NULL);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 14, EPERM, "root",
+		     "root '/etc' refused: not beneath the ceiling of profile 'cat' (checked on disk, symlinks "
+		     "refused)");
+}
+
+static void test_root_without_ceiling(void **state)
+{
+	char host[8192];
+
+	(void)state;
+	snprintf(host, sizeof(host), "%s", work);
+	spawn_request(15, "noceil", host, NULL);
+	snprintf(host, sizeof(host), "root '%s' refused: profile 'noceil' has no ceiling, so no root can be added",
+		 work);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 15, EPERM, "root", host);
+}
+
+static void test_root_over_system_view(void **state)
+{
+	(void)state;
+	spawn_request(16, "cat", work, "/usr/x");
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 16, EPERM, "root",
+		     "root 0: sandbox path '/usr/x' overlaps the system path '/usr'");
+}
+
+static void test_root_not_canonical(void **state)
+{
+	(void)state;
+	spawn_request(17, "cat", "/etc/../tmp", NULL);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 17, EINVAL, "root",
+		     "root 0: host path '/etc/../tmp' is not absolute and canonical");
+}
+
+/* EOF from cordond ends the server's loop. */
+static void test_eof_ends(void **state)
+{
+	struct pollfd p = {.fd = sv[1], .events = POLLIN};
+
+	(void)state;
+	closep(&sv[0]);
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(cordon_server_handle_one(server, p.revents), -ECONNRESET);
+	assert_int_equal(cordon_server_run(server), 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, server_start, server_stop)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_malformed_request),	    T(test_not_a_request_dropped),
+	    T(test_unknown_profile),	    T(test_invalid_connector_id),
+	    T(test_world_writable_profile), T(test_root_outside_ceiling),
+	    T(test_root_without_ceiling),   T(test_root_over_system_view),
+	    T(test_root_not_canonical),	    T(test_eof_ends),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
