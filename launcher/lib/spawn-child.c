@@ -200,7 +200,7 @@ static void child_net_lo_up(int sync_fd)
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
-		child_fail(sync_fd, "network", errno, "socket for lo:", strerror(errno));
+		child_fail(sync_fd, "network", errno, "socket for lo", NULL);
 	memset(&ifr, 0, sizeof(ifr));
 	spawn_strcpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
