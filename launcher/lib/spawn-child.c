@@ -779,3 +779,57 @@ _noreturn_ void spawn_child_main(const struct child_args *a)
 		}
 	}
 }
+
+/* ------------------------------------------------------------------------ */
+/* Namespace pins (spawn.c's ns_pin): a helper cloned with CLONE_VM into a   */
+/* new namespace, which it prepares and then holds until it is killed.       */
+
+/* The helper dies with the launcher: a launcher killed while one existed
+ * (SIGKILL, between the clone and its own kill) used to leave it paused
+ * forever, holding the launcher's stdio (a test runner waiting for EOF on
+ * it hung). It shares our memory, so the parent's pid is read from `a`. */
+int spawn_pin_helper(void *arg)
+{
+	const struct spawn_pin_args *a = arg;
+	char ok = 1;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->parent)
+		_exit(1);
+	if (a->setup && a->setup() < 0)
+		_exit(1);
+	if (write(a->pipe_w, &ok, 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* Brings lo up (what every sandbox does first in its network namespace),
+ * so the child only enters the namespace. */
+int spawn_pin_setup_netns(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	spawn_strcpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -EIO;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return -EIO;
+	(void)close(fd);
+	return 0;
+}
+
+/* The base mount namespace's only mount: an empty read-only tmpfs holding
+ * the directory NEWROOT, pivoted to as the root. */
+int spawn_pin_setup_mntns(void)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
+	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
+	    mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+	    chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return -EIO;
+	return 0;
+}

@@ -107,3 +107,19 @@ int spawn_mkdir_p(const char *path, mode_t mode);
 /* The sandbox's init: steps a.–l. of spawn.c's header comment. Never
  * returns: it execs the connector or reports a diag and _exit(127)s. */
 _noreturn_ void spawn_child_main(const struct child_args *a);
+
+/* Namespace pins (spawn.c's ns_pin): the helper cloned into the new
+ * namespace runs setup (may be NULL), says 1 on pipe_w and pauses until it
+ * is killed; it dies with `parent`. */
+struct spawn_pin_args {
+	int (*setup)(void);
+	int pipe_w;
+	pid_t parent;
+};
+
+int spawn_pin_helper(void *arg);
+
+/* Setups for spawn_pin_args: lo up in a new network namespace; the base
+ * mount namespace (an empty read-only tmpfs as root). 0 or -EIO. */
+int spawn_pin_setup_netns(void);
+int spawn_pin_setup_mntns(void);

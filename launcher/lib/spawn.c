@@ -413,25 +413,57 @@ static int build_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c
  * user namespace, sharing our memory (no page-table copy) and doing nothing
  * but pause(); we write its maps, keep only the namespace fd, and SIGKILL it
  * (which it never sees in user space, so it touches no shared state). */
-/* The three pausing namespace helpers below die with the launcher: a
- * launcher killed while one of them existed (SIGKILL, between the clone and
- * its own kill) used to leave it paused forever, holding the launcher's
- * stdio (a test runner waiting for EOF on it hung). They share our memory,
- * so the parent's pid is read from here. */
-static pid_t helper_parent;
-
-static void helper_die_with_parent(void)
+/* A namespace held by an nsfd: a helper is cloned into a new namespace of
+ * type `flag` (sharing our memory: no page-table copy), runs `setup` there
+ * (spawn-child.c: async-signal-safe), and pauses; `configure` (the user
+ * namespace's id maps) runs here while it exists; then /proc/<pid>/ns/<name>
+ * is opened and the helper killed and reaped. One helper at a time: they
+ * share one stack. The three namespaces the launcher pins (the spare
+ * network namespace, the base mount namespace, the id-mapping user
+ * namespaces) are made by this one function. Returns 0 and writes *ret_fd,
+ * or -errno. */
+static int ns_pin(unsigned long flag, const char *name, int (*setup)(void),
+		  int (*configure)(pid_t pid, uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid), uid_t owner,
+		  gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
 {
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != helper_parent)
-		_exit(1);
-}
+	static char stack[16384] __attribute__((aligned(64)));
+	struct spawn_pin_args a = {.setup = setup, .pipe_w = -EBADF};
+	int pfd[2] = {-EBADF, -EBADF}, fd = -EBADF, r = 0;
+	char path[64], ok = 0;
+	ssize_t n;
+	pid_t pid;
 
-static int idmap_helper(void *arg)
-{
-	(void)arg;
-	helper_die_with_parent();
-	for (;;)
-		pause();
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	a.pipe_w = pfd[1];
+	a.parent = getpid();
+	pid = clone(spawn_pin_helper, stack + sizeof(stack), (int)flag | CLONE_VM | SIGCHLD, &a);
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	do
+		n = read(pfd[0], &ok, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || ok != 1)
+		r = -EIO;
+	if (r >= 0 && configure)
+		r = configure(pid, owner, owner_gid, uid, gid);
+	if (r >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			r = -errno;
+	}
+	(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+out:
+	(void)close(pfd[0]);
+	(void)close(pfd[1]);
+	if (r < 0)
+		return r;
+	*ret_fd = fd;
 	return 0;
 }
 
@@ -447,38 +479,8 @@ static int idmap_helper(void *arg)
 static int spare_netns_fd = -EBADF;
 static pid_t spare_netns_pid;
 
-/* Brings lo up (what every sandbox does first in its network namespace),
- * so the child only enters the namespace; says 1 on the pipe when done. */
-static int netns_helper(void *arg)
-{
-	int *pipe_w = arg;
-	struct ifreq ifr = {0};
-	char ok = 1;
-	int fd;
-
-	helper_die_with_parent();
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	spawn_strcpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		_exit(1);
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-		_exit(1);
-	(void)close(fd);
-	if (write(*pipe_w, &ok, 1) != 1)
-		_exit(1);
-	for (;;)
-		pause();
-	return 0;
-}
-
 static void spare_netns_make(void)
 {
-	static char stack[16384] __attribute__((aligned(64)));
-	int pfd[2] = {-EBADF, -EBADF};
-	char path[64], ok = 0;
-	pid_t pid;
 	int fd = -EBADF;
 
 	if (spare_netns_fd >= 0 && spare_netns_pid == getpid())
@@ -486,28 +488,8 @@ static void spare_netns_make(void)
 	if (spare_netns_fd >= 0)
 		(void)close(spare_netns_fd); /* a forked copy's: the parent's spare, not ours */
 	spare_netns_fd = -EBADF;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (ns_pin(CLONE_NEWNET, "net", spawn_pin_setup_netns, NULL, 0, 0, 0, 0, &fd) < 0)
 		return; /* the next child unshares its own */
-	helper_parent = getpid();
-	pid = clone(netns_helper, stack + sizeof(stack), CLONE_NEWNET | CLONE_VM | SIGCHLD, &pfd[1]);
-	if (pid >= 0) {
-		ssize_t n;
-
-		do
-			n = read(pfd[0], &ok, 1);
-		while (n < 0 && errno == EINTR);
-		if (n == 1 && ok == 1) {
-			snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		}
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
-	}
-	(void)close(pfd[0]);
-	(void)close(pfd[1]);
-	if (fd < 0)
-		return;
 	spare_netns_fd = fd;
 	spare_netns_pid = getpid();
 }
@@ -521,31 +503,8 @@ static void spare_netns_make(void)
 static int mntns_base_fd = -EBADF;
 static pid_t mntns_base_pid;
 
-static int mntns_helper(void *arg)
-{
-	int *pipe_w = arg;
-	char ok = 1;
-
-	helper_die_with_parent();
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
-	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
-	    mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
-	    chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		_exit(1);
-	if (write(*pipe_w, &ok, 1) != 1)
-		_exit(1);
-	for (;;)
-		pause();
-	return 0;
-}
-
 static int mntns_base_get(void)
 {
-	static char stack[16384] __attribute__((aligned(64)));
-	int pfd[2] = {-EBADF, -EBADF};
-	char path[64], ok = 0;
-	pid_t pid;
 	int fd = -EBADF;
 
 	if (mntns_base_fd >= 0 && mntns_base_pid == getpid())
@@ -553,28 +512,8 @@ static int mntns_base_get(void)
 	if (mntns_base_fd >= 0)
 		(void)close(mntns_base_fd); /* a forked copy's */
 	mntns_base_fd = -EBADF;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (ns_pin(CLONE_NEWNS, "mnt", spawn_pin_setup_mntns, NULL, 0, 0, 0, 0, &fd) < 0)
 		return -EBADF; /* this child copies the host's namespace */
-	helper_parent = getpid();
-	pid = clone(mntns_helper, stack + sizeof(stack), CLONE_NEWNS | CLONE_VM | SIGCHLD, &pfd[1]);
-	if (pid >= 0) {
-		ssize_t n;
-
-		do
-			n = read(pfd[0], &ok, 1);
-		while (n < 0 && errno == EINTR);
-		if (n == 1 && ok == 1) {
-			snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		}
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
-	}
-	(void)close(pfd[0]);
-	(void)close(pfd[1]);
-	if (fd < 0)
-		return -EBADF;
 	mntns_base_fd = fd;
 	mntns_base_pid = getpid();
 	return fd;
@@ -596,38 +535,25 @@ static bool strv_has(char *const *v, size_t n, const char *s)
 	return false;
 }
 
-static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
+/* The id maps of a pinned user namespace: owner <-> the sandbox user. */
+static int idmap_write(pid_t pid, uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid)
 {
-	static char stack[16384] __attribute__((aligned(64)));
 	char path[64], map[64];
-	int r = 0, nsfd = -EBADF;
-	pid_t pid;
+	int r;
 
-	helper_parent = getpid();
-	pid = clone(idmap_helper, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
-	if (pid < 0)
-		return -errno;
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)owner, (unsigned)uid);
 	r = write_small_file(path, map);
-	if (r >= 0) {
-		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)owner_gid, (unsigned)gid);
-		r = write_small_file(path, map);
-	}
-	if (r >= 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-		nsfd = open(path, O_RDONLY | O_CLOEXEC);
-		if (nsfd < 0)
-			r = -errno;
-	}
-	(void)kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
 	if (r < 0)
 		return r;
-	*ret_fd = nsfd;
-	return 0;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)owner_gid, (unsigned)gid);
+	return write_small_file(path, map);
+}
+
+static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
+{
+	return ns_pin(CLONE_NEWUSER, "user", NULL, idmap_write, owner, owner_gid, uid, gid, ret_fd);
 }
 
 /* Opens an extra root (delegation, --root) from a ceiling directory with
