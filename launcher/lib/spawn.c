@@ -3,35 +3,37 @@
  * cordon_spawn(): one connector instance in its sandbox.
  *
  * PARENT (the launcher, privileged, may allocate and log nothing):
- *  1. Validate the policy and decide the plan against the capability struct.
+ *  1. [validate_policy, plan_controls; spawn_decide_plan in spawn-report.c]
+ *     Validate the policy and decide the plan against the capability struct.
  *     A control in `require` that the kernel lacks refuses the launch here,
  *     before anything is created, so a refusal leaves nothing behind.
- *  2. Allocate the sandbox uid (a locked number in a documented range) and
+ *  2. [prepare_user_env] Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
- *  3. Open every host path and clone it as a detached mount (open_tree) with
+ *  3. [prepare_filesystem] Open every host path and clone it as a detached mount (open_tree) with
  *     its final flags (read-only/nosuid/nodev/noexec, id-mapped for
  *     read-write roots owned by someone else). Doing this in the parent, in
  *     the host mount namespace, means the child binds exactly the inode that
  *     was checked (no path lookup by a later, less privileged step, no
  *     symlink race) and the child never has to see host paths.
- *  4. Landlock ruleset from the same O_PATH fds (rules are per inode, so the
+ *  4. [prepare_landlock] Landlock ruleset from the same O_PATH fds (rules are per inode, so the
  *     bind mounts inside the sandbox are covered) and the TCP port rules.
- *  5. Seccomp program compiled once per policy (cached) and only loaded later.
- *  6. Cgroup: the cgroup2 directory with its limits, BEFORE the child
+ *  5. [prepare_seccomp] Seccomp program compiled once per policy (cached) and only loaded later.
+ *  6. [create_cgroup] Cgroup: the cgroup2 directory with its limits, BEFORE the child
  *     exists, so the connector never runs a single instruction unlimited.
  *     With the eBPF egress policy it is made inside this launcher's group,
  *     whose programs were attached once (attaching eight programs per
  *     instance, and detaching them, was the costliest part of a spawn);
  *     the instance's allowlist entries are written here. Until it has
  *     entries a cgroup below the group is denied everything.
- *  7. CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
+ *  7. [clone_sandbox] CLOEXEC sync socket, then clone3(CLONE_INTO_CGROUP | CLONE_PIDFD |
  *     CLONE_NEW{PID,IPC,UTS,CGROUP}, and NS unless the base mount namespace
  *     is used: then the child copies that one, step d): the child starts inside its cgroup2
  *     directory and namespaces atomically. No user namespace: the launcher
  *     is real root, so it can give the connector a real unprivileged host
  *     uid, which is what the rest of the host's permission checks understand.
- *  8. While the child builds its sandbox: on hybrid/v1 hosts make the v1
+ *  8. [place_in_cgroups, attach_egress, start_and_wait] While the child
+ *     builds its sandbox: on hybrid/v1 hosts make the v1
  *     directories with their limits and move the child into them (each
  *     move waits for an RCU grace period; all of it overlaps the child's
  *     work), attach the eBPF egress policy to the instance's cgroup2
@@ -41,7 +43,8 @@
  *     the connector's execve, make a spare network namespace (lo up) for
  *     the next spawn (the launcher is idle then; see c.).
  *
- * CHILD = the sandbox's init, pid 1 of the new pid namespace (async-signal-
+ * CHILD (spawn-child.c; steps a.-k. are spawn_child_main, l. connector_main)
+ * = the sandbox's init, pid 1 of the new pid namespace (async-signal-
  * safe code only: the parent may have had other threads):
  *  a. PDEATHSIG=SIGKILL, then check the parent still exists (the sync socket
  *     peer is still open): if the launcher died in between, stop now.
@@ -89,6 +92,9 @@
  *  l. Connector: VERIFY what the process really has (/proc/self/status:
  *     NoNewPrivs 1, Seccomp 2, all five capability sets zero; Landlock
  *     denies reading "/"), then execve.
+ *
+ * Each bracketed name is the function that does the step; cordon_spawn()
+ * calls them in this order and make_instance() hands the result over.
  *
  * Any failure before execve sends a fixed-size struct cordon_diag (step,
  * errno, message) over the sync socket and exits 127 (the connector leaves
@@ -833,26 +839,15 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 	return (int)pid;
 }
 
-int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
-		 struct cordon_diag *reterr_diag)
+/* Before step 1: the caller's policy itself (command, instance name, the
+ * fds it hands over). Fills c->instance_name and *ret_argv. */
+static int validate_policy(const struct cordon_launch_policy *pol, const struct cordon_caps *caps,
+			   struct cordon_instance **ret, struct spawn_ctx *c, char *const **ret_argv,
+			   struct cordon_diag *d)
 {
 	static unsigned instance_counter;
-	struct spawn_ctx c = {
-	    .ruleset_fd = -EBADF,
-	    .uid_lock_fd = -EBADF,
-	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
-	    .sync = {-EBADF, -EBADF},
-	    .pidfd = -EBADF,
-	    .netns_fd = -EBADF,
-	};
-	struct cordon_diag dummy;
-	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
 	const struct cordon_profile *p;
-	struct child_args a;
-	struct cordon_instance *inst;
 	char *const *argv;
-	bool fs_view;
-	int r, cgfd = -EBADF;
 
 	if (!pol || !pol->profile || !caps || !ret)
 		return cordon_diag_set(d, EINVAL, "policy", "missing profile or capability report");
@@ -864,9 +859,9 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		if (!instance_name_is_valid(pol->instance_name))
 			return cordon_diag_set(d, EINVAL, "policy",
 					       "invalid instance name (want [a-z0-9-], < 64 chars)");
-		snprintf(c.instance_name, sizeof(c.instance_name), "%s", pol->instance_name);
+		snprintf(c->instance_name, sizeof(c->instance_name), "%s", pol->instance_name);
 	} else
-		snprintf(c.instance_name, sizeof(c.instance_name), "%s-%d-%u", p->id, (int)getpid(),
+		snprintf(c->instance_name, sizeof(c->instance_name), "%s-%d-%u", p->id, (int)getpid(),
 			 instance_counter++);
 	if (pol->stdio == CORDON_STDIO_FDS)
 		for (int i = 0; i < 3; i++)
@@ -878,18 +873,24 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 					       pol->keep_fds[i]);
 	if (pol->n_keep_fds > 60)
 		return cordon_diag_set(d, E2BIG, "policy", "too many fds to keep");
+	*ret_argv = argv;
+	return 0;
+}
 
-	c.t[0] = spawn_mono_usec();
-	/* 1. Plan; fail closed before creating anything. The egress policy
+/* Step 1: the plan. */
+static int plan_controls(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			 struct cordon_diag *d)
+{
+	/* Fail closed before creating anything. The egress policy
 	 * needs cgroup socket hooks, a cgroup2 directory for the instance and
 	 * the programs loaded (once per process). */
-	c.np = pol->netpolicy;
+	c->np = pol->netpolicy;
 	if (!caps->bpf_cgroup_sock_addr)
-		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "the kernel has no cgroup socket BPF hooks");
+		snprintf(c->plan.ebpf_reason, sizeof(c->plan.ebpf_reason), "the kernel has no cgroup socket BPF hooks");
 	else if (caps->cgroup_layout == CORDON_CGROUP_NONE || caps->cgroup_layout == CORDON_CGROUP_V1)
-		snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason),
+		snprintf(c->plan.ebpf_reason, sizeof(c->plan.ebpf_reason),
 			 "no cgroup2 hierarchy to attach the policy to");
-	else if (!c.np) {
+	else if (!c->np) {
 		struct cordon_diag nd = {0};
 
 		if (!process_netpolicy && !process_netpolicy_failed) {
@@ -900,71 +901,89 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 					 "eBPF egress policy could not be loaded: %.80s", nd.message);
 			}
 		}
-		c.np = process_netpolicy;
-		if (!c.np)
-			snprintf(c.plan.ebpf_reason, sizeof(c.plan.ebpf_reason), "%s", process_netpolicy_reason);
+		c->np = process_netpolicy;
+		if (!c->np)
+			snprintf(c->plan.ebpf_reason, sizeof(c->plan.ebpf_reason), "%s", process_netpolicy_reason);
 	}
-	c.plan.ebpf = c.np != NULL && !*c.plan.ebpf_reason;
-	r = spawn_decide_plan(p, caps, &c.plan, d);
-	if (r < 0)
-		goto fail;
-	fs_view = c.plan.ns_effective & CLONE_NEWNS;
+	c->plan.ebpf = c->np != NULL && !*c->plan.ebpf_reason;
+	return spawn_decide_plan(pol->profile, caps, &c->plan, d);
+}
+
+/* Step 2: user and environment. */
+static int prepare_user_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c, struct cordon_diag *d)
+{
+	int r;
 
 	/* 2. User and environment. */
-	r = resolve_user(p, &c, d);
+	r = resolve_user(pol->profile, c, d);
 	if (r < 0)
-		goto fail;
-	r = build_env(pol, &c, d);
+		return r;
+	r = build_env(pol, c, d);
 	if (r < 0)
-		goto fail;
+		return r;
+	return 0;
+}
+
+/* Step 3: every host path opened and cloned as a detached mount. */
+static int prepare_filesystem(const struct cordon_launch_policy *pol, struct spawn_ctx *c, struct cordon_diag *d)
+{
+	const struct cordon_profile *p = pol->profile;
+	bool fs_view = c->plan.ns_effective & CLONE_NEWNS;
+	int r;
 
 	/* 3. Filesystem view. */
 	for (size_t i = 0; i < p->n_fs_system; i++) {
-		if (p->fs_system[i].access == CORDON_ACCESS_READ_WRITE) {
-			r = cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write",
-					    p->fs_system[i].path);
-			goto fail;
-		}
-		if ((r = add_mount(&c, &p->fs_system[i], false, false, p, fs_view, d)) < 0)
-			goto fail;
+		if (p->fs_system[i].access == CORDON_ACCESS_READ_WRITE)
+			return cordon_diag_set(d, EINVAL, "policy", "system path '%s' cannot be read-write",
+					       p->fs_system[i].path);
+		if ((r = add_mount(c, &p->fs_system[i], false, false, p, fs_view, d)) < 0)
+			return r;
 	}
 	for (size_t i = 0; i < p->n_fs_roots; i++)
-		if ((r = add_mount(&c, &p->fs_roots[i], true, false, p, fs_view, d)) < 0)
-			goto fail;
+		if ((r = add_mount(c, &p->fs_roots[i], true, false, p, fs_view, d)) < 0)
+			return r;
 	for (size_t i = 0; i < pol->n_extra_roots; i++)
-		if ((r = add_mount(&c, &pol->extra_roots[i], true, true, p, fs_view, d)) < 0)
-			goto fail;
-	qsort(c.mounts, c.n_mounts, sizeof(*c.mounts), cmp_mount);
+		if ((r = add_mount(c, &pol->extra_roots[i], true, true, p, fs_view, d)) < 0)
+			return r;
+	qsort(c->mounts, c->n_mounts, sizeof(*c->mounts), cmp_mount);
 	/* A mount point beneath a read-write root would be created on the
 	 * host, inside the user's data: refuse. */
-	for (size_t i = 0; i < c.n_mounts; i++)
-		for (size_t j = i + 1; j < c.n_mounts; j++)
-			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink &&
-			    path_is_beneath(c.mounts[j].at, c.mounts[i].at)) {
-				r = cordon_diag_set(d, EINVAL, "policy",
-						    "'%s' cannot be mounted inside the read-write root at '%s'",
-						    c.mounts[j].at, c.mounts[i].at);
-				goto fail;
-			}
+	for (size_t i = 0; i < c->n_mounts; i++)
+		for (size_t j = i + 1; j < c->n_mounts; j++)
+			if (c->mounts[i].access == CORDON_ACCESS_READ_WRITE && !c->mounts[i].symlink &&
+			    path_is_beneath(c->mounts[j].at, c->mounts[i].at))
+				return cordon_diag_set(d, EINVAL, "policy",
+						       "'%s' cannot be mounted inside the read-write root at '%s'",
+						       c->mounts[j].at, c->mounts[i].at);
+	return 0;
+}
+
+/* Step 4: the Landlock ruleset from the same O_PATH fds, and the TCP port
+ * rules. */
+static int prepare_landlock(const struct cordon_profile *p, const struct cordon_caps *caps, struct spawn_ctx *c,
+			    struct cordon_diag *d)
+{
+	int r;
 
 	/* 4. Landlock ruleset from the host fds. */
-	if (c.plan.landlock != CORDON_STATE_UNAVAILABLE) {
+	if (c->plan.landlock != CORDON_STATE_UNAVAILABLE) {
 		struct cordon_landlock_masks handled;
 
-		r = cordon_landlock_ruleset_new(caps->landlock_abi, &c.plan.ll_requested, &handled, &c.ruleset_fd);
+		r = cordon_landlock_ruleset_new(caps->landlock_abi, &c->plan.ll_requested, &handled, &c->ruleset_fd);
 		if (r < 0) {
 			cordon_diag_set(d, -r, "landlock", "landlock_create_ruleset: %s", strerror(-r));
-			goto fail;
+			return r;
 		}
-		c.plan.ll_effective = handled;
-		for (size_t i = 0; i < c.n_mounts; i++) {
-			if (c.mounts[i].path_fd < 0)
+		c->plan.ll_effective = handled;
+		for (size_t i = 0; i < c->n_mounts; i++) {
+			if (c->mounts[i].path_fd < 0)
 				continue;
-			r = cordon_landlock_allow_fd(c.ruleset_fd, &handled, c.mounts[i].path_fd,
-						     cordon_landlock_fs_access(c.mounts[i].access));
+			r = cordon_landlock_allow_fd(c->ruleset_fd, &handled, c->mounts[i].path_fd,
+						     cordon_landlock_fs_access(c->mounts[i].access));
 			if (r < 0) {
-				cordon_diag_set(d, -r, "landlock", "rule for '%s': %s", c.mounts[i].host, strerror(-r));
-				goto fail;
+				cordon_diag_set(d, -r, "landlock", "rule for '%s': %s", c->mounts[i].host,
+						strerror(-r));
+				return r;
 			}
 		}
 		if (p->net_mode == CORDON_NET_ALLOWLIST)
@@ -973,16 +992,26 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 				if (p->net_allow[i].protocols && !(p->net_allow[i].protocols & CORDON_PROTO_TCP))
 					continue;
 				for (size_t j = 0; j < p->net_allow[i].n_ports; j++) {
-					r = cordon_landlock_allow_port(c.ruleset_fd, &handled, p->net_allow[i].ports[j],
+					r = cordon_landlock_allow_port(c->ruleset_fd, &handled,
+								       p->net_allow[i].ports[j],
 								       LANDLOCK_ACCESS_NET_CONNECT_TCP);
 					if (r < 0) {
 						cordon_diag_set(d, -r, "landlock", "port rule %u: %s",
 								p->net_allow[i].ports[j], strerror(-r));
-						goto fail;
+						return r;
 					}
 				}
 			}
 	}
+	return 0;
+}
+
+/* Step 5: the seccomp program (compiled once per policy, loaded later). */
+static int prepare_seccomp(const struct cordon_profile *p, const struct cordon_caps *caps, struct spawn_ctx *c,
+			   struct cordon_diag *d)
+{
+	bool fs_view = c->plan.ns_effective & CLONE_NEWNS;
+	int r;
 
 	/* 5. Seccomp, compiled once per policy (and per plan additions: a
 	 * read-write root, or no mount namespace, refuses openat2, whose
@@ -990,27 +1019,36 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	 * Landlock as the only TCP layer refuses TCP Fast Open, which does
 	 * not pass its connect hook — mode none without a network namespace
 	 * included). */
-	if (c.plan.seccomp != CORDON_STATE_UNAVAILABLE) {
+	if (c->plan.seccomp != CORDON_STATE_UNAVAILABLE) {
 		unsigned opts = 0;
 
 		/* Without a mount namespace the host's own writable places
 		 * (its /tmp) are the connector's too: the same rule. */
 		if (!fs_view)
 			opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
-		for (size_t i = 0; i < c.n_mounts; i++)
-			if (c.mounts[i].access == CORDON_ACCESS_READ_WRITE && !c.mounts[i].symlink)
+		for (size_t i = 0; i < c->n_mounts; i++)
+			if (c->mounts[i].access == CORDON_ACCESS_READ_WRITE && !c->mounts[i].symlink)
 				opts |= CORDON_SECCOMP_OPENAT2_ENOSYS;
-		if (!c.plan.ebpf && !(p->net_mode == CORDON_NET_NONE && (c.plan.ns_effective & CLONE_NEWNET)))
+		if (!c->plan.ebpf && !(p->net_mode == CORDON_NET_NONE && (c->plan.ns_effective & CLONE_NEWNET)))
 			opts |= CORDON_SECCOMP_NO_FASTOPEN;
-		c.seccomp_opts = opts;
-		r = cordon_seccomp_compile_cached_opts(p, caps, opts, &c.seccomp, d);
+		c->seccomp_opts = opts;
+		r = cordon_seccomp_compile_cached_opts(p, caps, opts, &c->seccomp, d);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
+	return 0;
+}
 
-	c.t[1] = spawn_mono_usec();
+/* Step 6: the cgroup with its limits before the child exists (and, in
+ * group mode, the instance's allowlist entries). Writes *ret_cgfd (borrowed
+ * from c->cg, -EBADF without a cgroup2 directory). */
+static int create_cgroup(const struct cordon_profile *p, const struct cordon_caps *caps, struct spawn_ctx *c,
+			 int *ret_cgfd, struct cordon_diag *d)
+{
+	int r, cgfd = -EBADF;
+
 	/* 6. Cgroup, limits written before the child exists. */
-	if (c.plan.cgroup != CORDON_STATE_UNAVAILABLE) {
+	if (c->plan.cgroup != CORDON_STATE_UNAVAILABLE) {
 		struct cordon_cgroup_limits lim = {p->mem_bytes, p->pids_max, p->cpu_micro};
 		unsigned required = 0;
 
@@ -1030,59 +1068,69 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		 * group directory, when that works; the instance then lives
 		 * inside it and only gets map entries. Otherwise (no group
 		 * possible) the programs go on the instance itself, step 8. */
-		if (c.plan.ebpf && cordon_netpolicy_group_setup(c.np, caps, NULL) >= 0)
-			c.group = cordon_netpolicy_group(c.np);
+		if (c->plan.ebpf && cordon_netpolicy_group_setup(c->np, caps, NULL) >= 0)
+			c->group = cordon_netpolicy_group(c->np);
 		/* Only the cgroup2 directory now (clone3 places the child
 		 * there); the v1 hierarchies of hybrid hosts are made after the
 		 * clone, while the child builds its sandbox, and before MSG_GO:
 		 * still before the connector's first instruction. */
-		r = cordon_cgroup_create_ex(caps, c.group, c.instance_name, &lim, required, CORDON_CGROUP_DEFER_V1,
-					    &c.cg, &c.plan.cgroup_missing, d);
+		r = cordon_cgroup_create_ex(caps, c->group, c->instance_name, &lim, required, CORDON_CGROUP_DEFER_V1,
+					    &c->cg, &c->plan.cgroup_missing, d);
 		if (r < 0)
-			goto fail;
-		cgfd = cordon_cgroup_v2_fd(c.cg);
+			return r;
+		cgfd = cordon_cgroup_v2_fd(c->cg);
 		/* Group mode: the allowlist entries, before the child exists.
 		 * From its first instruction the group's programs judge it;
 		 * without entries (mode none) it is denied everything. */
-		if (c.group) {
-			if (cgfd < 0) {
-				r = cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory");
-				goto fail;
-			}
-			r = cordon_netpolicy_attach_entries(c.np, cgfd, p->net_allow,
+		if (c->group) {
+			if (cgfd < 0)
+				return cordon_diag_set(d, ENOENT, "netpolicy", "the instance has no cgroup2 directory");
+			r = cordon_netpolicy_attach_entries(c->np, cgfd, p->net_allow,
 							    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0,
-							    &c.np_att, d);
+							    &c->np_att, d);
 			if (r < 0)
-				goto fail;
+				return r;
 		}
 	}
-	c.t[2] = spawn_mono_usec();
+	*ret_cgfd = cgfd;
+	return 0;
+}
+
+/* Step 7: the child's arguments, stdio, the sync socket, clone3. In the
+ * child this never returns (spawn_child_main). */
+static int clone_sandbox(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			 char *const *argv, int cgfd, struct child_args *a, struct cordon_diag *d)
+{
+	const struct cordon_profile *p = pol->profile;
+	bool fs_view = c->plan.ns_effective & CLONE_NEWNS;
+	int r;
+
 	/* 7. stdio, sync socket, clone. */
-	c.netns_fd = (c.plan.ns_effective & CLONE_NEWNET) ? spare_netns_take() : -EBADF;
-	a = (struct child_args){
-	    .ruleset_fd = c.ruleset_fd,
-	    .ll_handled = c.plan.ll_effective,
-	    .landlock = c.ruleset_fd >= 0,
-	    .seccomp = c.seccomp,
+	c->netns_fd = (c->plan.ns_effective & CLONE_NEWNET) ? spare_netns_take() : -EBADF;
+	*a = (struct child_args){
+	    .ruleset_fd = c->ruleset_fd,
+	    .ll_handled = c->plan.ll_effective,
+	    .landlock = c->ruleset_fd >= 0,
+	    .seccomp = c->seccomp,
 	    /* A profile that denies clone would stop init from starting the
 	     * connector under the filter: then the connector loads it itself. */
-	    .seccomp_in_init = c.seccomp && !strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
-	    .cg = c.cg,
+	    .seccomp_in_init = c->seccomp && !strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
+	    .cg = c->cg,
 	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
 	     * only verifies (a read). Otherwise the parent migrates it. */
 	    .cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
-	    .mounts = c.mounts,
-	    .n_mounts = c.n_mounts,
+	    .mounts = c->mounts,
+	    .n_mounts = c->n_mounts,
 	    .fs_view = fs_view,
 	    .mntns_fd = fs_view ? mntns_base_get() : -EBADF,
-	    .net_ns = c.plan.ns_effective & CLONE_NEWNET,
-	    .netns_fd = c.netns_fd,
-	    .uts_ns = c.plan.ns_effective & CLONE_NEWUTS,
+	    .net_ns = c->plan.ns_effective & CLONE_NEWNET,
+	    .netns_fd = c->netns_fd,
+	    .uts_ns = c->plan.ns_effective & CLONE_NEWUTS,
 	    .workdir = p->workdir,
 	    .argv = argv,
-	    .envp = c.envp,
-	    .uid = c.uid,
-	    .gid = c.gid,
+	    .envp = c->envp,
+	    .uid = c->uid,
+	    .gid = c->gid,
 	    .nofile = p->nofile,
 	    .cap_last = cap_last_cap(),
 	    /* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
@@ -1093,32 +1141,28 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .keep_fds = pol->keep_fds,
 	    .n_keep_fds = pol->n_keep_fds,
 	};
-	snprintf(a.tmp_opts, sizeof(a.tmp_opts), "mode=1777,size=%llu",
+	snprintf(a->tmp_opts, sizeof(a->tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(p->tmp_bytes ? p->tmp_bytes : 64ULL << 20));
-	snprintf(a.shm_opts, sizeof(a.shm_opts), "mode=1777,size=%llu",
+	snprintf(a->shm_opts, sizeof(a->shm_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(p->tmp_bytes ? p->tmp_bytes : 64ULL << 20));
 	for (int i = 0; i < 3; i++) {
 		switch (pol->stdio) {
 		case CORDON_STDIO_INHERIT:
-			a.stdio[i] = i;
+			a->stdio[i] = i;
 			break;
 		case CORDON_STDIO_FDS:
-			a.stdio[i] = pol->stdio_fds[i];
+			a->stdio[i] = pol->stdio_fds[i];
 			break;
 		case CORDON_STDIO_PIPES:
-			if (pipe2(c.pipes[i], O_CLOEXEC) < 0) {
-				r = cordon_diag_set(d, errno, "stdio", "pipe: %m");
-				goto fail;
-			}
-			a.stdio[i] = i == 0 ? c.pipes[i][0] : c.pipes[i][1];
+			if (pipe2(c->pipes[i], O_CLOEXEC) < 0)
+				return cordon_diag_set(d, errno, "stdio", "pipe: %m");
+			a->stdio[i] = i == 0 ? c->pipes[i][0] : c->pipes[i][1];
 			break;
 		}
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c.sync) < 0) {
-		r = cordon_diag_set(d, errno, "sync", "socketpair: %m");
-		goto fail;
-	}
-	a.sync_fd = c.sync[1];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c->sync) < 0)
+		return cordon_diag_set(d, errno, "sync", "socketpair: %m");
+	a->sync_fd = c->sync[1];
 
 	/* libcap-ng keeps per-thread state that it initialises lazily (reading
 	 * /proc through stdio): initialise it here, so the child only
@@ -1127,83 +1171,105 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	/* The network namespace is the expensive one (~0.5 ms): the child
 	 * unshares it itself, in parallel with the parent's eBPF attach. */
 	/* With the base mount namespace the child makes its own copy of it. */
-	r = do_clone(&c, c.plan.ns_effective & ~(unsigned long)(CLONE_NEWNET | (a.mntns_fd >= 0 ? CLONE_NEWNS : 0)),
+	r = do_clone(c, c->plan.ns_effective & ~(unsigned long)(CLONE_NEWNET | (a->mntns_fd >= 0 ? CLONE_NEWNS : 0)),
 		     cgfd, caps->clone_into_cgroup);
 	if (r == 0)
-		spawn_child_main(&a);
+		spawn_child_main(a);
 	if (r < 0) {
 		cordon_diag_set(d, -r, "clone", "clone3 of the sandbox: %s", strerror(-r));
-		goto fail;
+		return r;
 	}
-	c.pid = r;
-	close_reset(&c.sync[1]);
+	c->pid = r;
+	close_reset(&c->sync[1]);
 	for (int i = 0; i < 3; i++)
-		close_reset(&c.pipes[i][i == 0 ? 0 : 1]);
+		close_reset(&c->pipes[i][i == 0 ? 0 : 1]);
 	/* The mount trees now live in the child (or die with it). */
-	for (size_t i = 0; i < c.n_mounts; i++)
-		close_reset(&c.mounts[i].tree_fd);
-	close_reset(&c.ruleset_fd);
-	close_reset(&c.netns_fd); /* the child has it (or died): used once */
+	for (size_t i = 0; i < c->n_mounts; i++)
+		close_reset(&c->mounts[i].tree_fd);
+	close_reset(&c->ruleset_fd);
+	close_reset(&c->netns_fd); /* the child has it (or died): used once */
+	return 0;
+}
+
+/* Step 8, first part: on hybrid/v1 hosts the v1 directories, and the
+ * child moved into its cgroups unless clone3 placed it. */
+static int place_in_cgroups(const struct cordon_caps *caps, struct spawn_ctx *c, const struct child_args *a,
+			    struct cordon_diag *d)
+{
+	int r;
 
 	/* Hybrid/v1 hosts: moving a process into a v1 cgroup waits for an RCU
 	 * grace period (the threadgroup rwsem); doing it here lets that wait
 	 * overlap the child's namespace and mount work. The child starts the
 	 * connector only after MSG_GO below, so the limits apply before the
 	 * connector's first instruction. */
-	if (c.cg) {
+	if (c->cg) {
 		unsigned more = 0;
 
-		r = cordon_cgroup_complete(caps, c.cg, &more, d);
+		r = cordon_cgroup_complete(caps, c->cg, &more, d);
 		if (r < 0)
-			goto fail;
-		c.plan.cgroup_missing |= more;
-		if (c.plan.cgroup_missing) {
-			c.plan.cgroup = CORDON_STATE_DEGRADED;
-			snprintf(c.plan.cgroup_reason, sizeof(c.plan.cgroup_reason), "some controllers are not usable");
+			return r;
+		c->plan.cgroup_missing |= more;
+		if (c->plan.cgroup_missing) {
+			c->plan.cgroup = CORDON_STATE_DEGRADED;
+			snprintf(c->plan.cgroup_reason, sizeof(c->plan.cgroup_reason),
+				 "some controllers are not usable");
 			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
-				if (c.plan.cgroup_missing & (1u << i))
+				if (c->plan.cgroup_missing & (1u << i))
 					(void)spawn_plan_add_missing(
-					    &c.plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+					    &c->plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
 					    "that limit is not enforced");
 		}
 	}
-	if (c.cg && !a.cg_enter) {
-		r = cordon_cgroup_attach_pid(c.cg, c.pid);
+	if (c->cg && !a->cg_enter) {
+		r = cordon_cgroup_attach_pid(c->cg, c->pid);
 		if (r < 0) {
 			cordon_diag_set(d, -r, "cgroup", "moving the sandbox into its cgroup: %s", strerror(-r));
-			goto fail;
+			return r;
 		}
 	}
-	c.t[3] = spawn_mono_usec();
+	return 0;
+}
+
+/* Step 8: the eBPF egress policy on the instance's own cgroup2 directory
+ * (only when there is no group). */
+static int attach_egress(const struct cordon_profile *p, struct spawn_ctx *c, int cgfd, struct cordon_diag *d)
+{
+	int r;
+
 	/* 8. Egress policy on the instance's cgroup2 directory (mode none: no
 	 * rule, deny everything), attached while the child builds its
 	 * namespaces and mounts; the child starts the connector only after
 	 * MSG_GO, so the policy is in place before the connector's first
 	 * instruction. */
-	if (c.plan.ebpf && !c.group) {
-		if (cgfd < 0) {
-			r = cordon_diag_set(d, ENOENT, "netpolicy",
-					    "the instance has no cgroup2 directory to attach to");
-			goto fail;
-		}
-		r = cordon_netpolicy_attach(c.np, cgfd, p->net_allow,
-					    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0, &c.np_att, d);
+	if (c->plan.ebpf && !c->group) {
+		if (cgfd < 0)
+			return cordon_diag_set(d, ENOENT, "netpolicy",
+					       "the instance has no cgroup2 directory to attach to");
+		r = cordon_netpolicy_attach(c->np, cgfd, p->net_allow,
+					    p->net_mode == CORDON_NET_ALLOWLIST ? p->n_net_allow : 0, &c->np_att, d);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
-	c.t[4] = spawn_mono_usec();
+	return 0;
+}
+
+/* Step 8, last: MSG_GO, then wait (bounded) for the connector's execve or
+ * the child's diag. */
+static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
+{
+	int r;
+
 	{
 		struct sync_msg go = {.kind = MSG_GO};
 
-		if (send(c.sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go)) {
-			r = cordon_diag_set(d, errno ? errno : EPIPE, "sync",
-					    "the sandbox's init went away before start");
-			goto fail;
-		}
+		if (send(c->sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go))
+			return cordon_diag_set(d, errno ? errno : EPIPE, "sync",
+					       "the sandbox's init went away before start");
 	}
 	/* The launcher now only waits for the connector's execve: make the
 	 * next spawn's network namespace meanwhile. */
-	if (c.plan.ns_effective & CLONE_NEWNET)
+	if (c->plan.ns_effective & CLONE_NEWNET)
 		spare_netns_make();
 
 	{
@@ -1213,53 +1279,55 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		/* Bounded: a sandbox that neither starts nor fails (a child
 		 * stuck in the kernel, an exec that never returns) is killed
 		 * rather than hanging the launcher. */
-		struct pollfd pf = {.fd = c.sync[0], .events = POLLIN};
+		struct pollfd pf = {.fd = c->sync[0], .events = POLLIN};
 		int pr;
 
 		do
 			pr = poll(&pf, 1, SPAWN_TIMEOUT_MSEC);
 		while (pr < 0 && errno == EINTR);
-		if (pr == 0) {
-			r = cordon_diag_set(d, ETIMEDOUT, "init", "the sandbox did not start within %d s",
-					    SPAWN_TIMEOUT_MSEC / 1000);
-			goto fail;
-		}
+		if (pr == 0)
+			return cordon_diag_set(d, ETIMEDOUT, "init", "the sandbox did not start within %d s",
+					       SPAWN_TIMEOUT_MSEC / 1000);
 		do
-			n = recv(c.sync[0], &m, sizeof(m), MSG_DONTWAIT);
+			n = recv(c->sync[0], &m, sizeof(m), MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_DIAG) {
 			m.diag.step[sizeof(m.diag.step) - 1] = '\0';
 			m.diag.message[sizeof(m.diag.message) - 1] = '\0';
 			*d = m.diag;
 			r = -(m.diag.error > 0 ? m.diag.error : EIO);
-			goto fail;
+			return r;
 		}
-		if (n != (ssize_t)sizeof(m) || m.kind != MSG_EXECED) {
-			r = cordon_diag_set(d, n < 0 ? errno : EPIPE, "init",
-					    "the sandbox's init ended before the connector started");
-			goto fail;
-		}
-		memcpy(c.ct, m.t, sizeof(c.ct));
+		if (n != (ssize_t)sizeof(m) || m.kind != MSG_EXECED)
+			return cordon_diag_set(d, n < 0 ? errno : EPIPE, "init",
+					       "the sandbox's init ended before the connector started");
+		memcpy(c->ct, m.t, sizeof(c->ct));
 	}
+	return 0;
+}
 
-	c.t[5] = spawn_mono_usec();
+/* The instance handed to the caller: takes the ctx's resources. */
+static int make_instance(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			 char *const *argv, struct cordon_instance **ret, struct cordon_diag *d)
+{
+	struct cordon_instance *inst;
+	int r;
+
 	inst = calloc(1, sizeof(*inst));
-	if (!inst) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	inst->report = spawn_build_report(pol, caps, &c, argv);
+	if (!inst)
+		return -ENOMEM;
+	inst->report = spawn_build_report(pol, caps, c, argv);
 	if (!inst->report) {
 		free(inst);
 		r = cordon_diag_set(d, ENOMEM, "report", "out of memory");
-		goto fail;
+		return r;
 	}
-	inst->pidfd = TAKE_FD(c.pidfd);
-	inst->pid = c.pid;
-	inst->sync_fd = TAKE_FD(c.sync[0]);
+	inst->pidfd = TAKE_FD(c->pidfd);
+	inst->pid = c->pid;
+	inst->sync_fd = TAKE_FD(c->sync[0]);
 	for (int i = 0; i < 3; i++)
-		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c.pipes[i][i == 0 ? 1 : 0]) : -EBADF;
-	inst->cg = TAKE_PTR(c.cg);
+		inst->stdio[i] = pol->stdio == CORDON_STDIO_PIPES ? TAKE_FD(c->pipes[i][i == 0 ? 1 : 0]) : -EBADF;
+	inst->cg = TAKE_PTR(c->cg);
 	if (inst->cg) {
 		struct stat cst;
 
@@ -1267,13 +1335,69 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		if (cordon_cgroup_v2_fd(inst->cg) >= 0 && fstat(cordon_cgroup_v2_fd(inst->cg), &cst) >= 0)
 			inst->cgroup_id = (uint64_t)cst.st_ino;
 	}
-	inst->np = c.np;
-	inst->np_att = TAKE_PTR(c.np_att);
-	inst->uid_lock_fd = TAKE_FD(c.uid_lock_fd);
-	inst->uid = c.uid;
-	inst->gid = c.gid;
-	spawn_ctx_done(&c);
+	inst->np = c->np;
+	inst->np_att = TAKE_PTR(c->np_att);
+	inst->uid_lock_fd = TAKE_FD(c->uid_lock_fd);
+	inst->uid = c->uid;
+	inst->gid = c->gid;
 	*ret = inst;
+	return 0;
+}
+
+int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct cordon_instance **ret,
+		 struct cordon_diag *reterr_diag)
+{
+	struct spawn_ctx c = {
+	    .ruleset_fd = -EBADF,
+	    .uid_lock_fd = -EBADF,
+	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
+	    .sync = {-EBADF, -EBADF},
+	    .pidfd = -EBADF,
+	    .netns_fd = -EBADF,
+	};
+	struct cordon_diag dummy;
+	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
+	struct child_args a;
+	char *const *argv = NULL;
+	int r, cgfd = -EBADF;
+
+	r = validate_policy(pol, caps, ret, &c, &argv, d);
+	if (r < 0)
+		return r;
+
+	/* Steps 1-6: nothing of the sandbox exists before the plan passed. */
+	c.t[0] = spawn_mono_usec();
+	if ((r = plan_controls(pol, caps, &c, d)) < 0 || (r = prepare_user_env(pol, &c, d)) < 0 ||
+	    (r = prepare_filesystem(pol, &c, d)) < 0 || (r = prepare_landlock(pol->profile, caps, &c, d)) < 0 ||
+	    (r = prepare_seccomp(pol->profile, caps, &c, d)) < 0)
+		goto fail;
+	c.t[1] = spawn_mono_usec();
+	r = create_cgroup(pol->profile, caps, &c, &cgfd, d);
+	if (r < 0)
+		goto fail;
+	c.t[2] = spawn_mono_usec();
+
+	/* Step 7, then 8 while the child builds its sandbox. */
+	r = clone_sandbox(pol, caps, &c, argv, cgfd, &a, d);
+	if (r < 0)
+		goto fail;
+	r = place_in_cgroups(caps, &c, &a, d);
+	if (r < 0)
+		goto fail;
+	c.t[3] = spawn_mono_usec();
+	r = attach_egress(pol->profile, &c, cgfd, d);
+	if (r < 0)
+		goto fail;
+	c.t[4] = spawn_mono_usec();
+	r = start_and_wait(&c, d);
+	if (r < 0)
+		goto fail;
+	c.t[5] = spawn_mono_usec();
+
+	r = make_instance(pol, caps, &c, argv, ret, d);
+	if (r < 0)
+		goto fail;
+	spawn_ctx_done(&c);
 	return 0;
 
 fail:
