@@ -17,6 +17,8 @@
 #  - strerror (locale, static buffer) and syslog (locks, allocates).
 # Only direct references are visible here: a library function the child
 # calls (libcap-ng, libseccomp's load) is trusted by review, not by this check.
+cmake_minimum_required(VERSION 3.13) # IN_LIST
+
 if(NOT NM OR NOT OBJECTS)
   message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<objects> -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
