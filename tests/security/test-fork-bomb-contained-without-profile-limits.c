@@ -63,7 +63,7 @@ static struct cordon_profile *profile_without_limits(void)
 		     "      - {path: /etc/ld.so.cache, access: read}\n"
 		     "    roots:\n"
 		     "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		     "      - {path: %s, access: read-write, at: /data}\n"
+		     "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		     "    ceiling: [%s]\n"
 		     "    tmp: 16M\n"
 		     "  network:\n"
