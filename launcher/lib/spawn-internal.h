@@ -84,3 +84,20 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
  * writes c->policy_hash. Returns a new reference, or NULL on -ENOMEM. */
 json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
 			   char *const *argv);
+
+/* spawn-prepare.c: steps 2 and 3 and the pinned namespaces. Each returns 0
+ * or -errno with *d set, unless it says otherwise. */
+int spawn_resolve_user(const struct cordon_profile *p, struct spawn_ctx *c, struct cordon_diag *d);
+int spawn_build_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c, struct cordon_diag *d);
+/* Makes the next spawn's network namespace, best effort (see spawn-prepare.c). */
+void spawn_spare_netns_make(void);
+/* The base mount namespace (borrowed fd), or -EBADF: copy the host's. */
+int spawn_mntns_base_get(void);
+/* Takes the spare network namespace (the caller closes it), or -EBADF. */
+int spawn_spare_netns_take(void);
+/* Whether v (n entries) holds s. */
+bool spawn_strv_has(char *const *v, size_t n, const char *s);
+int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool is_root, bool extra,
+		     const struct cordon_profile *p, bool fs_view, struct cordon_diag *d);
+/* qsort order of struct mount_item: parents before what is mounted on them. */
+int spawn_cmp_mount(const void *a, const void *b);
