@@ -58,6 +58,14 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	     req_net = p->require & CORDON_CONTROL_NETWORK;
 	int r = 0;
 
+	/* Not a profile choice (docs/kernel-matrix.md, "always required"), as
+	 * in cordon_probe_check_profile(): without no_new_privs setuid files
+	 * regain privileges in the sandbox. The plan used to go on and only
+	 * list it as missing. */
+	if (!caps->no_new_privs)
+		return cordon_diag_set(d, EOPNOTSUPP, "require",
+				       "no_new_privs is not supported by this kernel; every launch is refused");
+
 	/* Landlock: handle every right a current kernel knows, so anything not
 	 * granted is denied; keep what this ABI can express. */
 	plan->landlock_abi = caps->landlock_abi;
@@ -223,9 +231,7 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	}
 
 	plan->capabilities = CORDON_STATE_ENFORCED;
-	plan->no_new_privs = caps->no_new_privs ? CORDON_STATE_ENFORCED : CORDON_STATE_UNAVAILABLE;
-	if (!caps->no_new_privs)
-		r |= spawn_plan_add_missing(plan, "no_new_privs", "no_new_privs", "setuid binaries keep their power");
+	plan->no_new_privs = CORDON_STATE_ENFORCED; /* refused above without it */
 	return r < 0 ? -ENOMEM : 0;
 }
 
