@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 
+#include "probe-util.h"
 #include "spawn-internal.h"
 
 const char *cordon_control_state_to_string(enum cordon_control_state s)
@@ -53,9 +54,7 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 		       struct cordon_diag *d)
 {
 	struct cordon_landlock_masks all = cordon_landlock_abi_masks(7);
-	bool req_ll = p->require & CORDON_CONTROL_LANDLOCK, req_sc = p->require & CORDON_CONTROL_SECCOMP,
-	     req_cg = p->require & CORDON_CONTROL_CGROUP, req_ns = p->require & CORDON_CONTROL_NAMESPACES,
-	     req_net = p->require & CORDON_CONTROL_NETWORK;
+	bool req_net = p->require & CORDON_CONTROL_NETWORK;
 	int r = 0;
 
 	/* Not a profile choice (docs/kernel-matrix.md, "always required"), as
@@ -65,6 +64,14 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	if (!caps->no_new_privs)
 		return cordon_diag_set(d, EOPNOTSUPP, "require",
 				       "no_new_privs is not supported by this kernel; every launch is refused");
+	/* A required control the kernel lacks: decided by the control-verdict
+	 * table (probe-policy.c), the same verdict `cordon-launch --check` and
+	 * the probe give. Below, only what the plan applies and reports; the
+	 * network alone is checked again there, against what this launcher
+	 * could really load (the eBPF policy), which the caps cannot know. */
+	r = cordon_control_refuse(caps, p, "require", NULL, d);
+	if (r < 0)
+		return r;
 
 	/* Landlock: handle every right a current kernel knows, so anything not
 	 * granted is denied; keep what this ABI can express. */
@@ -77,10 +84,6 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 			 caps->landlock_errno == EOPNOTSUPP ? "Landlock is disabled at boot (not in lsm=)"
 							    : "the kernel has no Landlock",
 			 caps->landlock_errno);
-		if (req_ll)
-			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'landlock' is not available: %s",
-					       plan->landlock_reason);
 		r |= spawn_plan_add_missing(plan, "landlock", "Landlock (all of it)",
 					    "filesystem access is limited only by the mount namespace view and file "
 					    "permissions; no TCP port rules; no scoping");
@@ -117,10 +120,6 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 			 miss & CLONE_NEWNS ? " mnt" : "", miss & CLONE_NEWPID ? " pid" : "",
 			 miss & CLONE_NEWIPC ? " ipc" : "", miss & CLONE_NEWUTS ? " uts" : "",
 			 miss & CLONE_NEWCGROUP ? " cgroup" : "", miss & CLONE_NEWNET ? " net" : "");
-		if (req_ns)
-			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'namespaces' is not available: %s",
-					       plan->namespaces_reason);
 		plan->namespaces = CORDON_STATE_DEGRADED;
 		if (miss & CLONE_NEWNS)
 			r |= spawn_plan_add_missing(
@@ -189,9 +188,6 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	if (!caps->seccomp_filter) {
 		plan->seccomp = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->seccomp_reason, sizeof(plan->seccomp_reason), "the kernel has no seccomp filter mode");
-		if (req_sc)
-			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'seccomp' is not available: %s", plan->seccomp_reason);
 		r |= spawn_plan_add_missing(plan, "seccomp", "seccomp filter",
 					    "every system call is reachable (namespace, ptrace, bpf, io_uring, ...)");
 	} else if (p->seccomp_action == CORDON_SECCOMP_LOG) {
@@ -205,9 +201,6 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	if (caps->cgroup_layout == CORDON_CGROUP_NONE) {
 		plan->cgroup = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->cgroup_reason, sizeof(plan->cgroup_reason), "no cgroup hierarchy is mounted");
-		if (req_cg)
-			return cordon_diag_set(d, EOPNOTSUPP, "require",
-					       "required control 'cgroup' is not available: %s", plan->cgroup_reason);
 		r |= spawn_plan_add_missing(
 		    plan, "cgroup", "cgroups",
 		    p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
