@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The probe's verdict for one profile: which of the controls a profile can
- * require (sandbox.require) this kernel lacks, and which only run degraded.
- * This is the code behind the "when missing, cordon ..." column of
- * docs/kernel-matrix.md; the launcher calls it before building a sandbox. */
+/* The control-verdict table: for each control a profile can require
+ * (sandbox.require), its state on this kernel for this profile (available,
+ * degraded, missing) and why. The one place that decides "missing and
+ * required: refuse"; consumed by cordon_probe_check_profile() (the probe's
+ * verdict for a profile) and by spawn_decide_plan() (spawn-report.c), which
+ * refuses through cordon_control_refuse() before it plans anything. This is
+ * the code behind the "when missing, cordon ..." column of
+ * docs/kernel-matrix.md. */
 #include <cap-ng.h>
 #include <errno.h>
 #include <linux/capability.h>
@@ -73,13 +77,14 @@ static void ns_list(unsigned long bits, char *why, size_t size)
 	snprintf(why + strlen(why), size - strlen(why), " namespace%s cannot be created", n > 1 ? "s" : "");
 }
 
-/* Namespaces every sandbox needs: the net namespace too unless the profile
- * allows egress. The user and cgroup namespaces are used when present. */
+/* Namespaces every sandbox is cloned into: mount, pid, ipc, uts and cgroup,
+ * and net unless the profile allows egress (spawn.c's clone3 flags). The
+ * user namespace is used when present (id-mapped read-write roots). */
 static enum cordon_probe_status ns_verdict(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
 					   size_t size)
 {
-	unsigned long need = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-	unsigned long want = CLONE_NEWUSER | CLONE_NEWCGROUP;
+	unsigned long need = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	unsigned long want = CLONE_NEWUSER;
 
 	if (p->net_mode == CORDON_NET_NONE)
 		need |= CLONE_NEWNET;
@@ -140,7 +145,14 @@ static enum cordon_probe_status network_verdict(const struct cordon_caps *c, con
 						size_t size)
 {
 	if (p->net_mode == CORDON_NET_NONE) {
-		if (!(c->namespaces & CLONE_NEWNET)) {
+		/* The empty network namespace, or without it the eBPF deny-all
+		 * on the instance's cgroup2 directory: the plan enforces mode
+		 * none with either (Landlock TCP rules alone leave UDP open:
+		 * missing, so a required network is refused). */
+		bool ebpf = c->bpf_cgroup_sock_addr && c->cgroup2_mount[0] &&
+			    (c->cgroup_layout == CORDON_CGROUP_V2 || c->cgroup_layout == CORDON_CGROUP_HYBRID);
+
+		if (!(c->namespaces & CLONE_NEWNET) && !ebpf) {
 			snprintf(why, size, "network mode none needs a network namespace, which cannot be created");
 			return CORDON_PROBE_MISSING;
 		}
@@ -158,15 +170,71 @@ static enum cordon_probe_status network_verdict(const struct cordon_caps *c, con
 	return CORDON_PROBE_AVAILABLE;
 }
 
+typedef enum cordon_probe_status (*verdict_fn)(const struct cordon_caps *c, const struct cordon_profile *p,
+					       char *why, size_t size);
+
+static enum cordon_probe_status landlock_row(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+					     size_t size)
+{
+	(void)p;
+	return landlock_verdict(c, why, size);
+}
+
+/* clang-format off */
+static const struct {
+	enum cordon_control control;
+	verdict_fn verdict;
+} control_table[] = {
+	{ CORDON_CONTROL_LANDLOCK,   landlock_row },
+	{ CORDON_CONTROL_SECCOMP,    seccomp_verdict },
+	{ CORDON_CONTROL_NAMESPACES, ns_verdict },
+	{ CORDON_CONTROL_CGROUP,     cgroup_verdict },
+	{ CORDON_CONTROL_NETWORK,    network_verdict },
+};
+/* clang-format on */
+
+int cordon_control_verdict(const struct cordon_caps *c, const struct cordon_profile *p, enum cordon_control control,
+			   enum cordon_probe_status *ret_status, char *why, size_t size)
+{
+	if (!c || !p || !ret_status || !why || size == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(control_table); i++)
+		if (control_table[i].control == control) {
+			why[0] = '\0';
+			*ret_status = control_table[i].verdict(c, p, why, size);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int cordon_control_refuse(const struct cordon_caps *c, const struct cordon_profile *p, const char *step,
+			  unsigned *ret_degraded, struct cordon_diag *reterr_diag)
+{
+	unsigned degraded = 0;
+
+	if (!c || !p)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(control_table); i++) {
+		enum cordon_control ctl = control_table[i].control;
+		enum cordon_probe_status st;
+		char why[160] = "";
+
+		st = control_table[i].verdict(c, p, why, sizeof(why));
+		if (st == CORDON_PROBE_MISSING && (p->require & ctl))
+			return cordon_diag_set(reterr_diag, EOPNOTSUPP, step, "required control '%s' is missing: %s",
+					       cordon_control_to_string(ctl), why);
+		if (st != CORDON_PROBE_AVAILABLE)
+			degraded |= ctl;
+	}
+	if (ret_degraded)
+		*ret_degraded = degraded;
+	return 0;
+}
+
 int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
 			       struct cordon_diag *reterr_diag)
 {
 	static const unsigned sandbox_caps[] = { CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID };
-	static const enum cordon_control order[] = {
-		CORDON_CONTROL_LANDLOCK, CORDON_CONTROL_SECCOMP, CORDON_CONTROL_NAMESPACES,
-		CORDON_CONTROL_CGROUP,	 CORDON_CONTROL_NETWORK,
-	};
-	unsigned degraded = 0;
 
 	if (!c || !p)
 		return -EINVAL;
@@ -181,35 +249,5 @@ int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_
 					       "cordon-launch lacks cap_%s (cap_sys_admin, cap_setuid and cap_setgid build the sandbox)",
 					       capng_capability_to_name(sandbox_caps[i]) ?: "unknown");
 
-	for (size_t i = 0; i < ELEMENTSOF(order); i++) {
-		enum cordon_probe_status st = CORDON_PROBE_AVAILABLE;
-		char why[160] = "";
-
-		switch (order[i]) {
-		case CORDON_CONTROL_LANDLOCK:
-			st = landlock_verdict(c, why, sizeof(why));
-			break;
-		case CORDON_CONTROL_SECCOMP:
-			st = seccomp_verdict(c, p, why, sizeof(why));
-			break;
-		case CORDON_CONTROL_NAMESPACES:
-			st = ns_verdict(c, p, why, sizeof(why));
-			break;
-		case CORDON_CONTROL_CGROUP:
-			st = cgroup_verdict(c, p, why, sizeof(why));
-			break;
-		case CORDON_CONTROL_NETWORK:
-			st = network_verdict(c, p, why, sizeof(why));
-			break;
-		}
-		if (st == CORDON_PROBE_MISSING && (p->require & order[i]))
-			return cordon_diag_set(reterr_diag, EOPNOTSUPP, "kernel", "required control '%s' is missing: %s",
-					       cordon_control_to_string(order[i]), why);
-		if (st != CORDON_PROBE_AVAILABLE)
-			degraded |= order[i];
-	}
-
-	if (ret_degraded)
-		*ret_degraded = degraded;
-	return 0;
+	return cordon_control_refuse(c, p, "kernel", ret_degraded, reterr_diag);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "probe.h"
+#include "profile.h"
 
 /* Name of the probe's BPF program (BPF_OBJ_NAME_LEN includes the NUL). */
 #define CORDON_PROBE_BPF_NAME "cordon_probe"
@@ -65,3 +66,19 @@ struct cordon_diag;
  * CAP_SETGID). */
 int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
 			       struct cordon_diag *reterr_diag);
+
+/* The control-verdict table (probe-policy.c), one row per profile control.
+ * cordon_control_verdict() writes the state of `control` for this kernel and
+ * profile and, unless available, why (NUL-terminated, truncated to size);
+ * returns 0, or -EINVAL for an unknown control or NULL arguments.
+ * cordon_control_refuse() walks the table in order: the first control that
+ * is missing and in p->require refuses, -EOPNOTSUPP with reterr_diag set
+ * (step `step`, "required control '<name>' is missing: <why>"); otherwise
+ * returns 0 and writes *ret_degraded (if non-NULL) with the bits of the
+ * controls that are missing or degraded. The profile's choices only: the
+ * always-required parts (no_new_privs, the caller's capabilities) are the
+ * caller's. */
+int cordon_control_verdict(const struct cordon_caps *c, const struct cordon_profile *p, enum cordon_control control,
+			   enum cordon_probe_status *ret_status, char *why, size_t size);
+int cordon_control_refuse(const struct cordon_caps *c, const struct cordon_profile *p, const char *step,
+			  unsigned *ret_degraded, struct cordon_diag *reterr_diag);

@@ -2,7 +2,7 @@
 #pragma once
 
 /* Shared between spawn.c (building and running the sandbox) and
- * spawn-report.c (the enforcement report). Not a public API. */
+ * spawn-report.c (the plan and the enforcement report). Not a public API. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,6 +12,8 @@
 #include "landlock.h"
 #include "probe.h"
 #include "profile.h"
+#include "spawn-child.h"
+#include "spawn.h"
 
 enum cordon_control_state {
 	CORDON_STATE_ENFORCED,
@@ -42,3 +44,60 @@ int spawn_plan_add_missing(struct spawn_plan *plan, const char *control, const c
 
 /* Hex SHA-256 (65 bytes with NUL) of buf. */
 void cordon_sha256_hex(const void *buf, size_t len, char out[65]);
+
+/* The parent's state for one cordon_spawn() call. */
+struct spawn_ctx {
+	struct spawn_plan plan;
+	struct mount_item *mounts;
+	size_t n_mounts;
+	char **envp;
+	size_t n_env;
+	int ruleset_fd;
+	const struct cordon_seccomp_program *seccomp;
+	unsigned seccomp_opts; /* CORDON_SECCOMP_OPENAT2_ENOSYS | CORDON_SECCOMP_NO_FASTOPEN */
+	struct cordon_cgroup *cg;
+	int uid_lock_fd;
+	uid_t uid;
+	gid_t gid;
+	int pipes[3][2];
+	int sync[2];
+	int pidfd;
+	pid_t pid;
+	char policy_hash[65];
+	char instance_name[64];
+	struct cordon_netpolicy_state *np;
+	struct cordon_netpolicy_attachment *np_att;
+	uint64_t t[6];				 /* phase timestamps (µs) for the report */
+	uint64_t ct[_CT_MAX];			 /* the child's, from MSG_EXECED */
+	int netns_fd;				 /* the spare network namespace handed to this child */
+	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
+	bool placed_by_clone;
+};
+
+/* Step 1 of cordon_spawn(): which controls are applied and how, from the
+ * profile and the capability struct. Fills *plan; returns 0, -ENOMEM, or
+ * -EOPNOTSUPP with *d set when a control the profile requires is missing. */
+int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *caps, struct spawn_plan *plan,
+		      struct cordon_diag *d);
+
+/* The enforcement report of a started instance (docs/launcher.md); also
+ * writes c->policy_hash. Returns a new reference, or NULL on -ENOMEM. */
+json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			   char *const *argv);
+
+/* spawn-prepare.c: steps 2 and 3 and the pinned namespaces. Each returns 0
+ * or -errno with *d set, unless it says otherwise. */
+int spawn_resolve_user(const struct cordon_profile *p, struct spawn_ctx *c, struct cordon_diag *d);
+int spawn_build_env(const struct cordon_launch_policy *pol, struct spawn_ctx *c, struct cordon_diag *d);
+/* Makes the next spawn's network namespace, best effort (see spawn-prepare.c). */
+void spawn_spare_netns_make(void);
+/* The base mount namespace (borrowed fd), or -EBADF: copy the host's. */
+int spawn_mntns_base_get(void);
+/* Takes the spare network namespace (the caller closes it), or -EBADF. */
+int spawn_spare_netns_take(void);
+/* Whether v (n entries) holds s. */
+bool spawn_strv_has(char *const *v, size_t n, const char *s);
+int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool is_root, bool extra,
+		     const struct cordon_profile *p, bool fs_view, struct cordon_diag *d);
+/* qsort order of struct mount_item: parents before what is mounted on them. */
+int spawn_cmp_mount(const void *a, const void *b);

@@ -44,6 +44,18 @@ static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *c
 
 /* --- require: fail closed ------------------------------------------------- */
 
+/* no_new_privs is never a profile choice: refused even with nothing required
+ * (it was listed as missing and the launch went on). */
+static void test_no_new_privs_missing_refuses_always(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = {.require = "[]"};
+
+	(void)state;
+	caps.no_new_privs = false;
+	expect_refused(&o, &caps, "require", "no_new_privs is not supported by this kernel; every launch is refused");
+}
+
 static void test_require_landlock_missing_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
@@ -344,6 +356,7 @@ static void test_full_kernel_not_degraded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_no_new_privs_missing_refuses_always),
 	    cmocka_unit_test(test_require_landlock_missing_refuses),
 	    cmocka_unit_test(test_require_seccomp_missing_refuses),
 	    cmocka_unit_test(test_require_cgroup_missing_refuses),

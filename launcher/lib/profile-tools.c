@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pass 3 of the profile loader (profile.c): the tools section (grant, risk,
+ * replay) and the lookups of a tool's risk and replay class. */
+#include "profile.h"
+#include "profile-internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fd-util.h"
+#include "parse-util.h"
+
+static const char *const risk_names[] = {
+    [CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	      [CORDON_RISK_DESTRUCTIVE] = "destructive",
+    [CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
+};
+
+/* tools.risk and tools.replay: a mapping of tool name to one word of a
+ * vocabulary, stored into the profile through the table's callbacks. */
+struct tool_table {
+	const char *key;
+	const char *const *names; /* the vocabulary, indexed by enum value */
+	size_t n_names;
+	bool must_be_risk_named; /* every tool must also be named in tools.risk */
+	int (*alloc)(struct cordon_profile *p, size_t n); /* the array and its count */
+	char **(*tool)(struct cordon_profile *p, size_t i);
+	void (*set)(struct cordon_profile *p, size_t i, unsigned value);
+};
+
+static int risk_alloc(struct cordon_profile *p, size_t n)
+{
+	p->risk = calloc(n, sizeof(*p->risk));
+	if (!p->risk)
+		return -ENOMEM;
+	p->n_risk = n;
+	return 0;
+}
+
+static char **risk_tool(struct cordon_profile *p, size_t i)
+{
+	return &p->risk[i].tool;
+}
+
+static void risk_set(struct cordon_profile *p, size_t i, unsigned value)
+{
+	p->risk[i].risk = (enum cordon_risk)value;
+}
+
+static int replay_alloc(struct cordon_profile *p, size_t n)
+{
+	p->replay = calloc(n, sizeof(*p->replay));
+	if (!p->replay)
+		return -ENOMEM;
+	p->n_replay = n;
+	return 0;
+}
+
+static char **replay_tool(struct cordon_profile *p, size_t i)
+{
+	return &p->replay[i].tool;
+}
+
+static void replay_set(struct cordon_profile *p, size_t i, unsigned value)
+{
+	p->replay[i].replay = (enum cordon_replay)value;
+}
+
+static const char *const replay_names[] = {[CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe"};
+
+static const struct tool_table risk_table = {
+    .key = "risk",
+    .names = risk_names,
+    .n_names = ELEMENTSOF(risk_names),
+    .alloc = risk_alloc,
+    .tool = risk_tool,
+    .set = risk_set,
+};
+
+static const struct tool_table replay_table = {
+    .key = "replay",
+    .names = replay_names,
+    .n_names = ELEMENTSOF(replay_names),
+    /* A typo here would silently mean "unsafe". */
+    .must_be_risk_named = true,
+    .alloc = replay_alloc,
+    .tool = replay_tool,
+    .set = replay_set,
+};
+
+static int parse_tool_table(struct ctx *c, const struct node *t, const struct tool_table *tt,
+			    struct cordon_profile *p)
+{
+	size_t m = profile_path_push_key(c, tt->key);
+	unsigned u;
+	int r, acc = 0;
+
+	r = profile_expect(c, t, NODE_MAP);
+	if (r >= 0 && profile_map_size(t) > MAX_LIST)
+		r = profile_err(c, t, "must list at most %d entries", MAX_LIST);
+	if (r >= 0 && profile_map_size(t) > 0 && tt->alloc(p, profile_map_size(t)) < 0)
+		r = profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+	if (r >= 0) {
+		for (size_t i = 0; i < profile_map_size(t); i++) {
+			const struct node *key = t->items[2 * i], *val = t->items[2 * i + 1];
+			size_t mk;
+
+			if (profile_expect(c, key, NODE_SCALAR) < 0) {
+				acc = -EINVAL;
+				continue;
+			}
+			mk = profile_path_push_key(c, key->value);
+			if (profile_check_tool_name(c, key) < 0 ||
+			    profile_get_string(c, key, MAX_TOOL_NAME, tt->tool(p, i)) < 0 ||
+			    profile_get_enum(c, val, tt->names, tt->n_names, &u) < 0)
+				acc = -EINVAL;
+			else {
+				tt->set(p, i, u);
+				if (tt->must_be_risk_named && !cordon_profile_tool_risk_named(p, key->value))
+					acc = profile_err(c, key, "tool %s is not named in tools.risk",
+							  profile_quote(key).s);
+			}
+			profile_path_pop(c, mk);
+		}
+		r = profile_check_unique(c, t, 2);
+	}
+	if (r < 0)
+		acc = r;
+	profile_path_pop(c, m);
+	return acc;
+}
+
+int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profile *p)
+{
+	static const char *const keys[] = {"default_risk", "risk", "replay", "grant"};
+	const struct node *v[ELEMENTSOF(keys)];
+	unsigned u;
+	int r, acc;
+
+	r = profile_expect(c, n, NODE_MAP);
+	if (r < 0)
+		return r;
+	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	p->default_risk = CORDON_RISK_HIGH;
+	if (v[0]) {
+		r = 0;
+		WITH_KEY(c, "default_risk", &r, profile_get_enum(c, v[0], risk_names, ELEMENTSOF(risk_names), &u));
+		if (r < 0)
+			acc = r;
+		else
+			p->default_risk = (enum cordon_risk)u;
+	}
+	/* No table is a valid policy: every tool then gets default_risk. */
+	if (v[1]) {
+		r = parse_tool_table(c, v[1], &risk_table, p);
+		if (r < 0)
+			acc = r;
+	}
+	if (v[2]) {
+		r = parse_tool_table(c, v[2], &replay_table, p);
+		if (r < 0)
+			acc = r;
+	}
+	if (v[3]) {
+		size_t m = profile_path_push_key(c, "grant");
+
+		r = profile_get_string_list(c, v[3], 0, MAX_LIST, profile_check_tool_name, true, &p->grant, &p->n_grant);
+		if (r < 0)
+			acc = r;
+		/* Granting a tool the risk table does not name is almost always a
+		 * typo, and would grant it at default_risk. */
+		for (size_t i = 0; r >= 0 && i < p->n_grant; i++) {
+			size_t mi;
+
+			if (cordon_profile_tool_risk_named(p, p->grant[i]))
+				continue;
+			mi = profile_path_push_index(c, i);
+			acc = profile_err(c, v[3]->items[i], "tool %s is not named in tools.risk", profile_quote(v[3]->items[i]).s);
+			profile_path_pop(c, mi);
+		}
+		profile_path_pop(c, m);
+	}
+	return acc;
+}
+
+static const struct cordon_tool_risk *find_risk(const struct cordon_profile *p, const char *tool)
+{
+	for (size_t i = 0; p->risk && i < p->n_risk; i++)
+		if (p->risk[i].tool && strcmp(p->risk[i].tool, tool) == 0)
+			return &p->risk[i];
+	return NULL;
+}
+
+bool cordon_profile_tool_risk_named(const struct cordon_profile *p, const char *tool)
+{
+	return p && tool && find_risk(p, tool);
+}
+
+enum cordon_risk cordon_profile_tool_risk(const struct cordon_profile *p, const char *tool)
+{
+	const struct cordon_tool_risk *t = tool ? find_risk(p, tool) : NULL;
+
+	return t ? t->risk : p->default_risk;
+}
+
+enum cordon_replay cordon_profile_tool_replay(const struct cordon_profile *p, const char *tool)
+{
+	for (size_t i = 0; tool && p->replay && i < p->n_replay; i++)
+		if (p->replay[i].tool && strcmp(p->replay[i].tool, tool) == 0)
+			return p->replay[i].replay;
+	return CORDON_REPLAY_UNSAFE;
+}
