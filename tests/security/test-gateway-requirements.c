@@ -259,7 +259,7 @@ static void test_self_approval_and_registration_impossible_at_gateway(void **sta
 	/* A write call waiting for its approval. */
 	id = mcp_peer_send_request(&p, "tools/call",
 				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "self"));
-	usleep(300 * 1000);
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 1, 10000));
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
 	{
 		struct mcp_peer q;
@@ -344,7 +344,15 @@ static void test_approval_spam_at_gateway(void **state)
 	for (int i = 0; i < 40; i++)
 		(void)mcp_peer_send_request(
 		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "same"));
-	usleep(500 * 1000);
+	/* The first call's approval exists; a ping sent after the 40 is
+	 * answered once the gateway has read (and decided) all of them. */
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) >= 1, 10000));
+	{
+		json_t *pong = mcp_peer_wait(&p, mcp_peer_send_request(&p, "ping", NULL), 10000);
+
+		assert_non_null(pong);
+		json_decref(pong);
+	}
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
 	/* Deny it: every held identical call is answered (denied). */
 	assert_int_equal(harness_deny_all(&H), 1);
@@ -356,7 +364,8 @@ static void test_approval_spam_at_gateway(void **state)
 		(void)mcp_peer_send_request(
 		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
 	}
-	usleep(500 * 1000);
+	/* The cap bounds the count: wait until it is reached. */
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 16, 10000));
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 16);
 	/* The 8 beyond the cap were refused at once; the 16 are still held. */
 	assert_int_equal(collect(&p, 8, last, sizeof(last)), 8);

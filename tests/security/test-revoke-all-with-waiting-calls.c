@@ -143,7 +143,10 @@ static const char *one_round(void)
 				     json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "held"));
 	held_ps = mcp_peer_send_request(
 	    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fakeps__append", "arguments", "text", "held-ps"));
-	usleep(300 * 1000);
+	/* Revoke while both calls wait: once both approval requests exist (Q's
+	 * earlier one is approved, not requested). */
+	if (!wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 2, 10000))
+		bad = "the two calls never waited for approval";
 	r = operator("revoke-all", json_object());
 	{
 		char *x = json_dumps(json_object_get(r, "result"), JSON_COMPACT);
