@@ -759,8 +759,8 @@ static void test_helper_killed(void **state_)
 	for (int k = 0; k < 100 && fake_processes() > 0; k++)
 		usleep(50 * 1000);
 	assert_int_equal(fake_processes(), 0);
-	usleep(200 * 1000);
-	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "failing"));
+	/* cordond notices the helper's socket closing on its next loop turn. */
+	assert_true(wait_until(strstr(http_get("/health", http, sizeof(http)), "failing") != NULL, 10000));
 	/* Calls now fail cleanly instead of hanging. */
 	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "y"), 15000);
 	assert_non_null(r);
