@@ -19,7 +19,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../e2e/daemon-harness.c"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
 
 static double now_us(void)
 {
@@ -183,11 +208,11 @@ int main(void)
 	harness_review_all(&h, "fakeps");
 
 	/* Baseline: the same connector over its stdio, same run. */
-	argv[0] = (char *)helpers_dir();
+	argv[0] = (char *)harness_helpers_dir();
 	{
 		static char bin[700];
 
-		snprintf(bin, sizeof(bin), "%s/fake-connector", helpers_dir());
+		snprintf(bin, sizeof(bin), "%s/fake-connector", harness_helpers_dir());
 		argv[0] = bin;
 	}
 	argv[1] = h.out_file;

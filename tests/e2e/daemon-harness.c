@@ -42,9 +42,7 @@ static void write_text(const char *path, const char *text)
 		DIE("cannot write %s", path);
 }
 
-/* Where the tests/helpers programs are built: $CORDON_HELPERS_DIR, else
- * $CORDON_BUILD_DIR/tests (the helpers' actual output directory). */
-static const char *helpers_dir(void)
+const char *harness_helpers_dir(void)
 {
 	static char buf[600];
 	const char *h = cordon_test_env("CORDON_HELPERS_DIR", NULL);
@@ -68,7 +66,7 @@ static const char *helpers_dir(void)
 
 static void write_profile(struct harness *h, const char *id, const char *instances, const char *pass)
 {
-	const char *helpers = helpers_dir();
+	const char *helpers = harness_helpers_dir();
 	char path[700], text[4096];
 
 	snprintf(path, sizeof(path), "%s/%s.yaml", h->profiles, id);
@@ -283,7 +281,7 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 				     .userdata = &ts };
 	int r;
 
-	exec_dirs[0] = helpers_dir();
+	exec_dirs[0] = harness_helpers_dir();
 	exec_dirs[1] = "/usr";
 	exec_dirs[2] = "/lib64";
 	rw_dirs[0] = h->data;
@@ -485,15 +483,7 @@ int harness_count_approvals(struct harness *h, int state)
 
 int harness_out_lines(struct harness *h)
 {
-	FILE *f = fopen(h->out_file, "re");
-	int n = 0, c;
-
-	if (!f)
-		return 0;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
+	return cordon_test_file_lines(h->out_file);
 }
 
 bool harness_audit_ok(struct harness *h, char *msg, size_t size)

@@ -28,6 +28,10 @@ struct harness {
 	unsigned initialize_timeout_ms;
 };
 
+/* Where the tests/helpers programs are built: $CORDON_HELPERS_DIR, else
+ * $CORDON_BUILD_DIR/tests/helpers (or $CORDON_BUILD_DIR/tests). */
+const char *harness_helpers_dir(void);
+
 /* Creates a temp tree with profiles/fake.yaml (shared instance) and
  * profiles/fakeps.yaml (per-session). */
 void harness_setup(struct harness *h, const char *tag);

@@ -1,21 +1,21 @@
 # cordond end-to-end tests (label e2e): the daemon core in its own process,
 # real connector processes, the gateway socket.
 cordon_add_test(NAME test-daemon-e2e
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-e2e.c ${CMAKE_CURRENT_LIST_DIR}/daemon-harness.c
-  LABELS e2e LIBS PkgConfig::SQLITE3 RUN_SERIAL TIMEOUT 300)
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-e2e.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
 add_dependencies(test-daemon-e2e fake-connector)
 
 # The real binaries: cordond (drops to nobody, Landlock), the launcher helper
 # (real sandboxes), cordonctl for every operator step.
 cordon_add_test(NAME test-cordond
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond.c ${CMAKE_CURRENT_LIST_DIR}/daemon-harness.c
-  LABELS e2e LIBS PkgConfig::SQLITE3 RUN_SERIAL TIMEOUT 300)
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
 add_dependencies(test-cordond fake-connector cordond cordonctl cordon-launch)
 # The official TypeScript SDK (installed by e2e.cmake's npm fixture).
 set_tests_properties(test-cordond PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-cordond APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
 
 cordon_add_test(NAME test-daemon-limits
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-limits.c ${CMAKE_CURRENT_LIST_DIR}/daemon-harness.c
-  LABELS e2e LIBS PkgConfig::SQLITE3 RUN_SERIAL TIMEOUT 120)
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-limits.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 120)
 add_dependencies(test-daemon-limits fake-connector cordonctl)

@@ -14,8 +14,7 @@
  *    (memory://knowledge-graph) passes through and reads the graph the
  *    tools wrote; the server has no prompts, so prompts/list is empty.
  *
- * Self-contained on purpose (its own small copies of the cordonctl and
- * process helpers of test-cordond.c), so it shares no file with others. */
+ * cordond, cordonctl and the HTTP socket through tests/e2e/cordond-runner.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,17 +34,15 @@
 #include <cmocka.h>
 
 #include "cleanup.h"
+#include "cordond-runner.h"
 #include "daemon-harness.h"
 #include "test-support.h"
 
 #define MEMORY_JS "@modelcontextprotocol/server-memory/dist/index.js"
 
-static char *T;
+static struct rcd C;
 static const char *node_dir;
-static char state[600], profiles[600], data[600], logfile[700], memfile[700];
-static char gw[800], opsock[800];
-static char cordond[600], cordonctl[600], launch[600];
-static pid_t daemon_pid;
+static char memfile[700];
 
 /* profiles/memory.yaml with the paths of this test: the npm prefix (the
  * test-local install) becomes a read-exec root seen at /opt/cordon/mcp,
@@ -63,7 +60,7 @@ static void write_memory_profile(const char *resources, const char *prompts)
 
 	assert_non_null(srcdir);
 	snprintf(src, sizeof(src), "%s/profiles/memory.yaml", srcdir);
-	snprintf(dst, sizeof(dst), "%s/memory.yaml", profiles);
+	snprintf(dst, sizeof(dst), "%s/memory.yaml", C.profiles);
 	in = fopen(src, "re");
 	out = fopen(dst, "we");
 	assert_non_null(in);
@@ -74,7 +71,7 @@ static void write_memory_profile(const char *resources, const char *prompts)
 			continue;
 		}
 		if (strstr(line, "{path: /var/lib/cordon/memory,")) {
-			fprintf(out, "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n", data);
+			fprintf(out, "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n", C.data);
 			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
 			replaced++;
 		} else if (!strcmp(line, "resources: none\n")) {
@@ -92,130 +89,17 @@ static void write_memory_profile(const char *resources, const char *prompts)
 	assert_int_equal(replaced, 4);
 }
 
-static bool connectable(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool ok;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-static int stop_daemon(int sig)
-{
-	int st = -1;
-
-	kill(daemon_pid, sig);
-	waitpid(daemon_pid, &st, 0);
-	daemon_pid = 0;
-	return st;
-}
-
-/* A fresh state directory every time: each variant installs `memory` anew. */
+/* A fresh state directory every time: each variant installs `memory` anew.
+ * 3 s of waiting (main sets --approval-wait): long enough for progress
+ * ticks (one a second), short enough to keep the test quick. */
 static void start_daemon(void)
 {
-	if (daemon_pid > 0)
-		stop_daemon(SIGKILL);
-	cordon_test_rm_rf(state);
-	cordon_test_rm_rf(data);
-	assert_int_equal(mkdir(data, 0755), 0);
-	daemon_pid = fork();
-	assert_true(daemon_pid >= 0);
-	if (daemon_pid == 0) {
-		int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-		dup2(fd, 2);
-		dup2(fd, 1);
-		/* cordond drops to nobody and is no longer dumpable: LeakSanitizer
-		 * cannot stop the world in it (sanitizer builds only). */
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-		/* 3 s of waiting: long enough for progress ticks (one a second),
-		 * short enough to keep the test quick. */
-		execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
-		      "--approval-wait", "3s", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300 && !connectable(gw); i++)
-		usleep(50 * 1000);
-	assert_true(connectable(gw));
-}
-
-/* Runs cordonctl --socket OPSOCK ARGS... (NULL-terminated); returns its exit
- * status and its stdout (malloc'd) in *out. */
-static int ctl(char **out, ...)
-{
-	char *argv[32];
-	int n = 0, p[2], st;
-	va_list ap;
-	pid_t pid;
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-
-	assert_non_null(buf);
-	argv[n++] = cordonctl;
-	argv[n++] = "--socket";
-	argv[n++] = opsock;
-	va_start(ap, out);
-	for (char *a; (a = va_arg(ap, char *)) && n < 31;)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execv(cordonctl, argv);
-		_exit(127);
-	}
-	close(p[1]);
-	for (ssize_t r; (r = read(p[0], buf + len, cap - len - 1)) > 0;) {
-		len += (size_t)r;
-		if (cap - len < 2) {
-			buf = realloc(buf, cap *= 2);
-			assert_non_null(buf);
-		}
-	}
-	buf[len] = 0;
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	if (out)
-		*out = buf;
-	else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static json_t *ctl_json(const char *a1, const char *a2, const char *a3)
-{
-	char *out = NULL;
-	json_t *v;
-	int r = ctl(&out, "--json", a1, a2, a3, (char *)NULL);
-
-	if (r != 0)
-		fail_msg("cordonctl %s %s -> %d: %s", a1, a2 ? a2 : "", r, out);
-	v = json_loads(out, 0, NULL);
-	if (!v)
-		fail_msg("cordonctl %s %s: not JSON: %s", a1, a2 ? a2 : "", out);
-	free(out);
-	return v;
-}
-
-static json_t *first_array(json_t *v)
-{
-	const char *k;
-	json_t *x;
-
-	if (json_is_array(v))
-		return v;
-	json_object_foreach(v, k, x)
-		if (json_is_array(x))
-			return x;
-	return NULL;
+	if (C.pid > 0)
+		rcd_kill(&C, SIGKILL);
+	cordon_test_rm_rf(C.state);
+	cordon_test_rm_rf(C.data);
+	assert_int_equal(mkdir(C.data, 0755), 0);
+	rcd_start(&C);
 }
 
 /* Install the connector (cordond takes the inventory by launching it once,
@@ -229,10 +113,10 @@ static void add_and_review(void)
 	json_t *v, *t;
 	size_t i;
 
-	assert_int_equal(ctl(NULL, "connectors", "add", "memory", (char *)NULL), 0);
-	v = ctl_json("inventory", "show", "memory");
-	assert_int_equal(json_array_size(first_array(v)), ELEMENTSOF(expected));
-	json_array_foreach(first_array(v), i, t) {
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "memory", (char *)NULL), 0);
+	v = rcd_ctl_json(&C, "inventory", "show", "memory");
+	assert_int_equal(json_array_size(rcd_first_array(v)), ELEMENTSOF(expected));
+	json_array_foreach(rcd_first_array(v), i, t) {
 		const char *name = json_string_value(json_object_get(t, "tool"));
 		size_t k;
 
@@ -241,7 +125,7 @@ static void add_and_review(void)
 		assert_true(k < ELEMENTSOF(expected));
 		seen[k] = true;
 		assert_string_equal(json_string_value(json_object_get(t, "state")), "pending_review");
-		assert_int_equal(ctl(NULL, "inventory", "review", "memory", name, "--fingerprint",
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "memory", name, "--fingerprint",
 				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	}
@@ -318,10 +202,10 @@ static json_t *read_graph(struct mcp_peer *p)
 /* The one pending approval (asserts there is exactly one); its display code. */
 static void pending_code(char *code, size_t size, const char *tool)
 {
-	json_t *v = ctl_json("approvals", "list", NULL), *a;
+	json_t *v = rcd_ctl_json(&C, "approvals", "list", NULL), *a;
 
-	assert_int_equal(json_array_size(first_array(v)), 1);
-	a = json_array_get(first_array(v), 0);
+	assert_int_equal(json_array_size(rcd_first_array(v)), 1);
+	a = json_array_get(rcd_first_array(v), 0);
 	assert_string_equal(json_string_value(json_object_get(a, "tool")), tool);
 	assert_string_equal(json_string_value(json_object_get(a, "state")), "requested");
 	snprintf(code, size, "%s", json_string_value(json_object_get(a, "display_code")));
@@ -330,8 +214,8 @@ static void pending_code(char *code, size_t size, const char *tool)
 
 static int approvals_listed(void)
 {
-	json_t *v = ctl_json("approvals", "list", NULL);
-	int n = (int)json_array_size(first_array(v));
+	json_t *v = rcd_ctl_json(&C, "approvals", "list", NULL);
+	int n = (int)json_array_size(rcd_first_array(v));
 
 	json_decref(v);
 	return n;
@@ -394,7 +278,7 @@ static void stop_and_check(struct mcp_peer *p)
 	int st;
 
 	mcp_peer_disconnect(p);
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	/* The helper killed the connector with the broker. */
@@ -422,7 +306,7 @@ static void test_memory_profile(void **state_)
 	add_and_review();
 	assert_int_equal(settle_memory_processes(0), 0); /* the inventory run has ended */
 
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_initialize(&p, "2025-11-25");
 	assert_non_null(r);
 	/* Only tools: nothing to pass resources or prompts through. */
@@ -467,7 +351,7 @@ static void test_memory_profile(void **state_)
 			 -32601);
 
 	/* Grant the write tool: listed now, not read-only. */
-	assert_int_equal(ctl(NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
 	assert_tools(&p, with_write, with_write_ro, ELEMENTSOF(with_write));
 
 	/* It waits for an approval (progress on the client's token every
@@ -502,7 +386,7 @@ static void test_memory_profile(void **state_)
 	assert_int_equal(ents, 0);
 
 	/* Approved out of band, the identical call runs exactly once. */
-	assert_int_equal(ctl(NULL, "approvals", "approve", code, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", code, (char *)NULL), 0);
 	r = mcp_peer_call(&p, "memory__create_entities", ada_args(), 20000);
 	assert_non_null(r);
 	assert_false(json_is_true(json_object_get(r, "isError")));
@@ -521,7 +405,7 @@ static void test_memory_profile(void **state_)
 	json_decref(r);
 	assert_int_equal(approvals_listed(), 1);
 	pending_code(code, sizeof(code), "create_entities");
-	assert_int_equal(ctl(NULL, "approvals", "deny", code, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "deny", code, (char *)NULL), 0);
 	assert_int_equal(approvals_listed(), 0);
 
 	/* The read tools see the write. */
@@ -578,7 +462,7 @@ static void test_memory_passthrough(void **state_)
 	start_daemon();
 	add_and_review();
 
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_initialize(&p, "2025-11-25");
 	assert_non_null(r);
 	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "resources"));
@@ -593,12 +477,12 @@ static void test_memory_passthrough(void **state_)
 			 -32602);
 
 	/* Write something to read back: grant, approve, run once. */
-	assert_int_equal(ctl(NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
 	r = mcp_peer_call(&p, "memory__create_entities", ada_args(), 20000);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
 	pending_code(code, sizeof(code), "create_entities");
-	assert_int_equal(ctl(NULL, "approvals", "approve", code, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", code, (char *)NULL), 0);
 	r = mcp_peer_call(&p, "memory__create_entities", ada_args(), 20000);
 	assert_false(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
@@ -672,31 +556,14 @@ int main(void)
 	snprintf(js, sizeof(js), "%s/node_modules/%s", node_dir, MEMORY_JS);
 	if (access(js, R_OK) < 0)
 		cordon_test_skip("server-memory not installed (npm fixture)");
-	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
-	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
-	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	T = cordon_test_mkdtemp("cordond-memory");
 	/* The profiles directory must be root-owned and not group/world
 	 * writable (the helper refuses anything else). */
-	chmod(T, 0755);
-	snprintf(state, sizeof(state), "%s/state", T);
-	snprintf(profiles, sizeof(profiles), "%s/profiles", T);
-	snprintf(data, sizeof(data), "%s/data", T);
-	snprintf(memfile, sizeof(memfile), "%s/memory.jsonl", data);
-	snprintf(logfile, sizeof(logfile), "%s/cordond.log", T);
-	snprintf(gw, sizeof(gw), "%s/run/gateway.sock", state);
-	snprintf(opsock, sizeof(opsock), "%s/run/operator.sock", state);
-	mkdir(profiles, 0755);
+	rcd_setup(&C, "cordond-memory");
+	snprintf(memfile, sizeof(memfile), "%s/memory.jsonl", C.data);
+	C.approval_wait = "3s";
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	if (daemon_pid > 0)
-		stop_daemon(SIGKILL);
-	if (r) {
-		char cmd[800];
-
-		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", logfile);
-		(void)!system(cmd);
-	}
-	cordon_test_rm_rf(T);
-	free(T);
+	if (C.pid > 0)
+		rcd_kill(&C, SIGKILL);
+	rcd_teardown(&C, r != 0);
 	return r;
 }

@@ -23,13 +23,11 @@
 
 #include <cmocka.h>
 
+#include "cordond-runner.h"
 #include "daemon-harness.h"
 #include "test-support.h"
 
-static char *T;
-static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[800], httpsock[800], logfile[700];
-static char cordond[600], cordonctl[600], launch[600], helper[600];
-static pid_t daemon_pid;
+static struct rcd C;
 static char notify_path[700];
 
 /* A credential the profiles inject (issue 11 finding 10a): the helper hands
@@ -38,182 +36,13 @@ static char notify_path[700];
 #define CRED_VALUE "cordond-real-T0KEN-7777"
 static char credfile[700];
 
-static void write_profile(const char *id, const char *ttl)
-{
-	char path[700], helpers_dir[600];
-	FILE *f;
-
-	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
-	*strrchr(helpers_dir, '/') = 0;
-	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"version: 1\n"
-		"connector:\n"
-		"  description: fake connector\n"
-		"  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
-		"  instances: shared\n"
-		"  credentials:\n"
-		"    - {env: FAKE_TOKEN, file: %s}\n"
-		"sandbox:\n"
-		"  user: dynamic\n"
-		"  filesystem:\n"
-		"    system:\n"
-		"      - {path: /usr, access: read-exec}\n"
-		"      - {path: /lib, access: read-exec}\n"
-		"      - {path: /lib64, access: read-exec}\n"
-		"    roots:\n"
-		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		"      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
-		"    tmp: 1M\n"
-		"  network: {mode: none}\n"
-		"  limits: {memory: 64M, pids: 16}\n"
-		"tools:\n"
-		"  default_risk: high\n"
-		"  risk: {echo: read, append: write, crash: read, garbage: read, roots: read}\n"
-		"  grant: [echo, append, roots]\n"
-		"approval:\n"
-		"  ttl: %s\n",
-		credfile, helpers_dir, data, ttl);
-	assert_int_equal(fclose(f), 0);
-}
-
-static bool connectable(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool ok;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-static int stop_daemon(int sig);
-
+/* cordond with this test's options (--approval-wait 2s from main, and
+ * NOTIFY_SOCKET once test_sd_notify set one). */
 static void start_daemon(void)
 {
-	/* A failed test may have left its daemon running: never orphan it. */
-	if (daemon_pid > 0)
-		stop_daemon(SIGKILL);
-	unlink(gw);
-	daemon_pid = fork();
-	assert_true(daemon_pid >= 0);
-	if (daemon_pid == 0) {
-		int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-		dup2(fd, 2);
-		dup2(fd, 1);
-		/* cordond drops to nobody and is no longer dumpable: LeakSanitizer
-		 * cannot stop the world in it (sanitizer builds only). */
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-		if (notify_path[0])
-			setenv("NOTIFY_SOCKET", notify_path, 1);
-		execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
-		      "--approval-wait", "2s", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300 && !connectable(gw); i++)
-		usleep(50 * 1000);
-	assert_true(connectable(gw));
-}
-
-static int stop_daemon(int sig)
-{
-	int st = -1;
-
-	kill(daemon_pid, sig);
-	waitpid(daemon_pid, &st, 0);
-	daemon_pid = 0;
-	return st;
-}
-
-/* Runs cordonctl --socket OPSOCK ARGS...; returns the exit status and its
- * stdout (malloc'd) in *out. */
-static int ctl(char **out, ...)
-{
-	char *argv[32];
-	int n = 0, p[2], st;
-	va_list ap;
-	pid_t pid;
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-
-	argv[n++] = cordonctl;
-	argv[n++] = "--socket";
-	argv[n++] = opsock;
-	va_start(ap, out);
-	for (char *a; (a = va_arg(ap, char *)) && n < 31;)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execv(cordonctl, argv);
-		_exit(127);
-	}
-	close(p[1]);
-	for (ssize_t r; (r = read(p[0], buf + len, cap - len - 1)) > 0;) {
-		len += (size_t)r;
-		if (cap - len < 2)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[len] = 0;
-	close(p[0]);
-	waitpid(pid, &st, 0);
-	if (out)
-		*out = buf;
-	else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static json_t *ctl_json(const char *a1, const char *a2, const char *a3)
-{
-	char *out = NULL;
-	json_t *v;
-	int r = ctl(&out, "--json", a1, a2, a3, (char *)NULL);
-
-	if (r != 0)
-		fail_msg("cordonctl %s %s -> %d: %s", a1, a2 ? a2 : "", r, out);
-	v = json_loads(out, 0, NULL);
-	free(out);
-	assert_non_null(v);
-	return v;
-}
-
-static json_t *first_array(json_t *v)
-{
-	const char *k;
-	json_t *x;
-
-	if (json_is_array(v))
-		return v;
-	json_object_foreach(v, k, x)
-		if (json_is_array(x))
-			return x;
-	return NULL;
-}
-
-static int out_lines(void)
-{
-	char path[700];
-	FILE *f;
-	int n = 0, c;
-
-	snprintf(path, sizeof(path), "%s/out.txt", data);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
+	unlink(C.gateway);
+	C.notify_socket = notify_path[0] ? notify_path : NULL;
+	rcd_start(&C);
 }
 
 /* Processes whose command line names our fake connector (by path). */
@@ -248,21 +77,14 @@ static int fake_processes(void)
 	return n;
 }
 
+/* The whole HTTP response to GET path, in buf. */
 static const char *http_get(const char *path, char *buf, size_t size)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char req[256];
-	size_t len = 0;
+	int status;
+	char *r = rcd_http_get(&C, path, &status);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", httpsock);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path);
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	for (ssize_t r; len + 1 < size && (r = read(fd, buf + len, size - len - 1)) > 0;)
-		len += (size_t)r;
-	buf[len] = 0;
-	close(fd);
+	snprintf(buf, size, "%s", r);
+	free(r);
 	return buf;
 }
 
@@ -281,22 +103,22 @@ static void test_real_broker(void **state_)
 
 	/* Operator: install (takes the inventory by launching once, sandboxed),
 	 * review every tool, check the default grant. */
-	assert_int_equal(ctl(&out, "connectors", "add", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "connectors", "add", "fake", (char *)NULL), 0);
 	free(out);
-	v = ctl_json("inventory", "show", "fake");
-	tools = first_array(v);
+	v = rcd_ctl_json(&C, "inventory", "show", "fake");
+	tools = rcd_first_array(v);
 	assert_int_equal(json_array_size(tools), 5);
 	json_array_foreach(tools, i, t) {
 		const char *name = json_string_value(json_object_get(t, "tool"));
 		const char *fp = json_string_value(json_object_get(t, "fingerprint"));
 
 		assert_string_equal(json_string_value(json_object_get(t, "state")), "pending_review");
-		assert_int_equal(ctl(NULL, "inventory", "review", "fake", name, "--fingerprint", fp, (char *)NULL), 0);
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", name, "--fingerprint", fp, (char *)NULL), 0);
 	}
 	json_decref(v);
 
 	/* Agent: only the granted, reviewed tools; a read call runs sandboxed. */
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_initialize(&p, "2025-11-25");
 	assert_non_null(r);
 	json_decref(r);
@@ -318,7 +140,7 @@ static void test_real_broker(void **state_)
 		FILE *f;
 		int seen = 0;
 
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)C.pid);
 		f = fopen(path, "re");
 		assert_non_null(f);
 		while (fgets(line, sizeof(line), f)) {
@@ -355,12 +177,12 @@ static void test_real_broker(void **state_)
 			struct sockaddr_un sa = { .sun_family = AF_UNIX };
 			int fd;
 
-			snprintf(dbp, sizeof(dbp), "%s/cordon.db", state);
+			snprintf(dbp, sizeof(dbp), "%s/cordon.db", C.state);
 			if (setgroups(0, NULL) < 0 || setresgid(23456, 23456, 23456) < 0 || setresuid(23456, 23456, 23456) < 0)
 				_exit(90);
 			CHILD_CHECK_ERRNO(open(dbp, O_RDONLY | O_CLOEXEC), EACCES);
 			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", opsock);
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", C.opsock);
 			CHILD_CHECK_ERRNO(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), EACCES);
 			_exit(0);
 		}
@@ -386,38 +208,38 @@ static void test_real_broker(void **state_)
 	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "first"), 15000);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
-	assert_int_equal(out_lines(), 0);
-	v = ctl_json("approvals", "list", NULL);
-	assert_int_equal(json_array_size(first_array(v)), 1);
+	assert_int_equal(rcd_out_lines(&C), 0);
+	v = rcd_ctl_json(&C, "approvals", "list", NULL);
+	assert_int_equal(json_array_size(rcd_first_array(v)), 1);
 	{
 		char code[16];
 
 		snprintf(code, sizeof(code), "%s",
-			 json_string_value(json_object_get(json_array_get(first_array(v), 0), "display_code")));
-		assert_int_equal(ctl(NULL, "approvals", "approve", code, (char *)NULL), 0);
+			 json_string_value(json_object_get(json_array_get(rcd_first_array(v), 0), "display_code")));
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", code, (char *)NULL), 0);
 	}
 	json_decref(v);
 	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "first"), 15000);
 	assert_string_equal(result_text(r), "appended");
 	json_decref(r);
-	assert_int_equal(out_lines(), 1);
+	assert_int_equal(rcd_out_lines(&C), 1);
 
 	/* In flight when the broker is killed: outcome_unknown after restart. */
 	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", "slow"), 15000);
 	json_decref(r);
-	v = ctl_json("approvals", "list", NULL);
-	assert_int_equal(ctl(NULL, "approvals", "approve",
-			     json_string_value(json_object_get(json_array_get(first_array(v), 0), "id")), (char *)NULL),
+	v = rcd_ctl_json(&C, "approvals", "list", NULL);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve",
+			     json_string_value(json_object_get(json_array_get(rcd_first_array(v), 0), "id")), (char *)NULL),
 			 0);
 	json_decref(v);
 	id = mcp_peer_send_request(&p, "tools/call",
 				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "slow"));
 	assert_true(id > 0);
-	for (int k = 0; k < 100 && out_lines() < 2; k++)
+	for (int k = 0; k < 100 && rcd_out_lines(&C) < 2; k++)
 		usleep(50 * 1000);
-	assert_int_equal(out_lines(), 2);
+	assert_int_equal(rcd_out_lines(&C), 2);
 	assert_true(fake_processes() >= 1);
-	st = stop_daemon(SIGKILL);
+	st = rcd_kill(&C, SIGKILL);
 	assert_true(WIFSIGNALED(st));
 	mcp_peer_disconnect(&p);
 	/* The helper saw the broker go and killed every connector. */
@@ -426,21 +248,21 @@ static void test_real_broker(void **state_)
 	assert_int_equal(fake_processes(), 0);
 
 	start_daemon();
-	v = ctl_json("actions", "list", NULL);
+	v = rcd_ctl_json(&C, "actions", "list", NULL);
 	{
 		int unknown = 0;
 
-		json_array_foreach(first_array(v), i, t)
+		json_array_foreach(rcd_first_array(v), i, t)
 			unknown += !strcmp(json_string_value(json_object_get(t, "state")), "outcome_unknown");
 		assert_int_equal(unknown, 1);
 	}
 	json_decref(v);
 	sleep(1);
-	assert_int_equal(out_lines(), 2);
-	assert_int_equal(ctl(&out, "audit", "verify", (char *)NULL), 0);
+	assert_int_equal(rcd_out_lines(&C), 2);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "verify", (char *)NULL), 0);
 	printf("audit verify: %s", out);
 	free(out);
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -460,20 +282,20 @@ static void test_sdk_through_cordonctl(void **state_)
 		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
 	snprintf(script, sizeof(script), "%s/sdk-broker.mjs", node_dir);
 	start_daemon();
-	assert_int_equal(ctl(NULL, "connectors", "add", "sdk", (char *)NULL), 0);
-	v = ctl_json("inventory", "show", "sdk");
-	json_array_foreach(first_array(v), i, t)
-		assert_int_equal(ctl(NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "sdk", (char *)NULL), 0);
+	v = rcd_ctl_json(&C, "inventory", "show", "sdk");
+	json_array_foreach(rcd_first_array(v), i, t)
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
 				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	json_decref(v);
-	base = out_lines();
+	base = rcd_out_lines(&C);
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 1);
-		execlp("node", "node", script, cordonctl, gw, opsock, "sdk", (char *)NULL);
+		execlp("node", "node", script, C.cordonctl, C.gateway, C.opsock, "sdk", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -518,8 +340,8 @@ static void test_sdk_through_cordonctl(void **state_)
 	assert_string_equal(json_string_value(json_object_get(v, "cancel")), "aborted");
 	assert_int_equal(json_integer_value(json_object_get(v, "afterCancel")), 0);
 	json_decref(v);
-	assert_int_equal(out_lines(), base + 1);
-	st = stop_daemon(SIGTERM);
+	assert_int_equal(rcd_out_lines(&C), base + 1);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -538,7 +360,7 @@ static void write_filesystem_profile(const char *node_dir, const char *work)
 
 	assert_non_null(srcdir);
 	snprintf(src, sizeof(src), "%s/profiles/filesystem.yaml", srcdir);
-	snprintf(dst, sizeof(dst), "%s/filesystem.yaml", profiles);
+	snprintf(dst, sizeof(dst), "%s/filesystem.yaml", C.profiles);
 	in = fopen(src, "re");
 	out = fopen(dst, "we");
 	assert_non_null(in);
@@ -558,7 +380,7 @@ static void write_filesystem_profile(const char *node_dir, const char *work)
 		else if (!strcmp(line, "  workdir: /work\n"))
 			fputs("  workdir: /project\n", out);
 		else if (strstr(line, "ceiling: [/srv/cordon/projects]"))
-			fprintf(out, "    ceiling: [%s]\n", T);
+			fprintf(out, "    ceiling: [%s]\n", C.dir);
 		else
 			fputs(line, out);
 	}
@@ -608,8 +430,8 @@ static void test_filesystem_server(void **state_)
 	(void)state_;
 	if (!node_dir)
 		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
-	snprintf(work, sizeof(work), "%s/work", T);
-	snprintf(evil, sizeof(evil), "%s/work-evil", T);
+	snprintf(work, sizeof(work), "%s/work", C.dir);
+	snprintf(evil, sizeof(evil), "%s/work-evil", C.dir);
 	assert_int_equal(mkdir(work, 0755), 0);
 	assert_int_equal(mkdir(evil, 0755), 0);
 	snprintf(path, sizeof(path), "%s/hello.txt", work);
@@ -632,10 +454,10 @@ static void test_filesystem_server(void **state_)
 	write_filesystem_profile(node_dir, work);
 
 	start_daemon();
-	assert_int_equal(ctl(NULL, "connectors", "add", "filesystem", (char *)NULL), 0);
-	v = ctl_json("inventory", "show", "filesystem");
-	json_array_foreach(first_array(v), i, t)
-		assert_int_equal(ctl(NULL, "inventory", "review", "filesystem",
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "filesystem", (char *)NULL), 0);
+	v = rcd_ctl_json(&C, "inventory", "show", "filesystem");
+	json_array_foreach(rcd_first_array(v), i, t)
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "filesystem",
 				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
 				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
@@ -643,7 +465,7 @@ static void test_filesystem_server(void **state_)
 
 	/* A client that declares roots (and would answer /etc if asked): the
 	 * broker answers the server's roots/list itself. */
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_request(&p, "initialize",
 			     json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
 				       "capabilities", "roots", "listChanged", 1, "clientInfo", "name", "evil", "version",
@@ -691,7 +513,7 @@ static void test_filesystem_server(void **state_)
 			  5000);
 	assert_null(r);
 	mcp_peer_disconnect(&p);
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -707,7 +529,7 @@ static void write_everything_profile(const char *node_dir)
 
 	assert_non_null(srcdir);
 	snprintf(src, sizeof(src), "%s/profiles/everything.yaml", srcdir);
-	snprintf(dst, sizeof(dst), "%s/everything.yaml", profiles);
+	snprintf(dst, sizeof(dst), "%s/everything.yaml", C.profiles);
 	in = fopen(src, "re");
 	out = fopen(dst, "we");
 	assert_non_null(in);
@@ -742,16 +564,16 @@ static void test_everything_server(void **state_)
 		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
 	write_everything_profile(node_dir);
 	start_daemon();
-	assert_int_equal(ctl(NULL, "connectors", "add", "everything", (char *)NULL), 0);
-	v = ctl_json("inventory", "show", "everything");
-	json_array_foreach(first_array(v), i, t)
-		assert_int_equal(ctl(NULL, "inventory", "review", "everything",
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "everything", (char *)NULL), 0);
+	v = rcd_ctl_json(&C, "inventory", "show", "everything");
+	json_array_foreach(rcd_first_array(v), i, t)
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "everything",
 				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
 				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	json_decref(v);
 
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_initialize(&p, "2025-11-25");
 	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "resources"));
 	assert_non_null(json_object_get(json_object_get(r, "capabilities"), "prompts"));
@@ -845,7 +667,7 @@ static void test_everything_server(void **state_)
 	assert_non_null(strstr(result_text(r), "after cancel"));
 	json_decref(r);
 	mcp_peer_disconnect(&p);
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -860,7 +682,7 @@ static void test_sd_notify(void **state_)
 	int fd, st;
 
 	(void)state_;
-	snprintf(notify_path, sizeof(notify_path), "%s/notify.sock", T);
+	snprintf(notify_path, sizeof(notify_path), "%s/notify.sock", C.dir);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
@@ -873,7 +695,7 @@ static void test_sd_notify(void **state_)
 	assert_true(n > 0);
 	buf[n] = 0;
 	assert_non_null(strstr(buf, "READY=1"));
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	n = recv(fd, buf, sizeof(buf) - 1, 0);
 	assert_true(n > 0);
@@ -904,7 +726,7 @@ static pid_t helper_pid(void)
 		if (!f)
 			continue;
 		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2 &&
-		    ppid == daemon_pid && !strcmp(comm, "cordon-launch"))
+		    ppid == C.pid && !strcmp(comm, "cordon-launch"))
 			found = (pid_t)atoi(de->d_name);
 		fclose(f);
 	}
@@ -924,7 +746,7 @@ static void test_helper_killed(void **state_)
 
 	(void)state_;
 	start_daemon();
-	assert_int_equal(mcp_peer_connect(&p, gw), 0);
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	json_decref(mcp_peer_initialize(&p, "2025-11-25"));
 	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "x"), 15000);
 	assert_string_equal(result_text(r), "echo: x");
@@ -937,15 +759,15 @@ static void test_helper_killed(void **state_)
 	for (int k = 0; k < 100 && fake_processes() > 0; k++)
 		usleep(50 * 1000);
 	assert_int_equal(fake_processes(), 0);
-	usleep(200 * 1000);
-	assert_non_null(strstr(http_get("/health", http, sizeof(http)), "failing"));
+	/* cordond notices the helper's socket closing on its next loop turn. */
+	assert_true(wait_until(strstr(http_get("/health", http, sizeof(http)), "failing") != NULL, 10000));
 	/* Calls now fail cleanly instead of hanging. */
 	r = mcp_peer_call(&p, "fake__echo", json_pack("{s:s}", "text", "y"), 15000);
 	assert_non_null(r);
 	assert_true(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
 	mcp_peer_disconnect(&p);
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -956,15 +778,13 @@ static void test_helper_killed(void **state_)
  * Landlock's TCP rule, so the eBPF policy is what refuses the address. */
 static void test_network_denial_audited(void **state_)
 {
-	char path[700], helpers_dir[600], buf[65536], *out = NULL;
+	char path[700], buf[65536], *out = NULL;
 	bool audited = false;
 	FILE *f;
 	int st;
 
 	(void)state_;
-	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
-	*strrchr(helpers_dir, '/') = 0;
-	snprintf(path, sizeof(path), "%s/netdeny.yaml", profiles);
+	snprintf(path, sizeof(path), "%s/netdeny.yaml", C.profiles);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fprintf(f,
@@ -993,14 +813,14 @@ static void test_network_denial_audited(void **state_)
 		"  default_risk: high\n"
 		"  risk: {echo: read}\n"
 		"  grant: [echo]\n",
-		helpers_dir, data);
+		C.helpers, C.data);
 	assert_int_equal(fclose(f), 0);
 	start_daemon();
-	assert_int_equal(ctl(NULL, "connectors", "add", "netdeny", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "netdeny", (char *)NULL), 0);
 	for (int i = 0; i < 100 && !audited; i++) {
 		free(out);
 		out = NULL;
-		assert_int_equal(ctl(&out, "audit", "tail", "--count", "50", (char *)NULL), 0);
+		assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "tail", "--count", "50", (char *)NULL), 0);
 		audited = out && strstr(out, "\"event\":\"network.denied\"") && strstr(out, "\"connector\":\"netdeny\"");
 		if (!audited)
 			usleep(50000);
@@ -1014,7 +834,7 @@ static void test_network_denial_audited(void **state_)
 	assert_non_null(http_get("/metrics", buf, sizeof(buf)));
 	assert_null(strstr(buf, "cordon_network_denials_total 0\n"));
 	assert_non_null(strstr(buf, "cordon_network_denials_total "));
-	st = stop_daemon(SIGTERM);
+	st = rcd_kill(&C, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	unlink(path);
 }
@@ -1035,26 +855,11 @@ int main(void)
 		cordon_test_skip("needs root (cordond drops to nobody; the launcher builds sandboxes)");
 	if (!b)
 		cordon_test_skip("CORDON_BUILD_DIR not set");
-	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
-	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
-	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/fake-connector",
-		 cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"));
-	T = cordon_test_mkdtemp("cordond-real");
 	/* The profiles directory must be root-owned and not group/world
 	 * writable (the helper refuses anything else); data is the root. */
-	chmod(T, 0755);
-	snprintf(state, sizeof(state), "%s/state", T);
-	snprintf(profiles, sizeof(profiles), "%s/profiles", T);
-	snprintf(data, sizeof(data), "%s/data", T);
-	snprintf(logfile, sizeof(logfile), "%s/cordond.log", T);
-	snprintf(runtime, sizeof(runtime), "%s/run", state);
-	snprintf(gw, sizeof(gw), "%s/gateway.sock", runtime);
-	snprintf(opsock, sizeof(opsock), "%s/operator.sock", runtime);
-	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
-	mkdir(profiles, 0755);
-	mkdir(data, 0755);
-	snprintf(credfile, sizeof(credfile), "%s/token", T);
+	rcd_setup(&C, "cordond-real");
+	C.approval_wait = "2s";
+	snprintf(credfile, sizeof(credfile), "%s/token", C.dir);
 	{
 		FILE *f = fopen(credfile, "we");
 
@@ -1062,18 +867,11 @@ int main(void)
 			return 1;
 		chmod(credfile, 0600);
 	}
-	write_profile("fake", "120s");
-	write_profile("sdk", "3s");
+	rcd_fake_profile(&C, "fake", &(struct rcd_fake_options){ .ttl = "120s", .credential_file = credfile });
+	rcd_fake_profile(&C, "sdk", &(struct rcd_fake_options){ .ttl = "3s", .credential_file = credfile });
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	if (daemon_pid > 0)
-		stop_daemon(SIGKILL);
-	if (r) {
-		char cmd[800];
-
-		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", logfile);
-		(void)!system(cmd);
-	}
-	cordon_test_rm_rf(T);
-	free(T);
+	if (C.pid > 0)
+		rcd_kill(&C, SIGKILL);
+	rcd_teardown(&C, r != 0);
 	return r;
 }

@@ -23,92 +23,11 @@
 
 #include <cmocka.h>
 
+#include "cordond-runner.h"
 #include "daemon-harness.h"
 #include "test-support.h"
 
-static char *T;
-static char state[600], profiles[600], data[600], runtime[700], gw[800], opsock[800], httpsock[800], logfile[700];
-static char cordond[600], cordonctl[600], launch[600], helper[600];
-static pid_t daemon_pid;
-
-static void write_profile(void)
-{
-	char path[700], helpers_dir[600];
-	FILE *f;
-
-	snprintf(helpers_dir, sizeof(helpers_dir), "%s", helper);
-	*strrchr(helpers_dir, '/') = 0;
-	snprintf(path, sizeof(path), "%s/fake.yaml", profiles);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"version: 1\n"
-		"connector:\n"
-		"  description: fake connector\n"
-		"  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
-		"  instances: shared\n"
-		"sandbox:\n"
-		"  user: dynamic\n"
-		"  filesystem:\n"
-		"    system:\n"
-		"      - {path: /usr, access: read-exec}\n"
-		"      - {path: /lib, access: read-exec}\n"
-		"      - {path: /lib64, access: read-exec}\n"
-		"    roots:\n"
-		"      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		"      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
-		"    tmp: 1M\n"
-		"  network: {mode: none}\n"
-		"  limits: {memory: 64M, pids: 16}\n"
-		"tools:\n"
-		"  default_risk: high\n"
-		"  risk: {echo: read, append: write, crash: read, garbage: read, roots: critical}\n"
-		"  grant: [echo, append, roots]\n"
-		"approval:\n"
-		"  ttl: 120s\n",
-		helpers_dir, data);
-	assert_int_equal(fclose(f), 0);
-}
-
-static bool connectable(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool ok;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-static const char *operator_group; /* --operator-group, or NULL */
-
-static void start_daemon(void)
-{
-	daemon_pid = fork();
-	assert_true(daemon_pid >= 0);
-	if (daemon_pid == 0) {
-		int fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-		dup2(fd, 2);
-		dup2(fd, 1);
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* non-dumpable after the drop */
-		if (operator_group)
-			execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
-			      "--approval-wait", "20s", "--operator-group", operator_group, (char *)NULL);
-		else
-			execl(cordond, cordond, "--state", state, "--profiles", profiles, "--launcher", launch,
-			      "--approval-wait", "20s", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300 && !(connectable(gw) && connectable(opsock) && connectable(httpsock)); i++)
-		usleep(50 * 1000);
-	assert_true(connectable(gw));
-	assert_true(connectable(opsock));
-	assert_true(connectable(httpsock));
-}
+static struct rcd C;
 
 struct creds {
 	uid_t uid;
@@ -164,44 +83,12 @@ static int run(char **out, char *const argv[])
 	return run_as(NULL, out, argv);
 }
 
-/* cordonctl --socket OPSOCK args... (NULL-terminated). */
-static int ctl(char **out, ...)
-{
-	char *argv[32];
-	int n = 0;
-	va_list ap;
-
-	argv[n++] = cordonctl;
-	argv[n++] = (char *)"--socket";
-	argv[n++] = opsock;
-	va_start(ap, out);
-	for (char *a; (a = va_arg(ap, char *)) && n < 31;)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	return run(out, argv);
-}
-
-static json_t *ctl_json(const char *a1, const char *a2, const char *a3)
-{
-	char *out = NULL;
-	json_t *v;
-	int r = ctl(&out, "--json", a1, a2, a3, (char *)NULL);
-
-	if (r != 0)
-		fail_msg("cordonctl %s %s -> %d: %s", a1, a2 ? a2 : "", r, out);
-	v = json_loads(out, 0, NULL);
-	free(out);
-	assert_non_null(v);
-	return v;
-}
-
 /* curl --unix-socket HTTPSOCK http://localhost/PATH; returns the HTTP code. */
 static int curl(const char *path, char **body)
 {
 	char url[256], *out = NULL, *last;
 	char *argv[] = { (char *)"/usr/bin/curl", (char *)"-sS", (char *)"--max-time", (char *)"10",
-			 (char *)"-w", (char *)"\n%{http_code}", (char *)"--unix-socket", httpsock, url, NULL };
+			 (char *)"-w", (char *)"\n%{http_code}", (char *)"--unix-socket", C.httpsock, url, NULL };
 	int code;
 
 	snprintf(url, sizeof(url), "http://localhost%s", path);
@@ -231,22 +118,6 @@ static void strip_timings(json_t *v)
 		}
 	} else if (json_is_array(v))
 		json_array_foreach(v, i, x) strip_timings(x);
-}
-
-static int out_lines(void)
-{
-	char path[700];
-	FILE *f;
-	int n = 0, c;
-
-	snprintf(path, sizeof(path), "%s/out.txt", data);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
 }
 
 /* Sends a tools/call without waiting for its answer. */
@@ -280,7 +151,7 @@ static json_t *wait_response(struct mcp_peer *p, long id)
 static json_t *wait_approvals(size_t n)
 {
 	for (int i = 0; i < 100; i++) {
-		json_t *v = ctl_json("approvals", "list", NULL);
+		json_t *v = rcd_ctl_json(&C, "approvals", "list", NULL);
 
 		if (json_array_size(v) == n)
 			return v;
@@ -295,7 +166,7 @@ static void test_http_surface(void **state_)
 {
 	char *body = NULL, *probe = NULL;
 	json_t *detail, *caps, *ctl_caps;
-	char *argv[] = { launch, (char *)"--probe", NULL };
+	char *argv[] = { C.launch, (char *)"--probe", NULL };
 
 	(void)state_;
 	assert_int_equal(curl("/health", &body), 200);
@@ -332,7 +203,7 @@ static void test_http_surface(void **state_)
 	}
 	free(probe);
 	/* cordonctl capabilities serves the same report */
-	ctl_caps = ctl_json("capabilities", NULL, NULL);
+	ctl_caps = rcd_ctl_json(&C, "capabilities", NULL, NULL);
 	strip_timings(ctl_caps);
 	assert_true(json_equal(ctl_caps, caps));
 	json_decref(ctl_caps);
@@ -350,37 +221,37 @@ static void test_operator_flow(void **state_)
 {
 	struct mcp_peer p;
 	char *out = NULL, code[16], crit[64], confirm[16];
-	char *bridge[] = { cordonctl, (char *)"mcp", (char *)"--socket", gw, NULL };
+	char *bridge[] = { C.cordonctl, (char *)"mcp", (char *)"--socket", C.gateway, NULL };
 	json_t *v, *tools, *t, *r;
 	size_t i;
 
 	(void)state_;
 	/* install, review the inventory the way an operator would */
-	assert_int_equal(ctl(&out, "connectors", "add", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "connectors", "add", "fake", (char *)NULL), 0);
 	free(out);
-	assert_int_equal(ctl(&out, "connectors", "list", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "connectors", "list", (char *)NULL), 0);
 	assert_non_null(strstr(out, "fake"));
 	free(out);
-	assert_int_equal(ctl(&out, "status", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "status", (char *)NULL), 0);
 	assert_non_null(strstr(out, "tools to review:      5"));
 	free(out);
-	assert_int_equal(ctl(&out, "inventory", "show", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "inventory", "show", "fake", (char *)NULL), 0);
 	assert_non_null(strstr(out, "fake/roots  [pending_review]"));
 	assert_non_null(strstr(out, "cordon tier:   critical (granted)"));
 	assert_non_null(strstr(out, "review with:   cordonctl inventory review fake append --fingerprint "));
 	free(out);
-	v = ctl_json("inventory", "show", "fake");
+	v = rcd_ctl_json(&C, "inventory", "show", "fake");
 	tools = json_object_get(v, "tools");
 	assert_int_equal(json_array_size(tools), 5);
 	json_array_foreach(tools, i, t)
-		assert_int_equal(ctl(NULL, "inventory", "review", "fake", json_string_value(json_object_get(t, "tool")),
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", json_string_value(json_object_get(t, "tool")),
 				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	json_decref(v);
-	assert_int_equal(ctl(&out, "inventory", "show", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "inventory", "show", "fake", (char *)NULL), 0);
 	assert_non_null(strstr(out, "nothing to review"));
 	free(out);
-	assert_int_equal(ctl(&out, "grants", "show", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "grants", "show", "fake", (char *)NULL), 0);
 	assert_non_null(strstr(out, "fake: 3 granted"));
 	free(out);
 
@@ -401,33 +272,33 @@ static void test_operator_flow(void **state_)
 	snprintf(code, sizeof(code), "%s", json_string_value(json_object_get(json_array_get(v, 0), "display_code")));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 0), "tier")), "write");
 	json_decref(v);
-	assert_int_equal(out_lines(), 0);
+	assert_int_equal(rcd_out_lines(&C), 0);
 	/* the operator sees the call with the token masked */
-	assert_int_equal(ctl(&out, "approvals", "show", code, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "approvals", "show", code, (char *)NULL), 0);
 	assert_non_null(strstr(out, "call:       fake/append"));
 	assert_non_null(strstr(out, "\"text\": <masked: 40 bytes>"));
 	assert_null(strstr(out, "ghp_"));
 	free(out);
-	assert_int_equal(ctl(&out, "approvals", "approve", code, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "approvals", "approve", code, (char *)NULL), 0);
 	/* approved, or already consumed by the waiting call it woke */
 	assert_true(strstr(out, ": approved") || strstr(out, ": consumed"));
 	free(out);
 	r = wait_response(&p, 100);
 	assert_string_equal(result_text(json_object_get(r, "result")), "appended");
 	json_decref(r);
-	assert_int_equal(out_lines(), 1);
+	assert_int_equal(rcd_out_lines(&C), 1);
 
 	/* The identical call again needs a new approval; denied, it never runs. */
 	send_call(&p, 101, "fake__append", "{\"text\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}");
 	v = wait_approvals(1);
-	assert_int_equal(ctl(NULL, "approvals", "deny", json_string_value(json_object_get(json_array_get(v, 0), "id")),
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "deny", json_string_value(json_object_get(json_array_get(v, 0), "id")),
 			     (char *)NULL),
 			 0);
 	json_decref(v);
 	r = wait_response(&p, 101);
 	assert_true(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
 	json_decref(r);
-	assert_int_equal(out_lines(), 1);
+	assert_int_equal(rcd_out_lines(&C), 1);
 
 	/* Critical: the confirmation code exists only on the operator surface. */
 	send_call(&p, 102, "fake__roots", "{}");
@@ -435,14 +306,14 @@ static void test_operator_flow(void **state_)
 	snprintf(crit, sizeof(crit), "%s", json_string_value(json_object_get(json_array_get(v, 0), "id")));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(v, 0), "tier")), "critical");
 	json_decref(v);
-	assert_int_equal(ctl(&out, "approvals", "approve", crit, (char *)NULL), 1);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "approvals", "approve", crit, (char *)NULL), 1);
 	free(out);
-	v = ctl_json("approvals", "show", crit);
+	v = rcd_ctl_json(&C, "approvals", "show", crit);
 	snprintf(confirm, sizeof(confirm), "%s", json_string_value(json_object_get(v, "confirmation_code")));
 	json_decref(v);
 	assert_int_equal(strlen(confirm), 8);
-	assert_int_equal(ctl(NULL, "approvals", "approve", crit, "--code", "AAAAAAAA", (char *)NULL), 1);
-	assert_int_equal(ctl(NULL, "approvals", "approve", crit, "--code", confirm, (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", crit, "--code", "AAAAAAAA", (char *)NULL), 1);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", crit, "--code", confirm, (char *)NULL), 0);
 	r = wait_response(&p, 102);
 	assert_non_null(json_object_get(r, "result"));
 	assert_false(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
@@ -450,33 +321,23 @@ static void test_operator_flow(void **state_)
 	assert_int_equal(mcp_peer_stop(&p, 5000), 0);
 
 	/* Ledger, audit, and the big red button. */
-	assert_int_equal(ctl(&out, "actions", "list", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "actions", "list", (char *)NULL), 0);
 	assert_non_null(strstr(out, "no unresolved actions"));
 	free(out);
-	assert_int_equal(ctl(&out, "--json", "audit", "tail", "--count", "3", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "3", (char *)NULL), 0);
 	v = json_loads(out, 0, NULL);
 	assert_int_equal(json_array_size(v), 3);
 	json_decref(v);
 	free(out);
-	assert_int_equal(ctl(&out, "audit", "verify", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "verify", (char *)NULL), 0);
 	assert_non_null(strstr(out, "PASS"));
 	free(out);
-	assert_int_equal(ctl(&out, "revoke-all", "--yes", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "revoke-all", "--yes", (char *)NULL), 0);
 	assert_non_null(strstr(out, "revoked: 3 grants"));
 	free(out);
-	assert_int_equal(ctl(&out, "grants", "show", "fake", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "grants", "show", "fake", (char *)NULL), 0);
 	assert_non_null(strstr(out, "fake: 0 granted"));
 	free(out);
-}
-
-static void stop_daemon(void)
-{
-	int st;
-
-	kill(daemon_pid, SIGTERM);
-	assert_int_equal(waitpid(daemon_pid, &st, 0), daemon_pid);
-	daemon_pid = 0;
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* An operator who is not root: a member of the operator group by a
@@ -487,15 +348,15 @@ static void test_operator_group_member(void **state_)
 	struct group *gr = getgrgid(65534);
 	const struct creds member = { .uid = 65534, .gid = 43210, .supp = 65534 },
 			   outsider = { .uid = 65534, .gid = 43210, .supp = (gid_t)-1 };
-	char *argv[] = { cordonctl, (char *)"--socket", opsock, (char *)"status", NULL };
+	char *argv[] = { C.cordonctl, (char *)"--socket", C.opsock, (char *)"status", NULL };
 	char *out = NULL;
 
 	(void)state_;
 	if (!gr)
 		cordon_test_skip("needs a group with gid 65534");
-	stop_daemon();
-	operator_group = gr->gr_name;
-	start_daemon();
+	rcd_stop_clean(&C);
+	C.operator_group = gr->gr_name;
+	rcd_start(&C);
 	assert_int_equal(run_as(&member, &out, argv), 0);
 	assert_non_null(strstr(out, "health:"));
 	free(out);
@@ -519,41 +380,17 @@ int main(void)
 		cordon_test_skip("CORDON_BUILD_DIR not set");
 	if (access("/usr/bin/curl", X_OK) != 0)
 		cordon_test_skip("curl is not installed (tools/install-deps installs it)");
-	snprintf(cordond, sizeof(cordond), "%s/broker/cordond", b);
-	snprintf(cordonctl, sizeof(cordonctl), "%s/tools/cordonctl", b);
-	snprintf(launch, sizeof(launch), "%s/launcher/cordon-launch", b);
-	snprintf(helper, sizeof(helper), "%s/fake-connector",
-		 cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"));
-	T = cordon_test_mkdtemp("operator-e2e");
-	chmod(T, 0755);
-	snprintf(state, sizeof(state), "%s/state", T);
-	snprintf(profiles, sizeof(profiles), "%s/profiles", T);
-	snprintf(data, sizeof(data), "%s/data", T);
-	snprintf(logfile, sizeof(logfile), "%s/cordond.log", T);
-	snprintf(runtime, sizeof(runtime), "%s/run", state);
-	snprintf(gw, sizeof(gw), "%s/gateway.sock", runtime);
-	snprintf(opsock, sizeof(opsock), "%s/operator.sock", runtime);
-	snprintf(httpsock, sizeof(httpsock), "%s/http.sock", runtime);
-	mkdir(profiles, 0755);
-	mkdir(data, 0755);
-	write_profile();
-	start_daemon();
+	rcd_setup(&C, "operator-e2e");
+	rcd_fake_profile(&C, "fake", &(struct rcd_fake_options){ .roots_risk = "critical" });
+	C.approval_wait = "20s";
+	rcd_start(&C);
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, &st, 0);
-	}
+	if (C.pid > 0)
+		st = rcd_stop(&C);
 	if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		fprintf(stderr, "cordond did not exit cleanly on SIGTERM (status %d)\n", st);
 		r = 1;
 	}
-	if (r) {
-		char cmd[800];
-
-		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", logfile);
-		(void)!system(cmd);
-	}
-	cordon_test_rm_rf(T);
-	free(T);
+	rcd_teardown(&C, r != 0);
 	return r;
 }

@@ -5,6 +5,7 @@
  *    and leaves nothing behind;
  *  - a missing preferred control gives a degraded report, and every other
  *    control is verified to be still on, from inside the sandbox. */
+#include <ftw.h>
 #include <sched.h>
 
 #include "spawn-test.h"
@@ -129,24 +130,63 @@ static void test_open_network_never_allowed(void **state)
 	expect_refused(&o, &caps, "network", "neither");
 }
 
+/* Directories named for instance "leftover-check" in any cgroup hierarchy
+ * (cgroup directories are "i-<owner>-<start>-<instance name>"). */
+static unsigned leftover_dirs;
+
+static int count_leftover(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	static const char suffix[] = "-leftover-check";
+	size_t len = strlen(path);
+
+	(void)st;
+	(void)ftw;
+	if (type == FTW_D && len > sizeof(suffix) - 1 && !strcmp(path + len - (sizeof(suffix) - 1), suffix))
+		leftover_dirs++;
+	return 0;
+}
+
+static unsigned count_leftover_dirs(void)
+{
+	leftover_dirs = 0;
+	/* Physical walk over every hierarchy mounted below /sys/fs/cgroup; the
+	 * walk itself must succeed, or a count of 0 would mean nothing. */
+	assert_int_equal(nftw("/sys/fs/cgroup", count_leftover, 32, FTW_PHYS), 0);
+	return leftover_dirs;
+}
+
 static void test_failed_setup_leaves_nothing(void **state)
 {
 	struct cordon_profile *p = sbx_profile(S, NULL);
 	char *argv[] = {(char *)"/nonexistent/connector", NULL};
+	char *ok_argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
 	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .instance_name = "leftover-check"};
 	struct cordon_instance *inst = NULL;
 	struct cordon_diag d = {0};
-	char cmd[PATH_MAX + 128];
-	int r;
+	int r, st = -1;
 
 	(void)state;
+	/* The check can see an instance's cgroup: a successful launch under the
+	 * same name has at least its cgroup2 directory until it is freed. */
+	pol.argv = ok_argv;
+	r = cordon_spawn(&pol, &S->caps, &inst, &d);
+	if (r < 0)
+		fprintf(stderr, "spawn: %s: %s\n", d.step, d.message);
+	assert_int_equal(r, 0);
+	assert_true(count_leftover_dirs() >= 1);
+	assert_int_equal(cordon_instance_wait(inst, &st), 0);
+	assert_exited(st, 0);
+	cordon_instance_free(inst);
+	inst = NULL;
+	assert_int_equal(count_leftover_dirs(), 0);
+
+	pol.argv = argv;
 	r = cordon_spawn(&pol, &S->caps, &inst, &d);
 	assert_int_equal(r, -ENOENT);
 	assert_string_equal(d.step, "exec");
 	assert_null(inst);
 	/* No instance cgroup left in any hierarchy. */
-	snprintf(cmd, sizeof(cmd), "find /sys/fs/cgroup -maxdepth 4 -type d -name '*leftover-check*' | grep -q .");
-	assert_int_not_equal(system(cmd), 0);
+	assert_int_equal(count_leftover_dirs(), 0);
 	cordon_profile_free(p);
 }
 

@@ -86,25 +86,29 @@ static void test_forked_launcher_does_not_share_the_spare(void **state)
 {
 	struct cordon_profile *p = sbx_profile(S, NULL);
 	struct cordon_instance *first = NULL, *mine = NULL;
-	int pfd[2], st;
+	int pfd[2], done[2], st;
 	ino_t theirs = 0, ours;
 	pid_t child;
 
 	(void)state;
 	assert_int_equal(spawn_sleeper(p, &first), 0); /* leaves a spare behind */
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(done, O_CLOEXEC), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
 		struct cordon_instance *inst = NULL;
 		ino_t n;
+		char c;
 
+		close(done[1]);
 		alarm(30);
 		CHILD_CHECK(spawn_sleeper(p, &inst) == 0);
 		n = netns_of(cordon_instance_pid(inst));
 		CHILD_CHECK(write(pfd[1], &n, sizeof(n)) == (ssize_t)sizeof(n));
-		/* Alive while the parent spawns and compares. */
-		sleep(2);
+		/* Alive while the parent spawns and compares: until it closes
+		 * its end of `done` (EOF). */
+		(void)!read(done[0], &c, 1);
 		cordon_instance_free(inst);
 		_exit(0);
 	}
@@ -115,6 +119,8 @@ static void test_forked_launcher_does_not_share_the_spare(void **state)
 	assert_true(theirs != 0 && ours != 0);
 	assert_true(theirs != ours);
 	assert_true(netns_of(cordon_instance_pid(first)) != ours);
+	close(done[1]);
+	close(done[0]);
 	close(pfd[1]);
 	st = cordon_test_wait(child);
 	close(pfd[0]);

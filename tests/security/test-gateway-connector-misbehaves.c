@@ -24,7 +24,32 @@
 
 #include <cmocka.h>
 
-#include "../e2e/daemon-harness.c"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
 
 static struct harness H;
 
@@ -56,7 +81,7 @@ static void write_evil_profile(const char *mode, const char *arg)
 		 "  grant: [append]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers_dir(), mode, arg ? arg : "", H.data, H.data);
+		 harness_helpers_dir(), mode, arg ? arg : "", H.data, H.data);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	assert_true(fputs(text, f) >= 0);

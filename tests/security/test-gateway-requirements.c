@@ -31,7 +31,32 @@
 
 #include <cmocka.h>
 
-#include "../e2e/daemon-harness.c"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
 #include "cleanup.h"
 #include "grants.h"
 
@@ -234,7 +259,7 @@ static void test_self_approval_and_registration_impossible_at_gateway(void **sta
 	/* A write call waiting for its approval. */
 	id = mcp_peer_send_request(&p, "tools/call",
 				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "self"));
-	usleep(300 * 1000);
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 1, 10000));
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
 	{
 		struct mcp_peer q;
@@ -319,7 +344,15 @@ static void test_approval_spam_at_gateway(void **state)
 	for (int i = 0; i < 40; i++)
 		(void)mcp_peer_send_request(
 		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "same"));
-	usleep(500 * 1000);
+	/* The first call's approval exists; a ping sent after the 40 is
+	 * answered once the gateway has read (and decided) all of them. */
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) >= 1, 10000));
+	{
+		json_t *pong = mcp_peer_wait(&p, mcp_peer_send_request(&p, "ping", NULL), 10000);
+
+		assert_non_null(pong);
+		json_decref(pong);
+	}
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
 	/* Deny it: every held identical call is answered (denied). */
 	assert_int_equal(harness_deny_all(&H), 1);
@@ -331,7 +364,8 @@ static void test_approval_spam_at_gateway(void **state)
 		(void)mcp_peer_send_request(
 		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
 	}
-	usleep(500 * 1000);
+	/* The cap bounds the count: wait until it is reached. */
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 16, 10000));
 	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 16);
 	/* The 8 beyond the cap were refused at once; the 16 are still held. */
 	assert_int_equal(collect(&p, 8, last, sizeof(last)), 8);

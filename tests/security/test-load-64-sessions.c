@@ -18,7 +18,32 @@
 
 #include <cmocka.h>
 
-#include "../e2e/daemon-harness.c"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
 
 #define SESSIONS    64
 #define MAX_SAMPLES 200000

@@ -38,8 +38,33 @@
 
 #include <cmocka.h>
 
-#include "../e2e/daemon-harness.c"
-#include "sec-cordond.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
+#include "cordond-runner.h"
 
 #define MAX_PIDS 32
 #define MAX_DIRS 16
@@ -302,10 +327,10 @@ static bool all_gone(const struct inst *in)
  * then asserts each exactly. */
 static void assert_ended(const struct inst *in)
 {
-	uint64_t deadline = rcd_now_ms() + 10000;
+	uint64_t deadline = cordon_test_now_ms() + 10000;
 	struct stat st;
 
-	while (!all_gone(in) && rcd_now_ms() < deadline)
+	while (!all_gone(in) && cordon_test_now_ms() < deadline)
 		usleep(10 * 1000);
 	for (size_t i = 0; i < in->n_pids; i++) {
 		assert_int_equal(kill(in->pids[i], 0), -1);

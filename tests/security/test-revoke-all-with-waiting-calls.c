@@ -24,7 +24,32 @@
 
 #include <cmocka.h>
 
-#include "../e2e/daemon-harness.c"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "audit.h"
+#include "checkpoint.h"
+#include "daemon-core.h"
+#include "fd-util.h"
+#include "inventory.h"
+#include "profile.h"
+#include "daemon-harness.h"
+#include "test-support.h"
 
 static struct harness H;
 
@@ -118,7 +143,10 @@ static const char *one_round(void)
 				     json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "held"));
 	held_ps = mcp_peer_send_request(
 	    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fakeps__append", "arguments", "text", "held-ps"));
-	usleep(300 * 1000);
+	/* Revoke while both calls wait: once both approval requests exist (Q's
+	 * earlier one is approved, not requested). */
+	if (!wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 2, 10000))
+		bad = "the two calls never waited for approval";
 	r = operator("revoke-all", json_object());
 	{
 		char *x = json_dumps(json_object_get(r, "result"), JSON_COMPACT);

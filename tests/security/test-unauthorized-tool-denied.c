@@ -64,10 +64,18 @@ static void test_unauthorized_connector_or_tool_denied(void **state)
 	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
 	assert_int_equal(d.decision.reason, CORDON_DENY_NOT_GRANTED);
 
-	/* A connector that is not installed: nothing at all. */
-	d = decide(t, "docker", "run", zero_fp);
+	/* A connector that is not installed: nothing at all. The decision
+	 * fails with -ENOENT and leaves the fail-closed default (deny, reason
+	 * invalid-input) in place. */
+	{
+		struct cordon_decide_request rq = {
+			.session = "s1", .connector = "docker", .tool = "run", .fingerprint = zero_fp
+		};
+
+		assert_int_equal(cordon_broker_decide(t->db, &rq, &d), -ENOENT);
+	}
 	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
-	assert_int_not_equal(d.decision.reason, CORDON_DENY_NONE);
+	assert_int_equal(d.decision.reason, CORDON_DENY_INVALID_INPUT);
 
 	/* A read tool whose grant is removed. */
 	assert_int_equal(cordon_grant_remove(t->db, &t->op, "fs", "read_file"), 0);

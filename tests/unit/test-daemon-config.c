@@ -185,7 +185,7 @@ static void test_flag_errors(void **state)
 	cordon_daemon_config_done(&c);
 
 	cordon_daemon_config_init(&c);
-	assert_true(cordon_daemon_config_parse_args(&c, 3, a3, &d) < 0);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 3, a3, &d), -EINVAL);
 	cordon_daemon_config_done(&c);
 
 	cordon_daemon_config_init(&c);

@@ -464,8 +464,8 @@ static void test_write_errors(void **state)
 	fill_full(&c);
 	assert_non_null(ro);
 	/* A stream that cannot be written: the error comes back, not 0. */
-	assert_true(cordon_probe_write_json(&c, ro) < 0);
-	assert_true(cordon_probe_write_human(&c, ro) < 0);
+	assert_int_equal(cordon_probe_write_json(&c, ro), -EBADF);
+	assert_int_equal(cordon_probe_write_human(&c, ro), -EBADF);
 	fclose(ro);
 }
 

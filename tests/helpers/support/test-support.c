@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 void cordon_test_skip(const char *fmt, ...)
@@ -119,4 +120,25 @@ bool cordon_test_int80_available(void)
 		abort();
 	}
 	return cached;
+}
+
+uint64_t cordon_test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int cordon_test_file_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int n = 0, c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
 }

@@ -4,9 +4,11 @@
 /* Shared helpers for cordon's tests. */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define CORDON_TEST_SKIP 77
 
@@ -64,3 +66,23 @@ const char *cordon_test_env(const char *name, const char *fallback);
  * expect that signal instead. Probed once in a forked child; prints why when
  * the entry is unavailable. x86_64 only. */
 bool cordon_test_int80_available(void);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t cordon_test_now_ms(void);
+
+/* Polls `cond` (an expression, re-evaluated) every 10 ms until it is true or
+ * timeout_ms have passed; evaluates to its last value (true: it happened).
+ * Synchronisation for tests: wait for the state a test needs instead of
+ * sleeping a fixed time and hoping it was reached. */
+#define wait_until(cond, timeout_ms)                                                       \
+	({                                                                                 \
+		const uint64_t _wu_deadline = cordon_test_now_ms() + (uint64_t)(timeout_ms); \
+		bool _wu_ok;                                                               \
+		while (!(_wu_ok = !!(cond)) && cordon_test_now_ms() < _wu_deadline)        \
+			usleep(10 * 1000);                                                 \
+		_wu_ok;                                                                    \
+	})
+
+/* Number of newline characters in the file at path (0 when it does not
+ * exist). */
+int cordon_test_file_lines(const char *path);

@@ -1,20 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#pragma once
-
-/* The real cordond binary for the security suite: started as root with the
- * real launcher helper (cordon-launch --serve), so connectors run in real
- * sandboxes with real cgroups; cordonctl on the operator socket; HTTP on
- * http.sock; MCP sessions on the gateway socket. (tests/e2e/daemon-harness.c
- * runs the daemon core with an in-process spawner that starts connectors
- * without sandboxes: use it when no sandbox or cgroup is asserted.)
- *
- * Include after <cmocka.h> and "../e2e/daemon-harness.c" (for the MCP
- * client over a Unix socket and helpers_dir()). */
+/* The real cordond binary for e2e and security tests (cordond-runner.h). */
+#include "cordond-runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,29 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
+#include <cmocka.h>
 
+#include "daemon-harness.h"
 #include "test-support.h"
-
-struct rcd {
-	char *dir;
-	char state[600], profiles[600], data[600], runtime[700], logfile[700];
-	char gateway[800], opsock[800], httpsock[800];
-	char cordond[600], cordonctl[600], launch[600], helpers[600];
-	pid_t pid;
-};
-
-static inline uint64_t rcd_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* A temp tree (0755, root-owned: the launcher helper refuses a profiles
  * directory others can write) with profiles/ and data/. Needs root. */
-static inline void rcd_setup(struct rcd *c, const char *tag)
+void rcd_setup(struct rcd *c, const char *tag)
 {
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", "build");
 
@@ -67,12 +46,12 @@ static inline void rcd_setup(struct rcd *c, const char *tag)
 	snprintf(c->cordond, sizeof(c->cordond), "%s/broker/cordond", b);
 	snprintf(c->cordonctl, sizeof(c->cordonctl), "%s/tools/cordonctl", b);
 	snprintf(c->launch, sizeof(c->launch), "%s/launcher/cordon-launch", b);
-	snprintf(c->helpers, sizeof(c->helpers), "%s", helpers_dir());
+	snprintf(c->helpers, sizeof(c->helpers), "%s", harness_helpers_dir());
 	assert_int_equal(mkdir(c->profiles, 0755), 0);
 	assert_int_equal(mkdir(c->data, 0755), 0);
 }
 
-static inline void rcd_write(const char *path, const char *text)
+void rcd_write(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "we");
 
@@ -86,7 +65,7 @@ static inline void rcd_write(const char *path, const char *text)
  * granted at tier read (no approval), instances shared or per-session,
  * with memory and pids limits (so the instance has a directory in those v1
  * hierarchies too on a hybrid host). */
-static inline void rcd_evil_profile(struct rcd *c, const char *id, const char *mode, const char *instances)
+void rcd_evil_profile(struct rcd *c, const char *id, const char *mode, const char *instances)
 {
 	char path[700], text[4096];
 
@@ -120,7 +99,47 @@ static inline void rcd_evil_profile(struct rcd *c, const char *id, const char *m
 	rcd_write(path, text);
 }
 
-static inline bool rcd_connectable(const char *path)
+/* The fake connector as the real-binary tests install it: its directory
+ * mounted read-exec at /opt/cordon-test, data/ read-write at /data. */
+void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_options *o)
+{
+	char path[700], cred[800] = "", text[4096];
+
+	if (o && o->credential_file)
+		snprintf(cred, sizeof(cred), "  credentials:\n    - {env: FAKE_TOKEN, file: %s}\n", o->credential_file);
+	snprintf(path, sizeof(path), "%s/%s.yaml", c->profiles, id);
+	snprintf(text, sizeof(text),
+		 "version: 1\n"
+		 "connector:\n"
+		 "  description: fake connector\n"
+		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
+		 "  instances: shared\n"
+		 "%s"
+		 "sandbox:\n"
+		 "  user: dynamic\n"
+		 "  filesystem:\n"
+		 "    system:\n"
+		 "      - {path: /usr, access: read-exec}\n"
+		 "      - {path: /lib, access: read-exec}\n"
+		 "      - {path: /lib64, access: read-exec}\n"
+		 "    roots:\n"
+		 "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
+		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
+		 "    tmp: 1M\n"
+		 "  network: {mode: none}\n"
+		 "  limits: {memory: 64M, pids: 16}\n"
+		 "tools:\n"
+		 "  default_risk: high\n"
+		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: %s}\n"
+		 "  grant: [echo, append, roots]\n"
+		 "approval:\n"
+		 "  ttl: %s\n",
+		 cred, c->helpers, c->data, o && o->roots_risk ? o->roots_risk : "read",
+		 o && o->ttl ? o->ttl : "120s");
+	rcd_write(path, text);
+}
+
+bool rcd_connectable(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -133,12 +152,31 @@ static inline bool rcd_connectable(const char *path)
 	return ok;
 }
 
-/* Starts cordond (no --user: its private id) and waits until the gateway
- * accepts connections. */
-static inline void rcd_start(struct rcd *c)
+void rcd_start(struct rcd *c)
 {
+	const char *argv[16];
 	uint64_t deadline;
+	int n = 0;
 
+	argv[n++] = c->cordond;
+	argv[n++] = "--state";
+	argv[n++] = c->state;
+	argv[n++] = "--profiles";
+	argv[n++] = c->profiles;
+	argv[n++] = "--launcher";
+	argv[n++] = c->launch;
+	if (c->approval_wait) {
+		argv[n++] = "--approval-wait";
+		argv[n++] = c->approval_wait;
+	}
+	if (c->operator_group) {
+		argv[n++] = "--operator-group";
+		argv[n++] = c->operator_group;
+	}
+	argv[n] = NULL;
+	/* A failed test may have left its daemon running: never orphan it. */
+	if (c->pid > 0)
+		(void)rcd_kill(c, SIGKILL);
 	fflush(NULL);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
@@ -153,35 +191,34 @@ static inline void rcd_start(struct rcd *c)
 		/* cordond is not dumpable after its drop: LeakSanitizer cannot
 		 * stop the world in it (sanitizer builds only). */
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-		execl(c->cordond, c->cordond, "--state", c->state, "--profiles", c->profiles, "--launcher", c->launch,
-		      (char *)NULL);
+		if (c->notify_socket)
+			setenv("NOTIFY_SOCKET", c->notify_socket, 1);
+		execv(c->cordond, (char *const *)argv);
 		_exit(127);
 	}
-	/* The gateway socket is bound before the HTTP one: wait for both, so
-	 * a test's first /health request cannot race cordond's start-up. */
-	deadline = rcd_now_ms() + 20000;
-	while (!(rcd_connectable(c->gateway) && rcd_connectable(c->httpsock)) && rcd_now_ms() < deadline) {
+	deadline = cordon_test_now_ms() + 20000;
+	while (!(rcd_connectable(c->gateway) && rcd_connectable(c->opsock) && rcd_connectable(c->httpsock)) &&
+	       cordon_test_now_ms() < deadline) {
 		int st;
 
 		assert_int_equal(waitpid(c->pid, &st, WNOHANG), 0);
 		usleep(20 * 1000);
 	}
 	assert_true(rcd_connectable(c->gateway));
+	assert_true(rcd_connectable(c->opsock));
 	assert_true(rcd_connectable(c->httpsock));
 }
 
-/* SIGTERM and reap (the helper then kills every instance and removes their
- * cgroups); SIGKILL if it does not exit within 10 s. Returns the status. */
-static inline int rcd_stop(struct rcd *c)
+int rcd_kill(struct rcd *c, int sig)
 {
-	uint64_t deadline = rcd_now_ms() + 10000;
+	uint64_t deadline = cordon_test_now_ms() + 10000;
 	int st = -1;
 
 	if (c->pid <= 0)
 		return -1;
-	kill(c->pid, SIGTERM);
+	kill(c->pid, sig);
 	while (waitpid(c->pid, &st, WNOHANG) == 0) {
-		if (rcd_now_ms() > deadline) {
+		if (cordon_test_now_ms() > deadline) {
 			kill(c->pid, SIGKILL);
 			(void)waitpid(c->pid, &st, 0);
 			break;
@@ -192,9 +229,14 @@ static inline int rcd_stop(struct rcd *c)
 	return st;
 }
 
+int rcd_stop(struct rcd *c)
+{
+	return rcd_kill(c, SIGTERM);
+}
+
 /* Stops cordond and asserts a clean exit (0 after SIGTERM: no crash, and
  * under a sanitizer no report). */
-static inline void rcd_stop_clean(struct rcd *c)
+void rcd_stop_clean(struct rcd *c)
 {
 	int st = rcd_stop(c);
 
@@ -207,7 +249,7 @@ static inline void rcd_stop_clean(struct rcd *c)
 	}
 }
 
-static inline void rcd_teardown(struct rcd *c, bool show_log)
+void rcd_teardown(struct rcd *c, bool show_log)
 {
 	(void)rcd_stop(c);
 	if (show_log && c->dir) {
@@ -223,7 +265,7 @@ static inline void rcd_teardown(struct rcd *c, bool show_log)
 }
 
 /* Reads all of fd into a malloc'd string. */
-static inline char *rcd_slurp(int fd)
+char *rcd_slurp(int fd)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -240,12 +282,10 @@ static inline char *rcd_slurp(int fd)
 	return buf;
 }
 
-/* Runs `cordonctl --socket OPSOCK ARGS... NULL`; returns its exit status,
- * stdout and stderr (malloc'd, may be NULL to discard). */
-static inline int rcd_ctl(struct rcd *c, char **ret_out, char **ret_err, ...)
+int rcd_ctl(struct rcd *c, char **ret_out, char **ret_err, ...)
 {
-	char *argv[32], *out, *err;
-	int n = 0, po[2], pe[2], st;
+	char *argv[32], *out, *err = NULL;
+	int n = 0, po[2], pe[2] = { -1, -1 }, st;
 	va_list ap;
 	pid_t pid;
 
@@ -258,23 +298,28 @@ static inline int rcd_ctl(struct rcd *c, char **ret_out, char **ret_err, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	assert_int_equal(pipe2(po, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(pe, O_CLOEXEC), 0);
+	if (ret_err)
+		assert_int_equal(pipe2(pe, O_CLOEXEC), 0);
 	fflush(NULL);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(po[1], 1);
-		dup2(pe[1], 2);
+		if (pe[1] >= 0)
+			dup2(pe[1], 2);
 		execv(c->cordonctl, argv);
 		_exit(127);
 	}
 	close(po[1]);
-	close(pe[1]);
+	if (pe[1] >= 0)
+		close(pe[1]);
 	/* Outputs are small (below the pipe buffer): read one, then the other. */
 	out = rcd_slurp(po[0]);
-	err = rcd_slurp(pe[0]);
 	close(po[0]);
-	close(pe[0]);
+	if (pe[0] >= 0) {
+		err = rcd_slurp(pe[0]);
+		close(pe[0]);
+	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	if (ret_out)
 		*ret_out = out;
@@ -282,14 +327,10 @@ static inline int rcd_ctl(struct rcd *c, char **ret_out, char **ret_err, ...)
 		free(out);
 	if (ret_err)
 		*ret_err = err;
-	else
-		free(err);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* `cordonctl --json ARGS...` that must succeed; its parsed stdout. */
-#define rcd_ctl_json(c, ...) rcd_ctl_json_((c), __VA_ARGS__, (char *)NULL)
-static inline json_t *rcd_ctl_json_(struct rcd *c, const char *a1, const char *a2, const char *a3, ...)
+json_t *rcd_ctl_json_(struct rcd *c, const char *a1, const char *a2, const char *a3, ...)
 {
 	char *out = NULL, *err = NULL;
 	json_t *v;
@@ -306,7 +347,7 @@ static inline json_t *rcd_ctl_json_(struct rcd *c, const char *a1, const char *a
 
 /* `connectors add ID`, then reviews every tool of its inventory with the
  * fingerprint shown. */
-static inline void rcd_install(struct rcd *c, const char *id)
+void rcd_install(struct rcd *c, const char *id)
 {
 	char *out = NULL, *err = NULL;
 	json_t *v, *t, *tools;
@@ -329,14 +370,24 @@ static inline void rcd_install(struct rcd *c, const char *id)
 	json_decref(v);
 }
 
-/* GET path on http.sock: the HTTP status, and the body parsed as JSON
- * (NULL when it is not JSON). */
-static inline json_t *rcd_http_json(struct rcd *c, const char *path, int *ret_status)
+json_t *rcd_first_array(json_t *v)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *k;
+	json_t *x;
+
+	if (json_is_array(v))
+		return v;
+	json_object_foreach(v, k, x)
+		if (json_is_array(x))
+			return x;
+	return NULL;
+}
+
+char *rcd_http_get(struct rcd *c, const char *path, int *ret_status)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char req[300], *buf, *body;
-	json_t *v;
+	char req[300], *buf;
 
 	assert_true(fd >= 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->httpsock);
@@ -346,6 +397,14 @@ static inline json_t *rcd_http_json(struct rcd *c, const char *path, int *ret_st
 	buf = rcd_slurp(fd);
 	close(fd);
 	assert_int_equal(sscanf(buf, "HTTP/1.1 %d", ret_status), 1);
+	return buf;
+}
+
+json_t *rcd_http_json(struct rcd *c, const char *path, int *ret_status)
+{
+	char *buf = rcd_http_get(c, path, ret_status), *body;
+	json_t *v;
+
 	body = strstr(buf, "\r\n\r\n");
 	v = body ? json_loads(body + 4, 0, NULL) : NULL;
 	free(buf);
@@ -353,7 +412,7 @@ static inline json_t *rcd_http_json(struct rcd *c, const char *path, int *ret_st
 }
 
 /* One MCP session on the gateway. */
-static inline void rcd_session(struct rcd *c, struct mcp_peer *p)
+void rcd_session(struct rcd *c, struct mcp_peer *p)
 {
 	json_t *r;
 
@@ -361,4 +420,12 @@ static inline void rcd_session(struct rcd *c, struct mcp_peer *p)
 	r = mcp_peer_initialize(p, "2025-11-25");
 	assert_non_null(r);
 	json_decref(r);
+}
+
+int rcd_out_lines(struct rcd *c)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/out.txt", c->data);
+	return cordon_test_file_lines(path);
 }
