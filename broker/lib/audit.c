@@ -38,10 +38,18 @@ struct cordon_audit_state {
 	 * that memory never runs ahead of the database. It is a cache of the
 	 * table, never the authority: another handle on the same file may have
 	 * appended since, so every append first checks it against the table's
-	 * tail inside its own transaction (sync_tx()). */
+	 * tail inside its own transaction (sync_tx()), unless the data version
+	 * shows nobody else committed (head_fresh()). */
 	struct audit_head committed;
 	struct audit_head pending;
 	bool pending_valid;
+	/* committed is the table's tail as of SQLite data version `version`
+	 * (SQLITE_FCNTL_DATA_VERSION, read right after this handle's commit).
+	 * A commit by another connection moves that version when this handle
+	 * next begins a transaction, so an append whose write transaction still
+	 * sees it skips re-reading the tail (head_fresh()). */
+	bool fresh;
+	unsigned version;
 	bool in_checkpoint;
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
 };
@@ -59,11 +67,31 @@ void audit_tx_end(struct cordon_db *db, bool committed)
 {
 	struct cordon_audit_state *a = db->audit;
 
-	if (!a || !a->pending_valid)
+	if (!a)
+		return;
+	/* Only a commit that went through sync_tx()/head_fresh() vouches for
+	 * the tail; after any other commit the next append reads it again. */
+	a->fresh = committed && a->pending_valid &&
+		   sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_DATA_VERSION, &a->version) == SQLITE_OK;
+	if (!a->pending_valid)
 		return;
 	if (committed)
 		a->committed = a->pending;
 	a->pending_valid = false;
+}
+
+/* Whether this handle's Merkle state is known to end at the table's tail
+ * without reading it: nobody committed since this handle's last commit
+ * that synced it, and this is a write transaction (its snapshot is the
+ * newest and nobody can append until it ends). A false "no" only costs
+ * the full check. */
+static bool head_fresh(struct cordon_db *db)
+{
+	struct cordon_audit_state *a = db->audit;
+	unsigned v;
+
+	return a && a->fresh && sqlite3_txn_state(db->sql, "main") == SQLITE_TXN_WRITE &&
+	       sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_DATA_VERSION, &v) == SQLITE_OK && v == a->version;
 }
 
 static struct audit_head *pending_head(struct cordon_audit_state *a)
@@ -312,13 +340,20 @@ static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event 
 	if (db->faults & CORDON_DB_FAULT_AUDIT_APPEND)
 		return db_failf(db, EIO, "injected audit append failure");
 
-	r = last_record(db, &seq, prev, &id);
-	if (r < 0)
-		return r;
-	if (db->audit) {
-		r = sync_tx(db, seq, prev, id);
+	if (head_fresh(db)) {
+		struct audit_head *h = pending_head(db->audit);
+
+		seq = h->ms.size;
+		memcpy(prev, h->leaf, 32);
+	} else {
+		r = last_record(db, &seq, prev, &id);
 		if (r < 0)
 			return r;
+		if (db->audit) {
+			r = sync_tx(db, seq, prev, id);
+			if (r < 0)
+				return r;
+		}
 	}
 	seq++;
 	r = record_encode(ev, seq, cordon_db_now(db), prev, &rec, &len);
