@@ -38,6 +38,10 @@
 #define MAX_FIND_VISITS 100000
 #define MAX_READ_MANY 64
 #define MAX_DELETE_DEPTH 256
+/* A request line must hold a write_file of MAX_WRITE_BYTES in either
+ * encoding: UTF-8 text escaped at worst six bytes per byte (\u001F), base64
+ * 4/3; plus room for the path and the envelope. */
+#define MAX_REQUEST_LINE (6u * MAX_WRITE_BYTES + 1024u * 1024)
 
 struct root {
 	char *path;
@@ -179,7 +183,7 @@ static json_t *read_one(struct fs *fs, const char *argname, const char *path, un
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t want, got = 0;
+	size_t want, cap, got = 0;
 	json_t *o;
 
 	if (open_arg(fs, argname, path, O_RDONLY, false, &fd, res) < 0)
@@ -189,13 +193,30 @@ static json_t *read_one(struct fs *fs, const char *argname, const char *path, un
 		return NULL;
 	}
 	want = length && length < fs->max_read ? length : fs->max_read;
-	buf = malloc(want ? want : 1);
+	/* Size the buffer to what the file holds (plus one byte to notice
+	 * growth); only a file that grew since fstat() needs up to `want`. */
+	cap = (unsigned long long)st.st_size > offset ? (unsigned long long)st.st_size - offset + 1 : 1;
+	if (cap > want)
+		cap = want ? want : 1;
+	buf = malloc(cap);
 	if (!buf) {
 		mcp_error(res, "out of memory");
 		return NULL;
 	}
 	while (got < want) {
-		ssize_t n = pread(fd, buf + got, want - got, (off_t)(offset + got));
+		ssize_t n;
+
+		if (got == cap) {
+			char *nb = realloc(buf, want);
+
+			if (!nb) {
+				mcp_error(res, "out of memory");
+				return NULL;
+			}
+			buf = nb;
+			cap = want;
+		}
+		n = pread(fd, buf + got, cap - got, (off_t)(offset + got));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -901,6 +922,7 @@ int main(int argc, char **argv)
 		.tools = tools,
 		.n_tools = ELEMENTSOF(tools),
 		.ctx = &fs,
+		.max_line = MAX_REQUEST_LINE,
 	};
 	int r;
 

@@ -2,6 +2,7 @@
 #include "mcp-server.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,19 +27,223 @@ int mcp_error(struct mcp_call_result *res, const char *fmt, ...)
 	return -1;
 }
 
+/* A streaming JSON writer that produces exactly what json_dumps(v,
+ * JSON_COMPACT) would (members in insertion order, the same escapes), but
+ * writes into a fixed buffer flushed to the fd instead of building the whole
+ * text in memory: a 16 MiB file's content is escaped once per level on its
+ * way out, with no growing buffer and no second copy. A "level" encodes the
+ * text as the contents of that many nested JSON strings (level 1 is the
+ * content[0].text copy of structuredContent). */
+struct out {
+	int fd;
+	int err; /* first write error, -errno */
+	size_t len;
+	char buf[256 * 1024];
+};
+
+static void out_flush(struct out *o)
+{
+	if (o->len && !o->err) {
+		int r = write_all(o->fd, o->buf, o->len);
+
+		if (r < 0)
+			o->err = r;
+	}
+	o->len = 0;
+}
+
+static void out_raw(struct out *o, const char *s, size_t n)
+{
+	if (n > sizeof(o->buf) - o->len) {
+		out_flush(o);
+		if (n >= sizeof(o->buf)) {
+			if (!o->err) {
+				int r = write_all(o->fd, s, n);
+
+				if (r < 0)
+					o->err = r;
+			}
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+/* True for the bytes jansson escapes in a string: '"', '\\' and controls. */
+static inline bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
+/* Length of the leading run of s that needs no escape; eight bytes at a time
+ * (a byte is < 0x20, or equal to '"' or '\\', when its lane's test sets the
+ * high bit). */
+static size_t safe_run(const unsigned char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, q, b;
+
+		memcpy(&x, s + i, 8);
+		q = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high)
+			break;
+	}
+	while (i < n && !needs_escape(s[i]))
+		i++;
+	return i;
+}
+
+static void out_put(struct out *o, const char *s, size_t n, unsigned level);
+
+/* Writes the JSON string escape of s (without quotes) at the given level. */
+static void out_escaped(struct out *o, const char *s, size_t n, unsigned level)
+{
+	while (n > 0) {
+		size_t run = safe_run((const unsigned char *)s, n);
+		unsigned char c;
+		char seq[8];
+		size_t k = 2;
+
+		/* Unescaped bytes are unescaped at every level. */
+		out_raw(o, s, run);
+		s += run;
+		n -= run;
+		if (!n)
+			break;
+		c = (unsigned char)*s;
+		seq[0] = '\\';
+		switch (c) {
+		case '"': seq[1] = '"'; break;
+		case '\\': seq[1] = '\\'; break;
+		case '\b': seq[1] = 'b'; break;
+		case '\f': seq[1] = 'f'; break;
+		case '\n': seq[1] = 'n'; break;
+		case '\r': seq[1] = 'r'; break;
+		case '\t': seq[1] = 't'; break;
+		default:
+			k = (size_t)snprintf(seq, sizeof(seq), "\\u%04X", c);
+		}
+		out_put(o, seq, k, level);
+		s++;
+		n--;
+	}
+}
+
+/* Writes s as it appears inside `level` nested JSON strings. */
+static void out_put(struct out *o, const char *s, size_t n, unsigned level)
+{
+	if (level == 0)
+		out_raw(o, s, n);
+	else
+		out_escaped(o, s, n, level - 1);
+}
+
+#define OUT_LIT(o, lit, level) out_put(o, lit, sizeof(lit) - 1, level)
+
+static void out_string(struct out *o, const char *s, size_t n, unsigned level)
+{
+	OUT_LIT(o, "\"", level);
+	out_escaped(o, s, n, level);
+	OUT_LIT(o, "\"", level);
+}
+
+static void out_value(struct out *o, json_t *v, unsigned level)
+{
+	char num[32];
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *key;
+		json_t *m;
+		bool first = true;
+
+		OUT_LIT(o, "{", level);
+		json_object_foreach(v, key, m) {
+			if (!first)
+				OUT_LIT(o, ",", level);
+			first = false;
+			out_string(o, key, strlen(key), level);
+			OUT_LIT(o, ":", level);
+			out_value(o, m, level);
+		}
+		OUT_LIT(o, "}", level);
+		return;
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *m;
+
+		OUT_LIT(o, "[", level);
+		json_array_foreach(v, i, m) {
+			if (i)
+				OUT_LIT(o, ",", level);
+			out_value(o, m, level);
+		}
+		OUT_LIT(o, "]", level);
+		return;
+	}
+	case JSON_STRING:
+		out_string(o, json_string_value(v), json_string_length(v), level);
+		return;
+	case JSON_INTEGER:
+		out_put(o, num, (size_t)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v)),
+			level);
+		return;
+	case JSON_TRUE:
+		OUT_LIT(o, "true", level);
+		return;
+	case JSON_FALSE:
+		OUT_LIT(o, "false", level);
+		return;
+	case JSON_NULL:
+		OUT_LIT(o, "null", level);
+		return;
+	default: {
+		/* Reals: jansson's own formatting, so the bytes stay identical. */
+		_cleanup_free_ char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		if (!s) {
+			if (!o->err)
+				o->err = -ENOMEM;
+			return;
+		}
+		out_put(o, s, strlen(s), level);
+	}
+	}
+}
+
+static int out_finish(struct out *o)
+{
+	out_raw(o, "\n", 1);
+	out_flush(o);
+	return o->err;
+}
+
+static struct out *out_new(int fd)
+{
+	struct out *o = malloc(sizeof(*o));
+
+	if (o) {
+		o->fd = fd;
+		o->err = 0;
+		o->len = 0;
+	}
+	return o;
+}
+
 static int send_json(int fd, json_t *msg)
 {
-	_cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT);
-	size_t len;
-	int r;
+	_cleanup_free_ struct out *o = out_new(fd);
 
-	if (!s)
+	if (!o)
 		return -ENOMEM;
-	len = strlen(s);
-	r = write_all(fd, s, len);
-	if (r < 0)
-		return r;
-	return write_all(fd, "\n", 1);
+	out_value(o, msg, 0);
+	return out_finish(o);
 }
 
 static int send_result(int fd, json_t *id, json_t *result)
@@ -142,11 +347,24 @@ static int send_tool_result(int fd, json_t *id, struct mcp_call_result *res, boo
 		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res->error, "isError",
 				   1);
 	} else {
-		_cleanup_free_ char *text = json_dumps(res->structured, JSON_COMPACT);
+		/* Streamed: the same bytes as json_pack("{s:[{s:s, s:s}], s:o,
+		 * s:b}", ..., json_dumps(structured), structured, false) inside
+		 * the JSON-RPC envelope, with the text copy escaped on the fly
+		 * instead of dumped, re-parsed and dumped again. */
+		_cleanup_free_ struct out *o = out_new(fd);
+		_cleanup_(json_decrefp) json_t *sc = res->structured;
 
-		result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text ? text : "{}",
-				   "structuredContent", res->structured, "isError", 0);
 		res->structured = NULL;
+		if (!o)
+			return -ENOMEM;
+		OUT_LIT(o, "{\"jsonrpc\":\"2.0\",\"id\":", 0);
+		out_value(o, id, 0);
+		OUT_LIT(o, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"", 0);
+		out_value(o, sc, 1);
+		OUT_LIT(o, "\"}],\"structuredContent\":", 0);
+		out_value(o, sc, 0);
+		OUT_LIT(o, ",\"isError\":false}}", 0);
+		return out_finish(o);
 	}
 	if (!result)
 		return -ENOMEM;
@@ -229,7 +447,8 @@ static int handle_line(const struct mcp_server *srv, int out, const char *line, 
 int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t cap = 65536, len = 0;
+	size_t cap = 65536, len = 0, scanned = 0;
+	size_t max_line = srv->max_line ? srv->max_line : MCP_MAX_LINE;
 	bool discarding = false;
 
 	srv->out_fd = out_fd;
@@ -257,18 +476,23 @@ int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd)
 			continue;
 
 		if (len == cap) {
-			if (cap >= MCP_MAX_LINE) {
+			if (cap >= max_line) {
 				/* Oversized line: answer once, drop it to its end. */
 				if (!discarding) {
-					int r = send_error(out_fd, NULL, -32600, "message exceeds the 4 MiB line limit");
+					char m[80];
+					int r;
 
+					snprintf(m, sizeof(m), "message exceeds the %zu MiB line limit",
+						 max_line / (1024 * 1024));
+					r = send_error(out_fd, NULL, -32600, m);
 					if (r < 0)
 						return r;
 				}
 				discarding = true;
 				len = 0;
+				scanned = 0;
 			} else {
-				size_t ncap = cap * 2 > MCP_MAX_LINE ? MCP_MAX_LINE : cap * 2;
+				size_t ncap = cap * 2 > max_line ? max_line : cap * 2;
 				char *nb = realloc(buf, ncap);
 
 				if (!nb)
@@ -286,7 +510,10 @@ int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd)
 		if (n == 0)
 			return 0;
 		len += (size_t)n;
-		while ((nl = memchr(buf, '\n', len))) {
+		/* Only the bytes that arrived since the last look can hold the
+		 * newline: a long line comes in many pipe-sized reads, and
+		 * rescanning it from the start each time would be quadratic. */
+		while ((nl = memchr(buf + scanned, '\n', len - scanned))) {
 			size_t ll = (size_t)(nl - buf);
 			int r = 0;
 
@@ -298,7 +525,9 @@ int mcp_server_run(struct mcp_server *srv, int in_fd, int out_fd)
 				return r;
 			memmove(buf, nl + 1, len - ll - 1);
 			len -= ll + 1;
+			scanned = 0;
 		}
+		scanned = len;
 	}
 }
 

@@ -51,6 +51,9 @@ struct mcp_server {
 	size_t n_tools;
 	void *ctx;
 	int out_fd; /* set by mcp_server_run() */
+	/* The longest request line accepted; 0 means MCP_MAX_LINE. A longer
+	 * line gets one -32600 error and is dropped. */
+	size_t max_line;
 
 	/* Optional hooks for servers with asynchronous work. fill_pollfds adds
 	 * up to max fds and may lower *timeout_ms; handle_pollfds gets them
