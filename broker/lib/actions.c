@@ -12,6 +12,7 @@
 #include "broker.h"
 #include "grants.h"
 #include "parse-util.h"
+#include "hex-util.h"
 
 const char *cordon_action_state_to_string(enum cordon_action_state s)
 {
@@ -416,22 +417,12 @@ out:
 /* Only values of our own shape reach a refused call's record. */
 static bool id_is_ours(const char *s)
 {
-	if (!s || strlen(s) != 35 || strncmp(s, "ap_", 3) != 0)
-		return false;
-	for (size_t i = 3; i < 35; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return s && strncmp(s, "ap_", 3) == 0 && hex_is_lower_n(s + 3, 32);
 }
 
 static bool id_is_fingerprint(const char *s)
 {
-	if (!s || strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return hex_is_lower_n(s, 64);
 }
 
 static const char *refusal_reason(int r)

@@ -14,6 +14,7 @@
 #include "crypto.h"
 #include "db-private.h"
 #include "merkle.h"
+#include "hex-util.h"
 
 #define AUDIT_RECORD_VERSION 1
 #define BINDING_PREFIX_LEN 8
@@ -153,7 +154,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 	r |= set_str(o, "action", ev->action_id);
 	r |= set_str(o, "delegation", ev->delegation_id);
 	if (ev->binding) {
-		cordon_hex(ev->binding, BINDING_PREFIX_LEN, hex);
+		hex_encode(ev->binding, BINDING_PREFIX_LEN, hex);
 		r |= set_str(o, "binding", hex);
 	}
 	r |= set_str(o, "fingerprint", ev->fingerprint);
@@ -163,7 +164,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 		r |= set_int(o, "generation", ev->generation);
 	if (ev->count >= 0)
 		r |= set_int(o, "count", ev->count);
-	cordon_hex(prev, 32, hex);
+	hex_encode(prev, 32, hex);
 	r |= set_str(o, "prev", hex);
 	if (r != 0) {
 		json_decref(o);

@@ -707,7 +707,7 @@ static bool conn_can_serve(struct cordon_daemon *d, const struct dconn *c)
 		return true;
 	if (cordon_grants_list(d->db, c->id, &grant, &n) < 0)
 		return false;
-	cordon_strv_free(grant);
+	strv_free(grant);
 	return n > 0;
 }
 

@@ -138,7 +138,7 @@ static bool tool_in_surface(struct cordon_daemon *d, const char *connector, cons
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(grants[i], tool))
 			granted = true;
-	cordon_strv_free(grants);
+	strv_free(grants);
 	if (!granted)
 		return false;
 	if (cordon_inventory_get(d->db, connector, tool, &rec) < 0)
@@ -731,7 +731,7 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 		if (!daemon_conn_installed(d, c->id) || cordon_grants_list(d->db, c->id, &grants, &n) < 0)
 			continue;
 		if (cordon_risk_policy_load(d->db, c->id, &pol) < 0) {
-			cordon_strv_free(grants);
+			strv_free(grants);
 			continue;
 		}
 		for (size_t g = 0; g < n; g++) {
@@ -763,7 +763,7 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 			json_object_set_new(ann, "destructiveHint", json_boolean(tier >= CORDON_RISK_DESTRUCTIVE));
 			json_array_append_new(out, def);
 		}
-		cordon_strv_free(grants);
+		strv_free(grants);
 		cordon_risk_policy_owned_done(&pol);
 	}
 	return out;

@@ -29,15 +29,6 @@ void actor_describe(const struct cordon_actor *a, char *buf, size_t size)
 	}
 }
 
-void cordon_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 int connector_exists_tx(struct cordon_db *db, const char *connector)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -389,7 +380,7 @@ int cordon_grants_list(struct cordon_db *db, const char *connector, char ***ret,
 		*ret_n = n;
 	return 0;
 fail:
-	cordon_strv_free(v);
+	strv_free(v);
 	return r;
 }
 

@@ -15,6 +15,7 @@
 #include "authz.h"
 #include "db.h"
 #include "profile.h"
+#include "strv.h"
 
 /* Installs a connector from its (validated) profile: connector row with
  * default_risk, approval TTL and ceilings; risk and replay tables; the grant
@@ -38,9 +39,8 @@ int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, 
 			const char *tool);
 
 /* The grant set, sorted by name: a malloc'd NULL-terminated array of malloc'd
- * strings (free with cordon_strv_free) and its length. */
+ * strings (free with strv_free, strv.h) and its length. */
 int cordon_grants_list(struct cordon_db *db, const char *connector, char ***ret, size_t *ret_n);
-void cordon_strv_free(char **v);
 
 /* Changes a tool's tier in the risk policy (operator only; bumps the epoch). */
 int cordon_risk_set(struct cordon_db *db, const struct cordon_actor *actor, const char *connector, const char *tool,

@@ -37,6 +37,7 @@
  * loader accepts exactly what the compiler accepts (libseccomp's names plus
  * cordon's table of syscalls newer than libseccomp). */
 #include "seccomp.h"
+#include "strv.h"
 
 #define MAX_NODES	 65536
 #define MAX_LIST	 4096 /* entries in any list or free-form map */
@@ -800,23 +801,6 @@ static int get_string_list(struct ctx *c, const struct node *n, size_t min, size
 	return ret_r;
 }
 
-static void free_strv(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static bool strv_contains(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] && strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 /* ---- item validators ---- */
 
 static bool env_name_is_valid(const char *s)
@@ -1069,7 +1053,7 @@ static int parse_connector(struct ctx *c, const struct node *n, struct cordon_pr
 			continue;
 		for (size_t j = 0; j < p->n_env_set; j++)
 			clash = clash || (p->env_set[j].name && strcmp(p->env_set[j].name, e) == 0);
-		clash = clash || strv_contains(p->env_pass, p->n_env_pass, e);
+		clash = clash || strv_contains_n(p->env_pass, p->n_env_pass, e);
 		for (size_t j = 0; j < i; j++)
 			clash = clash || (p->credentials[j].env && strcmp(p->credentials[j].env, e) == 0);
 		if (!clash)
@@ -1084,7 +1068,7 @@ static int parse_connector(struct ctx *c, const struct node *n, struct cordon_pr
 	for (size_t j = 0; j < p->n_env_set; j++) {
 		size_t m;
 
-		if (!p->env_set[j].name || !strv_contains(p->env_pass, p->n_env_pass, p->env_set[j].name))
+		if (!p->env_set[j].name || !strv_contains_n(p->env_pass, p->n_env_pass, p->env_set[j].name))
 			continue;
 		m = path_push_key(c, "env.set");
 		path_push_key(c, p->env_set[j].name);
@@ -1545,7 +1529,7 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 	for (size_t i = 0; i < p->n_seccomp_deny; i++) {
 		size_t m;
 
-		if (!p->seccomp_deny[i] || !strv_contains(p->seccomp_allow, p->n_seccomp_allow, p->seccomp_deny[i]))
+		if (!p->seccomp_deny[i] || !strv_contains_n(p->seccomp_allow, p->n_seccomp_allow, p->seccomp_deny[i]))
 			continue;
 		m = path_push_key(c, "deny");
 		path_push_index(c, i);
@@ -1893,9 +1877,9 @@ void cordon_profile_free(struct cordon_profile *p)
 	free(p->id);
 	free(p->path);
 	free(p->description);
-	free_strv(p->command, p->n_command);
+	strv_free_n(p->command, p->n_command);
 	free(p->workdir);
-	free_strv(p->env_pass, p->n_env_pass);
+	strv_free_n(p->env_pass, p->n_env_pass);
 	for (size_t i = 0; p->env_set && i < p->n_env_set; i++) {
 		free(p->env_set[i].name);
 		free(p->env_set[i].value);
@@ -1917,19 +1901,19 @@ void cordon_profile_free(struct cordon_profile *p)
 		free(p->fs_roots[i].at);
 	}
 	free(p->fs_roots);
-	free_strv(p->ceiling, p->n_ceiling);
+	strv_free_n(p->ceiling, p->n_ceiling);
 	for (size_t i = 0; p->net_allow && i < p->n_net_allow; i++)
 		free(p->net_allow[i].ports);
 	free(p->net_allow);
-	free_strv(p->seccomp_allow, p->n_seccomp_allow);
-	free_strv(p->seccomp_deny, p->n_seccomp_deny);
+	strv_free_n(p->seccomp_allow, p->n_seccomp_allow);
+	strv_free_n(p->seccomp_deny, p->n_seccomp_deny);
 	for (size_t i = 0; p->risk && i < p->n_risk; i++)
 		free(p->risk[i].tool);
 	free(p->risk);
 	for (size_t i = 0; p->replay && i < p->n_replay; i++)
 		free(p->replay[i].tool);
 	free(p->replay);
-	free_strv(p->grant, p->n_grant);
+	strv_free_n(p->grant, p->n_grant);
 	free(p);
 }
 

@@ -134,6 +134,7 @@
 #include "parse-util.h"
 #include "seccomp.h"
 #include "spawn-internal.h"
+#include "strv.h"
 #include "syscall-compat.h"
 
 #ifndef P_PIDFD
@@ -1376,14 +1377,6 @@ static int spare_netns_take(void)
 	return TAKE_FD(spare_netns_fd);
 }
 
-static bool strv_has(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] && strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 static int make_idmap_userns(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
 {
 	static char stack[16384] __attribute__((aligned(64)));
@@ -2343,7 +2336,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	    .seccomp = c.seccomp,
 	    /* A profile that denies clone would stop init from starting the
 	     * connector under the filter: then the connector loads it itself. */
-	    .seccomp_in_init = c.seccomp && !strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
+	    .seccomp_in_init = c.seccomp && !strv_contains_n(p->seccomp_deny, p->n_seccomp_deny, "clone"),
 	    .cg = c.cg,
 	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
 	     * only verifies (a read). Otherwise the parent migrates it. */

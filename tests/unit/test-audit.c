@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "broker-test.h"
+#include "hex-util.h"
 
 static int setup(void **state)
 {
@@ -453,8 +454,8 @@ static void test_record_holds_binding_prefix_only(void **state)
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
 	assert_int_equal(cordon_call_binding(t->key, &a.call, binding), 0);
-	cordon_hex(binding, 32, full);
-	cordon_hex(binding, 8, prefix);
+	hex_encode(binding, 32, full);
+	hex_encode(binding, 8, prefix);
 	s = raw_open(t);
 	assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit", -1, &st, NULL), SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW) {

@@ -37,7 +37,7 @@ static void test_install_seeds_grant_from_profile(void **state)
 	assert_string_equal(g[0], "delete_file");
 	assert_string_equal(g[4], "write_file");
 	assert_null(g[5]);
-	cordon_strv_free(g);
+	strv_free(g);
 }
 
 static void test_install_twice_is_eexist(void **state)
@@ -76,7 +76,7 @@ static void test_no_grant_row_means_no_tool(void **state)
 	assert_int_equal(cordon_connector_install(t->db, &t->op, &p), 0);
 	assert_int_equal(cordon_grants_list(t->db, "bare", &g, &n), 0);
 	assert_int_equal(n, 0);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_int_equal(cordon_broker_decide(t->db, &r, &d), 0);
 	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
 	assert_int_equal(d.decision.reason, CORDON_DENY_NOT_GRANTED);
@@ -215,7 +215,7 @@ static void test_revoke_all_in_one_transaction(void **state)
 
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 0);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_int_equal(cordon_approval_get(t->db, pending.id, &pending), 0);
 	assert_int_equal(pending.state, CORDON_APPROVAL_REVOKED);
 	assert_int_equal(bt_begin(t, &a.call, approved, NULL, NULL), -EACCES);
@@ -238,7 +238,7 @@ static void test_revoke_all_is_atomic_on_failure(void **state)
 	cordon_db_inject_faults(t->db, 0);
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 5);
-	cordon_strv_free(g);
+	strv_free(g);
 }
 
 /* A grant removed between the decision and the dispatch: begin decides
