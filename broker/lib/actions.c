@@ -11,6 +11,7 @@
 #include "broker-private.h"
 #include "broker.h"
 #include "grants.h"
+#include "policy.h"
 #include "parse-util.h"
 #include "hex-util.h"
 
@@ -693,7 +694,7 @@ int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor
 	if (a.state != CORDON_ACTION_OUTCOME_UNKNOWN && a.state != CORDON_ACTION_ABANDONED)
 		return db_failf(db, ESTALE, "action is %s, not outcome_unknown or abandoned",
 				cordon_action_state_to_string(a.state));
-	actor_describe(actor, who, sizeof(who));
+	cordon_actor_describe(actor, who, sizeof(who));
 	r = act_cas(db, action_id, a.state, succeeded ? CORDON_ACTION_SUCCEEDED : CORDON_ACTION_FAILED, who);
 	if (r < 0)
 		return r;

@@ -143,7 +143,7 @@ static int set_state_cas(struct cordon_db *db, const char *id, enum cordon_appro
 
 	/* actor NULL (consumption): keep who decided and when. */
 	if (actor)
-		actor_describe(actor, who, sizeof(who));
+		cordon_actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
 		       "UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
 		       "decided_by = coalesce(?5, decided_by), reason = ?6, "

@@ -11,6 +11,8 @@
 #include "broker-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "parse-util.h"
 

@@ -38,6 +38,7 @@
 #include "delegations.h"
 #include "fd-util.h"
 #include "grants.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "log.h"
 #include "parse-util.h"

@@ -27,6 +27,7 @@
 #include "daemon-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
 #include "inventory.h"
 #include "log.h"
 #include "operator.h"

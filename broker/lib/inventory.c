@@ -433,7 +433,7 @@ int cordon_inventory_review(struct cordon_db *db, const struct cordon_actor *act
 	if (r < 0)
 		return r;
 
-	actor_describe(actor, who, sizeof(who));
+	cordon_actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
 		       "UPDATE tool_inventory SET state = 1, pinned_fingerprint = fingerprint, "
 		       "pinned_definition = definition, reviewed_at = ?3, reviewed_by = ?4, updated_at = ?3 "

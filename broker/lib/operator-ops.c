@@ -21,6 +21,7 @@
 #include "db-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
 #include "inventory.h"
 #include "operator-display.h"
 #include "operator.h"

@@ -34,6 +34,7 @@
 #include "../e2e/daemon-harness.c"
 #include "cleanup.h"
 #include "grants.h"
+#include "connectors.h"
 
 static struct harness H;
 
