@@ -851,3 +851,56 @@ int cordon_lock_release(struct cordon_db *db, const char *resource, uint64_t tok
 		return r;
 	return db_tx_commit(&tx);
 }
+
+int cordon_action_worker_lost(struct cordon_db *db, const char *action_id)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *up = NULL;
+	_cleanup_free_ char *session = NULL, *connector = NULL, *tool = NULL;
+	int tier, r;
+
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = db_prepare(db, "SELECT session, connector, tool, tier FROM actions WHERE id = ?1 AND state = ?2", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, action_id)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_ACTION_DISPATCHED)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, ESTALE, "action is not dispatched");
+	if ((r = db_column_strdup(st, 0, &session)) < 0 || (r = db_column_strdup(st, 1, &connector)) < 0 ||
+	    (r = db_column_strdup(st, 2, &tool)) < 0)
+		return r;
+	tier = sqlite3_column_int(st, 3);
+	r = db_prepare(db, "UPDATE actions SET state = ?3, updated_at = ?2 WHERE id = ?1 AND state = ?4", &up);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, up, 1, action_id)) < 0 ||
+	    (r = db_bind_int64(db, up, 2, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_int64(db, up, 3, CORDON_ACTION_OUTCOME_UNKNOWN)) < 0 ||
+	    (r = db_bind_int64(db, up, 4, CORDON_ACTION_DISPATCHED)) < 0)
+		return r;
+	r = db_step_done(db, up);
+	if (r < 0)
+		return r;
+	struct cordon_actor sys = cordon_actor_system();
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_ACTION,
+					 .actor = &sys,
+					 .action_id = action_id,
+					 .session = session,
+					 .connector = connector,
+					 .tool = tool,
+					 .tier = tier,
+					 .state = "outcome_unknown",
+					 .reason = "worker-lost" };
+	r = audit_append_tx(db, &ev);
+	if (r < 0)
+		return r;
+	return db_tx_commit(&tx);
+}

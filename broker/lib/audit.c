@@ -905,3 +905,22 @@ void cordon_audit_report_format(const struct cordon_audit_report *r, char *buf, 
 			 (unsigned long long)r->seq, r->message);
 	}
 }
+
+int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size,
+			  int64_t *ret_cp_time)
+{
+	uint64_t size, time;
+	int64_t seq = 0;
+	int r;
+
+	r = cordon_db_meta_get(db, "audit_last_seq", &seq);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = last_checkpoint(db, &size, &time);
+	if (r < 0)
+		return r;
+	*ret_last_seq = seq;
+	*ret_cp_size = (int64_t)size;
+	*ret_cp_time = (int64_t)time;
+	return 0;
+}

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "actions.h"
 #include "audit.h"
 #include "authz.h"
 #include "broker-private.h"
@@ -188,4 +189,57 @@ int cordon_connector_relaunch(struct cordon_db *db, const struct cordon_actor *a
 	if (ret_generation)
 		*ret_generation = (uint64_t)gen;
 	return 0;
+}
+
+int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *actor, const char *connector)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *del = NULL;
+	int r;
+
+	if (!actor_may_install(actor))
+		return db_failf(db, EPERM, "only an operator or the broker may remove a connector");
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	/* The ledger of unresolved effects must outlive nothing: an action that
+	 * is dispatched or has an unknown outcome needs an operator first. */
+	r = db_prepare(db, "SELECT count(*) FROM actions WHERE connector = ?1 AND state IN (?2, ?3, ?4)", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_int64(db, st, 2, CORDON_ACTION_PREPARED)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_ACTION_DISPATCHED)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, CORDON_ACTION_OUTCOME_UNKNOWN)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, EIO, "cannot count actions");
+	if (sqlite3_column_int64(st, 0) > 0)
+		return db_failf(db, EBUSY, "connector has unresolved actions; resolve them first (cordonctl actions list)");
+	r = db_prepare(db, "DELETE FROM connectors WHERE id = ?1", &del);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, del, 1, connector)) < 0)
+		return r;
+	r = db_step_done(db, del);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(db->sql) != 1)
+		return db_failf(db, ENOENT, "connector is not installed");
+	/* Grants, inventory, approvals, delegations and finished actions go
+	 * with it (ON DELETE CASCADE); the audit log keeps their history. */
+	r = db_meta_add_tx(db, "policy_epoch", 1, NULL);
+	if (r < 0)
+		return r;
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_CONNECTOR,
+					 .actor = actor,
+					 .connector = connector,
+					 .state = "removed" };
+	r = audit_append_tx(db, &ev);
+	if (r < 0)
+		return r;
+	return db_tx_commit(&tx);
 }

@@ -24,4 +24,10 @@ int cordon_connector_install(struct cordon_db *db, const struct cordon_actor *ac
 int cordon_connector_relaunch(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
 			      uint64_t *ret_generation);
 
+/* Uninstalls a connector: refused with -EBUSY while it has an action that is
+ * prepared, dispatched or of unknown outcome (an operator resolves those
+ * first); -ENOENT when not installed. Bumps the policy epoch and audits.
+ * Operator or system actor (-EPERM otherwise). */
+int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *actor, const char *connector);
+
 int cordon_connector_generation(struct cordon_db *db, const char *connector, uint64_t *ret);

@@ -499,7 +499,7 @@ void call_worker_lost(struct dcall *c, const char *why)
 		return;
 	}
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
-		(void)ledger_action_outcome_unknown(d->db, c->action_id);
+		(void)cordon_action_worker_lost(d->db, c->action_id);
 	if (c->state == DC_IN_FLIGHT && c->action_id[0])
 		call_fail(c,
 			  "cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
@@ -571,7 +571,7 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 			continue;
 		switch (c->state) {
 		case DC_WAIT_APPROVAL:
-			if (ledger_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
+			if (cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
 				s->d->m.approvals_cancelled++;
 			break;
 		case DC_IN_FLIGHT:
@@ -580,7 +580,7 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 			c->w = NULL;
 			/* The connector may or may not have acted. */
 			if (c->action_id[0])
-				(void)ledger_action_outcome_unknown(s->d->db, c->action_id);
+				(void)cordon_action_worker_lost(s->d->db, c->action_id);
 			break;
 		default:
 			break;

@@ -912,9 +912,29 @@ static void test_newest_checkpoint_deleted_is_missing_checkpoint(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* /health's view of the log: last sequence and the newest checkpoint. */
+static void test_audit_position(void **state)
+{
+	struct bt *t = *state;
+	int64_t seq = -1, size = -1, time = -1, meta = 0;
+
+	assert_int_equal(cordon_audit_position(t->db, &seq, &size, &time), 0);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &meta), 0);
+	assert_int_equal(seq, meta);
+	assert_true(seq > 0);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(cordon_audit_position(t->db, &seq, &size, &time), 0);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &meta), 0);
+	assert_int_equal(seq, meta);
+	assert_int_equal(size, seq);
+	assert_int_equal(time, (int64_t)cordon_db_now(t->db));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_audit_position),
 		T(test_pass_with_range_and_no_tail_after_checkpoint),
 		T(test_pass_reports_unsigned_tail),
 		T(test_tampered_record_is_break),

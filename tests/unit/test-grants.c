@@ -292,9 +292,40 @@ static void test_replay_class_from_profile_only(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* Removal: operator or system only, refused while an action is unresolved,
+ * and the connector is gone afterwards. */
+static void test_connector_remove(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result res;
+	uint64_t gen, epoch0, epoch1;
+
+	assert_int_equal(cordon_connector_remove(t->db, &t->s1, "fs"), -EPERM);
+	assert_int_equal(cordon_connector_remove(t->db, &t->sys, "nope"), -ENOENT);
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	b.call = c.call;
+	b.dispatch_now = true;
+	assert_int_equal(cordon_action_begin(t->db, t->key, &b, &res), 0);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), -EBUSY);
+	assert_int_equal(cordon_connector_generation(t->db, "fs", &gen), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "ok", 2), 0);
+	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch0), 0);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), 0);
+	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch1), 0);
+	assert_int_equal(epoch1, epoch0 + 1);
+	assert_int_equal(cordon_connector_generation(t->db, "fs", &gen), -ENOENT);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), -ENOENT);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_connector_remove),
 		T(test_install_seeds_grant_from_profile),
 		T(test_install_twice_is_eexist),
 		T(test_session_cannot_install),
