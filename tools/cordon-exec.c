@@ -38,6 +38,7 @@
 #include "mcp-server.h"
 #include "parse-util.h"
 #include "resolve.h"
+#include "strv.h"
 #include "syscall-compat.h"
 
 #define MAX_ROOTS 64
@@ -470,13 +471,6 @@ fail:
 		free(envp[i]);
 	free(envp);
 	return NULL;
-}
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* Finds argv0 on PATH (the job's fixed PATH) when it has no slash. */

@@ -27,6 +27,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "parse-util.h"
+#include "hex-util.h"
 
 static void usage(FILE *f)
 {
@@ -78,7 +79,7 @@ static int fingerprint(const json_t *doc)
 		log_error_errno(r, "--fingerprint: cannot fingerprint the tool definition");
 		return 1;
 	}
-	cordon_hex(fp, sizeof(fp), hex);
+	hex_encode(fp, sizeof(fp), hex);
 	printf("%s\n", hex);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -11,7 +11,9 @@
 #include "broker-private.h"
 #include "broker.h"
 #include "grants.h"
+#include "policy.h"
 #include "parse-util.h"
+#include "hex-util.h"
 
 const char *cordon_action_state_to_string(enum cordon_action_state s)
 {
@@ -416,22 +418,12 @@ out:
 /* Only values of our own shape reach a refused call's record. */
 static bool id_is_ours(const char *s)
 {
-	if (!s || strlen(s) != 35 || strncmp(s, "ap_", 3) != 0)
-		return false;
-	for (size_t i = 3; i < 35; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return s && strncmp(s, "ap_", 3) == 0 && hex_is_lower_n(s + 3, 32);
 }
 
 static bool id_is_fingerprint(const char *s)
 {
-	if (!s || strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return hex_is_lower_n(s, 64);
 }
 
 static const char *refusal_reason(int r)
@@ -702,7 +694,7 @@ int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor
 	if (a.state != CORDON_ACTION_OUTCOME_UNKNOWN && a.state != CORDON_ACTION_ABANDONED)
 		return db_failf(db, ESTALE, "action is %s, not outcome_unknown or abandoned",
 				cordon_action_state_to_string(a.state));
-	actor_describe(actor, who, sizeof(who));
+	cordon_actor_describe(actor, who, sizeof(who));
 	r = act_cas(db, action_id, a.state, succeeded ? CORDON_ACTION_SUCCEEDED : CORDON_ACTION_FAILED, who);
 	if (r < 0)
 		return r;
@@ -855,6 +847,59 @@ int cordon_lock_release(struct cordon_db *db, const char *resource, uint64_t tok
 	if ((r = db_bind_text(db, st, 1, resource)) < 0 || (r = db_bind_int64(db, st, 2, (int64_t)token)) < 0)
 		return r;
 	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	return db_tx_commit(&tx);
+}
+
+int cordon_action_worker_lost(struct cordon_db *db, const char *action_id)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *up = NULL;
+	_cleanup_free_ char *session = NULL, *connector = NULL, *tool = NULL;
+	int tier, r;
+
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = db_prepare(db, "SELECT session, connector, tool, tier FROM actions WHERE id = ?1 AND state = ?2", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, action_id)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_ACTION_DISPATCHED)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, ESTALE, "action is not dispatched");
+	if ((r = db_column_strdup(st, 0, &session)) < 0 || (r = db_column_strdup(st, 1, &connector)) < 0 ||
+	    (r = db_column_strdup(st, 2, &tool)) < 0)
+		return r;
+	tier = sqlite3_column_int(st, 3);
+	r = db_prepare(db, "UPDATE actions SET state = ?3, updated_at = ?2 WHERE id = ?1 AND state = ?4", &up);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, up, 1, action_id)) < 0 ||
+	    (r = db_bind_int64(db, up, 2, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_int64(db, up, 3, CORDON_ACTION_OUTCOME_UNKNOWN)) < 0 ||
+	    (r = db_bind_int64(db, up, 4, CORDON_ACTION_DISPATCHED)) < 0)
+		return r;
+	r = db_step_done(db, up);
+	if (r < 0)
+		return r;
+	struct cordon_actor sys = cordon_actor_system();
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_ACTION,
+					 .actor = &sys,
+					 .action_id = action_id,
+					 .session = session,
+					 .connector = connector,
+					 .tool = tool,
+					 .tier = tier,
+					 .state = "outcome_unknown",
+					 .reason = "worker-lost" };
+	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);

@@ -120,6 +120,12 @@ int cordon_actions_recover(struct cordon_db *db, uint64_t *ret_abandoned, uint64
 int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor, const char *action_id,
 			  bool succeeded);
 
+/* The worker that was running a dispatched action died: the action becomes
+ * outcome_unknown now (not at the next start), audited with reason
+ * "worker-lost" and the system actor. Only ever reduces authority. Returns 0;
+ * -ESTALE when the action is not dispatched; -errno. */
+int cordon_action_worker_lost(struct cordon_db *db, const char *action_id);
+
 int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon_action_state *ret);
 
 struct cordon_action_info {

@@ -60,3 +60,21 @@ const char *cordon_actor_kind_to_string(enum cordon_actor_kind k)
 	}
 	return "invalid";
 }
+
+void cordon_actor_describe(const struct cordon_actor *a, char *buf, size_t size)
+{
+	if (!a) {
+		snprintf(buf, size, "system");
+		return;
+	}
+	switch (a->kind) {
+	case CORDON_ACTOR_OPERATOR:
+		snprintf(buf, size, "operator:%u:%s", (unsigned)a->uid, a->channel);
+		break;
+	case CORDON_ACTOR_SESSION:
+		snprintf(buf, size, "session:%s", a->session_id);
+		break;
+	default:
+		snprintf(buf, size, "system");
+	}
+}

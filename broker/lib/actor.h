@@ -37,3 +37,7 @@ bool cordon_actor_is_operator(const struct cordon_actor *a);
 bool cordon_session_id_is_valid(const char *s);
 
 const char *cordon_actor_kind_to_string(enum cordon_actor_kind k);
+
+/* An actor's audit-friendly text into buf ("operator:1000:cordonctl",
+ * "session:s1", "system" also for NULL); truncated to size. */
+void cordon_actor_describe(const struct cordon_actor *a, char *buf, size_t size);

@@ -143,7 +143,7 @@ static int set_state_cas(struct cordon_db *db, const char *id, enum cordon_appro
 
 	/* actor NULL (consumption): keep who decided and when. */
 	if (actor)
-		actor_describe(actor, who, sizeof(who));
+		cordon_actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
 		       "UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
 		       "decided_by = coalesce(?5, decided_by), reason = ?6, "
@@ -658,4 +658,68 @@ int approval_consume_tx(struct cordon_db *db, struct cordon_key *key, const char
 		return audit_approval(db, &actor, CORDON_AUDIT_APPROVAL_CONSUMED, a.id, a.session, a.connector, a.tool,
 				      (int)a.tier, a.binding, NULL, action_id);
 	}
+}
+
+int cordon_approval_cancel(struct cordon_db *db, const char *session, const char *approval_id)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL, *up = NULL;
+	_cleanup_free_ char *connector = NULL, *tool = NULL;
+	struct cordon_actor actor = cordon_actor_session(session);
+	uint8_t binding[CORDON_HASH_LEN];
+	char who[96];
+	int tier, r;
+
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = db_prepare(db,
+		       "SELECT connector, tool, tier, binding FROM approvals WHERE id = ?1 AND session = ?2 AND state = ?3",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, approval_id)) < 0 || (r = db_bind_text(db, st, 2, session)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_APPROVAL_REQUESTED)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, EALREADY, "approval is not pending for this session");
+	if ((r = db_column_strdup(st, 0, &connector)) < 0 || (r = db_column_strdup(st, 1, &tool)) < 0)
+		return r;
+	tier = sqlite3_column_int(st, 2);
+	if (sqlite3_column_bytes(st, 3) != CORDON_HASH_LEN)
+		return db_failf(db, EBADMSG, "bad binding");
+	memcpy(binding, sqlite3_column_blob(st, 3), CORDON_HASH_LEN);
+	r = db_prepare(db,
+		       "UPDATE approvals SET state = ?4, decided_at = ?2, decided_by = ?3, reason = 'client-cancelled' "
+		       "WHERE id = ?1 AND state = ?5",
+		       &up);
+	if (r < 0)
+		return r;
+	cordon_actor_describe(&actor, who, sizeof(who));
+	if ((r = db_bind_text(db, up, 1, approval_id)) < 0 ||
+	    (r = db_bind_int64(db, up, 2, (int64_t)cordon_db_now(db))) < 0 || (r = db_bind_text(db, up, 3, who)) < 0 ||
+	    (r = db_bind_int64(db, up, 4, CORDON_APPROVAL_REVOKED)) < 0 ||
+	    (r = db_bind_int64(db, up, 5, CORDON_APPROVAL_REQUESTED)) < 0)
+		return r;
+	r = db_step_done(db, up);
+	if (r < 0)
+		return r;
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+					 .event = CORDON_AUDIT_APPROVAL_REVOKED,
+					 .actor = &actor,
+					 .session = session,
+					 .approval_id = approval_id,
+					 .connector = connector,
+					 .tool = tool,
+					 .tier = tier,
+					 .binding = binding,
+					 .state = "revoked",
+					 .reason = "client-cancelled" };
+	r = audit_append_tx(db, &ev);
+	if (r < 0)
+		return r;
+	return db_tx_commit(&tx);
 }

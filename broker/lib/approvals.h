@@ -91,6 +91,14 @@ int cordon_approval_confirmation_code(struct cordon_db *db, struct cordon_key *k
 /* Operator revoke of one approval (requested or approved). */
 int cordon_approval_revoke(struct cordon_db *db, const struct cordon_actor *actor, const char *id);
 
+/* A client cancelled the call that waits on approval_id: withdraws it
+ * (requested -> revoked, reason "client-cancelled", decided by
+ * "session:<session>", audited with the session actor). Only a still
+ * requested approval of this very session: never another session's, never
+ * one an operator already approved. Returns 0; -EALREADY when the approval
+ * is not pending for this session; -errno. */
+int cordon_approval_cancel(struct cordon_db *db, const char *session, const char *approval_id);
+
 int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_approval_info *ret);
 
 /* Calls cb for each approval in `state` (or every state when state < 0),

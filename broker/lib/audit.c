@@ -14,6 +14,7 @@
 #include "crypto.h"
 #include "db-private.h"
 #include "merkle.h"
+#include "hex-util.h"
 
 #define AUDIT_RECORD_VERSION 1
 #define BINDING_PREFIX_LEN 8
@@ -181,7 +182,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 	r |= set_str(o, "action", ev->action_id);
 	r |= set_str(o, "delegation", ev->delegation_id);
 	if (ev->binding) {
-		cordon_hex(ev->binding, BINDING_PREFIX_LEN, hex);
+		hex_encode(ev->binding, BINDING_PREFIX_LEN, hex);
 		r |= set_str(o, "binding", hex);
 	}
 	r |= set_str(o, "fingerprint", ev->fingerprint);
@@ -191,7 +192,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 		r |= set_int(o, "generation", ev->generation);
 	if (ev->count >= 0)
 		r |= set_int(o, "count", ev->count);
-	cordon_hex(prev, 32, hex);
+	hex_encode(prev, 32, hex);
 	r |= set_str(o, "prev", hex);
 	if (r != 0) {
 		json_decref(o);
@@ -938,4 +939,23 @@ void cordon_audit_report_format(const struct cordon_audit_report *r, char *buf, 
 		snprintf(buf, size, "%s at seq %llu: %s", cordon_audit_verdict_to_string(r->verdict),
 			 (unsigned long long)r->seq, r->message);
 	}
+}
+
+int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size,
+			  int64_t *ret_cp_time)
+{
+	uint64_t size, time;
+	int64_t seq = 0;
+	int r;
+
+	r = cordon_db_meta_get(db, "audit_last_seq", &seq);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = last_checkpoint(db, &size, &time);
+	if (r < 0)
+		return r;
+	*ret_last_seq = seq;
+	*ret_cp_size = (int64_t)size;
+	*ret_cp_time = (int64_t)time;
+	return 0;
 }

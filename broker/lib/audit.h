@@ -99,6 +99,12 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev);
  * Returns 1 when one was written, 0 when none was needed, -errno. */
 int cordon_audit_checkpoint(struct cordon_db *db);
 
+/* Where the log stands, for /health: the last sequence number and the size
+ * and time (usec) of the newest checkpoint (0 and 0 when none). Returns 0 or
+ * -errno; writes the out-parameters only on success. */
+int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size,
+			  int64_t *ret_cp_time);
+
 /* Writes a checkpoint when N records or T seconds have passed since the last.
  * Returns like cordon_audit_checkpoint(). */
 int cordon_audit_maybe_checkpoint(struct cordon_db *db);

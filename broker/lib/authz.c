@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "authz.h"
+#include "hex-util.h"
 
 #include <string.h>
 
@@ -118,12 +119,7 @@ bool cordon_risk_policy_tier(const struct cordon_risk_policy *p, const char *too
 
 static bool fingerprint_is_valid(const char *s)
 {
-	if (!s || strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return hex_is_lower_n(s, 64);
 }
 
 static bool grant_contains(const struct cordon_authz_input *in, const char *tool)

@@ -28,10 +28,17 @@ int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor,
 int delegations_end_all_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *session,
 			   const char *reason, uint64_t *ret_n);
 
+/* 0 when the connector is installed, -ENOENT otherwise (connectors.c). */
 int connector_exists_tx(struct cordon_db *db, const char *connector);
 
-/* An actor's audit-friendly text ("operator:1000:cordonctl", "session:s1"). */
-void actor_describe(const struct cordon_actor *a, char *buf, size_t size);
+/* Inserts or updates a tool's risk_policy row (policy.c). tier -1 keeps the
+ * stored tier (NULL: the connector's default); replay -1 keeps the stored
+ * class. */
+int policy_upsert_tx(struct cordon_db *db, const char *connector, const char *tool, int tier, int replay);
+
+/* Inserts one grant row and audits it (grants.c); -EEXIST when granted. */
+int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
+		    const char *tool);
 
 struct cordon_decide_request;
 struct cordon_broker_decision;

@@ -11,6 +11,8 @@
 #include "broker-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "parse-util.h"
 
@@ -226,7 +228,7 @@ int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request 
 out:
 	cordon_inventory_record_done(&rec);
 	cordon_risk_policy_owned_done(&pol);
-	cordon_strv_free(grant);
+	strv_free(grant);
 	free(views);
 	cordon_delegations_free(dels);
 	return r;

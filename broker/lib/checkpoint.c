@@ -16,6 +16,7 @@
 #include "canon.h"
 #include "cleanup.h"
 #include "fd-util.h"
+#include "hex-util.h"
 
 #define STEP "checkpoint"
 #define SIG_TYPE_ED25519 0x01
@@ -142,14 +143,11 @@ static int parse_hex32(const char *s, uint32_t *ret)
 	uint32_t v = 0;
 
 	for (int i = 0; i < 8; i++) {
-		char c = s[i];
+		int d = unhex_lower(s[i]);
 
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint32_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint32_t)(c - 'a' + 10);
-		else
-			return -EINVAL;
+		if (d < 0)
+			return d;
+		v = v << 4 | (uint32_t)d;
 	}
 	*ret = v;
 	return 0;

@@ -22,17 +22,6 @@ void cordon_u64be(uint64_t v, uint8_t out[static 8])
 	}
 }
 
-void cordon_hex(const uint8_t *p, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[p[i] >> 4];
-		out[2 * i + 1] = hex[p[i] & 0xf];
-	}
-	out[2 * n] = 0;
-}
-
 void cordon_base32(const uint8_t *p, size_t n, char *out)
 {
 	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";

@@ -44,9 +44,6 @@ void cordon_u64be(uint64_t v, uint8_t out[static 8]);
 #define CORDON_TOOL_FINGERPRINT_LABEL "cordon.tool.v1"
 int cordon_tool_fingerprint(const json_t *tool_def, const char *instructions, uint8_t ret[static CORDON_HASH_LEN]);
 
-/* Lowercase hex of n bytes into out (2n + 1 bytes, NUL-terminated). */
-void cordon_hex(const uint8_t *p, size_t n, char *out);
-
 /* ---- Process key -------------------------------------------------------------
  * 32 random bytes drawn at process start, held in sodium_malloc'd memory that
  * is locked (sodium_mlock: never swapped), excluded from core dumps and kept

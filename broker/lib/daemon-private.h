@@ -340,16 +340,7 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 /* The launcher's egress policy refused a connection of this instance. */
 void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event);
 
-/* daemon-ledger.c: small state changes the broker library has no call for. */
-int ledger_action_outcome_unknown(struct cordon_db *db, const char *action_id);
-int ledger_approval_cancel(struct cordon_db *db, const char *session, const char *approval_id);
-/* Last audit seq, size and time (usec) of the newest checkpoint (0 when none). */
-int ledger_audit_state(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
 void calls_tick(struct cordon_daemon *d);
-/* Uninstalls a connector (-EBUSY while it has unresolved actions). */
-int ledger_connector_remove(struct cordon_db *db, const char *connector);
-/* Temp storage in memory (the Landlock domain has no temp directory). */
-int ledger_db_confine(struct cordon_db *db);
 
 /* daemon-privs.c */
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag);

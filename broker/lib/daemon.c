@@ -38,6 +38,7 @@
 #include "delegations.h"
 #include "fd-util.h"
 #include "grants.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "log.h"
 #include "parse-util.h"
@@ -350,7 +351,7 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	r = cordon_db_open(d->db_path, &dbo, &d->db, diag);
 	if (r < 0)
 		goto fail;
-	r = ledger_db_confine(d->db);
+	r = cordon_db_temp_store_memory(d->db);
 	if (r < 0) {
 		cordon_diag_set(diag, -r, "db", "cannot keep temp storage in memory: %s", cordon_db_last_error(d->db));
 		goto fail;
@@ -605,7 +606,7 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 						       "instances", inst, "restarts", (json_int_t)c->restarts));
 	}
 	cordon_db_get_counters(d->db, &cnt);
-	(void)ledger_audit_state(d->db, &last_seq, &last_cp, &cp_time);
+	(void)cordon_audit_position(d->db, &last_seq, &last_cp, &cp_time);
 	return json_pack("{s:s, s:o, s:o, s:O?, s:o, s:{s:s, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I}", "status",
 			 cordon_daemon_health(d), "profiles_failed", cordon_daemon_profile_errors(d), "capabilities",
 			 cordon_daemon_capabilities(d), "broker_sandbox", d->self_sandbox, "connectors", conns,
@@ -707,7 +708,7 @@ static bool conn_can_serve(struct cordon_daemon *d, const struct dconn *c)
 		return true;
 	if (cordon_grants_list(d->db, c->id, &grant, &n) < 0)
 		return false;
-	cordon_strv_free(grant);
+	strv_free(grant);
 	return n > 0;
 }
 
@@ -781,7 +782,9 @@ void cordon_daemon_helper_lost(struct cordon_daemon *d, const struct cordon_diag
  * the same add can simply be retried. Returns r. */
 static int add_undo(struct cordon_daemon *d, const char *connector, int r)
 {
-	if (ledger_connector_remove(d->db, connector) < 0)
+	struct cordon_actor sys = cordon_actor_system();
+
+	if (cordon_connector_remove(d->db, &sys, connector) < 0)
 		log_warning("connector %s: undoing the failed install: %s", connector, cordon_db_last_error(d->db));
 	daemon_surface_changed(d, connector);
 	return r;
@@ -863,11 +866,12 @@ int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_ver
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
+	struct cordon_actor sys = cordon_actor_system();
 	int r;
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
-	r = ledger_connector_remove(d->db, connector);
+	r = cordon_connector_remove(d->db, &sys, connector);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),

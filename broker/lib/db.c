@@ -705,3 +705,10 @@ void cordon_db_close(struct cordon_db *db)
 	(void)sqlite3_close_v2(db->sql);
 	free(db);
 }
+
+int cordon_db_temp_store_memory(struct cordon_db *db)
+{
+	int rc = sqlite3_exec(db->sql, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : db_fail(db, rc);
+}

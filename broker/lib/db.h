@@ -66,6 +66,11 @@ uint64_t cordon_db_now(const struct cordon_db *db);
  * or -EPERM/-errno with diag filled. Exposed for tests and for the key file. */
 int cordon_db_check_file(const char *path, struct cordon_diag *diag);
 
+/* Keeps SQLite's temporary storage (statement journals, sorter spills) in
+ * memory, for a process whose sandbox has no temp directory. Returns 0 or
+ * -errno (cordon_db_last_error() says why). */
+int cordon_db_temp_store_memory(struct cordon_db *db);
+
 /* Integer counters and settings in the meta table. */
 int cordon_db_meta_get(struct cordon_db *db, const char *key, int64_t *ret);
 

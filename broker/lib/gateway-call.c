@@ -27,6 +27,7 @@
 #include "daemon-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
 #include "inventory.h"
 #include "log.h"
 #include "operator.h"
@@ -138,7 +139,7 @@ static bool tool_in_surface(struct cordon_daemon *d, const char *connector, cons
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(grants[i], tool))
 			granted = true;
-	cordon_strv_free(grants);
+	strv_free(grants);
 	if (!granted)
 		return false;
 	if (cordon_inventory_get(d->db, connector, tool, &rec) < 0)
@@ -498,7 +499,7 @@ void call_worker_lost(struct dcall *c, const char *why)
 		return;
 	}
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
-		(void)ledger_action_outcome_unknown(d->db, c->action_id);
+		(void)cordon_action_worker_lost(d->db, c->action_id);
 	if (c->state == DC_IN_FLIGHT && c->action_id[0])
 		call_fail(c,
 			  "cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
@@ -570,7 +571,7 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 			continue;
 		switch (c->state) {
 		case DC_WAIT_APPROVAL:
-			if (ledger_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
+			if (cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
 				s->d->m.approvals_cancelled++;
 			break;
 		case DC_IN_FLIGHT:
@@ -579,7 +580,7 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 			c->w = NULL;
 			/* The connector may or may not have acted. */
 			if (c->action_id[0])
-				(void)ledger_action_outcome_unknown(s->d->db, c->action_id);
+				(void)cordon_action_worker_lost(s->d->db, c->action_id);
 			break;
 		default:
 			break;
@@ -731,7 +732,7 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 		if (!daemon_conn_installed(d, c->id) || cordon_grants_list(d->db, c->id, &grants, &n) < 0)
 			continue;
 		if (cordon_risk_policy_load(d->db, c->id, &pol) < 0) {
-			cordon_strv_free(grants);
+			strv_free(grants);
 			continue;
 		}
 		for (size_t g = 0; g < n; g++) {
@@ -763,7 +764,7 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 			json_object_set_new(ann, "destructiveHint", json_boolean(tier >= CORDON_RISK_DESTRUCTIVE));
 			json_array_append_new(out, def);
 		}
-		cordon_strv_free(grants);
+		strv_free(grants);
 		cordon_risk_policy_owned_done(&pol);
 	}
 	return out;

@@ -9,15 +9,11 @@
 #include "broker-private.h"
 #include "canon.h"
 #include "crypto.h"
+#include "hex-util.h"
 
 static bool fp_valid(const char *s)
 {
-	if (!s || strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return hex_is_lower_n(s, 64);
 }
 
 void cordon_tool_advert_owned_done(struct cordon_tool_advert_owned *a)
@@ -53,7 +49,7 @@ int cordon_tool_advert_from_json(const json_t *tool, const char *instructions, s
 		r = -ENOMEM;
 		goto fail;
 	}
-	cordon_hex(fp, sizeof(fp), a.fingerprint);
+	hex_encode(fp, sizeof(fp), a.fingerprint);
 	r = cordon_jcs_encode(tool, &a.definition, NULL);
 	if (r < 0)
 		goto fail;
@@ -437,7 +433,7 @@ int cordon_inventory_review(struct cordon_db *db, const struct cordon_actor *act
 	if (r < 0)
 		return r;
 
-	actor_describe(actor, who, sizeof(who));
+	cordon_actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
 		       "UPDATE tool_inventory SET state = 1, pinned_fingerprint = fingerprint, "
 		       "pinned_definition = definition, reviewed_at = ?3, reviewed_by = ?4, updated_at = ?3 "

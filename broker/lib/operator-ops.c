@@ -21,6 +21,7 @@
 #include "db-private.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
 #include "inventory.h"
 #include "operator-display.h"
 #include "operator.h"
@@ -221,14 +222,6 @@ static char *render_stored(const char *s, size_t *escaped, json_t *warnings)
 	return text;
 }
 
-static bool strv_contains(char **v, const char *s)
-{
-	for (; v && *v; v++)
-		if (strcmp(*v, s) == 0)
-			return true;
-	return false;
-}
-
 /* What the connector claims next to what cordon decided. Claims never change
  * a tier; a contradiction is worth an operator's attention. */
 static json_t *claim_notes(const json_t *claims, enum cordon_risk tier)
@@ -347,7 +340,7 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		}
 	}
 	cordon_risk_policy_owned_done(&pol);
-	cordon_strv_free(grant);
+	strv_free(grant);
 	if (r < 0)
 		return err->code ? r : core_error(err, r, "inventory of", connector);
 	if (tool && json_array_size(arr) == 0)
@@ -403,7 +396,7 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 	if ((r = cordon_grants_list(db, connector, &grant, &n)) < 0)
 		return core_error(err, r, "grant of", connector);
 	if ((r = cordon_risk_policy_load(db, connector, &pol)) < 0) {
-		cordon_strv_free(grant);
+		strv_free(grant);
 		return core_error(err, r, "risk policy of", connector);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -436,7 +429,7 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 					     cordon_inventory_state_to_string(
 						     (enum cordon_inventory_state)sqlite3_column_int(st, 1))));
 	}
-	cordon_strv_free(grant);
+	strv_free(grant);
 	cordon_risk_policy_owned_done(&pol);
 	if (r < 0)
 		return core_error(err, r, "inventory of", connector);
@@ -524,7 +517,7 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 		else
 			core_error(err, r, "grant of", json_string_value(e));
 	}
-	cordon_strv_free(grant);
+	strv_free(grant);
 	if (json_array_size(added) + json_array_size(removed) > 0)
 		cordon_daemon_policy_changed(d, connector);
 	if (r < 0)

@@ -30,6 +30,7 @@
 #include "fd-util.h"
 #include "delegations.h"
 #include "grants.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "log.h"
 

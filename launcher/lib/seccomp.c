@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "hex-util.h"
 #include "syscall-compat.h"
 
 #define STEP "seccomp"
@@ -420,17 +421,6 @@ static const char *action_name(enum cordon_seccomp_action a)
 	default:
 		return "errno";
 	}
-}
-
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
 }
 
 static void hash_str(crypto_hash_sha256_state *st, const char *s)

@@ -30,6 +30,7 @@
 #include "crypto.h"
 #include "db.h"
 #include "grants.h"
+#include "connectors.h"
 #include "inventory.h"
 #include "test-support.h"
 

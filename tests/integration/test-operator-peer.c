@@ -165,7 +165,7 @@ static void test_unprivileged_refused_everywhere(void **state)
 	assert_int_equal(epoch0, epoch1);
 	assert_int_equal(cordon_grants_list(f->t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 5);
-	cordon_strv_free(g);
+	strv_free(g);
 	stop(f);
 }
 

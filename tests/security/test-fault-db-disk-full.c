@@ -104,7 +104,7 @@ static void test_db_disk_full_fails_closed_and_resumes(void **state)
 	assert_int_equal(sec_count_lines(effect), 1);
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &ng), 0);
 	assert_int_equal(ng, 5);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
 	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
 

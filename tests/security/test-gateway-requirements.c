@@ -59,6 +59,7 @@
 #include "test-support.h"
 #include "cleanup.h"
 #include "grants.h"
+#include "connectors.h"
 
 static struct harness H;
 

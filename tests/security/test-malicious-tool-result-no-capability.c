@@ -61,7 +61,7 @@ static void snap(struct bt *t, struct snapshot *s)
 		free(s->grants);
 		s->grants = x;
 	}
-	cordon_strv_free(g);
+	strv_free(g);
 	s->inventory = strdup("");
 	assert_int_equal(cordon_inventory_list(t->db, "fs", inv_cb, &s->inventory), 0);
 	s->approvals = strdup("");

@@ -105,7 +105,7 @@ static void test_revoke_all(void **state)
 	/* Grants. */
 	assert_int_equal(cordon_grants_list(t->db, "fs", &grants, &n_grants), 0);
 	assert_int_equal(n_grants, 0);
-	cordon_strv_free(grants);
+	strv_free(grants);
 	{
 		struct cordon_decide_request rq = {
 		    .session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")};

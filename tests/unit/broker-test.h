@@ -31,6 +31,8 @@
 #include "db.h"
 #include "delegations.h"
 #include "grants.h"
+#include "policy.h"
+#include "connectors.h"
 #include "merkle.h"
 #include "inventory.h"
 #include "test-support.h"

@@ -476,9 +476,29 @@ static void test_operator_queue_lists_outcome_unknown(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* The worker died while the action was dispatched: outcome_unknown at once,
+ * only from dispatched, and only once. */
+static void test_worker_lost_marks_outcome_unknown(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	assert_int_equal(cordon_action_worker_lost(t->db, res.action_id), -ESTALE);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_PREPARED);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_worker_lost(t->db, res.action_id), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_OUTCOME_UNKNOWN);
+	assert_int_equal(cordon_action_worker_lost(t->db, res.action_id), -ESTALE);
+	assert_int_equal(cordon_action_worker_lost(t->db, "act_nonexistent"), -ESTALE);
+	cordon_action_begin_result_done(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_worker_lost_marks_outcome_unknown),
 		T(test_ledger_happy_path),
 		T(test_dispatch_now_skips_prepared),
 		T(test_ledger_transitions_are_strict),

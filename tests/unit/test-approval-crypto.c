@@ -19,6 +19,7 @@
 #include "canon.h"
 #include "crypto.h"
 #include "test-support.h"
+#include "hex-util.h"
 
 static const uint8_t test_key[32] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
 				      0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
@@ -148,7 +149,7 @@ static void test_binding_layout(void **state)
 	assert_memory_equal(got, want, 32);
 
 	/* Golden value: a change here is a format change (docs/formats.md). */
-	cordon_hex(got, 32, hex);
+	hex_encode(got, 32, hex);
 	assert_string_equal(hex, GOLDEN_BINDING);
 	json_decref(v);
 }
@@ -559,7 +560,7 @@ static void test_fingerprint_layout(void **state)
 	crypto_hash_sha256_final(&st, want);
 	fingerprint_of(tool, NULL, got);
 	assert_memory_equal(got, want, 32);
-	cordon_hex(got, 32, hex);
+	hex_encode(got, 32, hex);
 	assert_string_equal(hex, GOLDEN_FINGERPRINT);
 
 	crypto_hash_sha256_init(&st);
@@ -640,10 +641,10 @@ static void test_u64be_hex(void **state)
 	char hex[17];
 
 	cordon_u64be(0x0102030405060708ULL, b);
-	cordon_hex(b, 8, hex);
+	hex_encode(b, 8, hex);
 	assert_string_equal(hex, "0102030405060708");
 	cordon_u64be(UINT64_MAX, b);
-	cordon_hex(b, 8, hex);
+	hex_encode(b, 8, hex);
 	assert_string_equal(hex, "ffffffffffffffff");
 }
 

@@ -609,9 +609,38 @@ static void test_tick_expires_and_checkpoints(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* A client's cancellation withdraws only its own still-requested approval. */
+static void test_client_cancel_withdraws_own_pending(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a, b;
+	struct cordon_approval_info info;
+	char id[CORDON_ID_STRING_MAX];
+
+	bt_call_init(t, &a, "s1", "write_file", "{\"n\":1}");
+	bt_call_init(t, &b, "s1", "write_file", "{\"n\":2}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
+	assert_int_equal(cordon_approval_cancel(t->db, "s2", info.id), -EALREADY);
+	assert_int_equal(cordon_approval_get(t->db, info.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_REQUESTED);
+	assert_int_equal(cordon_approval_cancel(t->db, "s1", info.id), 0);
+	assert_int_equal(cordon_approval_get(t->db, info.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_REVOKED);
+	assert_int_equal(cordon_approval_cancel(t->db, "s1", info.id), -EALREADY);
+	/* One an operator already approved is not the client's to withdraw. */
+	bt_approve(t, &b.call, id);
+	assert_int_equal(cordon_approval_cancel(t->db, "s1", id), -EALREADY);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	bt_call_done(&a);
+	bt_call_done(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_client_cancel_withdraws_own_pending),
 		T(test_identical_call_succeeds_exactly_once),
 		T(test_key_order_does_not_matter),
 		T(test_insertion_order_does_not_matter),

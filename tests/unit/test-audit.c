@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "broker-test.h"
+#include "hex-util.h"
 
 static int setup(void **state)
 {
@@ -453,8 +454,8 @@ static void test_record_holds_binding_prefix_only(void **state)
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
 	assert_int_equal(cordon_call_binding(t->key, &a.call, binding), 0);
-	cordon_hex(binding, 32, full);
-	cordon_hex(binding, 8, prefix);
+	hex_encode(binding, 32, full);
+	hex_encode(binding, 8, prefix);
 	s = raw_open(t);
 	assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit", -1, &st, NULL), SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -911,9 +912,29 @@ static void test_newest_checkpoint_deleted_is_missing_checkpoint(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* /health's view of the log: last sequence and the newest checkpoint. */
+static void test_audit_position(void **state)
+{
+	struct bt *t = *state;
+	int64_t seq = -1, size = -1, time = -1, meta = 0;
+
+	assert_int_equal(cordon_audit_position(t->db, &seq, &size, &time), 0);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &meta), 0);
+	assert_int_equal(seq, meta);
+	assert_true(seq > 0);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	assert_int_equal(cordon_audit_position(t->db, &seq, &size, &time), 0);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &meta), 0);
+	assert_int_equal(seq, meta);
+	assert_int_equal(size, seq);
+	assert_int_equal(time, (int64_t)cordon_db_now(t->db));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_audit_position),
 		T(test_pass_with_range_and_no_tail_after_checkpoint),
 		T(test_pass_reports_unsigned_tail),
 		T(test_tampered_record_is_break),

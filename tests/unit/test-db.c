@@ -345,9 +345,26 @@ static void test_check_file_missing_is_enoent(void **state)
 	assert_int_equal(cordon_db_check_file(f->path, NULL), -ENOENT);
 }
 
+/* cordond keeps SQLite's temporary storage in memory (its sandbox has no
+ * temp directory); the database stays usable afterwards. */
+static void test_temp_store_memory(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_db *db = NULL;
+	uint64_t before = 0, after = 0;
+
+	assert_int_equal(open_db(f, &db, NULL), 0);
+	assert_int_equal(cordon_db_policy_epoch(db, &before), 0);
+	assert_int_equal(cordon_db_temp_store_memory(db), 0);
+	assert_int_equal(cordon_db_policy_epoch(db, &after), 0);
+	assert_int_equal(after, before);
+	cordon_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_temp_store_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_created_with_mode_0600_whatever_the_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_readable_database_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_world_readable_wal_refused, setup, teardown),

@@ -37,7 +37,7 @@ static void test_install_seeds_grant_from_profile(void **state)
 	assert_string_equal(g[0], "delete_file");
 	assert_string_equal(g[4], "write_file");
 	assert_null(g[5]);
-	cordon_strv_free(g);
+	strv_free(g);
 }
 
 static void test_install_twice_is_eexist(void **state)
@@ -76,7 +76,7 @@ static void test_no_grant_row_means_no_tool(void **state)
 	assert_int_equal(cordon_connector_install(t->db, &t->op, &p), 0);
 	assert_int_equal(cordon_grants_list(t->db, "bare", &g, &n), 0);
 	assert_int_equal(n, 0);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_int_equal(cordon_broker_decide(t->db, &r, &d), 0);
 	assert_int_equal(d.decision.verdict, CORDON_VERDICT_DENY);
 	assert_int_equal(d.decision.reason, CORDON_DENY_NOT_GRANTED);
@@ -215,7 +215,7 @@ static void test_revoke_all_in_one_transaction(void **state)
 
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 0);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_int_equal(cordon_approval_get(t->db, pending.id, &pending), 0);
 	assert_int_equal(pending.state, CORDON_APPROVAL_REVOKED);
 	assert_int_equal(bt_begin(t, &a.call, approved, NULL, NULL), -EACCES);
@@ -238,7 +238,7 @@ static void test_revoke_all_is_atomic_on_failure(void **state)
 	cordon_db_inject_faults(t->db, 0);
 	assert_int_equal(cordon_grants_list(t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 5);
-	cordon_strv_free(g);
+	strv_free(g);
 }
 
 /* A grant removed between the decision and the dispatch: begin decides
@@ -292,9 +292,40 @@ static void test_replay_class_from_profile_only(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+
+/* Removal: operator or system only, refused while an action is unresolved,
+ * and the connector is gone afterwards. */
+static void test_connector_remove(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c;
+	struct cordon_action_begin b = {};
+	struct cordon_action_begin_result res;
+	uint64_t gen, epoch0, epoch1;
+
+	assert_int_equal(cordon_connector_remove(t->db, &t->s1, "fs"), -EPERM);
+	assert_int_equal(cordon_connector_remove(t->db, &t->sys, "nope"), -ENOENT);
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	b.call = c.call;
+	b.dispatch_now = true;
+	assert_int_equal(cordon_action_begin(t->db, t->key, &b, &res), 0);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), -EBUSY);
+	assert_int_equal(cordon_connector_generation(t->db, "fs", &gen), 0);
+	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "ok", 2), 0);
+	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch0), 0);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), 0);
+	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch1), 0);
+	assert_int_equal(epoch1, epoch0 + 1);
+	assert_int_equal(cordon_connector_generation(t->db, "fs", &gen), -ENOENT);
+	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), -ENOENT);
+	cordon_action_begin_result_done(&res);
+	bt_call_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_connector_remove),
 		T(test_install_seeds_grant_from_profile),
 		T(test_install_twice_is_eexist),
 		T(test_session_cannot_install),

@@ -13,6 +13,7 @@
 
 #include "crypto.h"
 #include "merkle.h"
+#include "hex-util.h"
 
 /* The Certificate Transparency reference leaves and their tree heads for
  * sizes 0..8 (RFC 6962 test data, as published by certificate-transparency
@@ -44,7 +45,7 @@ static const char *ct_roots[] = {
 
 static void hexof(const uint8_t h[32], char out[65])
 {
-	cordon_hex(h, 32, out);
+	hex_encode(h, 32, out);
 }
 
 static void test_rfc6962_vectors(void **state)

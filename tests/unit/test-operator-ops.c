@@ -269,12 +269,12 @@ static void test_grants(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(g[0], "list");
 	assert_string_equal(g[1], "read_file");
-	cordon_strv_free(g);
+	strv_free(g);
 	FAILS(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[\"a\",\"a\"]}", CORDON_OP_E_BAD_ARG);
 	OK(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[]}");
 	assert_int_equal(cordon_grants_list(f->t->db, "fs", &g, &n), 0);
 	assert_int_equal(n, 0);
-	cordon_strv_free(g);
+	strv_free(g);
 	assert_true(test_daemon_saw(f->d, "policy_changed:fs"));
 }
 
