@@ -32,11 +32,3 @@ int connector_exists_tx(struct cordon_db *db, const char *connector);
 
 /* An actor's audit-friendly text ("operator:1000:cordonctl", "session:s1"). */
 void actor_describe(const struct cordon_actor *a, char *buf, size_t size);
-
-struct cordon_decide_request;
-struct cordon_broker_decision;
-/* Loads the decision snapshot inside the caller's transaction and decides.
- * request_epoch: the epoch the caller's call was bound to (0: the current
- * one). Returns 0 with out filled, or -errno. */
-int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
-		       struct cordon_broker_decision *out);
