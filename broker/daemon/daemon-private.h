@@ -360,7 +360,3 @@ int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 int sd_notify_open(void);
 void sd_notify_send(int fd, const char *state);
 int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd, struct cordon_diag *diag);
-
-/* Operator surfaces (other branch); daemon-surfaces.c keeps the calls. */
-int daemon_surfaces_start(struct cordon_daemon *d, struct cordon_diag *diag);
-void daemon_surfaces_stop(struct cordon_daemon *d);

@@ -25,11 +25,6 @@
 #include "operator-display.h"
 #include "operator.h"
 
-/* Optional core functions (daemon.h): referenced weakly so the surfaces link
- * and degrade ("unavailable") against a core that does not provide them. */
-#pragma weak cordon_daemon_approval_arguments
-#pragma weak cordon_daemon_audit_verifier
-
 #define LIST_ALL_LIMIT 200
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -635,8 +630,7 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 	o = approval_json(db, &info);
 	if (!o)
 		return oom(err);
-	if (cordon_daemon_approval_arguments)
-		args = cordon_daemon_approval_arguments(d, id);
+	args = cordon_daemon_approval_arguments(d, id);
 	if (args) {
 		_cleanup_free_ char *text = NULL;
 		size_t escaped = 0;
@@ -936,7 +930,7 @@ static int op_audit_verify(struct cordon_daemon *d, const struct cordon_op_reque
 						   diag.message);
 		have = true;
 		key_source = "given";
-	} else if (cordon_daemon_audit_verifier && cordon_daemon_audit_verifier(d, &v) == 0) {
+	} else if (cordon_daemon_audit_verifier(d, &v) == 0) {
 		have = true;
 		key_source = "daemon";
 	}
