@@ -339,6 +339,11 @@ void workers_tick(struct cordon_daemon *d, uint64_t now);
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
 /* The launcher's egress policy refused a connection of this instance. */
 void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event);
+/* Logs at level lvl (a log.h LOG_LEVEL_*), prefixed with the connector and instance. */
+void worker_log(struct dworker *w, int lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* worker-stderr.c: the loop handler of an instance's stderr pipe. */
+void worker_on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata);
 
 /* daemon-ledger.c: small state changes the broker library has no call for. */
 int ledger_action_outcome_unknown(struct cordon_db *db, const char *action_id);
