@@ -9,7 +9,7 @@
 #include "audit.h"
 #include "authz.h"
 #include "broker-private.h"
-#include "broker.h"
+#include "decide.h"
 #include "grants.h"
 #include "policy.h"
 #include "parse-util.h"

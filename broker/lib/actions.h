@@ -37,18 +37,12 @@
 #include "crypto.h"
 #include "db.h"
 
+#include "action-state.h"
+
 #define CORDON_IDEMPOTENCY_META_KEY "io.cordon/idempotency-key"
 #define CORDON_IDEMPOTENCY_KEY_MAX 128
 #define CORDON_RESULT_MAX_BYTES (4u * 1024 * 1024)
 
-enum cordon_action_state {
-	CORDON_ACTION_PREPARED = 0,
-	CORDON_ACTION_DISPATCHED = 1,
-	CORDON_ACTION_SUCCEEDED = 2,
-	CORDON_ACTION_FAILED = 3,
-	CORDON_ACTION_ABANDONED = 4,
-	CORDON_ACTION_OUTCOME_UNKNOWN = 5,
-};
 
 struct cordon_action_begin {
 	struct cordon_call call;	 /* what will be forwarded (tier from the decision) */

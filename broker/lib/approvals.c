@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "audit.h"
 #include "authz.h"
@@ -722,4 +723,46 @@ int cordon_approval_cancel(struct cordon_db *db, const char *session, const char
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);
+}
+
+int cordon_approval_resolve(struct cordon_db *db, const char *ref, char ret[static 48])
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char found[48] = "";
+	unsigned matches = 0;
+	int r;
+
+	if (strncmp(ref, "ap_", 3) == 0) {
+		struct cordon_approval_info info;
+
+		r = cordon_approval_get(db, ref, &info);
+		if (r < 0)
+			return r;
+		snprintf(ret, 48, "%s", info.id);
+		return 0;
+	}
+	if (strlen(ref) != CORDON_DISPLAY_CODE_LEN)
+		return -ENOENT;
+	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (0, 1)", &st);
+	if (r < 0)
+		return r;
+	while ((r = db_step_row(db, st)) > 0) {
+		char code[CORDON_DISPLAY_CODE_LEN + 1];
+
+		if (sqlite3_column_bytes(st, 1) != CORDON_HASH_LEN)
+			continue;
+		cordon_approval_display_code(sqlite3_column_blob(st, 1), code);
+		if (strcasecmp(code, ref) == 0) {
+			matches++;
+			snprintf(found, sizeof(found), "%s", (const char *)sqlite3_column_text(st, 0));
+		}
+	}
+	if (r < 0)
+		return r;
+	if (matches == 0)
+		return -ENOENT;
+	if (matches > 1)
+		return -ENOTUNIQ;
+	snprintf(ret, 48, "%s", found);
+	return 0;
 }

@@ -130,3 +130,9 @@ int approval_consume_tx(struct cordon_db *db, struct cordon_key *key, const char
 int cordon_call_binding(struct cordon_key *key, const struct cordon_call *call, uint8_t ret[static CORDON_HASH_LEN]);
 
 const char *cordon_approval_state_to_string(enum cordon_approval_state s);
+
+/* Resolves an approval reference — a full id ("ap_...") or the display code
+ * of an outstanding (requested/approved) approval, case-insensitive — to an
+ * id written to ret. 0, -ENOENT, -ENOTUNIQ (a display code shared by
+ * several) or another -errno. */
+int cordon_approval_resolve(struct cordon_db *db, const char *ref, char ret[static 48]);

@@ -39,11 +39,3 @@ int policy_upsert_tx(struct cordon_db *db, const char *connector, const char *to
 /* Inserts one grant row and audits it (grants.c); -EEXIST when granted. */
 int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
 		    const char *tool);
-
-struct cordon_decide_request;
-struct cordon_broker_decision;
-/* Loads the decision snapshot inside the caller's transaction and decides.
- * request_epoch: the epoch the caller's call was bound to (0: the current
- * one). Returns 0 with out filled, or -errno. */
-int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
-		       struct cordon_broker_decision *out);

@@ -23,6 +23,7 @@
 #include "actor.h"
 #include "authz.h"
 #include "db.h"
+#include "decide.h"
 
 struct cordon_broker_start_result {
 	uint64_t abandoned;	    /* prepared actions: never sent */
@@ -55,25 +56,3 @@ struct cordon_prune_result {
 int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, uint64_t max_age_usec,
 			struct cordon_prune_result *ret);
 
-struct cordon_decide_request {
-	const char *session;
-	const char *connector;
-	const char *tool;
-	const char *fingerprint; /* of the definition the connector advertises now */
-	const char *delegation;	 /* or NULL */
-};
-
-struct cordon_broker_decision {
-	struct cordon_decision decision;
-	uint64_t generation;   /* connector launch generation at decision time */
-	uint64_t policy_epoch; /* epoch of the snapshot */
-};
-
-/* Loads grant, inventory entry, risk policy, delegations, epoch and
- * generation in one transaction, decides with cordon_authz_decide() and
- * appends a "decision" audit record. Returns 0 with *ret filled (deny
- * included). On any error returns -errno and *ret is a deny; when only the
- * audit append failed, a read-tier allow stands (counted in
- * audit_append_failures) and anything above read is denied. */
-int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_request *req,
-			 struct cordon_broker_decision *ret);

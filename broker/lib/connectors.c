@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-#include "actions.h"
+#include "action-state.h"
 #include "audit.h"
 #include "authz.h"
 #include "broker-private.h"

@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "profile.h"
+#include "strv.h"
 
 #define MAX_NODES	 65536
 #define MAX_LIST	 4096 /* entries in any list or free-form map */
@@ -109,8 +110,6 @@ int profile_get_duration(struct ctx *c, const struct node *n, uint64_t min, uint
 			uint64_t *ret);
 int profile_get_string_list(struct ctx *c, const struct node *n, size_t min, size_t max, item_check_fn check,
 			   bool unique, char ***ret, size_t *ret_n);
-void profile_free_strv(char **v, size_t n);
-bool profile_strv_contains(char *const *v, size_t n, const char *s);
 int profile_check_env_name(struct ctx *c, const struct node *n);
 int profile_check_tool_name(struct ctx *c, const struct node *n);
 int profile_check_ceiling_item(struct ctx *c, const struct node *n);

@@ -185,7 +185,7 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 			continue;
 		for (size_t j = 0; j < p->n_env_set; j++)
 			clash = clash || (p->env_set[j].name && strcmp(p->env_set[j].name, e) == 0);
-		clash = clash || profile_strv_contains(p->env_pass, p->n_env_pass, e);
+		clash = clash || strv_contains_n(p->env_pass, p->n_env_pass, e);
 		for (size_t j = 0; j < i; j++)
 			clash = clash || (p->credentials[j].env && strcmp(p->credentials[j].env, e) == 0);
 		if (!clash)
@@ -200,7 +200,7 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 	for (size_t j = 0; j < p->n_env_set; j++) {
 		size_t m;
 
-		if (!p->env_set[j].name || !profile_strv_contains(p->env_pass, p->n_env_pass, p->env_set[j].name))
+		if (!p->env_set[j].name || !strv_contains_n(p->env_pass, p->n_env_pass, p->env_set[j].name))
 			continue;
 		m = profile_path_push_key(c, "env.set");
 		profile_path_push_key(c, p->env_set[j].name);
@@ -477,7 +477,7 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 	for (size_t i = 0; i < p->n_seccomp_deny; i++) {
 		size_t m;
 
-		if (!p->seccomp_deny[i] || !profile_strv_contains(p->seccomp_allow, p->n_seccomp_allow, p->seccomp_deny[i]))
+		if (!p->seccomp_deny[i] || !strv_contains_n(p->seccomp_allow, p->n_seccomp_allow, p->seccomp_deny[i]))
 			continue;
 		m = profile_path_push_key(c, "deny");
 		profile_path_push_index(c, i);

@@ -300,23 +300,6 @@ int profile_get_string_list(struct ctx *c, const struct node *n, size_t min, siz
 	return ret_r;
 }
 
-void profile_free_strv(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-bool profile_strv_contains(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] && strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 /* ---- item validators ---- */
 
 static bool env_name_is_valid(const char *s)

@@ -593,9 +593,9 @@ void cordon_profile_free(struct cordon_profile *p)
 	free(p->id);
 	free(p->path);
 	free(p->description);
-	profile_free_strv(p->command, p->n_command);
+	strv_free_n(p->command, p->n_command);
 	free(p->workdir);
-	profile_free_strv(p->env_pass, p->n_env_pass);
+	strv_free_n(p->env_pass, p->n_env_pass);
 	for (size_t i = 0; p->env_set && i < p->n_env_set; i++) {
 		free(p->env_set[i].name);
 		free(p->env_set[i].value);
@@ -617,19 +617,19 @@ void cordon_profile_free(struct cordon_profile *p)
 		free(p->fs_roots[i].at);
 	}
 	free(p->fs_roots);
-	profile_free_strv(p->ceiling, p->n_ceiling);
+	strv_free_n(p->ceiling, p->n_ceiling);
 	for (size_t i = 0; p->net_allow && i < p->n_net_allow; i++)
 		free(p->net_allow[i].ports);
 	free(p->net_allow);
-	profile_free_strv(p->seccomp_allow, p->n_seccomp_allow);
-	profile_free_strv(p->seccomp_deny, p->n_seccomp_deny);
+	strv_free_n(p->seccomp_allow, p->n_seccomp_allow);
+	strv_free_n(p->seccomp_deny, p->n_seccomp_deny);
 	for (size_t i = 0; p->risk && i < p->n_risk; i++)
 		free(p->risk[i].tool);
 	free(p->risk);
 	for (size_t i = 0; p->replay && i < p->n_replay; i++)
 		free(p->replay[i].tool);
 	free(p->replay);
-	profile_free_strv(p->grant, p->n_grant);
+	strv_free_n(p->grant, p->n_grant);
 	free(p);
 }
 

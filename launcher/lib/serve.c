@@ -567,7 +567,7 @@ static bool is_request_type(uint16_t t)
 	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL;
 }
 
-static void log_malformed(struct cordon_server *s, const struct cordon_diag *d)
+static void report_malformed(struct cordon_server *s, const struct cordon_diag *d)
 {
 	s->n_malformed++;
 	if (s->n_malformed <= MALFORMED_LOG_BURST || s->n_malformed % 1000 == 0)
@@ -608,11 +608,11 @@ int cordon_server_handle_one(struct cordon_server *s, short revents)
 			return r;
 		/* An empty packet from a live peer: malformed, not EOF. */
 		cordon_diag_set(&d, EBADMSG, "serve", "malformed message: empty packet");
-		log_malformed(s, &d);
+		report_malformed(s, &d);
 		return 0;
 	}
 	if (r == -EBADMSG) {
-		log_malformed(s, &d);
+		report_malformed(s, &d);
 		if (!is_request_type(htype))
 			return 0; /* not even a request header: nothing to answer */
 		r = reply_error(s, (uint16_t)(htype + 1), hid, EBADMSG, &d);
@@ -636,7 +636,7 @@ int cordon_server_handle_one(struct cordon_server *s, short revents)
 	default:
 		cordon_diag_set(&d, EBADMSG, "serve", "malformed message: a %s message is not a request",
 				cordon_serve_type_name(m.type));
-		log_malformed(s, &d);
+		report_malformed(s, &d);
 		r = 0;
 		break;
 	}

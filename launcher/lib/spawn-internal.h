@@ -14,6 +14,7 @@
 #include "profile.h"
 #include "spawn-child.h"
 #include "spawn.h"
+#include "strv.h"
 
 enum cordon_control_state {
 	CORDON_STATE_ENFORCED,
@@ -96,7 +97,6 @@ int spawn_mntns_base_get(void);
 /* Takes the spare network namespace (the caller closes it), or -EBADF. */
 int spawn_spare_netns_take(void);
 /* Whether v (n entries) holds s. */
-bool spawn_strv_has(char *const *v, size_t n, const char *s);
 int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool is_root, bool extra,
 		     const struct cordon_profile *p, bool fs_view, struct cordon_diag *d);
 /* qsort order of struct mount_item: parents before what is mounted on them. */

@@ -310,14 +310,6 @@ int spawn_spare_netns_take(void)
 	return TAKE_FD(spare_netns_fd);
 }
 
-bool spawn_strv_has(char *const *v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] && strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
-
 /* The id maps of a pinned user namespace: owner <-> the sandbox user. */
 static int idmap_write(pid_t pid, uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid)
 {

@@ -583,7 +583,7 @@ static int clone_sandbox(const struct cordon_launch_policy *pol, const struct co
 	    .seccomp = c->seccomp,
 	    /* A profile that denies clone would stop init from starting the
 	     * connector under the filter: then the connector loads it itself. */
-	    .seccomp_in_init = c->seccomp && !spawn_strv_has(p->seccomp_deny, p->n_seccomp_deny, "clone"),
+	    .seccomp_in_init = c->seccomp && !strv_contains_n(p->seccomp_deny, p->n_seccomp_deny, "clone"),
 	    .cg = c->cg,
 	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
 	     * only verifies (a read). Otherwise the parent migrates it. */

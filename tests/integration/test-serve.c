@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launcher helper (`cordon-launch --serve`) driven through the broker's
- * client (broker/lib/launcher-client.c) and, for malformed traffic, over a
+ * client (broker/daemon/launcher-client.c) and, for malformed traffic, over a
  * raw socket: real sandboxes on the real kernel, root only.
  *
  * Profiles live in a root-owned 0700 temp directory: `cat` (/bin/cat, the

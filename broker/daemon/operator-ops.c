@@ -26,11 +26,6 @@
 #include "operator-display.h"
 #include "operator.h"
 
-/* Optional core functions (daemon.h): referenced weakly so the surfaces link
- * and degrade ("unavailable") against a core that does not provide them. */
-#pragma weak cordon_daemon_approval_arguments
-#pragma weak cordon_daemon_audit_verifier
-
 #define LIST_ALL_LIMIT 200
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -529,51 +524,9 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 
 /* ---- approvals ----------------------------------------------------------------- */
 
-int cordon_operator_resolve_approval(struct cordon_db *db, const char *ref, char ret[static 48])
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	char found[48] = "";
-	unsigned matches = 0;
-	int r;
-
-	if (strncmp(ref, "ap_", 3) == 0) {
-		struct cordon_approval_info info;
-
-		r = cordon_approval_get(db, ref, &info);
-		if (r < 0)
-			return r;
-		snprintf(ret, 48, "%s", info.id);
-		return 0;
-	}
-	if (strlen(ref) != CORDON_DISPLAY_CODE_LEN)
-		return -ENOENT;
-	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (0, 1)", &st);
-	if (r < 0)
-		return r;
-	while ((r = db_step_row(db, st)) > 0) {
-		char code[CORDON_DISPLAY_CODE_LEN + 1];
-
-		if (sqlite3_column_bytes(st, 1) != CORDON_HASH_LEN)
-			continue;
-		cordon_approval_display_code(sqlite3_column_blob(st, 1), code);
-		if (strcasecmp(code, ref) == 0) {
-			matches++;
-			snprintf(found, sizeof(found), "%s", (const char *)sqlite3_column_text(st, 0));
-		}
-	}
-	if (r < 0)
-		return r;
-	if (matches == 0)
-		return -ENOENT;
-	if (matches > 1)
-		return -ENOTUNIQ;
-	snprintf(ret, 48, "%s", found);
-	return 0;
-}
-
 static int resolve_approval(struct cordon_db *db, const char *ref, char id[static 48], struct cordon_op_error *err)
 {
-	int r = cordon_operator_resolve_approval(db, ref, id);
+	int r = cordon_approval_resolve(db, ref, id);
 
 	if (r == -ENOENT)
 		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
@@ -670,8 +623,7 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 	o = approval_json(db, &info);
 	if (!o)
 		return oom(err);
-	if (cordon_daemon_approval_arguments)
-		args = cordon_daemon_approval_arguments(d, id);
+	args = cordon_daemon_approval_arguments(d, id);
 	if (args) {
 		_cleanup_free_ char *text = NULL;
 		size_t escaped = 0;
@@ -971,7 +923,7 @@ static int op_audit_verify(struct cordon_daemon *d, const struct cordon_op_reque
 						   diag.message);
 		have = true;
 		key_source = "given";
-	} else if (cordon_daemon_audit_verifier && cordon_daemon_audit_verifier(d, &v) == 0) {
+	} else if (cordon_daemon_audit_verifier(d, &v) == 0) {
 		have = true;
 		key_source = "daemon";
 	}

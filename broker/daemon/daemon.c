@@ -324,7 +324,12 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	/* The operator and HTTP surfaces: the optional TCP listener is bound
 	 * here, before the Landlock domain denies TCP bind. Their handlers
 	 * only run once the loop serves, after the database is open. */
-	r = daemon_surfaces_start(d, diag);
+	r = cordon_operator_start(d, d->operator_fd, d->operator_gid, &d->op);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "operator", "cannot serve the operator socket");
+		goto fail;
+	}
+	r = cordon_http_start(d, d->http_fd, d->cfg.http_listen, &d->http, diag);
 	if (r < 0)
 		goto fail;
 
@@ -412,7 +417,12 @@ void cordon_daemon_free(struct cordon_daemon *d)
 	if (!d)
 		return;
 	sd_notify_send(d->notify_fd, "STOPPING=1");
-	daemon_surfaces_stop(d);
+	if (d->http)
+		cordon_http_free(d->http);
+	if (d->op)
+		cordon_operator_free(d->op);
+	d->http = NULL;
+	d->op = NULL;
 	if (d->loop)
 		gateway_stop(d);
 	workers_kill_all(d);

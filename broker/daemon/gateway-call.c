@@ -30,7 +30,6 @@
 #include "policy.h"
 #include "inventory.h"
 #include "log.h"
-#include "operator.h"
 #include "parse-util.h"
 
 #define PROGRESS_INTERVAL_MS 1000
@@ -795,7 +794,7 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 
 		/* A display code of an outstanding approval, or a full id; either
 		 * way only this session's own approvals are shown. */
-		if (cordon_operator_resolve_approval(d->db, which, resolved) == 0)
+		if (cordon_approval_resolve(d->db, which, resolved) == 0)
 			aid = resolved;
 		if (strlen(aid) >= CORDON_ID_STRING_MAX || cordon_approval_get(d->db, aid, &info) < 0 ||
 		    strcmp(info.session, s->id) != 0) {

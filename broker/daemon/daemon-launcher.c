@@ -137,47 +137,21 @@ static void ls_free(void *userdata)
 	free(ls);
 }
 
-/* Finds cordon-launch next to cordond (installed: same bin directory; build
- * tree: ../launcher/). */
-static int default_launcher(char *buf, size_t size)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	if ((size_t)snprintf(buf, size, "%s/cordon-launch", exe) < size && access(buf, X_OK) == 0)
-		return 0;
-	if ((size_t)snprintf(buf, size, "%s/../launcher/cordon-launch", exe) < size && access(buf, X_OK) == 0)
-		return 0;
-	return -ENOENT;
-}
-
 int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, struct cordon_spawner *ret,
 				   struct cordon_diag *diag)
 {
 	struct cordon_launcher_handlers h = { .exited = on_exited, .net_denied = on_net_denied,
 					      .helper_lost = on_helper_lost };
 	struct lspawner *ls = calloc(1, sizeof(*ls));
-	char bin[PATH_MAX];
 	int r;
 
 	if (!ls)
 		return cordon_diag_set(diag, ENOMEM, "launcher", "out of memory");
-	if (!launch_binary) {
-		if (default_launcher(bin, sizeof(bin)) < 0) {
-			free(ls);
-			return cordon_diag_set(diag, ENOENT, "launcher",
-					       "cannot find cordon-launch next to cordond; give --launcher PATH");
-		}
-		launch_binary = bin;
-	}
+	/* A root process runs no binary it found relative to itself: the
+	 * helper is the configured, compiled-in path unless the operator (or a
+	 * test) names one. */
+	if (!launch_binary)
+		launch_binary = CORDON_LIBEXEC_LAUNCH;
 	h.userdata = ls;
 	r = cordon_launcher_client_start(launch_binary, profiles_dir, &h, &ls->lc, diag);
 	if (r < 0) {

@@ -15,7 +15,7 @@
  *   http: 127.0.0.1:9464                # optional TCP listener (/health, /metrics)
  *   approval_wait: 30s                  # how long a tools/call is held for an approval
  *   result_cap: 1M                      # largest tool result relayed
- *   launcher: /usr/bin/cordon-launch    # the launcher helper binary
+ *   launcher: /usr/libexec/cordon/cordon-launch  # the launcher helper (default: CORDON_LIBEXEC_LAUNCH)
  *   held_arguments_max: 256M            # argument bytes all calls together may hold
  *   held_arguments_per_uid: 64M         # argument bytes one uid's calls may hold
  *   sessions_per_uid: 1024              # gateway sessions one uid may hold (default max_sessions/4)

@@ -60,9 +60,3 @@ int cordon_operator_peer_check(int fd, gid_t operator_gid, uid_t *ret_uid, struc
  * is notified (daemon.h). */
 int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *actor,
 			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err);
-
-/* Resolves an approval reference — a full id ("ap_...") or the display code
- * of an outstanding (requested/approved) approval, case-insensitive — to an
- * id. -ENOENT, -ENOTUNIQ (a display code shared by several). */
-struct cordon_db;
-int cordon_operator_resolve_approval(struct cordon_db *db, const char *ref, char ret[static 48]);

@@ -23,7 +23,7 @@ static void usage(void)
 	       "  --http 127.0.0.1:PORT    TCP listener for /health and /metrics\n"
 	       "  --approval-wait DUR      how long a call waits for approval (default 30s)\n"
 	       "  --result-cap SIZE        largest tool result relayed (default 1M)\n"
-	       "  --launcher PATH          cordon-launch binary (default: next to cordond)\n"
+	       "  --launcher PATH          cordon-launch binary (default: " CORDON_LIBEXEC_LAUNCH ")\n"
 	       "  --max-sessions N         concurrent gateway sessions (default 4096)\n"
 	       "  --debug                  verbose log\n"
 	       "Example: cordond --state ./state --profiles profiles\n",

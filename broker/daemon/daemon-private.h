@@ -339,6 +339,11 @@ void workers_tick(struct cordon_daemon *d, uint64_t now);
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
 /* The launcher's egress policy refused a connection of this instance. */
 void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event);
+/* Logs at level lvl (a log.h LOG_LEVEL_*), prefixed with the connector and instance. */
+void worker_log(struct dworker *w, int lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* worker-stderr.c: the loop handler of an instance's stderr pipe. */
+void worker_on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata);
 
 void calls_tick(struct cordon_daemon *d);
 
@@ -351,7 +356,3 @@ int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 int sd_notify_open(void);
 void sd_notify_send(int fd, const char *state);
 int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd, struct cordon_diag *diag);
-
-/* Operator surfaces (other branch); daemon-surfaces.c keeps the calls. */
-int daemon_surfaces_start(struct cordon_daemon *d, struct cordon_diag *diag);
-void daemon_surfaces_stop(struct cordon_daemon *d);

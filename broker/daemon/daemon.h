@@ -88,10 +88,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
 int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
 
-/* Added by the operator surfaces (optional: operator.c references them
- * weakly and degrades when the core does not provide them yet).
- *
- * New reference: the canonical arguments of the call that requested
+/* New reference: the canonical arguments of the call that requested
  * approval_id, which the core holds in memory while the approval is
  * outstanding (arguments are never stored in the database), or NULL when no
  * call of this process holds them. `cordonctl approvals show` renders them
