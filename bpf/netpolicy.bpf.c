@@ -63,8 +63,8 @@ struct {
 
 /* cgid is the cgroup to report; task is false in softirq context, where
  * "current" is whatever task the packet interrupted. */
-static __always_inline void report_as(__u64 cgid, bool task, __u16 family, const __u8 *addr, __u16 port,
-				      __u16 protocol, __u16 sock_type, __u8 hook, __u8 flags)
+static __always_inline void report_as(__u64 cgid, bool task, __u16 family, const __u8 *addr, __u16 port, __u16 protocol,
+				      __u16 sock_type, __u8 hook, __u8 flags)
 {
 	struct cordon_np_event *ev;
 

@@ -41,15 +41,15 @@
 #include "strv.h"
 #include "syscall-compat.h"
 
-#define MAX_ROOTS 64
-#define MAX_JOBS 8
-#define MAX_ARGV 256
-#define MAX_ENV_ALLOW 64
+#define MAX_ROOTS	   64
+#define MAX_JOBS	   8
+#define MAX_ARGV	   256
+#define MAX_ENV_ALLOW	   64
 #define DEFAULT_TIMEOUT_MS 30000ULL
-#define MAX_TIMEOUT_MS 3600000ULL
+#define MAX_TIMEOUT_MS	   3600000ULL
 #define DEFAULT_MAX_OUTPUT (1024ULL * 1024)
-#define MAX_MAX_OUTPUT (16ULL * 1024 * 1024)
-#define MAX_STDIN (1024 * 1024)
+#define MAX_MAX_OUTPUT	   (16ULL * 1024 * 1024)
+#define MAX_STDIN	   (1024 * 1024)
 
 struct root {
 	char *path;
@@ -247,18 +247,17 @@ static void job_finish(struct exec *ex, struct job *j, const siginfo_t *si, bool
 		if (j->killed_for_revoke) {
 			mcp_error(&res, "the job was killed: the root %s was revoked", ex->roots[j->root].path);
 		} else {
-			res.structured = json_pack(
-				"{s:o, s:o, s:b, s:b, s:b, s:I}", "stdout", stream_json(&j->out), "stderr",
-				stream_json(&j->err), "stdout_truncated", j->out.truncated, "stderr_truncated",
-				j->err.truncated, "timed_out", j->timed_out, "duration_ms",
-				(json_int_t)(now_ms() - j->started_ms));
+			res.structured = json_pack("{s:o, s:o, s:b, s:b, s:b, s:I}", "stdout", stream_json(&j->out),
+						   "stderr", stream_json(&j->err), "stdout_truncated", j->out.truncated,
+						   "stderr_truncated", j->err.truncated, "timed_out", j->timed_out,
+						   "duration_ms", (json_int_t)(now_ms() - j->started_ms));
 			if (si->si_code == CLD_EXITED)
 				json_object_set_new(res.structured, "exit_code", json_integer(si->si_status));
 			else {
 				json_object_set_new(res.structured, "signal", json_integer(si->si_status));
-				json_object_set_new(res.structured, "signal_name",
-						    json_string(sigabbrev_np(si->si_status) ? sigabbrev_np(si->si_status)
-											    : "?"));
+				json_object_set_new(
+					res.structured, "signal_name",
+					json_string(sigabbrev_np(si->si_status) ? sigabbrev_np(si->si_status) : "?"));
 			}
 		}
 		(void)mcp_server_send_tool_result(ex->srv, j->id, &res);
@@ -334,7 +333,7 @@ static void handle_pollfds(void *ctx, const struct pollfd *fds, size_t nfds)
 		if (j->stdin_fd >= 0) {
 			ssize_t w = j->stdin_off < j->stdin_len ? write(j->stdin_fd, j->stdin_data + j->stdin_off,
 									j->stdin_len - j->stdin_off)
-								 : 0;
+								: 0;
 
 			if (w > 0)
 				j->stdin_off += (size_t)w;
@@ -444,14 +443,16 @@ static char **build_env(struct exec *ex, json_t *env, const char *home, struct m
 	for (size_t i = 0; i < ex->n_env_allow; i++) {
 		const char *val = getenv(ex->env_allow[i]);
 
-		if (val && !json_object_get(env, ex->env_allow[i]) && asprintf(&envp[n++], "%s=%s", ex->env_allow[i], val) < 0)
+		if (val && !json_object_get(env, ex->env_allow[i]) &&
+		    asprintf(&envp[n++], "%s=%s", ex->env_allow[i], val) < 0)
 			goto oom;
 	}
 	if (env && !json_is_object(env)) {
 		mcp_error(res, "argument 'env': must be an object of strings");
 		goto fail;
 	}
-	json_object_foreach(env, key, v) {
+	json_object_foreach(env, key, v)
+	{
 		if (!env_name_valid(key) || !env_allowed(ex, key)) {
 			mcp_error(res, "argument 'env.%s': not in the environment allowlist", key);
 			goto fail;
@@ -494,8 +495,8 @@ static int find_exec(const char *name, char *out, size_t size)
 
 static int start_job(struct exec *ex, json_t *id, char **argv, json_t *args, struct mcp_call_result *res)
 {
-	static const char *const allowed_keys[] = { "argv", "command", "cwd", "env", "timeout_ms", "max_output",
-						    "stdin", NULL };
+	static const char *const allowed_keys[] = { "argv",	  "command",	"cwd",	 "env",
+						    "timeout_ms", "max_output", "stdin", NULL };
 	_cleanup_close_ int cwd_fd = -EBADF, cg_fd = -EBADF;
 	unsigned long long timeout = DEFAULT_TIMEOUT_MS, max_output = DEFAULT_MAX_OUTPUT;
 	const char *cwd = NULL, *input = NULL;
@@ -678,7 +679,8 @@ static int enqueue(struct exec *ex, json_t *id, json_t *args, bool shell, struct
 {
 	if (ex->n_queue == MAX_QUEUE)
 		return mcp_error(res, "too many calls waiting for a job slot (%d)", MAX_QUEUE);
-	ex->queue[ex->n_queue++] = (struct queued){ .id = json_incref(id), .args = json_deep_copy(args), .shell = shell };
+	ex->queue[ex->n_queue++] =
+		(struct queued){ .id = json_incref(id), .args = json_deep_copy(args), .shell = shell };
 	return MCP_DEFERRED;
 }
 
@@ -704,7 +706,8 @@ static int tool_run_command(void *ctx, json_t *id, json_t *args, struct mcp_call
 		return mcp_error(res, "argument 'command': run_command takes 'argv' (no shell); see run_shell");
 	if (!json_is_array(jargv) || json_array_size(jargv) == 0 || json_array_size(jargv) > MAX_ARGV)
 		return mcp_error(res, "argument 'argv': must be an array of 1 to %d strings", MAX_ARGV);
-	json_array_foreach(jargv, i, v) {
+	json_array_foreach(jargv, i, v)
+	{
 		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
 			return mcp_error(res, "argument 'argv[%zu]': must be a string without NUL", i);
 		argv[i] = (char *)json_string_value(v);
@@ -774,7 +777,6 @@ static const struct mcp_tool tools[] = {
 };
 /* clang-format on */
 
-
 int main(int argc, char **argv)
 {
 	static struct exec ex = { .job_cgroup_fd = -1 };
@@ -796,8 +798,8 @@ int main(int argc, char **argv)
 	srv.ctx = &ex;
 	ex.srv = &srv;
 	for (size_t i = 0; i < MAX_JOBS; i++)
-		ex.jobs[i].out.fd = ex.jobs[i].err.fd = ex.jobs[i].stdin_fd = ex.jobs[i].pidfd =
-			ex.jobs[i].cgroup_fd = -1;
+		ex.jobs[i].out.fd = ex.jobs[i].err.fd = ex.jobs[i].stdin_fd = ex.jobs[i].pidfd = ex.jobs[i].cgroup_fd =
+			-1;
 	for (size_t i = 0; i < ELEMENTSOF(default_env); i++)
 		ex.env_allow[ex.n_env_allow++] = default_env[i];
 

@@ -32,11 +32,11 @@
 #include "resolve.h"
 #include "syscall-compat.h"
 
-#define MAX_ROOTS 64
-#define MAX_WRITE_BYTES (16u * 1024 * 1024)
+#define MAX_ROOTS	 64
+#define MAX_WRITE_BYTES	 (16u * 1024 * 1024)
 #define MAX_LIST_ENTRIES 10000
-#define MAX_FIND_VISITS 100000
-#define MAX_READ_MANY 64
+#define MAX_FIND_VISITS	 100000
+#define MAX_READ_MANY	 64
 #define MAX_DELETE_DEPTH 256
 /* A request line must hold a write_file of MAX_WRITE_BYTES in either
  * encoding: UTF-8 text escaped at worst six bytes per byte (\u001F), base64
@@ -268,7 +268,8 @@ static int tool_read_many(void *ctx, json_t *id, json_t *args, struct mcp_call_r
 	if (json_array_size(paths) > MAX_READ_MANY)
 		return mcp_error(res, "argument 'paths': at most %d paths", MAX_READ_MANY);
 	files = json_array();
-	json_array_foreach(paths, i, v) {
+	json_array_foreach(paths, i, v)
+	{
 		struct mcp_call_result one = { 0 };
 		char name[32];
 		json_t *o;
@@ -418,8 +419,8 @@ static int tool_find(void *ctx, json_t *id, json_t *args, struct mcp_call_result
 	st.match_path = strchr(st.pattern, '/') != NULL;
 	st.matches = json_array();
 	find_walk(&st, fd, "", 1);
-	res->structured = json_pack("{s:s, s:s, s:o, s:b}", "path", path, "pattern", st.pattern, "matches",
-				    st.matches, "truncated", st.truncated);
+	res->structured = json_pack("{s:s, s:s, s:o, s:b}", "path", path, "pattern", st.pattern, "matches", st.matches,
+				    "truncated", st.truncated);
 	return 0;
 }
 
@@ -636,21 +637,23 @@ static int tool_edit_file(void *ctx, json_t *id, json_t *args, struct mcp_call_r
 	if (!diff)
 		return mcp_error(res, "out of memory");
 
-	json_array_foreach(edits, i, e) {
+	json_array_foreach(edits, i, e)
+	{
 		json_t *o = json_object_get(e, "oldText"), *n = json_object_get(e, "newText");
 		size_t olen, nlen, first = 0, count;
 		char *nb;
 
 		if (!json_is_object(e) || json_object_size(e) != 2 || !json_is_string(o) || !json_is_string(n))
-			return mcp_error(res, "argument 'edits[%zu]': must be {\"oldText\": string, \"newText\": string}",
-					 i);
+			return mcp_error(
+				res, "argument 'edits[%zu]': must be {\"oldText\": string, \"newText\": string}", i);
 		olen = json_string_length(o);
 		nlen = json_string_length(n);
 		if (olen == 0)
 			return mcp_error(res, "argument 'edits[%zu].oldText': must not be empty", i);
 		count = count_occurrences(buf, len, json_string_value(o), olen, &first);
 		if (count != 1)
-			return mcp_error(res, "argument 'edits[%zu].oldText': matches %zu times; it must match exactly once",
+			return mcp_error(res,
+					 "argument 'edits[%zu].oldText': matches %zu times; it must match exactly once",
 					 i, count);
 		if (len - olen + nlen > MAX_WRITE_BYTES)
 			return mcp_error(res, "argument 'edits[%zu]': the result would exceed %u bytes", i,
@@ -675,8 +678,8 @@ static int tool_edit_file(void *ctx, json_t *id, json_t *args, struct mcp_call_r
 		if (r < 0)
 			return mcp_error(res, "argument 'path': %s: %s", path, strerror(-r));
 	}
-	res->structured = json_pack("{s:s, s:s, s:b, s:I}", "path", path, "diff", diff, "dryRun", dry, "bytes",
-				    (json_int_t)len);
+	res->structured =
+		json_pack("{s:s, s:s, s:b, s:I}", "path", path, "diff", diff, "dryRun", dry, "bytes", (json_int_t)len);
 	return 0;
 }
 
@@ -909,7 +912,6 @@ static const struct mcp_tool tools[] = {
 	  NULL, false, true, tool_delete },
 };
 /* clang-format on */
-
 
 int main(int argc, char **argv)
 {

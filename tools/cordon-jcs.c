@@ -57,12 +57,13 @@ static int fingerprint(const json_t *doc)
 		const char *key;
 		json_t *v;
 
-		json_object_foreach((json_t *)doc, key, v)
-			if (strcmp(key, "tool") != 0 && strcmp(key, "instructions") != 0) {
-				log_error("--fingerprint: unknown member \"%s\" in the {\"tool\",\"instructions\"} wrapper",
-					  key);
-				return 1;
-			}
+		json_object_foreach((json_t *)doc, key,
+				    v) if (strcmp(key, "tool") != 0 && strcmp(key, "instructions") != 0)
+		{
+			log_error("--fingerprint: unknown member \"%s\" in the {\"tool\",\"instructions\"} wrapper",
+				  key);
+			return 1;
+		}
 		tool = json_object_get(doc, "tool");
 		instr = json_object_get(doc, "instructions");
 		if (!json_is_object(tool)) {

@@ -134,7 +134,8 @@ static void render_connectors(const struct opts *o, const json_t *r)
 		return;
 	}
 	printf("%-24s %-12s %s\n", "CONNECTOR", "STATE", "INSTANCES");
-	json_array_foreach(r, i, c) {
+	json_array_foreach(r, i, c)
+	{
 		const json_t *inst = json_object_get(c, "instances");
 
 		printf("%-24s %-12s %lld\n", str(c, "id"), str(c, "state"),
@@ -159,13 +160,15 @@ static void render_inventory(const struct opts *o, const json_t *r)
 		       json_is_true(json_object_get(r, "all")) ? "" : " (use --all to see every tool)");
 		return;
 	}
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		const json_t *notes = json_object_get(t, "notes"), *n;
 		size_t j;
 		char *claims = json_dumps(json_object_get(t, "claims"), JSON_COMPACT | JSON_SORT_KEYS);
 
 		printf("%s%s/%s  [%s]\n", i ? "\n" : "", str(t, "connector"), str(t, "tool"), str(t, "state"));
-		printf("  cordon tier:   %s%s\n", str(t, "tier"), json_is_true(json_object_get(t, "granted")) ? " (granted)" : " (not granted)");
+		printf("  cordon tier:   %s%s\n", str(t, "tier"),
+		       json_is_true(json_object_get(t, "granted")) ? " (granted)" : " (not granted)");
 		printf("  claims:        %s  (the connector's annotations: display only, never change the tier)\n",
 		       claims ? claims : "{}");
 		free(claims);
@@ -175,9 +178,11 @@ static void render_inventory(const struct opts *o, const json_t *r)
 		    strcmp(str(t, "pinned_fingerprint"), str(t, "fingerprint")) != 0)
 			printf("  reviewed was:  %s\n", str(t, "pinned_fingerprint"));
 		if (num(t, "escaped") > 0)
-			printf("  WARNING:       %lld invisible, bidi or look-alike characters are shown escaped as \\u{...}\n",
+			printf("  WARNING:       %lld invisible, bidi or look-alike characters are shown escaped as "
+			       "\\u{...}\n",
 			       num(t, "escaped"));
-		json_array_foreach(json_object_get(t, "warnings"), j, n) printf("  WARNING:       %s\n", json_string_value(n));
+		json_array_foreach(json_object_get(t, "warnings"), j, n)
+			printf("  WARNING:       %s\n", json_string_value(n));
 		if (json_is_string(json_object_get(t, "diff"))) {
 			printf("  changes since review (- reviewed, + advertised now):\n");
 			for (const char *p = str(t, "diff"); *p;) {
@@ -198,8 +203,8 @@ static void render_inventory(const struct opts *o, const json_t *r)
 			}
 		}
 		if (strcmp(str(t, "state"), "pending_review") == 0 || strcmp(str(t, "state"), "changed") == 0)
-			printf("  review with:   cordonctl inventory review %s %s --fingerprint %s\n", str(t, "connector"),
-			       str(t, "tool"), str(t, "fingerprint"));
+			printf("  review with:   cordonctl inventory review %s %s --fingerprint %s\n",
+			       str(t, "connector"), str(t, "tool"), str(t, "fingerprint"));
 	}
 }
 
@@ -216,12 +221,12 @@ static void render_grants(const struct opts *o, const json_t *r)
 
 	(void)o;
 	printf("%s: %zu granted\n", str(r, "connector"), json_array_size(g));
-	json_array_foreach(g, i, e) printf("  + %-32s tier %-12s inventory %s\n", str(e, "tool"), str(e, "tier"),
-					   str(e, "inventory"));
+	json_array_foreach(g, i, e)
+		printf("  + %-32s tier %-12s inventory %s\n", str(e, "tool"), str(e, "tier"), str(e, "inventory"));
 	if (json_array_size(n)) {
 		printf("not granted:\n");
-		json_array_foreach(n, i, e) printf("    %-32s tier %-12s inventory %s\n", str(e, "tool"), str(e, "tier"),
-						   str(e, "inventory"));
+		json_array_foreach(n, i, e) printf("    %-32s tier %-12s inventory %s\n", str(e, "tool"),
+						   str(e, "tier"), str(e, "inventory"));
 	}
 }
 
@@ -248,12 +253,13 @@ static void render_approvals(const struct opts *o, const json_t *r)
 		return;
 	}
 	printf("%-10s %-10s %-12s %-32s %-20s %s\n", "CODE", "STATE", "TIER", "CONNECTOR/TOOL", "EXPIRES", "ID");
-	json_array_foreach(r, i, a) {
+	json_array_foreach(r, i, a)
+	{
 		char ct[160];
 
 		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
-		printf("%-10s %-10s %-12s %-32s %-20.19s %s\n", str(a, "display_code"), str(a, "state"), str(a, "tier"), ct,
-		       str(a, "expires_at"), str(a, "id"));
+		printf("%-10s %-10s %-12s %-32s %-20.19s %s\n", str(a, "display_code"), str(a, "state"), str(a, "tier"),
+		       ct, str(a, "expires_at"), str(a, "id"));
 	}
 }
 
@@ -261,7 +267,8 @@ static void render_approval(const struct opts *o, const json_t *r)
 {
 	(void)o;
 	printf("approval %s  (code %s)\n", str(r, "id"), str(r, "display_code"));
-	printf("  state:      %s%s\n", str(r, "state"), json_is_true(json_object_get(r, "past_expiry")) ? " (past expiry)" : "");
+	printf("  state:      %s%s\n", str(r, "state"),
+	       json_is_true(json_object_get(r, "past_expiry")) ? " (past expiry)" : "");
 	printf("  tier:       %s\n", str(r, "tier"));
 	printf("  call:       %s/%s\n", str(r, "connector"), str(r, "tool"));
 	printf("  session:    %s\n", str(r, "session"));
@@ -285,7 +292,8 @@ static void render_approval(const struct opts *o, const json_t *r)
 			       json_array_size(json_object_get(r, "masked")));
 		json_array_foreach(w, i, e) printf("  WARNING:    %s\n", json_string_value(e));
 		if (num(r, "escaped") > 0)
-			printf("  WARNING:    %lld invisible, bidi or look-alike characters in the arguments\n", num(r, "escaped"));
+			printf("  WARNING:    %lld invisible, bidi or look-alike characters in the arguments\n",
+			       num(r, "escaped"));
 	} else if (json_object_get(r, "arguments_note"))
 		printf("  arguments:  %s\n", str(r, "arguments_note"));
 	if (json_is_string(json_object_get(r, "confirmation_code")))
@@ -296,7 +304,8 @@ static void render_approval(const struct opts *o, const json_t *r)
 static void render_decided(const struct opts *o, const json_t *r)
 {
 	(void)o;
-	printf("approval %s (%s/%s): %s\n", str(r, "display_code"), str(r, "connector"), str(r, "tool"), str(r, "state"));
+	printf("approval %s (%s/%s): %s\n", str(r, "display_code"), str(r, "connector"), str(r, "tool"),
+	       str(r, "state"));
 }
 
 static void render_delegations(const struct opts *o, const json_t *r)
@@ -310,8 +319,8 @@ static void render_delegations(const struct opts *o, const json_t *r)
 		return;
 	}
 	printf("%-36s %-9s %-10s %-16s %s\n", "ID", "STATE", "ACCESS", "CONNECTOR", "PATH");
-	json_array_foreach(r, i, d) printf("%-36s %-9s %-10s %-16s %s\n", str(d, "id"), str(d, "state"), str(d, "access"),
-					   str(d, "connector"), str(d, "path"));
+	json_array_foreach(r, i, d) printf("%-36s %-9s %-10s %-16s %s\n", str(d, "id"), str(d, "state"),
+					   str(d, "access"), str(d, "connector"), str(d, "path"));
 }
 
 static void render_delegation(const struct opts *o, const json_t *r)
@@ -332,7 +341,8 @@ static void render_actions(const struct opts *o, const json_t *r)
 		return;
 	}
 	printf("%-36s %-16s %-10s %-32s %s\n", "ID", "STATE", "TIER", "CONNECTOR/TOOL", "CREATED");
-	json_array_foreach(r, i, a) {
+	json_array_foreach(r, i, a)
+	{
 		char ct[160];
 
 		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
@@ -353,7 +363,8 @@ static void render_audit_tail(const struct opts *o, const json_t *r)
 	const json_t *rec;
 
 	(void)o;
-	json_array_foreach(r, i, rec) {
+	json_array_foreach(r, i, rec)
+	{
 		char *s = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 
 		if (s) {
@@ -583,8 +594,10 @@ static void usage(FILE *f)
 		fprintf(f, "  %s\n", c->usage);
 	fputs("  mcp                      bridge stdio to the gateway socket (for stdio MCP clients)\n\n"
 	      "Options:\n"
-	      "  --socket PATH   operator socket (default $" CORDON_OPERATOR_SOCKET_ENV " or " CORDON_OPERATOR_SOCKET_DEFAULT ");\n"
-	      "                  for mcp the gateway socket ($" CORDON_GATEWAY_SOCKET_ENV " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
+	      "  --socket PATH   operator socket (default $" CORDON_OPERATOR_SOCKET_ENV
+	      " or " CORDON_OPERATOR_SOCKET_DEFAULT ");\n"
+	      "                  for mcp the gateway socket ($" CORDON_GATEWAY_SOCKET_ENV
+	      " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
 	      "  --json          print the raw JSON result (read commands)\n"
 	      "  --help          help for a command\n\n"
 	      "Exit codes: 0 ok, 1 refused/failed, 2 usage, 3 cannot connect, 4 permission denied,\n"
@@ -928,8 +941,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint) {
-		fprintf(stderr, "cordonctl: inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
-				"           show` printed for what you reviewed (so a definition that changed since is refused)\n");
+		fprintf(stderr,
+			"cordonctl: inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
+			"           show` printed for what you reviewed (so a definition that changed since is "
+			"refused)\n");
 		return EXIT_USAGE;
 	}
 	args = json_object();
@@ -956,8 +971,8 @@ int main(int argc, char **argv)
 		r = strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED
 		    : (strcmp(code, CORDON_OP_E_UNKNOWN_ARG) == 0 || strcmp(code, CORDON_OP_E_MISSING_ARG) == 0 ||
 		       strcmp(code, CORDON_OP_E_BAD_ARG) == 0)
-			? EXIT_USAGE
-			: EXIT_FAILED;
+			    ? EXIT_USAGE
+			    : EXIT_FAILED;
 		json_decref(error);
 		return r;
 	}

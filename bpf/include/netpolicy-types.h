@@ -50,8 +50,8 @@ struct cordon_np_key {
 };
 
 struct cordon_np_port {
-	__u16 port;	 /* host byte order */
-	__u8 protocols;	 /* CORDON_NP_TCP | CORDON_NP_UDP */
+	__u16 port;	/* host byte order */
+	__u8 protocols; /* CORDON_NP_TCP | CORDON_NP_UDP */
 	__u8 _pad;
 };
 
@@ -78,5 +78,5 @@ struct cordon_np_event {
 	__u8 flags;	 /* CORDON_NP_EV_* */
 	__u16 sock_type; /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
 	__u16 _pad;
-	char comm[16];	 /* task name; untrusted text, escape before printing; empty for ingress */
+	char comm[16]; /* task name; untrusted text, escape before printing; empty for ingress */
 };

@@ -86,10 +86,9 @@ static int apply(struct cordon_daemon_config *c, const char *key, const char *v,
 {
 	uint64_t u;
 
-	if (!strcmp(key, "profiles") || !strcmp(key, "state") || !strcmp(key, "runtime") ||
-	    !strcmp(key, "launcher")) {
-		char **f = !strcmp(key, "profiles") ? &c->profiles_dir
-			   : !strcmp(key, "state")  ? &c->state_dir
+	if (!strcmp(key, "profiles") || !strcmp(key, "state") || !strcmp(key, "runtime") || !strcmp(key, "launcher")) {
+		char **f = !strcmp(key, "profiles")  ? &c->profiles_dir
+			   : !strcmp(key, "state")   ? &c->state_dir
 			   : !strcmp(key, "runtime") ? &c->runtime_dir
 						     : &c->launcher;
 		if (!*v || strlen(v) >= PATH_MAX || (from_file && !path_is_absolute_canonical(v))) {
@@ -99,8 +98,9 @@ static int apply(struct cordon_daemon_config *c, const char *key, const char *v,
 		return set_str(f, v);
 	}
 	if (!strcmp(key, "user") || !strcmp(key, "operator_group") || !strcmp(key, "gateway_group")) {
-		char **f = !strcmp(key, "user") ? &c->user : !strcmp(key, "operator_group") ? &c->operator_group
-											    : &c->gateway_group;
+		char **f = !strcmp(key, "user")		    ? &c->user
+			   : !strcmp(key, "operator_group") ? &c->operator_group
+							    : &c->gateway_group;
 		if (!name_valid(v)) {
 			snprintf(err, errsz, "%s: not a valid user or group name", key);
 			return -EINVAL;
@@ -312,19 +312,44 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 		const char *key = NULL;
 
 		switch (o) {
-		case 'p': key = "profiles"; break;
-		case 's': key = "state"; break;
-		case 'r': key = "runtime"; break;
-		case 'u': key = "user"; break;
-		case 'O': key = "operator_group"; break;
-		case 'G': key = "gateway_group"; break;
-		case 'H': key = "http"; break;
-		case 'w': key = "approval_wait"; break;
-		case 'R': key = "result_cap"; break;
-		case 'L': key = "launcher"; break;
-		case 'S': key = "max_sessions"; break;
-		case 'd': c->foreground_log_debug = true; break;
-		default: break;
+		case 'p':
+			key = "profiles";
+			break;
+		case 's':
+			key = "state";
+			break;
+		case 'r':
+			key = "runtime";
+			break;
+		case 'u':
+			key = "user";
+			break;
+		case 'O':
+			key = "operator_group";
+			break;
+		case 'G':
+			key = "gateway_group";
+			break;
+		case 'H':
+			key = "http";
+			break;
+		case 'w':
+			key = "approval_wait";
+			break;
+		case 'R':
+			key = "result_cap";
+			break;
+		case 'L':
+			key = "launcher";
+			break;
+		case 'S':
+			key = "max_sessions";
+			break;
+		case 'd':
+			c->foreground_log_debug = true;
+			break;
+		default:
+			break;
 		}
 		if (!key)
 			continue;
@@ -365,8 +390,8 @@ static int make_absolute(char **p, struct cordon_diag *diag, const char *what)
 			if (!strcmp(tok, "..")) {
 				free(out);
 				free(n);
-				return cordon_diag_set(diag, EINVAL, "config", "%s: '..' in a path that does not exist yet",
-						       what);
+				return cordon_diag_set(diag, EINVAL, "config",
+						       "%s: '..' in a path that does not exist yet", what);
 			}
 			out[len++] = '/';
 			memcpy(out + len, tok, strlen(tok));

@@ -28,13 +28,13 @@
 
 #include "diag.h"
 
-#define CORDON_DAEMON_LINE_MAX_DEFAULT (4u * 1024 * 1024)
-#define CORDON_DAEMON_RESULT_CAP_DEFAULT (1u * 1024 * 1024)
+#define CORDON_DAEMON_LINE_MAX_DEFAULT	    (4u * 1024 * 1024)
+#define CORDON_DAEMON_RESULT_CAP_DEFAULT    (1u * 1024 * 1024)
 #define CORDON_DAEMON_APPROVAL_WAIT_DEFAULT 30u
 /* Canonical (JCS) argument bytes held by calls between admission and their
  * end (queued for an instance, waiting for an approval, in flight). */
-#define CORDON_DAEMON_HELD_MAX_DEFAULT (256ull * 1024 * 1024)
-#define CORDON_DAEMON_HELD_PER_UID_DEFAULT (64ull * 1024 * 1024)
+#define CORDON_DAEMON_HELD_MAX_DEFAULT		 (256ull * 1024 * 1024)
+#define CORDON_DAEMON_HELD_PER_UID_DEFAULT	 (64ull * 1024 * 1024)
 #define CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT 10u
 
 struct cordon_daemon_config {
@@ -75,4 +75,3 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
  * relative to the working directory, which is what a newcomer typing
  * `cordond --state ./state` means). Returns 0 or -errno with diag. */
 int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_diag *diag);
-

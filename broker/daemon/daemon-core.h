@@ -22,7 +22,7 @@ struct cordon_profile;
  * tests of the proxy logic may start the fake connector directly. */
 struct cordon_worker_io {
 	uint32_t instance;
-	pid_t pid;	/* 0 when unknown (launcher-managed) */
+	pid_t pid; /* 0 when unknown (launcher-managed) */
 	int stdin_fd, stdout_fd, stderr_fd;
 	json_t *report; /* enforcement report, new reference or NULL */
 	/* The credential values the spawner injected (read at this spawn, so a
@@ -76,8 +76,7 @@ int cordon_daemon_run(struct cordon_daemon *d);
 void cordon_daemon_free(struct cordon_daemon *d);
 
 /* Spawner events. */
-void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status,
-				   const json_t *report);
+void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status, const json_t *report);
 void cordon_daemon_helper_lost(struct cordon_daemon *d, const struct cordon_diag *why);
 
 /* The launcher-helper spawner (daemon-launcher.c). Started while privileged. */

@@ -140,7 +140,8 @@ static void ls_free(void *userdata)
 int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, struct cordon_spawner *ret,
 				   struct cordon_diag *diag)
 {
-	struct cordon_launcher_handlers h = { .exited = on_exited, .net_denied = on_net_denied,
+	struct cordon_launcher_handlers h = { .exited = on_exited,
+					      .net_denied = on_net_denied,
 					      .helper_lost = on_helper_lost };
 	struct lspawner *ls = calloc(1, sizeof(*ls));
 	int r;

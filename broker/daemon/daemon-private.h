@@ -43,7 +43,7 @@ struct dconn {
 	bool failing; /* repeated crashes: health says failing */
 	char last_error[200];
 	json_t *surface_cache; /* tool -> expiry (ms) of a positive surface check */
-	char **secrets; /* credential values, for scrubbing stderr */
+	char **secrets;	       /* credential values, for scrubbing stderr */
 	size_t n_secrets;
 	/* issue 11 finding 9a: sessions hear list_changed only for a real
 	 * change of this connector's tools, at most once a second. */
@@ -69,9 +69,9 @@ enum dwreq_kind {
 struct dwreq {
 	int64_t id;
 	enum dwreq_kind kind;
-	struct dcall *call;	 /* DWREQ_CALL */
+	struct dcall *call;	  /* DWREQ_CALL */
 	struct dsession *session; /* DWREQ_PASSTHROUGH */
-	json_t *client_id;	 /* DWREQ_PASSTHROUGH: the client's request id */
+	json_t *client_id;	  /* DWREQ_PASSTHROUGH: the client's request id */
 	struct dwreq *next;
 };
 
@@ -88,9 +88,9 @@ struct dworker {
 	bool discarding;
 	int64_t next_id;
 	struct dwreq *reqs;
-	json_t *tools;	    /* array of advertised tool objects, in list order */
+	json_t *tools;	      /* array of advertised tool objects, in list order */
 	json_t *fingerprints; /* {name: hex} */
-	json_t *list_accum; /* during pagination */
+	json_t *list_accum;   /* during pagination */
 	char *instructions;
 	json_t *report;
 	json_t *server_caps;
@@ -99,11 +99,11 @@ struct dworker {
 	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
 	bool inventory_synced;
 	unsigned list_pages;
-	uint64_t denial_audit_ms;  /* last network.denied record for this instance */
-	uint64_t denials_pending;  /* denials not yet in an audit record (rate limit) */
-	size_t n_roots; /* delegated roots it was started with */
-	json_t *delegated; /* their sandbox paths */
-	bool for_install; /* launched by connector_add only to take the inventory */
+	uint64_t denial_audit_ms; /* last network.denied record for this instance */
+	uint64_t denials_pending; /* denials not yet in an audit record (rate limit) */
+	size_t n_roots;		  /* delegated roots it was started with */
+	json_t *delegated;	  /* their sandbox paths */
+	bool for_install;	  /* launched by connector_add only to take the inventory */
 	char tag[64];
 	/* issue 11 finding 4: tools/list budgets per instance over a window
 	 * (not per listing), one listing at a time, re-listings rate-limited. */
@@ -159,7 +159,7 @@ struct dcall {
 	char *pass_method;
 	json_t *pass_params;
 	struct dmulti *multi;
-	struct dcall *next;	  /* session list */
+	struct dcall *next;	    /* session list */
 	struct dcall *next_waiting; /* worker wait queue */
 	/* Argument bytes charged to held_uid's budget (held_charge) from
 	 * admission until call_free; 0 when nothing was charged. */
@@ -301,7 +301,7 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 /* A connector's sampling/elicitation request relayed to a client. */
 struct drelay {
 	struct dsession *s;
-	struct dworker *w; /* NULL once the instance is gone */
+	struct dworker *w;  /* NULL once the instance is gone */
 	char client_id[40]; /* the id the broker used toward the client */
 	json_t *worker_id;  /* the connector's request id */
 	struct drelay *next;
@@ -324,8 +324,8 @@ void pass_session_closed(struct dsession *s);
 /* worker.c */
 struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool start,
 			   struct cordon_diag *diag);
-int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install,
-		  struct dworker **ret, struct cordon_diag *diag);
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
+		  struct cordon_diag *diag);
 void worker_kill(struct dworker *w, const char *why);
 void worker_enqueue(struct dworker *w, struct dcall *c);
 void worker_dequeue(struct dworker *w, struct dcall *c);

@@ -51,7 +51,8 @@ int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
 		 * the id: then it is somebody's, and --user must say whose. */
 		if (getpwuid(CORDON_BROKER_PRIVATE_ID) || getgrgid(CORDON_BROKER_PRIVATE_ID))
 			return cordon_diag_set(diag, EEXIST, "user",
-					       "the private id %u is in the user database; give --user", CORDON_BROKER_PRIVATE_ID);
+					       "the private id %u is in the user database; give --user",
+					       CORDON_BROKER_PRIVATE_ID);
 		d->run_uid = CORDON_BROKER_PRIVATE_ID;
 		d->run_gid = CORDON_BROKER_PRIVATE_ID;
 	}
@@ -63,10 +64,11 @@ int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
 		/* nobody is shared by unrelated services: every one of them could
 		 * open a database and key owned by it. */
 		if (pw->pw_uid == 65534 || !strcmp(d->cfg.user, "nobody"))
-			return cordon_diag_set(diag, EPERM, "user",
-					       "user '%s' is shared by other services and could open cordond's database; "
-					       "give a dedicated user, or no --user for cordond's private id",
-					       d->cfg.user);
+			return cordon_diag_set(
+				diag, EPERM, "user",
+				"user '%s' is shared by other services and could open cordond's database; "
+				"give a dedicated user, or no --user for cordond's private id",
+				d->cfg.user);
 		if (geteuid() != 0 && pw->pw_uid != geteuid())
 			return cordon_diag_set(diag, EPERM, "user",
 					       "cannot switch to user '%s' without root; run as root or drop --user",
@@ -272,8 +274,7 @@ int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 		rw &= ~LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	if ((r = add_path(rfd, d->cfg.state_dir, rw, diag)) < 0)
 		return r;
-	if (strcmp(d->cfg.runtime_dir, d->cfg.state_dir) != 0 &&
-	    (r = add_path(rfd, d->cfg.runtime_dir, rw, diag)) < 0)
+	if (strcmp(d->cfg.runtime_dir, d->cfg.state_dir) != 0 && (r = add_path(rfd, d->cfg.runtime_dir, rw, diag)) < 0)
 		return r;
 	if ((r = add_path(rfd, d->cfg.profiles_dir, ro, diag)) < 0)
 		return r;

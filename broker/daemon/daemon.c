@@ -52,7 +52,6 @@ static inline void closedir_p(DIR **d)
 }
 #define CREDENTIAL_MAX 65536
 
-
 struct dconn *daemon_conn(struct cordon_daemon *d, const char *id)
 {
 	for (size_t i = 0; i < d->n_conns; i++)
@@ -550,11 +549,12 @@ json_t *cordon_daemon_connectors(struct cordon_daemon *d)
 		for (struct dworker *w = d->workers; w; w = w->next)
 			n += w->conn == c;
 		json_array_append_new(
-			out, json_pack("{s:s, s:s, s:b, s:I, s:s, s:I, s:I, s:s}", "id", c->id, "state", conn_state(d, c),
-				       "installed", daemon_conn_installed(d, c->id), "instances", (json_int_t)n,
-				       "mode", c->profile->instances == CORDON_INSTANCES_SHARED ? "shared" : "per-session",
-				       "restarts", (json_int_t)c->restarts, "crashes", (json_int_t)c->crashes,
-				       "last_error", c->last_error));
+			out,
+			json_pack("{s:s, s:s, s:b, s:I, s:s, s:I, s:I, s:s}", "id", c->id, "state", conn_state(d, c),
+				  "installed", daemon_conn_installed(d, c->id), "instances", (json_int_t)n, "mode",
+				  c->profile->instances == CORDON_INSTANCES_SHARED ? "shared" : "per-session",
+				  "restarts", (json_int_t)c->restarts, "crashes", (json_int_t)c->crashes, "last_error",
+				  c->last_error));
 	}
 	return out;
 }
@@ -587,7 +587,7 @@ json_t *cordon_daemon_profile_errors(struct cordon_daemon *d)
 	/* More than were kept: say how many, not which. */
 	if (out && d->n_bad_profiles_total > d->n_bad_profiles)
 		json_array_append_new(
-		    out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total - d->n_bad_profiles)));
+			out, json_pack("{s:I}", "more", (json_int_t)(d->n_bad_profiles_total - d->n_bad_profiles)));
 	return out;
 }
 
@@ -631,7 +631,9 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 
 int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 {
-	static const char *const le[] = { "1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "+Inf" };
+	static const char *const le[] = {
+		"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "+Inf"
+	};
 	struct cordon_db_counters cnt = {};
 	uint64_t cum = 0;
 	unsigned sessions = d->n_sessions;
@@ -774,8 +776,7 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 	return n;
 }
 
-void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status,
-				   const json_t *report)
+void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status, const json_t *report)
 {
 	worker_instance_exited(d, instance, wait_status, report);
 }
@@ -852,8 +853,8 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	}
 	worker_kill(w, "inventory timed out");
 	return add_undo(
-	    d, connector,
-	    cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
+		d, connector,
+		cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
 }
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)
@@ -883,7 +884,8 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
 	r = cordon_connector_remove(d->db, &sys, connector);
 	if (r < 0)
-		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector, cordon_db_last_error(d->db));
+		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector,
+				       cordon_db_last_error(d->db));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
 	(void)end_instances(d, c, "connector removed");

@@ -46,14 +46,14 @@ static void tool_error_result(struct dsession *s, const json_t *id, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	session_send_result(s, id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg,
-					     "isError", 1));
+	session_send_result(s, id,
+			    json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg, "isError", 1));
 }
 
-static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured,
-			     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured,
-			     const char *fmt, ...)
+static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured, const char *fmt,
+			     ...) __attribute__((format(printf, 5, 6)));
+static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured, const char *fmt,
+			     ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -150,7 +150,8 @@ static bool tool_in_surface(struct cordon_daemon *d, const char *connector, cons
 		if (!conn->surface_cache)
 			conn->surface_cache = json_object();
 		if (json_object_size(conn->surface_cache) < 4096)
-			json_object_set_new(conn->surface_cache, tool, json_integer((json_int_t)(now + SURFACE_CACHE_MS)));
+			json_object_set_new(conn->surface_cache, tool,
+					    json_integer((json_int_t)(now + SURFACE_CACHE_MS)));
 	}
 	return ok;
 }
@@ -184,19 +185,33 @@ static const char *call_subject(const struct dcall *c, char buf[static 24])
 static const char *begin_error(int r)
 {
 	switch (r) {
-	case -EEXIST: return "the idempotency key was already used for a different request";
-	case -EINPROGRESS: return "a call with this idempotency key is still in progress";
-	case -ENOTRECOVERABLE: return "an earlier call with this idempotency key has an unknown outcome; an operator must resolve it";
-	case -ENODATA: return "this call already ran under an earlier broker process; its result is not available and it is not repeated";
-	case -ENOENT: return "the approval no longer exists";
-	case -EAGAIN: return "the approval is still pending";
-	case -EACCES: return "the approval was denied";
-	case -ETIME: return "the approval expired";
-	case -ECANCELED: return "the approval was revoked";
-	case -EALREADY: return "the approval was already used; a repeat needs a new approval";
-	case -EBADMSG: return "the approval does not match this call";
-	case -EIO: return "the audit log cannot be written; nothing above read is dispatched";
-	default: return "the call could not be recorded";
+	case -EEXIST:
+		return "the idempotency key was already used for a different request";
+	case -EINPROGRESS:
+		return "a call with this idempotency key is still in progress";
+	case -ENOTRECOVERABLE:
+		return "an earlier call with this idempotency key has an unknown outcome; an operator must resolve it";
+	case -ENODATA:
+		return "this call already ran under an earlier broker process; its result is not available and it is "
+		       "not repeated";
+	case -ENOENT:
+		return "the approval no longer exists";
+	case -EAGAIN:
+		return "the approval is still pending";
+	case -EACCES:
+		return "the approval was denied";
+	case -ETIME:
+		return "the approval expired";
+	case -ECANCELED:
+		return "the approval was revoked";
+	case -EALREADY:
+		return "the approval was already used; a repeat needs a new approval";
+	case -EBADMSG:
+		return "the approval does not match this call";
+	case -EIO:
+		return "the audit log cannot be written; nothing above read is dispatched";
+	default:
+		return "the call could not be recorded";
 	}
 }
 
@@ -359,12 +374,13 @@ void call_tick(struct dcall *c, uint64_t now)
 			return;
 		}
 		c->s->d->m.approvals_timeout++;
-		call_fail(c,
-			  "cordon: this call needs an operator's approval (code %s, tier %s). It was not approved within "
-			  "%llu s. Ask the operator to approve code %s (cordonctl approvals approve %s), then repeat the "
-			  "identical call after approval; the request stays valid until it expires.",
-			  c->display_code, cordon_risk_name(c->dec.decision.tier),
-			  (unsigned long long)(c->s->d->cfg.approval_wait_ms / 1000), c->display_code, c->display_code);
+		call_fail(
+			c,
+			"cordon: this call needs an operator's approval (code %s, tier %s). It was not approved within "
+			"%llu s. Ask the operator to approve code %s (cordonctl approvals approve %s), then repeat the "
+			"identical call after approval; the request stays valid until it expires.",
+			c->display_code, cordon_risk_name(c->dec.decision.tier),
+			(unsigned long long)(c->s->d->cfg.approval_wait_ms / 1000), c->display_code, c->display_code);
 		return;
 	}
 	call_check_approval(c);
@@ -380,10 +396,10 @@ static void progress_tick(struct cordon_daemon *d, uint64_t now)
 
 				c->next_progress_ms = now + PROGRESS_INTERVAL_MS;
 				snprintf(msg, sizeof(msg), "waiting for operator approval %s", c->display_code);
-				session_send_json(s, json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0", "method",
-							       "notifications/progress", "params", "progressToken",
-							       c->progress_token, "progress", (json_int_t)++c->progress_n,
-							       "message", msg));
+				session_send_json(s, json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0",
+							       "method", "notifications/progress", "params",
+							       "progressToken", c->progress_token, "progress",
+							       (json_int_t)++c->progress_n, "message", msg));
 			}
 }
 
@@ -435,7 +451,8 @@ void call_worker_ready(struct dcall *c)
 	case CORDON_VERDICT_DENY:
 		d->m.calls_deny++;
 		call_fail(c, "cordon denied this call: %s.",
-			  r < 0 ? "internal error (fail closed)" : cordon_deny_reason_to_string(c->dec.decision.reason));
+			  r < 0 ? "internal error (fail closed)"
+				: cordon_deny_reason_to_string(c->dec.decision.reason));
 		return;
 	case CORDON_VERDICT_ALLOW:
 		d->m.calls_allow++;
@@ -500,12 +517,14 @@ void call_worker_lost(struct dcall *c, const char *why)
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
 		(void)cordon_action_worker_lost(d->db, c->action_id);
 	if (c->state == DC_IN_FLIGHT && c->action_id[0])
-		call_fail(c,
-			  "cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
-			  "is not retried: an operator must resolve it.",
-			  c->connector, why, c->action_id);
+		call_fail(
+			c,
+			"cordon: connector %s %s while this call was in flight; its outcome is unknown (action %s). It "
+			"is not retried: an operator must resolve it.",
+			c->connector, why, c->action_id);
 	else if (c->state == DC_IN_FLIGHT)
-		call_fail(c, "cordon: connector %s %s while this read call was in flight; no result.", c->connector, why);
+		call_fail(c, "cordon: connector %s %s while this read call was in flight; no result.", c->connector,
+			  why);
 	else
 		call_worker_failed(c, why);
 }
@@ -540,15 +559,17 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 	if (!bytes || n > d->cfg.result_cap) {
 		if (c->action_id[0])
 			(void)cordon_action_complete(d->db, d->key, c->action_id, ok, NULL, 0);
-		tool_error_result(c->s, c->rpc_id,
-				  "cordon: the connector's result (%zu bytes) exceeds the %llu-byte cap and was dropped; "
-				  "the call ran (action %s).",
-				  n, (unsigned long long)d->cfg.result_cap, c->action_id);
+		tool_error_result(
+			c->s, c->rpc_id,
+			"cordon: the connector's result (%zu bytes) exceeds the %llu-byte cap and was dropped; "
+			"the call ran (action %s).",
+			n, (unsigned long long)d->cfg.result_cap, c->action_id);
 		call_free(c);
 		return;
 	}
 	if (c->action_id[0])
-		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes, n <= CORDON_RESULT_MAX_BYTES ? n : 0);
+		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes,
+					     n <= CORDON_RESULT_MAX_BYTES ? n : 0);
 	{
 		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
 		char *out = NULL;
@@ -803,8 +824,8 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 		}
 		tool_text_result(s, id, false,
 				 json_pack("{s:s, s:s, s:s, s:s}", "approval", info.display_code, "state",
-					   cordon_approval_state_to_string(info.state), "connector", info.connector, "tool",
-					   info.tool),
+					   cordon_approval_state_to_string(info.state), "connector", info.connector,
+					   "tool", info.tool),
 				 "Approval %s for %s__%s is %s.", info.display_code, info.connector, info.tool,
 				 cordon_approval_state_to_string(info.state));
 		return true;
@@ -819,8 +840,9 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 
 		if (!connector || !path || (access && strcmp(access, "read") && strcmp(access, "read-write")) ||
 		    (life && (!json_is_integer(life) || json_integer_value(life) < 0))) {
-			session_send_error(s, id, -32602,
-					   "Invalid params: connector and path are required; access is read or read-write");
+			session_send_error(
+				s, id, -32602,
+				"Invalid params: connector and path are required; access is read or read-write");
 			return true;
 		}
 		if (access && !strcmp(access, "read-write"))
@@ -832,7 +854,8 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 		r = cordon_delegation_request(d->db, &actor, connector, path, acc,
 					      life ? (uint64_t)json_integer_value(life) : 0, &info);
 		if (r < 0) {
-			tool_text_result(s, id, true, NULL, "The request was refused: %s.", cordon_db_last_error(d->db));
+			tool_text_result(s, id, true, NULL, "The request was refused: %s.",
+					 cordon_db_last_error(d->db));
 			return true;
 		}
 		tool_text_result(s, id, false, json_pack("{s:s, s:s}", "delegation", info.id, "state", "pending"),

@@ -58,14 +58,10 @@ bool pass_offered(struct cordon_daemon *d, bool prompts)
 static void audit_pass(struct dsession *s, const char *connector, const char *method)
 {
 	struct cordon_actor actor = cordon_actor_session(s->id);
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_DECISION,
-					 .actor = &actor,
-					 .session = s->id,
-					 .connector = connector,
-					 .tool = method,
-					 .tier = CORDON_RISK_READ,
-					 .decision = "allow",
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,  .event = CORDON_AUDIT_DECISION,
+					 .actor = &actor,	   .session = s->id,
+					 .connector = connector,   .tool = method,
+					 .tier = CORDON_RISK_READ, .decision = "allow",
 					 .reason = "passthrough" };
 
 	(void)cordon_audit_append(s->d->db, &ev);
@@ -130,7 +126,8 @@ void pass_result(struct dcall *c, json_t *msg)
 		size_t i;
 		json_t *x;
 
-		json_array_foreach(arr, i, x) {
+		json_array_foreach(arr, i, x)
+		{
 			json_t *cp = json_deep_copy(x);
 
 			if (!strcmp(m->key, "prompts")) {
@@ -247,7 +244,9 @@ bool pass_request(struct dsession *s, const char *method, const json_t *id, cons
 		if (!pass_offered(d, prompts))
 			return false;
 		fan_out(s, id, method,
-			prompts ? "prompts" : !strcmp(method, "resources/list") ? "resources" : "resourceTemplates",
+			prompts				    ? "prompts"
+			: !strcmp(method, "resources/list") ? "resources"
+							    : "resourceTemplates",
 			prompts);
 		return true;
 	}

@@ -111,7 +111,8 @@ bool relay_client_response(struct dsession *s, const json_t *msg)
 			json_t *generic = NULL;
 
 			if (!res && !json_is_object(err))
-				err = generic = json_pack("{s:i, s:s}", "code", -32603, "message", "invalid client response");
+				err = generic =
+					json_pack("{s:i, s:s}", "code", -32603, "message", "invalid client response");
 			relay_answer_worker(r->w, r->worker_id, res, err);
 			json_decref(generic);
 		}
@@ -133,7 +134,8 @@ void relay_session_closed(struct dsession *s)
 		}
 		*p = r->next;
 		if (r->w) {
-			json_t *err = json_pack("{s:i, s:s}", "code", -32000, "message", "cordon: the client session ended");
+			json_t *err =
+				json_pack("{s:i, s:s}", "code", -32000, "message", "cordon: the client session ended");
 
 			relay_answer_worker(r->w, r->worker_id, NULL, err);
 			json_decref(err);

@@ -262,8 +262,8 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 		json_object_set_new(caps, "completions", json_object());
 	session_send_result(
 		s, id,
-		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps,
-			  "serverInfo", "name", "cordond", "version", "0.1", "instructions",
+		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps, "serverInfo",
+			  "name", "cordond", "version", "0.1", "instructions",
 			  "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
 			  "approval; if a call returns an approval code, repeat the identical call after approval."));
 }
@@ -501,8 +501,8 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 		if (fd < 0)
 			return;
 		if (d->n_sessions >= d->cfg.max_sessions) {
-			static const char busy[] =
-				"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"cordond: too many sessions\"}}\n";
+			static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+						   "\"message\":\"cordond: too many sessions\"}}\n";
 
 			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);

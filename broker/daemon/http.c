@@ -133,7 +133,8 @@ static void notify_connection(void *cls, struct MHD_Connection *connection, void
 	struct hconn *c = *socket_context;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 		c = calloc(1, sizeof(*c));
 		if (!c)
@@ -386,7 +387,8 @@ int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsign
 		if (s[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
 			if ((ntohl(in4->sin_addr.s_addr) >> 24) != 127)
 				return cordon_diag_set(diag, EADDRNOTAVAIL, "http",
-						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])", s);
+						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])",
+						       s);
 			in4->sin_family = AF_INET;
 			in4->sin_port = htons((uint16_t)port);
 			*ret_len = sizeof(*in4);
@@ -395,7 +397,8 @@ int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsign
 		if (s[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
 			if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
 				return cordon_diag_set(diag, EADDRNOTAVAIL, "http",
-						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])", s);
+						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])",
+						       s);
 			in6->sin6_family = AF_INET6;
 			in6->sin6_port = htons((uint16_t)port);
 			*ret_len = sizeof(*in6);
@@ -417,8 +420,8 @@ static int listener_start(struct cordon_http *h, int fd, bool detail, bool tcp, 
 	l->mhd = MHD_start_daemon(
 		MHD_USE_EPOLL, 0, NULL, NULL, handler, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned)h->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->o.idle_timeout_sec,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->o.memory_limit, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, l,
-		MHD_OPTION_NOTIFY_COMPLETED, request_completed, l, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->o.memory_limit, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
+		l, MHD_OPTION_NOTIFY_COMPLETED, request_completed, l, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 		tcp ? (unsigned)(h->o.max_connections / 2 ? h->o.max_connections / 2 : 1) : 0u, MHD_OPTION_END);
 	if (!l->mhd)
 		return cordon_diag_set(diag, EINVAL, "http", "libmicrohttpd refused to start on %s",

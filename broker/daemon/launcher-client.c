@@ -91,7 +91,7 @@ static bool reap_helper(struct cordon_launcher_client *lc, int ms)
 	if (lc->reaped)
 		return true;
 	if (ms > 0 && lc->pidfd >= 0) {
-		struct pollfd p = {.fd = lc->pidfd, .events = POLLIN};
+		struct pollfd p = { .fd = lc->pidfd, .events = POLLIN };
 
 		while (poll(&p, 1, ms) < 0 && errno == EINTR)
 			;
@@ -162,7 +162,7 @@ static void queue_event(struct cordon_launcher_client *lc, struct cordon_serve_m
 		json_decref(j);
 		return; /* Out of memory: the event is lost, the instance is not. */
 	}
-	*e = (struct event){.type = m->type, .instance = m->instance, .wait_status = m->wait_status, .json = j};
+	*e = (struct event){ .type = m->type, .instance = m->instance, .wait_status = m->wait_status, .json = j };
 	if (lc->tail)
 		lc->tail->next = e;
 	else
@@ -176,8 +176,8 @@ static void queue_event(struct cordon_launcher_client *lc, struct cordon_serve_m
  * filled, 0 on timeout, or -errno (the helper is then marked lost). */
 static int read_one(struct cordon_launcher_client *lc, int timeout_ms, struct cordon_serve_msg *m)
 {
-	struct pollfd p = {.fd = lc->sock, .events = POLLIN};
-	struct cordon_diag d = {0};
+	struct pollfd p = { .fd = lc->sock, .events = POLLIN };
+	struct cordon_diag d = { 0 };
 	int r;
 
 	if (!lc->alive)
@@ -342,11 +342,11 @@ int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *
 		j = json_object();
 	}
 	*ret = (struct cordon_launched){
-	    .instance = rep.instance,
-	    .stdin_fd = TAKE_FD(rep.fds[0]),
-	    .stdout_fd = TAKE_FD(rep.fds[1]),
-	    .stderr_fd = TAKE_FD(rep.fds[2]),
-	    .report = j,
+		.instance = rep.instance,
+		.stdin_fd = TAKE_FD(rep.fds[0]),
+		.stdout_fd = TAKE_FD(rep.fds[1]),
+		.stderr_fd = TAKE_FD(rep.fds[2]),
+		.report = j,
 	};
 	rep.n_fds = 0;
 	cordon_serve_msg_clear(&rep);
@@ -437,7 +437,7 @@ bool cordon_launcher_client_alive(const struct cordon_launcher_client *lc)
  * CLOEXEC error pipe. */
 _noreturn_ static void child_exec(int sock, int errfd, const char *binary, char *const argv[])
 {
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
 	int e, s2, nul;
 
@@ -471,7 +471,7 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 {
 	struct cordon_launcher_client *lc;
 	struct cordon_serve_msg req, rep;
-	int sv[2] = {-EBADF, -EBADF}, ep[2] = {-EBADF, -EBADF};
+	int sv[2] = { -EBADF, -EBADF }, ep[2] = { -EBADF, -EBADF };
 	char *argv[6];
 	pid_t pid;
 	int r, e = 0;
@@ -495,7 +495,7 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 	 * unix SOCK_SEQPACKET send fails with EMSGSIZE above the send buffer,
 	 * whose default is below CORDON_SERVE_MAX_MSG). */
 	for (int i = 0; i < 2; i++)
-		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){CORDON_SERVE_MAX_MSG + 4096}, sizeof(int));
+		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
 	argv[0] = (char *)launch_binary;
 	argv[1] = (char *)"--serve";
 	argv[2] = (char *)"3";
@@ -532,8 +532,8 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 		r = cordon_diag_set(reterr_diag, errno, "launcher", "eventfd/epoll: %m");
 		goto fail;
 	}
-	if (epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->sock, &(struct epoll_event){.events = EPOLLIN}) < 0 ||
-	    epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->evfd, &(struct epoll_event){.events = EPOLLIN}) < 0) {
+	if (epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->sock, &(struct epoll_event){ .events = EPOLLIN }) < 0 ||
+	    epoll_ctl(lc->epfd, EPOLL_CTL_ADD, lc->evfd, &(struct epoll_event){ .events = EPOLLIN }) < 0) {
 		r = cordon_diag_set(reterr_diag, errno, "launcher", "epoll_ctl: %m");
 		goto fail;
 	}

@@ -134,15 +134,15 @@ void cordon_loop_unwatch(struct cordon_watch *w)
 	w->loop->dead = w;
 }
 
-int cordon_loop_timer(struct cordon_loop *l, uint64_t ms, cordon_timer_fn fn, void *userdata,
-		      struct cordon_timer **ret)
+int cordon_loop_timer(struct cordon_loop *l, uint64_t ms, cordon_timer_fn fn, void *userdata, struct cordon_timer **ret)
 {
 	struct cordon_timer *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
-	*t = (struct cordon_timer){ .loop = l, .due = cordon_loop_now_ms() + ms, .fn = fn, .userdata = userdata,
-				    .next = l->timers };
+	*t = (struct cordon_timer){
+		.loop = l, .due = cordon_loop_now_ms() + ms, .fn = fn, .userdata = userdata, .next = l->timers
+	};
 	l->timers = t;
 	if (ret)
 		*ret = t;

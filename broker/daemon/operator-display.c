@@ -103,8 +103,8 @@ static void fold(const char *s, char *out, size_t size)
 bool cordon_display_key_is_secret(const char *key)
 {
 	static const char *const contains[] = {
-		"token",      "secret",	   "passw",      "passphrase", "authorization", "apikey",	"accesskey",
-		"privatekey", "credential", "cookie",    "bearer",     "sessionkey",    "signature",
+		"token",      "secret",	    "passw",  "passphrase", "authorization", "apikey",	  "accesskey",
+		"privatekey", "credential", "cookie", "bearer",	    "sessionkey",    "signature",
 	};
 	static const char *const exact[] = { "auth", "pwd", "pin", "otp" };
 	char f[256];
@@ -180,9 +180,9 @@ static bool url_with_password(const char *s, size_t n)
 bool cordon_display_value_is_secret(const char *s, size_t n)
 {
 	static const char *const prefixes[] = {
-		"ghp_",	 "gho_",  "ghu_",    "ghs_",    "ghr_",	      "github_pat_", "xoxb-", "xoxp-", "xoxa-",
-		"xoxr-", "xoxs-", "sk-",     "sk_live_", "sk_test_",   "rk_live_",    "pk_live_", "AKIA", "ASIA",
-		"AIza",	 "glpat-", "npm_",   "pypi-",   "hf_",	      "shpat_",	     "SG.",
+		"ghp_",	 "gho_",   "ghu_", "ghs_",     "ghr_",	   "github_pat_", "xoxb-",    "xoxp-", "xoxa-",
+		"xoxr-", "xoxs-",  "sk-",  "sk_live_", "sk_test_", "rk_live_",	  "pk_live_", "AKIA",  "ASIA",
+		"AIza",	 "glpat-", "npm_", "pypi-",    "hf_",	   "shpat_",	  "SG.",
 	};
 	size_t dots = 0;
 
@@ -264,7 +264,8 @@ size_t cordon_display_secret_spans(const char *s, size_t n, struct cordon_displa
 	for (p = s; (p = memmem(p, (size_t)(s + n - p), "PRIVATE KEY-----", 16));) {
 		const char *begin = p, *end, *e;
 
-		while (begin > s && begin[-1] != '\n' && !(begin - s >= 10 && memcmp(begin - 10, "-----BEGIN", 10) == 0))
+		while (begin > s && begin[-1] != '\n' &&
+		       !(begin - s >= 10 && memcmp(begin - 10, "-----BEGIN", 10) == 0))
 			begin--;
 		if (begin - s >= 10 && memcmp(begin - 10, "-----BEGIN", 10) == 0)
 			begin -= 10;
@@ -564,7 +565,7 @@ static void warn_scripts(struct render *r, const char *what, const char *s, size
 	if (!r->warnings || !cordon_display_mixed_scripts(s, n, whole, scripts, sizeof(scripts)))
 		return;
 	(void)json_array_append_new(r->warnings, json_sprintf("%s: %s contains characters from several scripts: %s",
-							       r->path, what, scripts));
+							      r->path, what, scripts));
 }
 
 /* A string value. With masking, every credential in it is replaced by the
@@ -641,7 +642,8 @@ static int render_object(struct render *r, const json_t *v, unsigned depth)
 	m = calloc(n, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	json_object_foreach((json_t *)v, k, e) {
+	json_object_foreach((json_t *)v, k, e)
+	{
 		m[i++] = (struct member){ .key = k, .len = strlen(k), .value = e };
 	}
 	qsort(m, n, sizeof(*m), member_cmp);
@@ -723,13 +725,14 @@ int cordon_display_render(const json_t *v, bool mask, json_t *masked_paths, char
 	return cordon_display_render_opts(v, &o, ret, ret_escaped);
 }
 
-int cordon_display_render_opts(const json_t *v, const struct cordon_display_options *o, char **ret,
-			       size_t *ret_escaped)
+int cordon_display_render_opts(const json_t *v, const struct cordon_display_options *o, char **ret, size_t *ret_escaped)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	struct render r = { .mask = o && o->mask, .paths = o ? o->masked_paths : NULL,
-			    .warnings = o ? o->warnings : NULL, .path = "$" };
+	struct render r = { .mask = o && o->mask,
+			    .paths = o ? o->masked_paths : NULL,
+			    .warnings = o ? o->warnings : NULL,
+			    .path = "$" };
 	int rr;
 
 	if (!v)

@@ -27,8 +27,8 @@
 #include "operator.h"
 
 #define LIST_ALL_LIMIT 200
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY_(x)  #x
+#define STRINGIFY(x)   STRINGIFY_(x)
 
 /* jansson provides json_decrefp(). */
 #define _cleanup_json_ _cleanup_(json_decrefp)
@@ -125,15 +125,17 @@ static int op_status(struct cordon_daemon *d, json_t **ret, struct cordon_op_err
 	    (r = count_query(db, "SELECT count(*) FROM delegations WHERE state = 0", &delegations)) < 0 ||
 	    (r = count_query(db, "SELECT count(*) FROM actions WHERE state IN (4, 5)", &unknown)) < 0 ||
 	    (r = count_query(db, "SELECT count(*) FROM tool_inventory WHERE state IN (0, 2)", &review)) < 0 ||
-	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 || (r = cordon_db_policy_epoch(db, &epoch)) < 0)
+	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 ||
+	    (r = cordon_db_policy_epoch(db, &epoch)) < 0)
 		return core_error(err, r, "reading", "status");
 	cordon_db_get_counters(db, &c);
 	*ret = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health",
 			 cordon_daemon_health(d) ? cordon_daemon_health(d) : "failing", "profiles_failed",
-			 cordon_daemon_profile_errors(d), "connectors", (json_int_t)connectors, "approvals_pending", (json_int_t)approvals,
-			 "delegations_pending", (json_int_t)delegations, "actions_unresolved", (json_int_t)unknown,
-			 "inventory_to_review", (json_int_t)review, "policy_epoch", (json_int_t)epoch, "audit",
-			 "last_seq", (json_int_t)last_seq, "append_failures", (json_int_t)c.audit_append_failures);
+			 cordon_daemon_profile_errors(d), "connectors", (json_int_t)connectors, "approvals_pending",
+			 (json_int_t)approvals, "delegations_pending", (json_int_t)delegations, "actions_unresolved",
+			 (json_int_t)unknown, "inventory_to_review", (json_int_t)review, "policy_epoch",
+			 (json_int_t)epoch, "audit", "last_seq", (json_int_t)last_seq, "append_failures",
+			 (json_int_t)c.audit_append_failures);
 	return *ret ? 0 : oom(err);
 }
 
@@ -229,13 +231,17 @@ static json_t *claim_notes(const json_t *claims, enum cordon_risk tier)
 		return NULL;
 	if (json_is_true(ro) && tier != CORDON_RISK_READ)
 		(void)json_array_append_new(
-			notes, json_sprintf("the connector claims readOnlyHint, cordon's tier is %s", cordon_risk_name(tier)));
+			notes,
+			json_sprintf("the connector claims readOnlyHint, cordon's tier is %s", cordon_risk_name(tier)));
 	if (json_is_false(destr) && tier >= CORDON_RISK_DESTRUCTIVE)
-		(void)json_array_append_new(notes, json_sprintf("the connector claims destructiveHint false, cordon's tier is %s",
-								cordon_risk_name(tier)));
+		(void)json_array_append_new(
+			notes, json_sprintf("the connector claims destructiveHint false, cordon's tier is %s",
+					    cordon_risk_name(tier)));
 	if (tier == CORDON_RISK_READ && (json_is_false(ro) || json_is_true(destr)))
 		(void)json_array_append_new(
-			notes, json_string("the connector says it may modify things, cordon's tier is read: check the profile"));
+			notes,
+			json_string(
+				"the connector says it may modify things, cordon's tier is read: check the profile"));
 	return notes;
 }
 
@@ -271,14 +277,13 @@ static int inventory_entry_json(struct cordon_db *db, const char *connector, con
 	claims = parse_stored(rec.claims);
 	if (!claims)
 		claims = json_object();
-	o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o, s:s, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:s?, s:I}", "connector",
-		      connector, "tool", rec.name, "state", cordon_inventory_state_to_string(rec.state), "tier",
-		      tier_ok ? cordon_risk_name(tier) : "invalid", "granted", strv_contains(grant, rec.name), "claims",
-		      claims, "notes", claim_notes(claims, tier), "fingerprint", rec.fingerprint,
+	o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o, s:s, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:s?, s:I}",
+		      "connector", connector, "tool", rec.name, "state", cordon_inventory_state_to_string(rec.state),
+		      "tier", tier_ok ? cordon_risk_name(tier) : "invalid", "granted", strv_contains(grant, rec.name),
+		      "claims", claims, "notes", claim_notes(claims, tier), "fingerprint", rec.fingerprint,
 		      "pinned_fingerprint", rec.pinned_fingerprint, "first_seen", time_json(rec.first_seen),
-		      "updated_at", time_json(rec.updated_at), "reviewed_at", time_json(rec.reviewed_at),
-		      "reviewed_by", rec.reviewed_by, "definition", def_text, "diff", diff, "escaped",
-		      (json_int_t)escaped);
+		      "updated_at", time_json(rec.updated_at), "reviewed_at", time_json(rec.reviewed_at), "reviewed_by",
+		      rec.reviewed_by, "definition", def_text, "diff", diff, "escaped", (json_int_t)escaped);
 	cordon_inventory_record_done(&rec);
 	if (!o || json_object_set(o, "warnings", warnings) < 0) {
 		json_decref(o);
@@ -325,8 +330,8 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		r = db_step_row(db, st);
 		if (r <= 0)
 			break;
-		r = inventory_entry_json(db, connector, (const char *)sqlite3_column_text(st, 0), &pol.policy, grant, &e,
-					 err);
+		r = inventory_entry_json(db, connector, (const char *)sqlite3_column_text(st, 0), &pol.policy, grant,
+					 &e, err);
 		if (r < 0)
 			break;
 		if (json_array_append_new(arr, e) < 0) {
@@ -358,9 +363,10 @@ static int op_inventory_review(struct cordon_daemon *d, const struct cordon_acto
 		return r;
 	r = cordon_inventory_review(db, actor, connector, tool, fp);
 	if (r == -ESTALE)
-		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
-					   "tool %s of %s now advertises a definition other than %.16s...: show it again",
-					   tool, connector, fp);
+		return cordon_op_error_set(
+			err, ESTALE, CORDON_OP_E_STALE,
+			"tool %s of %s now advertises a definition other than %.16s...: show it again", tool, connector,
+			fp);
 	if (r < 0)
 		return core_error(err, r, "review of", tool);
 	cordon_daemon_policy_changed(d, connector);
@@ -402,9 +408,9 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 
 		if (cordon_inventory_get(db, connector, grant[i], &rec) == 0)
 			state = cordon_inventory_state_to_string(rec.state);
-		(void)json_array_append_new(granted, json_pack("{s:s, s:s, s:s}", "tool", grant[i], "tier",
-							       ok ? cordon_risk_name(tier) : "invalid", "inventory",
-							       state));
+		(void)json_array_append_new(granted,
+					    json_pack("{s:s, s:s, s:s}", "tool", grant[i], "tier",
+						      ok ? cordon_risk_name(tier) : "invalid", "inventory", state));
 		cordon_inventory_record_done(&rec);
 	}
 	r = db_prepare(db, "SELECT name, state FROM tool_inventory WHERE connector = ?1 AND state != 3 ORDER BY name",
@@ -418,11 +424,11 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 
 		if (strv_contains(grant, name))
 			continue;
-		(void)json_array_append_new(
-			available, json_pack("{s:s, s:s, s:s}", "tool", name, "tier", ok ? cordon_risk_name(tier) : "invalid",
-					     "inventory",
-					     cordon_inventory_state_to_string(
-						     (enum cordon_inventory_state)sqlite3_column_int(st, 1))));
+		(void)json_array_append_new(available,
+					    json_pack("{s:s, s:s, s:s}", "tool", name, "tier",
+						      ok ? cordon_risk_name(tier) : "invalid", "inventory",
+						      cordon_inventory_state_to_string(
+							      (enum cordon_inventory_state)sqlite3_column_int(st, 1))));
 	}
 	strv_free(grant);
 	cordon_risk_policy_owned_done(&pol);
@@ -473,14 +479,15 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 
 	if (!added || !removed)
 		return oom(err);
-	json_array_foreach(tools, i, e) {
+	json_array_foreach(tools, i, e)
+	{
 		if (!cordon_tool_name_is_valid(json_string_value(e)))
 			return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
 						   "element %zu of \"tools\" is not a valid tool name", i);
 		for (size_t j = 0; j < i; j++)
 			if (json_equal(json_array_get(tools, j), (json_t *)e))
-				return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
-							   "\"tools\" names %s twice", json_string_value(e));
+				return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG, "\"tools\" names %s twice",
+							   json_string_value(e));
 	}
 	r = connector_check(db, connector, err);
 	if (r < 0)
@@ -501,7 +508,8 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 		else
 			core_error(err, r, "revocation of", *g);
 	}
-	json_array_foreach(tools, i, e) {
+	json_array_foreach(tools, i, e)
+	{
 		if (r < 0)
 			break;
 		if (strv_contains(grant, json_string_value(e)))
@@ -529,9 +537,9 @@ static int resolve_approval(struct cordon_db *db, const char *ref, char id[stati
 	int r = cordon_approval_resolve(db, ref, id);
 
 	if (r == -ENOENT)
-		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
-					   "no approval \"%.64s\" (give its id, or the display code of an outstanding one)",
-					   ref);
+		return cordon_op_error_set(
+			err, ENOENT, CORDON_OP_E_NOT_FOUND,
+			"no approval \"%.64s\" (give its id, or the display code of an outstanding one)", ref);
 	if (r == -ENOTUNIQ)
 		return cordon_op_error_set(err, ENOTUNIQ, CORDON_OP_E_AMBIGUOUS,
 					   "display code %s matches several outstanding approvals: give the id", ref);
@@ -651,8 +659,7 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 					json_string(critical ? "off: critical tier, every value shown in full"
 						    : reveal ? "off: revealed by the operator (audited)"
 							     : "on: likely secrets masked")) < 0 ||
-		    json_object_set(o, "masked", masked_paths) < 0 ||
-		    json_object_set(o, "warnings", warnings) < 0 ||
+		    json_object_set(o, "masked", masked_paths) < 0 || json_object_set(o, "warnings", warnings) < 0 ||
 		    json_object_set_new(o, "escaped", json_integer((json_int_t)escaped)) < 0)
 			return oom(err);
 	} else if (json_object_set_new(o, "arguments", json_null()) < 0 ||
@@ -805,15 +812,16 @@ static json_t *action_row_json(sqlite3_stmt *st)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:s?}", "id", sqlite3_column_text(st, 0),
 			 "session", sqlite3_column_text(st, 1), "connector", sqlite3_column_text(st, 2), "tool",
-			 sqlite3_column_text(st, 3), "tier", cordon_risk_name((enum cordon_risk)sqlite3_column_int(st, 4)),
-			 "replay", sqlite3_column_int(st, 5) ? "safe" : "unsafe", "approval_id",
-			 sqlite3_column_text(st, 6), "state",
-			 cordon_action_state_to_string((enum cordon_action_state)sqlite3_column_int(st, 7)), "created_at",
-			 time_json((uint64_t)sqlite3_column_int64(st, 8)), "updated_at",
+			 sqlite3_column_text(st, 3), "tier",
+			 cordon_risk_name((enum cordon_risk)sqlite3_column_int(st, 4)), "replay",
+			 sqlite3_column_int(st, 5) ? "safe" : "unsafe", "approval_id", sqlite3_column_text(st, 6),
+			 "state", cordon_action_state_to_string((enum cordon_action_state)sqlite3_column_int(st, 7)),
+			 "created_at", time_json((uint64_t)sqlite3_column_int64(st, 8)), "updated_at",
 			 time_json((uint64_t)sqlite3_column_int64(st, 9)), "resolved_by", sqlite3_column_text(st, 10));
 }
 
-#define ACTION_COLUMNS "id, session, connector, tool, tier, replay, approval_id, state, created_at, updated_at, resolved_by"
+#define ACTION_COLUMNS                                                                                                 \
+	"id, session, connector, tool, tier, replay, approval_id, state, created_at, updated_at, resolved_by"
 
 static int op_actions_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			   struct cordon_op_error *err)
@@ -827,8 +835,8 @@ static int op_actions_list(struct cordon_daemon *d, const struct cordon_op_reque
 	if (!arr)
 		return oom(err);
 	r = db_prepare(db,
-		       all ? "SELECT " ACTION_COLUMNS " FROM actions ORDER BY created_at DESC, id LIMIT " STRINGIFY(
-			       LIST_ALL_LIMIT)
+		       all ? "SELECT " ACTION_COLUMNS
+			     " FROM actions ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
 			   : "SELECT " ACTION_COLUMNS " FROM actions WHERE state IN (4, 5) ORDER BY created_at, id",
 		       &st);
 	while (r >= 0 && (r = db_step_row(db, st)) > 0)

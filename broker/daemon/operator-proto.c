@@ -12,10 +12,22 @@
 #include "canon.h"
 #include "cleanup.h"
 
-#define S(n, req) { .name = (n), .type = CORDON_OP_ARG_STRING, .required = (req) }
-#define B(n) { .name = (n), .type = CORDON_OP_ARG_BOOL }
-#define U(n, m) { .name = (n), .type = CORDON_OP_ARG_UINT, .max = (m) }
-#define L(n, req) { .name = (n), .type = CORDON_OP_ARG_STRING_LIST, .required = (req) }
+#define S(n, req)                                                                                                      \
+	{                                                                                                              \
+		.name = (n), .type = CORDON_OP_ARG_STRING, .required = (req)                                           \
+	}
+#define B(n)                                                                                                           \
+	{                                                                                                              \
+		.name = (n), .type = CORDON_OP_ARG_BOOL                                                                \
+	}
+#define U(n, m)                                                                                                        \
+	{                                                                                                              \
+		.name = (n), .type = CORDON_OP_ARG_UINT, .max = (m)                                                    \
+	}
+#define L(n, req)                                                                                                      \
+	{                                                                                                              \
+		.name = (n), .type = CORDON_OP_ARG_STRING_LIST, .required = (req)                                      \
+	}
 
 /* clang-format off */
 const struct cordon_op_spec cordon_op_table[] = {
@@ -140,8 +152,7 @@ static int check_arg(const struct cordon_op_spec *op, const struct cordon_op_arg
 						   type_name(a->type));
 		return 0;
 	case CORDON_OP_ARG_UINT:
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    (uint64_t)json_integer_value(v) > a->max)
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > a->max)
 			return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
 						   "%s must be an integer from 0 to %llu", what,
 						   (unsigned long long)a->max);
@@ -156,7 +167,8 @@ static int check_arg(const struct cordon_op_spec *op, const struct cordon_op_arg
 		if (json_array_size(v) > CORDON_OP_MAX_LIST)
 			return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG, "%s has more than %d elements",
 						   what, CORDON_OP_MAX_LIST);
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			char ewhat[160];
 			int r;
 
@@ -179,7 +191,8 @@ static int check_args(const struct cordon_op_spec *op, const json_t *args, struc
 
 	/* Unknown names first, so a typo is reported as such rather than as a
 	 * missing required argument. */
-	json_object_foreach((json_t *)args, k, v) {
+	json_object_foreach((json_t *)args, k, v)
+	{
 		const struct cordon_op_arg_spec *a = NULL;
 		int r;
 
@@ -203,8 +216,7 @@ static int check_args(const struct cordon_op_spec *op, const json_t *args, struc
 	return 0;
 }
 
-int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_request *ret,
-			     struct cordon_op_error *err)
+int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_request *ret, struct cordon_op_error *err)
 {
 	struct cordon_canon_limits lim = { .max_bytes = CORDON_OP_MAX_REQUEST, .max_depth = CORDON_OP_MAX_DEPTH };
 	struct cordon_diag d = {};
@@ -232,7 +244,8 @@ int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_reque
 	if (id && json_is_integer(id) && json_integer_value(id) >= 0)
 		ret->id = json_incref(id);
 
-	json_object_foreach(doc, k, v) {
+	json_object_foreach(doc, k, v)
+	{
 		if (!strcmp(k, "v") || !strcmp(k, "id") || !strcmp(k, "op") || !strcmp(k, "args"))
 			continue;
 		r = cordon_op_error_set(err, EINVAL, CORDON_OP_E_INVALID,
@@ -255,8 +268,7 @@ int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_reque
 		goto out;
 	}
 	if (!ret->id) {
-		r = cordon_op_error_set(err, EINVAL, CORDON_OP_E_INVALID,
-					"\"id\" must be a non-negative integer");
+		r = cordon_op_error_set(err, EINVAL, CORDON_OP_E_INVALID, "\"id\" must be a non-negative integer");
 		goto out;
 	}
 	op = json_object_get(doc, "op");
@@ -367,8 +379,8 @@ static int encode_line(json_t *doc, char **ret, size_t *ret_len)
 
 int cordon_op_response_ok(const json_t *id, const json_t *result, char **ret, size_t *ret_len)
 {
-	return encode_line(json_pack("{s:i, s:O, s:b, s:O}", "v", CORDON_OP_VERSION, "id",
-				     id ? id : json_null(), "ok", 1, "result", result ? result : json_null()),
+	return encode_line(json_pack("{s:i, s:O, s:b, s:O}", "v", CORDON_OP_VERSION, "id", id ? id : json_null(), "ok",
+				     1, "result", result ? result : json_null()),
 			   ret, ret_len);
 }
 
@@ -385,8 +397,8 @@ int cordon_op_request_encode(uint64_t id, const char *op, const json_t *args, ch
 	if (!cordon_op_lookup(op) || id > (uint64_t)CORDON_CANON_MAX_SAFE_INTEGER)
 		return -EINVAL;
 	if (args)
-		return encode_line(json_pack("{s:i, s:I, s:s, s:O}", "v", CORDON_OP_VERSION, "id", (json_int_t)id,
-					     "op", op, "args", args),
+		return encode_line(json_pack("{s:i, s:I, s:s, s:O}", "v", CORDON_OP_VERSION, "id", (json_int_t)id, "op",
+					     op, "args", args),
 				   ret, ret_len);
 	return encode_line(json_pack("{s:i, s:I, s:s}", "v", CORDON_OP_VERSION, "id", (json_int_t)id, "op", op), ret,
 			   ret_len);

@@ -25,36 +25,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CORDON_OP_VERSION 1
-#define CORDON_OP_MAX_REQUEST ((size_t)1024 * 1024) /* bytes per request line, newline excluded */
-#define CORDON_OP_MAX_DEPTH 8u
-#define CORDON_OP_MAX_STRING 4096   /* bytes in one string argument */
-#define CORDON_OP_MAX_LIST 1024	    /* elements in one list argument */
+#define CORDON_OP_VERSION      1
+#define CORDON_OP_MAX_REQUEST  ((size_t)1024 * 1024) /* bytes per request line, newline excluded */
+#define CORDON_OP_MAX_DEPTH    8u
+#define CORDON_OP_MAX_STRING   4096 /* bytes in one string argument */
+#define CORDON_OP_MAX_LIST     1024 /* elements in one list argument */
 #define CORDON_OP_MAX_RESPONSE ((size_t)64 * 1024 * 1024)
 
 /* Protocol errors. */
-#define CORDON_OP_E_PARSE "parse-error"		   /* not one admissible JSON document */
-#define CORDON_OP_E_TOO_LARGE "request-too-large"  /* above CORDON_OP_MAX_REQUEST */
-#define CORDON_OP_E_INVALID "invalid-request"	   /* envelope malformed */
-#define CORDON_OP_E_VERSION "unsupported-version"  /* v is not 1 */
-#define CORDON_OP_E_UNKNOWN_OP "unknown-op"
+#define CORDON_OP_E_PARSE	"parse-error"	      /* not one admissible JSON document */
+#define CORDON_OP_E_TOO_LARGE	"request-too-large"   /* above CORDON_OP_MAX_REQUEST */
+#define CORDON_OP_E_INVALID	"invalid-request"     /* envelope malformed */
+#define CORDON_OP_E_VERSION	"unsupported-version" /* v is not 1 */
+#define CORDON_OP_E_UNKNOWN_OP	"unknown-op"
 #define CORDON_OP_E_UNKNOWN_ARG "unknown-argument"
 #define CORDON_OP_E_MISSING_ARG "missing-argument"
-#define CORDON_OP_E_BAD_ARG "invalid-argument"
+#define CORDON_OP_E_BAD_ARG	"invalid-argument"
 /* Authorization and operation errors. */
-#define CORDON_OP_E_DENIED "permission-denied"	/* peer is not an operator */
-#define CORDON_OP_E_NOT_FOUND "not-found"
-#define CORDON_OP_E_EXISTS "already-exists"
-#define CORDON_OP_E_ALREADY "already-decided"	/* not in a state the op applies to */
-#define CORDON_OP_E_EXPIRED "expired"
-#define CORDON_OP_E_CODE "confirmation-code"	/* critical approval: code missing or wrong */
-#define CORDON_OP_E_STALE "stale"		/* what the operator saw has changed since */
-#define CORDON_OP_E_GONE "gone"
-#define CORDON_OP_E_OUTSIDE "outside-ceiling"
-#define CORDON_OP_E_AMBIGUOUS "ambiguous"
-#define CORDON_OP_E_UNAVAILABLE "unavailable"	/* the daemon cannot provide it now */
-#define CORDON_OP_E_BUSY "busy"			/* connection limit */
-#define CORDON_OP_E_FAILED "failed"		/* anything else; message says what */
+#define CORDON_OP_E_DENIED	"permission-denied" /* peer is not an operator */
+#define CORDON_OP_E_NOT_FOUND	"not-found"
+#define CORDON_OP_E_EXISTS	"already-exists"
+#define CORDON_OP_E_ALREADY	"already-decided" /* not in a state the op applies to */
+#define CORDON_OP_E_EXPIRED	"expired"
+#define CORDON_OP_E_CODE	"confirmation-code" /* critical approval: code missing or wrong */
+#define CORDON_OP_E_STALE	"stale"		    /* what the operator saw has changed since */
+#define CORDON_OP_E_GONE	"gone"
+#define CORDON_OP_E_OUTSIDE	"outside-ceiling"
+#define CORDON_OP_E_AMBIGUOUS	"ambiguous"
+#define CORDON_OP_E_UNAVAILABLE "unavailable" /* the daemon cannot provide it now */
+#define CORDON_OP_E_BUSY	"busy"	      /* connection limit */
+#define CORDON_OP_E_FAILED	"failed"      /* anything else; message says what */
 
 enum cordon_op_arg_type {
 	CORDON_OP_ARG_STRING,
@@ -95,9 +95,9 @@ int cordon_op_error_set(struct cordon_op_error *e, int error, const char *code, 
 	__attribute__((format(printf, 4, 5)));
 
 struct cordon_op_request {
-	json_t *id;			 /* the request's id (a new reference), NULL when unreadable */
+	json_t *id; /* the request's id (a new reference), NULL when unreadable */
 	const struct cordon_op_spec *op;
-	json_t *args;			 /* owned; always an object ({} when absent) */
+	json_t *args; /* owned; always an object ({} when absent) */
 };
 
 /* Decodes one request line (buf[0..len), without the newline). On success
@@ -105,8 +105,7 @@ struct cordon_op_request {
  * returns -EINVAL/-EMSGSIZE/-EPROTO/-ENOSYS, fills err, and still writes
  * ret->id when the id could be read (so the error response can echo it);
  * everything else in *ret is empty. */
-int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_request *ret,
-			     struct cordon_op_error *err);
+int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_request *ret, struct cordon_op_error *err);
 void cordon_op_request_done(struct cordon_op_request *r);
 
 /* Argument accessors (the request was validated: types are as declared).

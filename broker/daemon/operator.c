@@ -135,8 +135,8 @@ int cordon_operator_peer_check(int fd, gid_t operator_gid, uid_t *ret_uid, struc
 	if (!in_group) {
 		n = peer_groups(fd, &groups);
 		if (n < 0)
-			return cordon_op_error_set(err, -n, CORDON_OP_E_DENIED,
-						   "cannot read the peer's groups: %s", strerror(-n));
+			return cordon_op_error_set(err, -n, CORDON_OP_E_DENIED, "cannot read the peer's groups: %s",
+						   strerror(-n));
 		for (int i = 0; i < n && !in_group; i++)
 			in_group = groups[i] == operator_gid;
 	}
@@ -341,7 +341,8 @@ static int process_input(struct conn *c)
 		struct cordon_op_error e;
 
 		cordon_op_error_set(&e, EMSGSIZE, CORDON_OP_E_TOO_LARGE,
-				    "request line longer than %zu bytes; closing the connection", CORDON_OP_MAX_REQUEST);
+				    "request line longer than %zu bytes; closing the connection",
+				    CORDON_OP_MAX_REQUEST);
 		(void)queue_error(c, NULL, &e);
 		c->close_after_flush = true;
 		c->in_len = 0;

@@ -39,8 +39,8 @@
 #define CORDON_OPERATOR_CHANNEL "operator-socket"
 
 struct cordon_operator_options {
-	unsigned max_connections; /* 0: 32 */
-	unsigned idle_timeout_ms; /* 0: 60000 */
+	unsigned max_connections;  /* 0: 32 */
+	unsigned idle_timeout_ms;  /* 0: 60000 */
 	size_t max_pending_output; /* 0: CORDON_OP_MAX_RESPONSE */
 };
 

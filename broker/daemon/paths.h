@@ -10,15 +10,15 @@
 
 /* Operator socket: cordonctl (mode 0660, root and the operator group). */
 #define CORDON_OPERATOR_SOCKET_DEFAULT CORDON_RUNTIME_DIR_DEFAULT "/operator.sock"
-#define CORDON_OPERATOR_SOCKET_ENV "CORDON_OPERATOR_SOCKET"
+#define CORDON_OPERATOR_SOCKET_ENV     "CORDON_OPERATOR_SOCKET"
 
 /* Gateway socket: MCP sessions (`cordonctl mcp` bridges stdio to it). */
 #define CORDON_GATEWAY_SOCKET_DEFAULT CORDON_RUNTIME_DIR_DEFAULT "/gateway.sock"
-#define CORDON_GATEWAY_SOCKET_ENV "CORDON_GATEWAY_SOCKET"
+#define CORDON_GATEWAY_SOCKET_ENV     "CORDON_GATEWAY_SOCKET"
 
 /* HTTP: /health, /health/detail, /metrics. */
 #define CORDON_HTTP_SOCKET_DEFAULT CORDON_RUNTIME_DIR_DEFAULT "/http.sock"
-#define CORDON_HTTP_SOCKET_ENV "CORDON_HTTP_SOCKET"
+#define CORDON_HTTP_SOCKET_ENV	   "CORDON_HTTP_SOCKET"
 
 /* State (SQLite database, audit signing key) under systemd's StateDirectory. */
 #define CORDON_STATE_DIR_DEFAULT "/var/lib/cordon"

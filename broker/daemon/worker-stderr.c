@@ -11,7 +11,7 @@
 #include "log.h"
 
 #define WORKER_STDERR_LINE_MAX 4096u
-#define WORKER_STDERR_RATE 16384u /* bytes per second to the log */
+#define WORKER_STDERR_RATE     16384u /* bytes per second to the log */
 
 /* Overwrites every occurrence of each credential value with '*', in place
  * (same length, so a partial overlap cannot re-form a secret). */
@@ -63,7 +63,7 @@ void worker_on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *
 	if (now - w->stderr_window_ms >= 1000) {
 		if (w->stderr_dropped)
 			worker_log(w, LOG_LEVEL_NOTICE, "stderr: %llu bytes dropped (rate limit)",
-			     (unsigned long long)w->stderr_dropped);
+				   (unsigned long long)w->stderr_dropped);
 		w->stderr_window_ms = now;
 		w->stderr_window_bytes = 0;
 		w->stderr_dropped = 0;

@@ -85,7 +85,7 @@ static void warn_flush(struct dworker *w)
 {
 	if (w->warn_suppressed)
 		worker_log(w, LOG_LEVEL_WARNING, "%llu protocol warnings suppressed (rate limit: %u per %u s)",
-		     (unsigned long long)w->warn_suppressed, WORKER_WARN_BURST, WORKER_WARN_WINDOW_MS / 1000);
+			   (unsigned long long)w->warn_suppressed, WORKER_WARN_BURST, WORKER_WARN_WINDOW_MS / 1000);
 	w->warn_suppressed = 0;
 	w->warn_window_n = 0;
 }
@@ -204,9 +204,8 @@ const json_t *worker_tool(struct dworker *w, const char *tool)
 	size_t i;
 	json_t *t;
 
-	json_array_foreach(w->tools, i, t)
-		if (json_is_string(json_object_get(t, "name")) && !strcmp(json_string_value(json_object_get(t, "name")), tool))
-			return t;
+	json_array_foreach(w->tools, i, t) if (json_is_string(json_object_get(t, "name")) &&
+					       !strcmp(json_string_value(json_object_get(t, "name")), tool)) return t;
 	return NULL;
 }
 
@@ -377,8 +376,8 @@ static void answer(struct dworker *w, json_t *id, json_t *result)
 
 static void answer_error(struct dworker *w, json_t *id, int code, const char *msg)
 {
-	send_json(w, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code,
-			       "message", msg));
+	send_json(w, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code, "message",
+			       msg));
 }
 
 /* roots/list: from the instance's own roots, as the sandbox shows them. */
@@ -396,7 +395,8 @@ static json_t *instance_roots(struct dworker *w)
 	/* Delegated roots it was started with (already inside the sandbox). */
 	size_t i;
 	json_t *x;
-	json_array_foreach(w->delegated, i, x) {
+	json_array_foreach(w->delegated, i, x)
+	{
 		char uri[4200];
 
 		snprintf(uri, sizeof(uri), "file://%s", json_string_value(x));
@@ -418,7 +418,8 @@ static void handle_server_request(struct dworker *w, json_t *msg)
 		unsigned bit = method[0] == 's' ? CORDON_CLIENT_SAMPLING : CORDON_CLIENT_ELICITATION;
 
 		if (!(w->conn->profile->client_requests & bit))
-			answer_error(w, id, -32601, "cordon: the connector's profile does not permit this client request");
+			answer_error(w, id, -32601,
+				     "cordon: the connector's profile does not permit this client request");
 		else
 			relay_server_request(w, msg, bit);
 	} else
@@ -465,9 +466,8 @@ static void handle_notification(struct dworker *w, json_t *msg)
 			} else
 				json_decref(p);
 		}
-	}
-	else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
-		 (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
+	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
+		   (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
 		/* Passed on to the sessions this instance serves; the lists are
 		 * fetched (and routed) again when the client asks. */
 		for (struct dsession *s = w->d->sessions; s; s = s->next)
@@ -518,7 +518,8 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 
 		if (!w->list_accum)
 			w->list_accum = json_array();
-		if (!json_is_array(tools) || json_array_size(w->list_accum) + json_array_size(tools) > WORKER_TOOLS_MAX ||
+		if (!json_is_array(tools) ||
+		    json_array_size(w->list_accum) + json_array_size(tools) > WORKER_TOOLS_MAX ||
 		    w->list_pages > pages_max) {
 			free(q);
 			worker_died(w, "invalid or oversize tools/list", false);
@@ -597,7 +598,7 @@ static void handle_line(struct dworker *w, const char *line, size_t len)
 		json_decref(msg);
 		w->d->m.worker_protocol_kills++;
 		worker_log(w, LOG_LEVEL_WARNING, "stdout is not a JSON-RPC message (%s); killing the instance",
-		     r < 0 ? diag.message : "not an object");
+			   r < 0 ? diag.message : "not an object");
 		worker_died(w, "protocol violation on stdout", false);
 		return;
 	}
@@ -638,7 +639,7 @@ static void on_stdout(struct cordon_loop *loop, int fd, uint32_t revents, void *
 			if (dbuf_append(&w->rbuf, buf + off, chunk, w->d->cfg.line_max) < 0) {
 				w->d->m.worker_protocol_kills++;
 				worker_log(w, LOG_LEVEL_WARNING, "stdout line exceeds %llu bytes; killing the instance",
-				     (unsigned long long)w->d->cfg.line_max);
+					   (unsigned long long)w->d->cfg.line_max);
 				worker_died(w, "oversize line on stdout", false);
 				break;
 			}
@@ -792,8 +793,8 @@ void worker_detach_session(struct dworker *w)
 	w->session = NULL;
 }
 
-int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install,
-		  struct dworker **ret, struct cordon_diag *diag)
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
+		  struct cordon_diag *diag)
 {
 	struct cordon_worker_io io = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
 	struct dworker *w;
@@ -863,7 +864,8 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	d->workers = w;
 	if ((r = cordon_loop_watch(d->loop, w->out_fd, EPOLLIN, on_stdout, w, &w->w_out)) < 0 ||
 	    (r = cordon_loop_watch(d->loop, w->in_fd, 0, on_stdin, w, &w->w_in)) < 0 ||
-	    (w->err_fd >= 0 && (r = cordon_loop_watch(d->loop, w->err_fd, EPOLLIN, worker_on_stderr, w, &w->w_err)) < 0)) {
+	    (w->err_fd >= 0 &&
+	     (r = cordon_loop_watch(d->loop, w->err_fd, EPOLLIN, worker_on_stderr, w, &w->w_err)) < 0)) {
 		worker_died(w, "cannot watch its fds", false);
 		return cordon_diag_set(diag, -r, "worker", "cannot watch the instance's fds");
 	}
@@ -997,12 +999,12 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 	c->worker_req_id = q->id;
 	c->w = w;
 	n = asprintf(&line,
-		     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{\"name\":%s,\"arguments\":%.*s%s}}",
+		     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/"
+		     "call\",\"params\":{\"name\":%s,\"arguments\":%.*s%s}}",
 		     (long long)q->id, name, (int)c->args_len, c->args_jcs,
-		     c->progress_token ? (asprintf(&tok, ",\"_meta\":{\"progressToken\":%lld}", (long long)q->id) < 0
-						  ? ""
-						  : tok)
-				       : "");
+		     c->progress_token
+			     ? (asprintf(&tok, ",\"_meta\":{\"progressToken\":%lld}", (long long)q->id) < 0 ? "" : tok)
+			     : "");
 	if (n < 0) {
 		line = NULL;
 		free(req_take(w, q->id));
@@ -1079,7 +1081,7 @@ void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const jso
 
 		(void)cordon_audit_append(d->db, &ev);
 		worker_log(w, LOG_LEVEL_WARNING, "egress denied (%llu since the last report): %s",
-		     (unsigned long long)w->denials_pending, line ? line : "{}");
+			   (unsigned long long)w->denials_pending, line ? line : "{}");
 		w->denials_pending = 0;
 		w->denial_audit_ms = now;
 	}

@@ -130,10 +130,9 @@ static int unseal(struct cordon_key *key, const char *action_id, const uint8_t *
 		sodium_memzero(k, sizeof(k));
 		return -ENOMEM;
 	}
-	r = crypto_aead_xchacha20poly1305_ietf_decrypt((uint8_t *)out, &mlen, NULL,
-						       p + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-						       n - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
-						       (const uint8_t *)action_id, strlen(action_id), p, k);
+	r = crypto_aead_xchacha20poly1305_ietf_decrypt(
+		(uint8_t *)out, &mlen, NULL, p + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+		n - crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, (const uint8_t *)action_id, strlen(action_id), p, k);
 	sodium_memzero(k, sizeof(k));
 	if (r != 0) {
 		free(out);
@@ -149,17 +148,11 @@ static int audit_action(struct cordon_db *db, const struct cordon_actor *actor, 
 			const char *session, const char *connector, const char *tool, int tier, const char *state,
 			const char *approval_id, const char *reason)
 {
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_ACTION,
-					 .actor = actor,
-					 .action_id = action_id,
-					 .session = session,
-					 .connector = connector,
-					 .tool = tool,
-					 .tier = tier,
-					 .state = state,
-					 .approval_id = approval_id,
-					 .reason = reason };
+	struct cordon_audit_event ev = {
+		CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_ACTION, .actor = actor,	.action_id = action_id,
+		.session = session,	 .connector = connector,       .tool = tool,	.tier = tier,
+		.state = state,		 .approval_id = approval_id,   .reason = reason
+	};
 	int r = audit_append_tx(db, &ev);
 
 	/* Fail closed above read tier; a read may go on without its record
@@ -362,17 +355,19 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 		if (r < 0)
 			goto out;
 	}
-	r = db_prepare(db,
-		       "INSERT INTO actions(id, session, connector, tool, tier, replay, approval_id, request_hash, state, "
-		       "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?9, ?9)",
-		       &st);
+	r = db_prepare(
+		db,
+		"INSERT INTO actions(id, session, connector, tool, tier, replay, approval_id, request_hash, state, "
+		"created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?9, ?9)",
+		&st);
 	if (r < 0)
 		goto out;
 	if ((r = db_bind_text(db, st, 1, res.action_id)) < 0 || (r = db_bind_text(db, st, 2, call->session)) < 0 ||
 	    (r = db_bind_text(db, st, 3, call->connector)) < 0 || (r = db_bind_text(db, st, 4, call->tool)) < 0 ||
 	    (r = db_bind_int64(db, st, 5, call->tier)) < 0 || (r = db_bind_int64(db, st, 6, res.replay)) < 0 ||
 	    (r = db_bind_text(db, st, 7, call->tier > CORDON_RISK_READ ? req->approval_id : NULL)) < 0 ||
-	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 || (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_blob(db, st, 8, hash, 32)) < 0 ||
+	    (r = db_bind_int64(db, st, 9, (int64_t)cordon_db_now(db))) < 0 ||
 	    (r = db_bind_int64(db, st, 10, req->dispatch_now ? CORDON_ACTION_DISPATCHED : CORDON_ACTION_PREPARED)) < 0)
 		goto out;
 	r = db_step_done(db, st);
@@ -389,8 +384,8 @@ static int begin_impl(struct cordon_db *db, struct cordon_key *key, const struct
 		if (r < 0)
 			goto out;
 		if ((r = db_bind_text(db, st, 1, call->connector)) < 0 || (r = db_bind_text(db, st, 6, scope)) < 0 ||
-		    (r = db_bind_text(db, st, 2, req->idempotency_key)) < 0 || (r = db_bind_blob(db, st, 3, hash, 32)) < 0 ||
-		    (r = db_bind_text(db, st, 4, res.action_id)) < 0 ||
+		    (r = db_bind_text(db, st, 2, req->idempotency_key)) < 0 ||
+		    (r = db_bind_blob(db, st, 3, hash, 32)) < 0 || (r = db_bind_text(db, st, 4, res.action_id)) < 0 ||
 		    (r = db_bind_int64(db, st, 5, (int64_t)cordon_db_now(db))) < 0)
 			goto out;
 		r = db_step_done(db, st);
@@ -541,8 +536,9 @@ static int act_cas(struct cordon_db *db, const char *id, enum cordon_action_stat
 	r = db_step_done(db, st);
 	if (r < 0)
 		return r;
-	return sqlite3_changes(db->sql) == 1 ? 0 : db_failf(db, ESTALE, "action is not %s",
-							     cordon_action_state_to_string(from));
+	return sqlite3_changes(db->sql) == 1
+		       ? 0
+		       : db_failf(db, ESTALE, "action is not %s", cordon_action_state_to_string(from));
 }
 
 int cordon_action_dispatched(struct cordon_db *db, const char *action_id)
@@ -596,7 +592,8 @@ int cordon_action_complete(struct cordon_db *db, struct cordon_key *key, const c
 		r = db_prepare(db, "UPDATE idempotency SET result = ?2 WHERE action_id = ?1", &st);
 		if (r < 0)
 			return r;
-		if ((r = db_bind_text(db, st, 1, action_id)) < 0 || (r = db_bind_blob(db, st, 2, sealed, sealed_len)) < 0)
+		if ((r = db_bind_text(db, st, 1, action_id)) < 0 ||
+		    (r = db_bind_blob(db, st, 2, sealed, sealed_len)) < 0)
 			return r;
 		r = db_step_done(db, st);
 		if (r < 0)
@@ -675,8 +672,7 @@ int cordon_actions_recover(struct cordon_db *db, uint64_t *ret_abandoned, uint64
 	return 0;
 }
 
-int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor, const char *action_id,
-			  bool succeeded)
+int cordon_action_resolve(struct cordon_db *db, const struct cordon_actor *actor, const char *action_id, bool succeeded)
 {
 	_cleanup_tx_ struct db_tx tx = {};
 	struct act_row a;
@@ -787,7 +783,8 @@ int cordon_lock_acquire(struct cordon_db *db, const char *resource, const char *
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, resource)) < 0 || (r = db_bind_int64(db, st, 2, (int64_t)token)) < 0 ||
-	    (r = db_bind_text(db, st, 3, holder)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)(now + lease_usec))) < 0)
+	    (r = db_bind_text(db, st, 3, holder)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, (int64_t)(now + lease_usec))) < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r < 0)
@@ -817,8 +814,8 @@ static int lock_check_tx(struct cordon_db *db, const char *resource, uint64_t to
 	if (token != (uint64_t)sqlite3_column_int64(st, 0))
 		return db_failf(db, ESTALE, "fencing token %llu is not the newest (%lld)", (unsigned long long)token,
 				(long long)sqlite3_column_int64(st, 0));
-	if (need_live && (sqlite3_column_type(st, 1) == SQLITE_NULL ||
-			  (uint64_t)sqlite3_column_int64(st, 2) <= cordon_db_now(db)))
+	if (need_live &&
+	    (sqlite3_column_type(st, 1) == SQLITE_NULL || (uint64_t)sqlite3_column_int64(st, 2) <= cordon_db_now(db)))
 		return db_failf(db, ESTALE, "lease of token %llu has ended", (unsigned long long)token);
 	return 0;
 }
@@ -889,16 +886,11 @@ int cordon_action_worker_lost(struct cordon_db *db, const char *action_id)
 	if (r < 0)
 		return r;
 	struct cordon_actor sys = cordon_actor_system();
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_ACTION,
-					 .actor = &sys,
-					 .action_id = action_id,
-					 .session = session,
-					 .connector = connector,
-					 .tool = tool,
-					 .tier = tier,
-					 .state = "outcome_unknown",
-					 .reason = "worker-lost" };
+	struct cordon_audit_event ev = {
+		CORDON_AUDIT_EVENT_INIT,    .event = CORDON_AUDIT_ACTION, .actor = &sys, .action_id = action_id,
+		.session = session,	    .connector = connector,	  .tool = tool,	 .tier = tier,
+		.state = "outcome_unknown", .reason = "worker-lost"
+	};
 	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;

@@ -40,20 +40,19 @@
 #include "action-state.h"
 
 #define CORDON_IDEMPOTENCY_META_KEY "io.cordon/idempotency-key"
-#define CORDON_IDEMPOTENCY_KEY_MAX 128
-#define CORDON_RESULT_MAX_BYTES (4u * 1024 * 1024)
-
+#define CORDON_IDEMPOTENCY_KEY_MAX  128
+#define CORDON_RESULT_MAX_BYTES	    (4u * 1024 * 1024)
 
 struct cordon_action_begin {
-	struct cordon_call call;	 /* what will be forwarded (tier from the decision) */
-	const char *approval_id;	 /* required above read tier */
-	const char *idempotency_key;	 /* from _meta; NULL when absent */
+	struct cordon_call call;     /* what will be forwarded (tier from the decision) */
+	const char *approval_id;     /* required above read tier */
+	const char *idempotency_key; /* from _meta; NULL when absent */
 	/* Scope of idempotency_key: the subject the infrastructure proved,
 	 * "uid:<n>" for a gateway session (1..63 characters of a session id's
 	 * alphabet). NULL scopes the key to call.session alone (a caller that
 	 * knows no subject gets the narrowest scope). */
 	const char *subject;
-	const char *delegation;		 /* delegated root the call relies on, or NULL */
+	const char *delegation; /* delegated root the call relies on, or NULL */
 	/* Create the action already `dispatched` (one commit fewer per call).
 	 * A crash between this commit and the send then shows the action as
 	 * outcome_unknown rather than abandoned: conservative, never a replay. */

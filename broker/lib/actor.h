@@ -16,12 +16,12 @@ enum cordon_actor_kind {
 };
 
 #define CORDON_ACTOR_CHANNEL_MAX 32
-#define CORDON_SESSION_ID_MAX 64
+#define CORDON_SESSION_ID_MAX	 64
 
 struct cordon_actor {
 	enum cordon_actor_kind kind;
-	uid_t uid;				 /* operator: peer uid (SO_PEERCRED) */
-	char channel[CORDON_ACTOR_CHANNEL_MAX];	 /* operator: "cordonctl", "operator-socket", ... */
+	uid_t uid;				/* operator: peer uid (SO_PEERCRED) */
+	char channel[CORDON_ACTOR_CHANNEL_MAX]; /* operator: "cordonctl", "operator-socket", ... */
 	char session_id[CORDON_SESSION_ID_MAX]; /* session: the MCP session id */
 };
 

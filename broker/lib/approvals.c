@@ -58,17 +58,11 @@ static int audit_approval(struct cordon_db *db, const struct cordon_actor *actor
 			  const char *session, const char *connector, const char *tool, int tier,
 			  const uint8_t *binding, const char *reason, const char *action_id)
 {
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = event,
-					 .actor = actor,
-					 .approval_id = id,
-					 .session = session,
-					 .connector = connector,
-					 .tool = tool,
-					 .tier = tier,
-					 .binding = binding,
-					 .reason = reason,
-					 .action_id = action_id };
+	struct cordon_audit_event ev = {
+		CORDON_AUDIT_EVENT_INIT, .event = event,	 .actor = actor,	.approval_id = id,
+		.session = session,	 .connector = connector, .tool = tool,		.tier = tier,
+		.binding = binding,	 .reason = reason,	 .action_id = action_id
+	};
 	return audit_append_tx(db, &ev);
 }
 
@@ -145,11 +139,12 @@ static int set_state_cas(struct cordon_db *db, const char *id, enum cordon_appro
 	/* actor NULL (consumption): keep who decided and when. */
 	if (actor)
 		cordon_actor_describe(actor, who, sizeof(who));
-	r = db_prepare(db,
-		       "UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
-		       "decided_by = coalesce(?5, decided_by), reason = ?6, "
-		       "expires_at = coalesce(?7, expires_at) WHERE id = ?1 AND state = ?2",
-		       &st);
+	r = db_prepare(
+		db,
+		"UPDATE approvals SET state = ?3, decided_at = CASE WHEN ?5 IS NULL THEN decided_at ELSE ?4 END, "
+		"decided_by = coalesce(?5, decided_by), reason = ?6, "
+		"expires_at = coalesce(?7, expires_at) WHERE id = ?1 AND state = ?2",
+		&st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, id)) < 0 || (r = db_bind_int64(db, st, 2, from)) < 0 ||
@@ -294,8 +289,8 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 		return r;
 
 	/* Coalescing: the same call again gets the same approval. */
-	r = db_prepare(db,
-		       "SELECT " AROW_COLUMNS " FROM approvals WHERE binding = ?1 AND state IN (0, 1) LIMIT 1", &st);
+	r = db_prepare(db, "SELECT " AROW_COLUMNS " FROM approvals WHERE binding = ?1 AND state IN (0, 1) LIMIT 1",
+		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_blob(db, st, 1, binding, sizeof(binding))) < 0)
@@ -352,7 +347,8 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, a.id)) < 0 || (r = db_bind_text(db, st, 2, a.session)) < 0 ||
-	    (r = db_bind_text(db, st, 3, a.connector)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)call->generation)) < 0 ||
+	    (r = db_bind_text(db, st, 3, a.connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, (int64_t)call->generation)) < 0 ||
 	    (r = db_bind_text(db, st, 5, a.tool)) < 0 || (r = db_bind_text(db, st, 6, call->fingerprint)) < 0 ||
 	    (r = db_bind_int64(db, st, 7, (int64_t)call->policy_epoch)) < 0 ||
 	    (r = db_bind_int64(db, st, 8, a.tier)) < 0 || (r = db_bind_blob(db, st, 9, binding, sizeof(binding))) < 0 ||
@@ -459,8 +455,9 @@ int cordon_approval_decide(struct cordon_db *db, struct cordon_key *key, const s
 		return r;
 	/* An approval is usable for one TTL after the decision, so the
 	 * waiting call has time to pick it up; it never lives longer. */
-	r = set_state_cas(db, a.id, CORDON_APPROVAL_REQUESTED, approve ? CORDON_APPROVAL_APPROVED : CORDON_APPROVAL_DENIED,
-			  actor, approve ? "operator-approved" : "operator-denied", approve ? cordon_db_now(db) + ttl : 0);
+	r = set_state_cas(db, a.id, CORDON_APPROVAL_REQUESTED,
+			  approve ? CORDON_APPROVAL_APPROVED : CORDON_APPROVAL_DENIED, actor,
+			  approve ? "operator-approved" : "operator-denied", approve ? cordon_db_now(db) + ttl : 0);
 	if (r < 0)
 		return r;
 	if (r == 0)
@@ -488,8 +485,8 @@ int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
-	r = db_prepare(db,
-		       "SELECT " AROW_COLUMNS " FROM approvals WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id", &st);
+	r = db_prepare(db, "SELECT " AROW_COLUMNS " FROM approvals WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id",
+		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_int64(db, st, 1, state)) < 0)
@@ -516,9 +513,10 @@ int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, 
 {
 	static const char *const queries[] = {
 		[APPROVALS_ALL] = "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) LIMIT 1",
-		[APPROVALS_SESSION] = "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
-		[APPROVALS_CONNECTOR] = "SELECT " AROW_COLUMNS
-					" FROM approvals WHERE state IN (0, 1) AND connector = ?1 LIMIT 1",
+		[APPROVALS_SESSION] =
+			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
+		[APPROVALS_CONNECTOR] =
+			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND connector = ?1 LIMIT 1",
 		[APPROVALS_TOOL] = "SELECT " AROW_COLUMNS
 				   " FROM approvals WHERE state IN (0, 1) AND connector = ?1 AND tool = ?2 LIMIT 1",
 	};
@@ -674,9 +672,10 @@ int cordon_approval_cancel(struct cordon_db *db, const char *session, const char
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = db_prepare(db,
-		       "SELECT connector, tool, tier, binding FROM approvals WHERE id = ?1 AND session = ?2 AND state = ?3",
-		       &st);
+	r = db_prepare(
+		db,
+		"SELECT connector, tool, tier, binding FROM approvals WHERE id = ?1 AND session = ?2 AND state = ?3",
+		&st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, approval_id)) < 0 || (r = db_bind_text(db, st, 2, session)) < 0 ||

@@ -17,7 +17,7 @@
 #include "hex-util.h"
 
 #define AUDIT_RECORD_VERSION 1
-#define BINDING_PREFIX_LEN 8
+#define BINDING_PREFIX_LEN   8
 
 /* What this handle knows of the log: the Merkle state of records 1..size
  * and the row that ends it (its rowid and stored leaf hash), which is what
@@ -155,8 +155,8 @@ static json_t *actor_json(const struct cordon_actor *a)
 
 /* Builds the canonical bytes of one record. Only the fields of the event
  * struct are representable, which is what keeps arguments out. */
-static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint64_t now,
-			 const uint8_t prev[static 32], char **ret, size_t *ret_len)
+static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint64_t now, const uint8_t prev[static 32],
+			 char **ret, size_t *ret_len)
 {
 	json_t *o = json_object();
 	char tbuf[CORDON_TIME_STRING_MAX], hex[65];
@@ -503,7 +503,8 @@ static int checkpoint_tx(struct cordon_db *db)
 
 	a->in_checkpoint = true;
 	{
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CHECKPOINT, .actor = &sys };
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CHECKPOINT,
+						 .actor = &sys };
 		r = append_tx_impl(db, &ev, &seq);
 	}
 	a->in_checkpoint = false;
@@ -649,7 +650,6 @@ int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_
 
 /* ---- verify ---------------------------------------------------------------- */
 
-
 static bool parse_record(const void *buf, size_t len, struct vrec *v)
 {
 	json_t *o, *s, *p;
@@ -741,7 +741,8 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		memset(x, 0, sizeof(*x));
 		x->col_seq = (uint64_t)sqlite3_column_int64(st, 0);
 		cordon_merkle_leaf_hash(blob ? blob : "", len, x->leaf);
-		x->leaf_col_ok = sqlite3_column_bytes(st, 2) == 32 && memcmp(sqlite3_column_blob(st, 2), x->leaf, 32) == 0;
+		x->leaf_col_ok =
+			sqlite3_column_bytes(st, 2) == 32 && memcmp(sqlite3_column_blob(st, 2), x->leaf, 32) == 0;
 		x->ok = blob && parse_record(blob, len, x);
 	}
 	db_stmt_release(TAKE_PTR(st));
@@ -758,8 +759,9 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		struct vrec *x = &recs[i];
 
 		if (!x->ok) {
-			report(&rep, CORDON_AUDIT_BREAK, expected, "record at position %zu (expected seq %llu) is malformed",
-			       i + 1, (unsigned long long)expected);
+			report(&rep, CORDON_AUDIT_BREAK, expected,
+			       "record at position %zu (expected seq %llu) is malformed", i + 1,
+			       (unsigned long long)expected);
 			goto done;
 		}
 		if (x->seq == expected) {
@@ -786,8 +788,9 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		}
 		/* x->seq > expected: missing, or stored out of order. */
 		if (bsearch(&expected, sorted, n, sizeof(*sorted), cmp_u64))
-			report(&rep, CORDON_AUDIT_BREAK, expected, "record %llu is out of order (record %llu precedes it)",
-			       (unsigned long long)expected, (unsigned long long)x->seq);
+			report(&rep, CORDON_AUDIT_BREAK, expected,
+			       "record %llu is out of order (record %llu precedes it)", (unsigned long long)expected,
+			       (unsigned long long)x->seq);
 		else
 			report(&rep, CORDON_AUDIT_GAP, expected, "records %llu..%llu are missing",
 			       (unsigned long long)expected, (unsigned long long)x->seq - 1);
@@ -816,8 +819,9 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 			       (unsigned long long)rep.n_checkpoints);
 			goto done;
 		}
-		r = cordon_checkpoint_verify((const char *)sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-					     v, db->audit ? db->audit->origin : NULL, &cp, &d);
+		r = cordon_checkpoint_verify((const char *)sqlite3_column_blob(st, 0),
+					     (size_t)sqlite3_column_bytes(st, 0), v,
+					     db->audit ? db->audit->origin : NULL, &cp, &d);
 		if (r < 0) {
 			report(&rep, CORDON_AUDIT_BAD_SIG, 0, "checkpoint %llu does not verify: %s",
 			       (unsigned long long)rep.n_checkpoints, d.message[0] ? d.message : strerror(-r));
@@ -894,7 +898,8 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		}
 	}
 	if (rep.signed_through < n_ok)
-		snprintf(rep.message, sizeof(rep.message), "records %llu..%llu, signed through %llu, unsigned tail %llu..%llu",
+		snprintf(rep.message, sizeof(rep.message),
+			 "records %llu..%llu, signed through %llu, unsigned tail %llu..%llu",
 			 (unsigned long long)rep.first, (unsigned long long)rep.last,
 			 (unsigned long long)rep.signed_through, (unsigned long long)rep.signed_through + 1,
 			 (unsigned long long)n_ok);
@@ -941,8 +946,7 @@ void cordon_audit_report_format(const struct cordon_audit_report *r, char *buf, 
 	}
 }
 
-int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size,
-			  int64_t *ret_cp_time)
+int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time)
 {
 	uint64_t size, time;
 	int64_t seq = 0;

@@ -19,25 +19,25 @@
 #include "profile.h"
 
 /* Event types (the record's "event" member). */
-#define CORDON_AUDIT_DECISION "decision"
+#define CORDON_AUDIT_DECISION		"decision"
 #define CORDON_AUDIT_APPROVAL_REQUESTED "approval.requested"
-#define CORDON_AUDIT_APPROVAL_APPROVED "approval.approved"
-#define CORDON_AUDIT_APPROVAL_DENIED "approval.denied"
-#define CORDON_AUDIT_APPROVAL_EXPIRED "approval.expired"
-#define CORDON_AUDIT_APPROVAL_REVOKED "approval.revoked"
-#define CORDON_AUDIT_APPROVAL_CONSUMED "approval.consumed"
-#define CORDON_AUDIT_APPROVAL_REVEALED "approval.revealed" /* an operator saw its masked values */
-#define CORDON_AUDIT_ACTION "action"
-#define CORDON_AUDIT_INVENTORY "inventory"
-#define CORDON_AUDIT_GRANT "grant"
-#define CORDON_AUDIT_CONNECTOR "connector"
-#define CORDON_AUDIT_DELEGATION "delegation"
-#define CORDON_AUDIT_BROKER_START "broker.start"
-#define CORDON_AUDIT_BROKER_STOP "broker.stop"
-#define CORDON_AUDIT_BROKER_RECOVERY "broker.recovery"
-#define CORDON_AUDIT_CHECKPOINT "checkpoint"
-#define CORDON_AUDIT_RETENTION "retention"
-#define CORDON_AUDIT_NETWORK_DENIED "network.denied"
+#define CORDON_AUDIT_APPROVAL_APPROVED	"approval.approved"
+#define CORDON_AUDIT_APPROVAL_DENIED	"approval.denied"
+#define CORDON_AUDIT_APPROVAL_EXPIRED	"approval.expired"
+#define CORDON_AUDIT_APPROVAL_REVOKED	"approval.revoked"
+#define CORDON_AUDIT_APPROVAL_CONSUMED	"approval.consumed"
+#define CORDON_AUDIT_APPROVAL_REVEALED	"approval.revealed" /* an operator saw its masked values */
+#define CORDON_AUDIT_ACTION		"action"
+#define CORDON_AUDIT_INVENTORY		"inventory"
+#define CORDON_AUDIT_GRANT		"grant"
+#define CORDON_AUDIT_CONNECTOR		"connector"
+#define CORDON_AUDIT_DELEGATION		"delegation"
+#define CORDON_AUDIT_BROKER_START	"broker.start"
+#define CORDON_AUDIT_BROKER_STOP	"broker.stop"
+#define CORDON_AUDIT_BROKER_RECOVERY	"broker.recovery"
+#define CORDON_AUDIT_CHECKPOINT		"checkpoint"
+#define CORDON_AUDIT_RETENTION		"retention"
+#define CORDON_AUDIT_NETWORK_DENIED	"network.denied"
 
 struct cordon_audit_event {
 	const char *event; /* one of the CORDON_AUDIT_* types */
@@ -52,12 +52,12 @@ struct cordon_audit_event {
 	const char *approval_id;
 	const char *action_id;
 	const char *delegation_id;
-	const uint8_t *binding;	  /* 32 bytes; the record keeps the first 8 */
-	const char *fingerprint;  /* tool fingerprint, hex */
-	const char *path;	  /* delegation path (operator-visible authority) */
-	const char *access;	  /* delegation access: "read" | "read-write" */
-	int64_t generation;	  /* connector launch generation, or -1 */
-	int64_t count;		  /* an object count (revoke-all, recovery), or -1 */
+	const uint8_t *binding;	 /* 32 bytes; the record keeps the first 8 */
+	const char *fingerprint; /* tool fingerprint, hex */
+	const char *path;	 /* delegation path (operator-visible authority) */
+	const char *access;	 /* delegation access: "read" | "read-write" */
+	int64_t generation;	 /* connector launch generation, or -1 */
+	int64_t count;		 /* an object count (revoke-all, recovery), or -1 */
 };
 
 /* A designated initialiser base: every optional integer unset. Later
@@ -102,8 +102,7 @@ int cordon_audit_checkpoint(struct cordon_db *db);
 /* Where the log stands, for /health: the last sequence number and the size
  * and time (usec) of the newest checkpoint (0 and 0 when none). Returns 0 or
  * -errno; writes the out-parameters only on success. */
-int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size,
-			  int64_t *ret_cp_time);
+int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
 
 /* Writes a checkpoint when N records or T seconds have passed since the last.
  * Returns like cordon_audit_checkpoint(). */
@@ -111,20 +110,20 @@ int cordon_audit_maybe_checkpoint(struct cordon_db *db);
 
 enum cordon_audit_verdict {
 	CORDON_AUDIT_PASS,
-	CORDON_AUDIT_GAP,	 /* a sequence number is missing (seq = first missing) */
-	CORDON_AUDIT_DUPLICATE,	 /* a sequence number appears twice (seq = it) */
-	CORDON_AUDIT_BREAK,	 /* record seq does not chain to its predecessor, is out of order,
-				  * is malformed, or a checkpoint's root does not match the records */
-	CORDON_AUDIT_BAD_SIG,	 /* a checkpoint's signature does not verify with the key */
-	CORDON_AUDIT_TRUNCATION, /* fewer records than a checkpoint (or the high-water mark) covered */
+	CORDON_AUDIT_GAP,		 /* a sequence number is missing (seq = first missing) */
+	CORDON_AUDIT_DUPLICATE,		 /* a sequence number appears twice (seq = it) */
+	CORDON_AUDIT_BREAK,		 /* record seq does not chain to its predecessor, is out of order,
+					  * is malformed, or a checkpoint's root does not match the records */
+	CORDON_AUDIT_BAD_SIG,		 /* a checkpoint's signature does not verify with the key */
+	CORDON_AUDIT_TRUNCATION,	 /* fewer records than a checkpoint (or the high-water mark) covered */
 	CORDON_AUDIT_MISSING_CHECKPOINT, /* a "checkpoint" record (seq) has no signed checkpoint of
 					  * that size: signed checkpoints were deleted */
 };
 
 struct cordon_audit_report {
 	enum cordon_audit_verdict verdict;
-	uint64_t seq;		/* where the problem is (GAP/DUPLICATE/BREAK/TRUNCATION) */
-	uint64_t first, last;	/* records checked (PASS: the covered range) */
+	uint64_t seq;		 /* where the problem is (GAP/DUPLICATE/BREAK/TRUNCATION) */
+	uint64_t first, last;	 /* records checked (PASS: the covered range) */
 	uint64_t signed_through; /* records covered by the newest valid checkpoint */
 	uint64_t n_checkpoints;
 	char message[200];

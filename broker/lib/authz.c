@@ -149,8 +149,7 @@ struct cordon_decision cordon_authz_decide(const struct cordon_authz_input *in)
 	if (!in || !in->request || !in->connector || !in->tool)
 		return deny(CORDON_DENY_INVALID_INPUT, tier);
 	req = in->request;
-	if (!req->session || !*req->session || !req->connector || !req->tool ||
-	    !cordon_tool_name_is_valid(in->tool))
+	if (!req->session || !*req->session || !req->connector || !req->tool || !cordon_tool_name_is_valid(in->tool))
 		return deny(CORDON_DENY_INVALID_INPUT, tier);
 
 	/* The tier is computed first only so that denies can report it; it

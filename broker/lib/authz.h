@@ -60,10 +60,10 @@ struct cordon_authz_request {
 	const char *session;
 	const char *connector;
 	const char *tool;
-	const char *fingerprint;  /* of the tool definition the connector advertises now */
-	uint64_t policy_epoch;	  /* epoch at which the caller loaded this snapshot */
-	const char *delegation;	  /* id of a delegated root the call relies on, or NULL */
-	uint64_t now;		  /* usec, for delegation expiry */
+	const char *fingerprint; /* of the tool definition the connector advertises now */
+	uint64_t policy_epoch;	 /* epoch at which the caller loaded this snapshot */
+	const char *delegation;	 /* id of a delegated root the call relies on, or NULL */
+	uint64_t now;		 /* usec, for delegation expiry */
 };
 
 struct cordon_authz_input {

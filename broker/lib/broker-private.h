@@ -9,9 +9,9 @@
 
 enum approvals_scope {
 	APPROVALS_ALL,
-	APPROVALS_SESSION,	 /* arg1 = session */
-	APPROVALS_CONNECTOR,	 /* arg1 = connector */
-	APPROVALS_TOOL,		 /* arg1 = connector, arg2 = tool */
+	APPROVALS_SESSION,   /* arg1 = session */
+	APPROVALS_CONNECTOR, /* arg1 = connector */
+	APPROVALS_TOOL,	     /* arg1 = connector, arg2 = tool */
 };
 
 /* Marks every requested/approved approval in scope revoked and audits each.
@@ -37,5 +37,4 @@ int connector_exists_tx(struct cordon_db *db, const char *connector);
 int policy_upsert_tx(struct cordon_db *db, const char *connector, const char *tool, int tier, int replay);
 
 /* Inserts one grant row and audits it (grants.c); -EEXIST when granted. */
-int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
-		    const char *tool);
+int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector, const char *tool);

@@ -49,8 +49,7 @@ int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result 
 	if (r < 0)
 		return r;
 	{
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_BROKER_RECOVERY,
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_BROKER_RECOVERY,
 						 .actor = &sys,
 						 .count = (int64_t)(res.abandoned + res.outcome_unknown) };
 		r = cordon_audit_append(db, &ev);
@@ -121,22 +120,22 @@ int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, 
 			      "(SELECT action_id FROM idempotency)",
 			      cutoff, &res.actions);
 	if (r >= 0)
-		r = prune_one(db,
-			      "DELETE FROM approvals WHERE state IN (2, 3, 4, 5) AND coalesce(decided_at, created_at) < ?1 "
-			      "AND id NOT IN (SELECT approval_id FROM actions WHERE approval_id IS NOT NULL)",
-			      cutoff, &res.approvals);
+		r = prune_one(
+			db,
+			"DELETE FROM approvals WHERE state IN (2, 3, 4, 5) AND coalesce(decided_at, created_at) < ?1 "
+			"AND id NOT IN (SELECT approval_id FROM actions WHERE approval_id IS NOT NULL)",
+			cutoff, &res.approvals);
 	if (r >= 0)
-		r = prune_one(db,
-			      "DELETE FROM delegations WHERE state IN (2, 3, 4) AND coalesce(ended_at, created_at) < ?1",
-			      cutoff, &res.delegations);
+		r = prune_one(
+			db, "DELETE FROM delegations WHERE state IN (2, 3, 4) AND coalesce(ended_at, created_at) < ?1",
+			cutoff, &res.delegations);
 	if (r < 0)
 		return r;
 	{
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_RETENTION,
-						 .actor = actor,
-						 .count = (int64_t)(res.idempotency + res.actions + res.approvals +
-								    res.delegations) };
+		struct cordon_audit_event ev = {
+			CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_RETENTION, .actor = actor,
+			.count = (int64_t)(res.idempotency + res.actions + res.approvals + res.delegations)
+		};
 		r = audit_append_tx(db, &ev);
 		if (r < 0)
 			return r;

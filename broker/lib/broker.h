@@ -55,4 +55,3 @@ struct cordon_prune_result {
 };
 int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, uint64_t max_age_usec,
 			struct cordon_prune_result *ret);
-

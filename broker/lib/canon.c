@@ -48,7 +48,6 @@ static bool in_integer_band(double x)
 	return a > (double)CORDON_CANON_MAX_SAFE_INTEGER && a < JCS_INTEGER_FORM_LIMIT;
 }
 
-
 void cordon_canon_limits_default(struct cordon_canon_limits *ret)
 {
 	*ret = (struct cordon_canon_limits){
@@ -103,8 +102,7 @@ static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *ret_cp)
 			return 0;
 		cp = (cp << 6) | (p[i] & 0x3f);
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	*ret_cp = cp;
 	return len;
@@ -261,8 +259,8 @@ static int scan_string(struct scan *s)
 
 			if (s->pos + 12 > s->len || s->p[s->pos + 6] != '\\' || s->p[s->pos + 7] != 'u' ||
 			    hex4(s->p + s->pos + 8, 4, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
-				return scan_fail(s, EILSEQ, "lone high surrogate \\u%04x (not followed by a low surrogate)",
-						 u);
+				return scan_fail(s, EILSEQ,
+						 "lone high surrogate \\u%04x (not followed by a low surrogate)", u);
 			s->pos += 12, s->col += 12;
 			continue;
 		}
@@ -383,8 +381,8 @@ static int scan_number(struct scan *s)
 			return scan_fail(s, ERANGE, "number %.40s%s overflows a double", buf, n > 40 ? "…" : "");
 		if (in_integer_band(x))
 			return scan_fail(s, ERANGE,
-					 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings", buf,
-					 n > 40 ? "…" : "");
+					 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings",
+					 buf, n > 40 ? "…" : "");
 	}
 	s->col += (unsigned)(end - start);
 	s->pos = end;
@@ -459,8 +457,8 @@ static int map_jansson_error(const json_error_t *e, struct cordon_diag *d)
 		error = EBADMSG, kind = "not JSON";
 	}
 	return cordon_diag_set_at(d, error, STEP, e->line > 0 ? (unsigned)e->line : 0,
-				  e->column > 0 ? (unsigned)e->column : 0, "%s: %s at line %d, column %d (byte %d)", kind,
-				  e->text, e->line, e->column, e->position);
+				  e->column > 0 ? (unsigned)e->column : 0, "%s: %s at line %d, column %d (byte %d)",
+				  kind, e->text, e->line, e->column, e->position);
 }
 
 int cordon_canon_decode(const char *buf, size_t len, const struct cordon_canon_limits *lim, json_t **ret,
@@ -566,7 +564,8 @@ static int admit(const json_t *v, unsigned depth, unsigned max_depth, const stru
 
 		if (depth + 1 > max_depth)
 			return admit_fail(p, d, ELOOP, "nesting too deep");
-		json_object_keylen_foreach((json_t *)v, key, key_len, m) {
+		json_object_keylen_foreach((json_t *)v, key, key_len, m)
+		{
 			struct path q = { .up = p, .key = key };
 
 			r = admit_string(key, key_len, &q, d, "member name");
@@ -584,7 +583,8 @@ static int admit(const json_t *v, unsigned depth, unsigned max_depth, const stru
 
 		if (depth + 1 > max_depth)
 			return admit_fail(p, d, ELOOP, "nesting too deep");
-		json_array_foreach(v, i, m) {
+		json_array_foreach(v, i, m)
+		{
 			struct path q = { .up = p, .index = i };
 
 			r = admit(m, depth + 1, max_depth, &q, d);
@@ -791,8 +791,7 @@ int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX])
 			memcpy(buf + o, digits + 1, k - 1);
 			o += k - 1;
 		}
-		o += (size_t)snprintf(buf + o, CORDON_JCS_NUMBER_MAX - o, "e%c%d", n - 1 >= 0 ? '+' : '-',
-				      abs(n - 1));
+		o += (size_t)snprintf(buf + o, CORDON_JCS_NUMBER_MAX - o, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
 	}
 	buf[o] = 0;
 	return (int)o;
@@ -980,7 +979,8 @@ static int encode(struct out *o, const json_t *v, unsigned depth)
 			if (!m)
 				return -ENOMEM;
 		}
-		json_object_keylen_foreach((json_t *)v, key, key_len, val) {
+		json_object_keylen_foreach((json_t *)v, key, key_len, val)
+		{
 			if (i >= n)
 				return -EINVAL;
 			m[i++] = (struct member){ .key = key, .len = key_len, .value = val };
@@ -1007,7 +1007,8 @@ static int encode(struct out *o, const json_t *v, unsigned depth)
 		json_t *m;
 
 		out_putc(o, '[');
-		json_array_foreach(v, i, m) {
+		json_array_foreach(v, i, m)
+		{
 			if (i > 0)
 				out_putc(o, ',');
 			r = encode(o, m, depth + 1);
@@ -1084,8 +1085,8 @@ int cordon_jcs_encode(const json_t *v, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret,
-		       size_t *ret_len, struct cordon_diag *d)
+int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret, size_t *ret_len,
+		       struct cordon_diag *d)
 {
 	json_auto_t *v = NULL;
 	int r;

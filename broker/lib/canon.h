@@ -83,8 +83,8 @@ int cordon_jcs_encode(const json_t *v, char **ret, size_t *ret_len);
 /* Decode + encode: the canonical bytes of one admitted document. Same
  * contract as cordon_canon_decode() for errors, same output as
  * cordon_jcs_encode(). */
-int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret,
-		       size_t *ret_len, struct cordon_diag *d);
+int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret, size_t *ret_len,
+		       struct cordon_diag *d);
 
 /* The `arguments` of a tools/call: absent (NULL) is `{}` everywhere. Writes a
  * new reference to *ret: a new empty object when arguments is NULL, otherwise

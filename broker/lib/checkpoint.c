@@ -18,11 +18,11 @@
 #include "fd-util.h"
 #include "hex-util.h"
 
-#define STEP "checkpoint"
+#define STEP		 "checkpoint"
 #define SIG_TYPE_ED25519 0x01
-#define EM_DASH "\xe2\x80\x94" /* U+2014 */
-#define KEY_FILE_PREFIX "PRIVATE+KEY+"
-#define KEY_FILE_MAX 1024
+#define EM_DASH		 "\xe2\x80\x94" /* U+2014 */
+#define KEY_FILE_PREFIX	 "PRIVATE+KEY+"
+#define KEY_FILE_MAX	 1024
 
 struct cordon_note_signer {
 	struct cordon_note_verifier pub;
@@ -69,8 +69,7 @@ static uint32_t key_id(const char *name, const uint8_t pub[static 32])
 	return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 }
 
-int cordon_note_verifier_init(struct cordon_note_verifier *ret, const char *name,
-			      const uint8_t public_key[static 32])
+int cordon_note_verifier_init(struct cordon_note_verifier *ret, const char *name, const uint8_t public_key[static 32])
 {
 	if (!cordon_note_name_valid(name))
 		return -EINVAL;
@@ -180,8 +179,9 @@ int cordon_note_verifier_parse(const char *vkey, struct cordon_note_verifier *re
 		return cordon_diag_set(d, EINVAL, STEP, "verifier key: unsupported signature type 0x%02x", raw[0]);
 	cordon_note_verifier_init(&v, name, raw + 1);
 	if (v.key_id != id)
-		return cordon_diag_set(d, EINVAL, STEP, "verifier key: key id %08" PRIx32 " does not match the key (%08" PRIx32 ")",
-				       id, v.key_id);
+		return cordon_diag_set(d, EINVAL, STEP,
+				       "verifier key: key id %08" PRIx32 " does not match the key (%08" PRIx32 ")", id,
+				       v.key_id);
 	*ret = v;
 	return 0;
 }

@@ -22,11 +22,11 @@
 
 #include "diag.h"
 
-#define CORDON_NOTE_KEY_NAME_MAX 128
+#define CORDON_NOTE_KEY_NAME_MAX     128
 #define CORDON_CHECKPOINT_ORIGIN_MAX 256
 /* The parser refuses larger notes. Generous enough for 16 post-quantum
  * cosignatures (C2SP: verifiers must accept at least 16 signatures). */
-#define CORDON_NOTE_MAX_BYTES 65536
+#define CORDON_NOTE_MAX_BYTES	   65536
 #define CORDON_NOTE_MAX_SIGNATURES 16
 
 struct cordon_checkpoint {
@@ -50,8 +50,7 @@ struct cordon_note_signer; /* opaque; secret in sodium_malloc'd memory */
 bool cordon_note_name_valid(const char *name);
 
 /* Builds a verifier. Returns 0 or -EINVAL (invalid name). */
-int cordon_note_verifier_init(struct cordon_note_verifier *ret, const char *name,
-			      const uint8_t public_key[static 32]);
+int cordon_note_verifier_init(struct cordon_note_verifier *ret, const char *name, const uint8_t public_key[static 32]);
 
 /* The C2SP/Go verifier key string "<name>+<key id, 8 hex>+<base64(0x01 ‖ pub)>"
  * (what operators configure on other machines), malloc'd in *ret. Parse:
@@ -62,8 +61,7 @@ int cordon_note_verifier_parse(const char *vkey, struct cordon_note_verifier *re
 
 /* Signer from a 32-byte Ed25519 seed (tests, golden vectors). Calls
  * sodium_init(). Returns 0, -EINVAL (bad name), -ENOMEM, -EIO. */
-int cordon_note_signer_new_from_seed(const char *name, const uint8_t seed[static 32],
-				     struct cordon_note_signer **ret);
+int cordon_note_signer_new_from_seed(const char *name, const uint8_t seed[static 32], struct cordon_note_signer **ret);
 
 /* Opens the key file at path, creating it (O_CREAT|O_EXCL, mode 0600, with a
  * new random seed and the given name) if it does not exist. An existing file

@@ -83,7 +83,8 @@ int cordon_connector_install(struct cordon_db *db, const struct cordon_actor *ac
 		return r;
 	if ((r = db_bind_text(db, st, 1, p->id)) < 0 || (r = db_bind_int64(db, st, 2, p->default_risk)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, p->approval_ttl_sec ? (int64_t)p->approval_ttl_sec : 120)) < 0 ||
-	    (r = db_bind_text(db, st, 4, ceilings)) < 0 || (r = db_bind_int64(db, st, 5, (int64_t)cordon_db_now(db))) < 0)
+	    (r = db_bind_text(db, st, 4, ceilings)) < 0 ||
+	    (r = db_bind_int64(db, st, 5, (int64_t)cordon_db_now(db))) < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r == -EEXIST)
@@ -102,12 +103,9 @@ int cordon_connector_install(struct cordon_db *db, const struct cordon_actor *ac
 			return r;
 	}
 	{
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_CONNECTOR,
-						 .actor = actor,
-						 .connector = p->id,
-						 .state = "installed",
-						 .tier = (int)p->default_risk,
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR,
+						 .actor = actor,	  .connector = p->id,
+						 .state = "installed",	  .tier = (int)p->default_risk,
 						 .generation = 0 };
 		r = audit_append_tx(db, &ev);
 		if (r < 0)
@@ -174,12 +172,9 @@ int cordon_connector_relaunch(struct cordon_db *db, const struct cordon_actor *a
 	r = approvals_revoke_tx(db, actor, APPROVALS_CONNECTOR, connector, NULL, "relaunch", NULL);
 	if (r < 0)
 		return r;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_CONNECTOR,
-					 .actor = actor,
-					 .connector = connector,
-					 .state = "launched",
-					 .generation = gen };
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR,
+					 .actor = actor,	  .connector = connector,
+					 .state = "launched",	  .generation = gen };
 	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;
@@ -207,7 +202,8 @@ int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *act
 	r = db_prepare(db, "SELECT count(*) FROM actions WHERE connector = ?1 AND state IN (?2, ?3, ?4)", &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_int64(db, st, 2, CORDON_ACTION_PREPARED)) < 0 ||
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_ACTION_PREPARED)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, CORDON_ACTION_DISPATCHED)) < 0 ||
 	    (r = db_bind_int64(db, st, 4, CORDON_ACTION_OUTCOME_UNKNOWN)) < 0)
 		return r;
@@ -217,7 +213,8 @@ int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *act
 	if (r == 0)
 		return db_failf(db, EIO, "cannot count actions");
 	if (sqlite3_column_int64(st, 0) > 0)
-		return db_failf(db, EBUSY, "connector has unresolved actions; resolve them first (cordonctl actions list)");
+		return db_failf(db, EBUSY,
+				"connector has unresolved actions; resolve them first (cordonctl actions list)");
 	r = db_prepare(db, "DELETE FROM connectors WHERE id = ?1", &del);
 	if (r < 0)
 		return r;
@@ -233,11 +230,8 @@ int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *act
 	r = db_meta_add_tx(db, "policy_epoch", 1, NULL);
 	if (r < 0)
 		return r;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_CONNECTOR,
-					 .actor = actor,
-					 .connector = connector,
-					 .state = "removed" };
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR, .actor = actor,
+					 .connector = connector, .state = "removed" };
 	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;

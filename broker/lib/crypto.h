@@ -16,7 +16,7 @@
 #include "diag.h"
 
 #define CORDON_HASH_LEN 32 /* SHA-256 and HMAC-SHA-256 output */
-#define CORDON_KEY_LEN 32  /* process key and every subkey */
+#define CORDON_KEY_LEN	32 /* process key and every subkey */
 
 /* ---- Length-prefixed fields ------------------------------------------------
  * Every variable-length field that enters a hash or MAC is written as
@@ -56,9 +56,9 @@ struct cordon_key;
  * verify for another. Values are part of the format (subkey ids): never
  * renumber, only append. */
 enum cordon_key_purpose {
-	CORDON_KEY_PURPOSE_APPROVAL = 1, /* approval binding */
-	CORDON_KEY_PURPOSE_TOKEN = 2,	 /* opaque handles given to clients (ids, cursors) */
-	CORDON_KEY_PURPOSE_AUDIT = 3,	 /* keyed digests in audit records */
+	CORDON_KEY_PURPOSE_APPROVAL = 1,  /* approval binding */
+	CORDON_KEY_PURPOSE_TOKEN = 2,	  /* opaque handles given to clients (ids, cursors) */
+	CORDON_KEY_PURPOSE_AUDIT = 3,	  /* keyed digests in audit records */
 	CORDON_KEY_PURPOSE_TEST = 0x7fff, /* tests only */
 };
 
@@ -99,7 +99,7 @@ int cordon_key_mac_verify(struct cordon_key *k, enum cordon_key_purpose purpose,
  *   U64(launch_generation) ‖ LP(tool_name) ‖ LP(tool_fingerprint, 32 bytes) ‖
  *   U64(policy_epoch) ‖ LP(risk_tier) ‖ LP(JCS(arguments)))
  * where LP(x) = u64be(len) ‖ x and U64(v) = LP(u64be(v)). */
-#define CORDON_APPROVAL_LABEL "cordon.approval"
+#define CORDON_APPROVAL_LABEL		"cordon.approval"
 #define CORDON_APPROVAL_BINDING_VERSION 1u
 
 struct cordon_approval_fields {

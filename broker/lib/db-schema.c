@@ -21,7 +21,7 @@ static const char migration_1[] =
 	"  generation INTEGER NOT NULL DEFAULT 0 CHECK (generation >= 0),"
 	"  default_risk INTEGER NOT NULL CHECK (default_risk BETWEEN 0 AND 4),"
 	"  approval_ttl_sec INTEGER NOT NULL CHECK (approval_ttl_sec > 0),"
-	"  ceilings TEXT NOT NULL DEFAULT '[]',"	/* JSON array of absolute paths */
+	"  ceilings TEXT NOT NULL DEFAULT '[]'," /* JSON array of absolute paths */
 	"  installed_at INTEGER NOT NULL"
 	") STRICT;"
 
@@ -29,8 +29,8 @@ static const char migration_1[] =
 	"CREATE TABLE risk_policy ("
 	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
 	"  tool TEXT NOT NULL,"
-	"  tier INTEGER CHECK (tier IS NULL OR tier BETWEEN 0 AND 4)," /* NULL: default_risk */
-	"  replay INTEGER NOT NULL DEFAULT 0 CHECK (replay IN (0, 1)),"	/* 1: safe */
+	"  tier INTEGER CHECK (tier IS NULL OR tier BETWEEN 0 AND 4),"	/* NULL: default_risk */
+	"  replay INTEGER NOT NULL DEFAULT 0 CHECK (replay IN (0, 1))," /* 1: safe */
 	"  PRIMARY KEY (connector, tool)"
 	") STRICT;"
 
@@ -94,7 +94,7 @@ static const char migration_1[] =
 	"  session TEXT NOT NULL,"
 	"  connector TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
 	"  path TEXT NOT NULL,"
-	"  access INTEGER NOT NULL CHECK (access IN (0, 2)),"	/* enum cordon_fs_access: read, read-write */
+	"  access INTEGER NOT NULL CHECK (access IN (0, 2))," /* enum cordon_fs_access: read, read-write */
 	"  lifetime_sec INTEGER NOT NULL DEFAULT 0,"
 	"  state INTEGER NOT NULL CHECK (state BETWEEN 0 AND 4),"
 	"  ceiling TEXT,"
@@ -102,7 +102,7 @@ static const char migration_1[] =
 	"  ino INTEGER,"
 	"  created_at INTEGER NOT NULL,"
 	"  activated_at INTEGER,"
-	"  expires_at INTEGER,"	/* NULL: until the session ends or revocation */
+	"  expires_at INTEGER," /* NULL: until the session ends or revocation */
 	"  ended_at INTEGER"
 	") STRICT;"
 	"CREATE INDEX delegations_state ON delegations(connector, state);"

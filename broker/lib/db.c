@@ -150,8 +150,9 @@ int db_prepare(struct cordon_db *db, const char *sql, sqlite3_stmt **ret)
 		char *copy = strdup(sql);
 
 		if (copy)
-			stmt_cache[stmt_cache_n++] =
-				(struct stmt_cache_entry){ .handle = db->sql, .hash = h, .sql = copy, .st = st, .in_use = true };
+			stmt_cache[stmt_cache_n++] = (struct stmt_cache_entry){
+				.handle = db->sql, .hash = h, .sql = copy, .st = st, .in_use = true
+			};
 	}
 	pthread_mutex_unlock(&stmt_cache_lock);
 	*ret = st;
@@ -486,8 +487,9 @@ static int check_parent_dir(const char *path, struct cordon_diag *diag)
 		return cordon_diag_set(diag, ENOTDIR, "db", "'%s' is not a directory", dir);
 	/* Others who can write the directory can swap the -wal/-shm files. */
 	if (st.st_uid != geteuid() && st.st_uid != 0)
-		return cordon_diag_set(diag, EPERM, "db", "directory '%s' is owned by uid %u, neither the broker nor root",
-				       dir, (unsigned)st.st_uid);
+		return cordon_diag_set(diag, EPERM, "db",
+				       "directory '%s' is owned by uid %u, neither the broker nor root", dir,
+				       (unsigned)st.st_uid);
 	if ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX))
 		return cordon_diag_set(diag, EPERM, "db", "directory '%s' is writable by group/other (mode %04o)", dir,
 				       (unsigned)(st.st_mode & 07777));
@@ -642,10 +644,9 @@ int cordon_db_open(const char *path, const struct cordon_db_options *opts, struc
 		return cordon_diag_set(diag, ENOMEM, "db", "out of memory");
 	db->clock = opts && opts->clock ? opts->clock : &cordon_clock_real;
 
-	rc = sqlite3_open_v2(path, &db->sql,
-			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX |
-				     SQLITE_OPEN_EXRESCODE,
-			     NULL);
+	rc = sqlite3_open_v2(
+		path, &db->sql,
+		SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE, NULL);
 	if (rc != SQLITE_OK) {
 		r = db_fail(db, rc);
 		cordon_diag_set(diag, -r, "db", "opening '%s': %s", path, db->last_error);
@@ -659,12 +660,9 @@ int cordon_db_open(const char *path, const struct cordon_db_options *opts, struc
 	static const struct {
 		const char *sql, *expect;
 	} pragmas[] = {
-		{ "PRAGMA journal_mode = WAL", "wal" },
-		{ "PRAGMA synchronous = FULL", NULL },
-		{ "PRAGMA foreign_keys = ON", NULL },
-		{ "PRAGMA secure_delete = ON", "1" },
-		{ "PRAGMA trusted_schema = OFF", NULL },
-		{ "PRAGMA synchronous", "2" },
+		{ "PRAGMA journal_mode = WAL", "wal" },	 { "PRAGMA synchronous = FULL", NULL },
+		{ "PRAGMA foreign_keys = ON", NULL },	 { "PRAGMA secure_delete = ON", "1" },
+		{ "PRAGMA trusted_schema = OFF", NULL }, { "PRAGMA synchronous", "2" },
 		{ "PRAGMA foreign_keys", "1" },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(pragmas); i++) {

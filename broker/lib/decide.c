@@ -96,9 +96,9 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	int r;
 
 	/* Whatever happens below, the answer starts as a deny. */
-	*ret = (struct cordon_broker_decision){
-		.decision = { .verdict = CORDON_VERDICT_DENY, .tier = CORDON_RISK_HIGH, .reason = CORDON_DENY_INVALID_INPUT }
-	};
+	*ret = (struct cordon_broker_decision){ .decision = { .verdict = CORDON_VERDICT_DENY,
+							      .tier = CORDON_RISK_HIGH,
+							      .reason = CORDON_DENY_INVALID_INPUT } };
 	if (!req || !connector_id_is_valid(req->connector) || !cordon_tool_name_is_valid(req->tool) ||
 	    !cordon_session_id_is_valid(req->session))
 		return db_failf(db, EINVAL, "invalid decision request");

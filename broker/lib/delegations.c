@@ -31,8 +31,8 @@ static const char *state_name(enum cordon_delegation_state s)
 	return "invalid";
 }
 
-int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, const char *path,
-			      size_t *ret_ceiling, dev_t *ret_dev, ino_t *ret_ino)
+int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, const char *path, size_t *ret_ceiling,
+			      dev_t *ret_dev, ino_t *ret_ino)
 {
 	int last = -EPERM;
 
@@ -85,8 +85,9 @@ int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, co
 	return last;
 }
 
-#define DROW_COLUMNS \
-	"id, session, connector, path, access, state, lifetime_sec, coalesce(expires_at, 0), coalesce(dev, 0), coalesce(ino, 0)"
+#define DROW_COLUMNS                                                                                                   \
+	"id, session, connector, path, access, state, lifetime_sec, coalesce(expires_at, 0), coalesce(dev, 0), "       \
+	"coalesce(ino, 0)"
 
 static void drow_read(sqlite3_stmt *st, struct cordon_delegation_info *d)
 {
@@ -123,7 +124,8 @@ int cordon_delegation_get(struct cordon_db *db, const char *id, struct cordon_de
 }
 
 static int audit_delegation(struct cordon_db *db, const struct cordon_actor *actor,
-			    const struct cordon_delegation_info *d, enum cordon_delegation_state state, const char *reason)
+			    const struct cordon_delegation_info *d, enum cordon_delegation_state state,
+			    const char *reason)
 {
 	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
 					 .event = CORDON_AUDIT_DELEGATION,
@@ -317,7 +319,7 @@ int cordon_delegation_activate(struct cordon_db *db, const struct cordon_actor *
 		r = end_cas(db, id, CORDON_DELEGATION_PENDING, CORDON_DELEGATION_REFUSED);
 		if (r >= 0)
 			r = audit_delegation(db, actor, &d, CORDON_DELEGATION_REFUSED,
-					     res == -EXDEV ? "escapes-ceiling"
+					     res == -EXDEV   ? "escapes-ceiling"
 					     : res == -EPERM ? "outside-ceiling"
 							     : "unresolvable");
 		if (r >= 0)
@@ -450,7 +452,8 @@ int delegations_end_all_tx(struct cordon_db *db, const struct cordon_actor *acto
 {
 	if (session)
 		return end_where(db, actor,
-				 "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
+				 "SELECT " DROW_COLUMNS
+				 " FROM delegations WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
 				 session, -1, CORDON_DELEGATION_REVOKED, reason, ret_n);
 	return end_where(db, actor, "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (0, 1) LIMIT 1", NULL, -1,
 			 CORDON_DELEGATION_REVOKED, reason, ret_n);
@@ -491,8 +494,8 @@ int cordon_delegations_active(struct cordon_db *db, const char *connector, struc
 	return cordon_delegations_list(db, connector, CORDON_DELEGATION_ACTIVE, ret, ret_n);
 }
 
-int cordon_delegations_list(struct cordon_db *db, const char *connector, int state,
-			    struct cordon_delegation_info **ret, size_t *ret_n)
+int cordon_delegations_list(struct cordon_db *db, const char *connector, int state, struct cordon_delegation_info **ret,
+			    size_t *ret_n)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	struct cordon_delegation_info *v = NULL;

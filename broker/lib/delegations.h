@@ -38,13 +38,13 @@ struct cordon_delegation_info {
  * index of the ceiling used and the directory's dev/ino; -EXDEV when the path
  * escapes (symlink or ".." leading out), -EPERM when it is beneath no ceiling,
  * -ENOTDIR, -ENOENT, -EINVAL (not absolute/canonical), -errno. */
-int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, const char *path,
-			      size_t *ret_ceiling, dev_t *ret_dev, ino_t *ret_ino);
+int cordon_delegation_resolve(const char *const *ceilings, size_t n_ceilings, const char *path, size_t *ret_ceiling,
+			      dev_t *ret_dev, ino_t *ret_ino);
 
 /* Pending (requested, not yet decided) delegations a session may have, and
  * all sessions together (the approvals' defaults). */
 #define CORDON_DELEGATION_PENDING_PER_SESSION 16u
-#define CORDON_DELEGATION_PENDING_TOTAL 256u
+#define CORDON_DELEGATION_PENDING_TOTAL	      256u
 
 /* Session actor only (the agent asks). access: CORDON_ACCESS_READ or
  * CORDON_ACCESS_READ_WRITE. Stored pending. -EDQUOT (nothing stored; the
@@ -80,8 +80,8 @@ int cordon_delegations_active(struct cordon_db *db, const char *connector, struc
 void cordon_delegations_free(struct cordon_delegation_info *v);
 
 /* Every delegation of a connector in `state` (all states when < 0). */
-int cordon_delegations_list(struct cordon_db *db, const char *connector, int state,
-			    struct cordon_delegation_info **ret, size_t *ret_n);
+int cordon_delegations_list(struct cordon_db *db, const char *connector, int state, struct cordon_delegation_info **ret,
+			    size_t *ret_n);
 
 /* Views for cordon_authz_decide() borrowing v's strings; *ret is malloc'd. */
 int cordon_delegations_views(const struct cordon_delegation_info *v, size_t n, struct cordon_delegation_view **ret);

@@ -9,8 +9,7 @@
 #include "authz.h"
 #include "broker-private.h"
 
-int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
-			   const char *tool)
+int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector, const char *tool)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
@@ -59,8 +58,7 @@ int cordon_grant_add(struct cordon_db *db, const struct cordon_actor *actor, con
 	return db_tx_commit(&tx);
 }
 
-int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
-			const char *tool)
+int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, const char *connector, const char *tool)
 {
 	_cleanup_tx_ struct db_tx tx = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -171,9 +169,7 @@ int cordon_revoke_all(struct cordon_db *db, const struct cordon_actor *actor, st
 	r = db_meta_add_tx(db, "policy_epoch", 1, NULL);
 	if (r < 0)
 		return r;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-					 .event = CORDON_AUDIT_GRANT,
-					 .actor = actor,
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_GRANT, .actor = actor,
 					 .state = "revoke-all",
 					 .count = (int64_t)(res.grants + res.approvals + res.delegations) };
 	r = audit_append_tx(db, &ev);

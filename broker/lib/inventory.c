@@ -265,7 +265,7 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 
 	if (rec.pinned_fingerprint)
 		next = strcmp(rec.pinned_fingerprint, t->fingerprint) == 0 ? CORDON_INVENTORY_REVIEWED
-									    : CORDON_INVENTORY_CHANGED;
+									   : CORDON_INVENTORY_CHANGED;
 	else
 		next = CORDON_INVENTORY_PENDING_REVIEW;
 
@@ -280,9 +280,9 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 		r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, t->name, "fingerprint-change", NULL);
 	if (r >= 0)
 		r = audit_inventory(db, actor, connector, t->name, next, t->fingerprint,
-				    next == CORDON_INVENTORY_REVIEWED		      ? "matches-pinned"
+				    next == CORDON_INVENTORY_REVIEWED		   ? "matches-pinned"
 				    : strcmp(rec.fingerprint, t->fingerprint) != 0 ? "fingerprint-change"
-										    : "re-advertised");
+										   : "re-advertised");
 	if (r >= 0) {
 		if (next == CORDON_INVENTORY_REVIEWED)
 			res->reverted++;
@@ -335,9 +335,9 @@ static int mark_gone(struct cordon_db *db, const struct cordon_actor *actor, con
 	}
 	db_stmt_release(TAKE_PTR(st));
 	for (size_t i = 0; i < n_gone; i++) {
-		r = db_prepare(db,
-			       "UPDATE tool_inventory SET state = 3, updated_at = ?3 WHERE connector = ?1 AND name = ?2",
-			       &st);
+		r = db_prepare(
+			db, "UPDATE tool_inventory SET state = 3, updated_at = ?3 WHERE connector = ?1 AND name = ?2",
+			&st);
 		if (r < 0)
 			goto out;
 		if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, gone[i])) < 0 ||

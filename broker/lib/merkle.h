@@ -30,10 +30,10 @@ void cordon_merkle_root(const uint8_t (*leaves)[CORDON_MERKLE_HASH_LEN], size_t 
  * verifier rebuilds one from the stored records. Plain data: copyable,
  * no cleanup. */
 struct cordon_merkle_stream {
-	uint64_t size;				    /* leaves appended */
+	uint64_t size;				   /* leaves appended */
 	uint8_t stack[64][CORDON_MERKLE_HASH_LEN]; /* perfect subtree roots, one per set bit of size,
-						     * largest (leftmost) first */
-	unsigned depth;				    /* entries used in stack == popcount(size) */
+						    * largest (leftmost) first */
+	unsigned depth;				   /* entries used in stack == popcount(size) */
 };
 
 void cordon_merkle_stream_init(struct cordon_merkle_stream *s);

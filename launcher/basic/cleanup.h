@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_ __attribute__((unused))
-#define _noreturn_ __attribute__((noreturn))
-#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _cleanup_(f)	     __attribute__((cleanup(f)))
+#define _unused_	     __attribute__((unused))
+#define _noreturn_	     __attribute__((noreturn))
+#define _printf_(a, b)	     __attribute__((format(printf, a, b)))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
 static inline void freep(void *p)
@@ -41,35 +41,35 @@ static inline void fclosep(FILE **f)
 	}
 }
 
-#define _cleanup_free_ _cleanup_(freep)
-#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_free_	 _cleanup_(freep)
+#define _cleanup_close_	 _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
-#define TAKE_PTR(p)                      \
-	({                               \
-		__typeof__(p) _tp = (p); \
-		(p) = NULL;              \
-		_tp;                     \
+#define TAKE_PTR(p)                                                                                                    \
+	({                                                                                                             \
+		__typeof__(p) _tp = (p);                                                                               \
+		(p) = NULL;                                                                                            \
+		_tp;                                                                                                   \
 	})
 
-#define TAKE_FD(fd)                  \
-	({                           \
-		int _tf = (fd);      \
-		(fd) = -EBADF;       \
-		_tf;                 \
+#define TAKE_FD(fd)                                                                                                    \
+	({                                                                                                             \
+		int _tf = (fd);                                                                                        \
+		(fd) = -EBADF;                                                                                         \
+		_tf;                                                                                                   \
 	})
 
 /* DEFINE_CLEANUP(name, type, func) defines `static void name(type *p)` that
  * calls func(*p) when *p is non-NULL. The name is ours, never in the library's
  * namespace: DEFINE_CLEANUP(stmt_finalizep, sqlite3_stmt *, sqlite3_finalize). */
-#define DEFINE_CLEANUP(name, type, func)          \
-	static inline void name(type *p)          \
-	{                                         \
-		if (*p) {                         \
-			int _saved = errno;       \
-			(void)func(*p);           \
-			errno = _saved;           \
-		}                                 \
+#define DEFINE_CLEANUP(name, type, func)                                                                               \
+	static inline void name(type *p)                                                                               \
+	{                                                                                                              \
+		if (*p) {                                                                                              \
+			int _saved = errno;                                                                            \
+			(void)func(*p);                                                                                \
+			errno = _saved;                                                                                \
+		}                                                                                                      \
 	}
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))

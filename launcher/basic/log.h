@@ -23,10 +23,10 @@ enum log_level log_get_max_level(void);
  * edge can `return log_error_errno(r, ...)`. */
 int log_internal(enum log_level level, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_error_errno(e, ...) log_internal(LOG_LEVEL_ERROR, (e), __VA_ARGS__)
+#define log_error_errno(e, ...)	  log_internal(LOG_LEVEL_ERROR, (e), __VA_ARGS__)
 #define log_warning_errno(e, ...) log_internal(LOG_LEVEL_WARNING, (e), __VA_ARGS__)
-#define log_error(...) (void)log_internal(LOG_LEVEL_ERROR, 0, __VA_ARGS__)
-#define log_warning(...) (void)log_internal(LOG_LEVEL_WARNING, 0, __VA_ARGS__)
-#define log_notice(...) (void)log_internal(LOG_LEVEL_NOTICE, 0, __VA_ARGS__)
-#define log_info(...) (void)log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)
-#define log_debug(...) (void)log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
+#define log_error(...)		  (void)log_internal(LOG_LEVEL_ERROR, 0, __VA_ARGS__)
+#define log_warning(...)	  (void)log_internal(LOG_LEVEL_WARNING, 0, __VA_ARGS__)
+#define log_notice(...)		  (void)log_internal(LOG_LEVEL_NOTICE, 0, __VA_ARGS__)
+#define log_info(...)		  (void)log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)
+#define log_debug(...)		  (void)log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)

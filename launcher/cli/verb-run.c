@@ -112,9 +112,9 @@ int verb_run(int argc, char **argv)
 	_cleanup_(cordon_instance_freep) struct cordon_instance *inst = NULL;
 	_cleanup_close_ int sfd = -EBADF;
 	struct cordon_fs_entry roots[MAX_ROOTS];
-	struct cordon_launch_policy pol = {0};
+	struct cordon_launch_policy pol = { 0 };
 	const char *profile_path = NULL, *report_path = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct cordon_netpolicy_state *np;
 	struct cordon_caps caps;
 	char **cmd = NULL;
@@ -200,9 +200,9 @@ int verb_run(int argc, char **argv)
 	np = cordon_spawn_netpolicy();
 	for (;;) {
 		struct pollfd p[3] = {
-		    {.fd = cordon_instance_pidfd(inst), .events = POLLIN},
-		    {.fd = sfd, .events = POLLIN},
-		    {.fd = np ? cordon_netpolicy_events_fd(np) : -1, .events = POLLIN},
+			{ .fd = cordon_instance_pidfd(inst), .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = np ? cordon_netpolicy_events_fd(np) : -1, .events = POLLIN },
 		};
 		struct signalfd_siginfo si;
 

@@ -81,7 +81,7 @@ int verb_serve(int argc, char **argv)
 	sock = (int)fd64;
 	(void)fd_set_cloexec(sock, 1);
 	/* Room for the largest message (the default send buffer is smaller). */
-	(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &(int){CORDON_SERVE_MAX_MSG + 4096}, sizeof(int));
+	(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &(int){ CORDON_SERVE_MAX_MSG + 4096 }, sizeof(int));
 	/* A closed connector pipe or socket must be an error, not a signal. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
@@ -103,7 +103,7 @@ int verb_serve(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct cordon_diag d = {0};
+		struct cordon_diag d = { 0 };
 		struct stat st;
 
 		if (fstat(profiles_fd, &st) < 0) {
@@ -130,21 +130,21 @@ int verb_serve(int argc, char **argv)
 	 * cordon_spawn() plans each launch without the eBPF layer: refused
 	 * or degraded as the profile says. */
 	if (caps.bpf_cgroup_sock_addr) {
-		struct cordon_diag d = {0};
+		struct cordon_diag d = { 0 };
 
 		r = cordon_netpolicy_open(&np, &d);
 		if (r < 0)
 			log_warning("eBPF egress policy unavailable: %s", d.message);
 	}
 
-	r = cordon_server_new(&(struct cordon_server_options){.sock = sock,
-							      .profiles_fd = profiles_fd,
-							      .profiles_dir = dir,
-							      .caps = &caps,
-							      .netpolicy = np,
-							      .env = environ,
-							      .sigfd = sigfd,
-							      .log = log_line},
+	r = cordon_server_new(&(struct cordon_server_options){ .sock = sock,
+							       .profiles_fd = profiles_fd,
+							       .profiles_dir = dir,
+							       .caps = &caps,
+							       .netpolicy = np,
+							       .env = environ,
+							       .sigfd = sigfd,
+							       .log = log_line },
 			      &s);
 	if (r < 0)
 		log_error_errno(r, "starting the server");

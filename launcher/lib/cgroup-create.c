@@ -228,7 +228,7 @@ static int setup_v2(struct cordon_cgroup *cg, struct create_ctx *x)
 {
 	const struct cordon_caps *caps = x->caps;
 	_cleanup_free_ char *base = NULL;
-	int errs[_CORDON_CTRL_MAX] = {0};
+	int errs[_CORDON_CTRL_MAX] = { 0 };
 	unsigned want = cg_v2_wanted(caps);
 	int r = 0;
 
@@ -424,7 +424,7 @@ static int setup_rest(struct cordon_cgroup *cg, struct create_ctx *x)
 int cordon_cgroup_complete(const struct cordon_caps *caps, struct cordon_cgroup *cg, unsigned *ret_missing,
 			   struct cordon_diag *reterr_diag)
 {
-	struct create_ctx x = {.caps = caps, .lim = NULL, .diag = reterr_diag};
+	struct create_ctx x = { .caps = caps, .lim = NULL, .diag = reterr_diag };
 	int r;
 
 	if (!caps || !cg)
@@ -456,7 +456,8 @@ int cordon_cgroup_create(const struct cordon_caps *caps, const struct cordon_cgr
 	pid_t owner = opts ? opts->owner : 0;
 	struct cordon_cgroup *cg;
 	struct create_ctx x = {
-	    .caps = caps, .group = opts ? opts->group : NULL, .lim = lim, .required = required, .diag = reterr_diag};
+		.caps = caps, .group = opts ? opts->group : NULL, .lim = lim, .required = required, .diag = reterr_diag
+	};
 	uint64_t start;
 	int r;
 
@@ -516,7 +517,7 @@ int cordon_cgroup_create(const struct cordon_caps *caps, const struct cordon_cgr
 			goto fail;
 		}
 		*cg->pending_pv = x.pv; /* moved: complete() frees it */
-		x.pv = (struct proc_view){0};
+		x.pv = (struct proc_view){ 0 };
 		cg->pending_lim = *lim;
 		cg->pending_required = required;
 	} else {
@@ -576,7 +577,7 @@ int cordon_cgroup_group_new(const struct cordon_caps *caps, struct cordon_cgroup
 	_cleanup_free_ char *base = NULL;
 	struct proc_view pv;
 	struct hdir h;
-	int errs[_CORDON_CTRL_MAX] = {0};
+	int errs[_CORDON_CTRL_MAX] = { 0 };
 	uint64_t start;
 	int r;
 

@@ -72,7 +72,7 @@ void cg_proc_view_done(struct proc_view *pv)
 {
 	free(pv->cgroup);
 	free(pv->mountinfo);
-	*pv = (struct proc_view){0};
+	*pv = (struct proc_view){ 0 };
 }
 
 /* The mount table changes rarely and the kernel says when it did: a poll()
@@ -128,7 +128,7 @@ static int mountinfo_reread(void)
 
 static int mountinfo_copy(char **ret)
 {
-	struct pollfd p = {.events = POLLPRI};
+	struct pollfd p = { .events = POLLPRI };
 	char *copy;
 	int r = 0;
 
@@ -171,7 +171,7 @@ int cg_proc_view_load(struct proc_view *pv)
 {
 	int r;
 
-	*pv = (struct proc_view){0};
+	*pv = (struct proc_view){ 0 };
 	r = read_file_bounded(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &pv->cgroup, NULL);
 	if (r < 0)
 		return r;

@@ -35,7 +35,7 @@ static uint64_t now_msec(void)
 
 static void sleep_msec(unsigned ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -175,7 +175,7 @@ static bool v2_populated(int fd)
 
 static bool cg_empty(const struct cordon_cgroup *cg)
 {
-	struct pidset s = {0};
+	struct pidset s = { 0 };
 	bool empty;
 
 	if (cg->v2.fd >= 0 && v2_populated(cg->v2.fd))
@@ -215,9 +215,9 @@ static int wait_empty(const struct cordon_cgroup *cg, uint64_t deadline)
 			return -EBUSY;
 		if (step_ns > (long)(deadline - now) * 1000000L)
 			step_ns = (long)(deadline - now) * 1000000L;
-		ts = (struct timespec){.tv_sec = 0, .tv_nsec = step_ns};
+		ts = (struct timespec){ .tv_sec = 0, .tv_nsec = step_ns };
 		if (ev >= 0) {
-			struct pollfd p = {.fd = ev, .events = POLLPRI};
+			struct pollfd p = { .fd = ev, .events = POLLPRI };
 			char b[64];
 
 			/* A read re-arms the notification; cg_empty() reads
@@ -259,7 +259,7 @@ static void v2_freeze(const struct cordon_cgroup *cg, bool on)
  * processes signalled or -errno. */
 static int kill_round(const struct cordon_cgroup *cg)
 {
-	struct pidset first = {0}, second = {0};
+	struct pidset first = { 0 }, second = { 0 };
 	int *pidfds = NULL;
 	int r, killed = 0;
 

@@ -179,7 +179,7 @@ static int cleanup_one(const struct parent_list *l, const char *dirname)
 
 int cordon_cgroup_cleanup_stale(const struct cordon_caps *caps)
 {
-	struct parent_list l = {0};
+	struct parent_list l = { 0 };
 	struct proc_view pv;
 	char **stale = NULL;
 	size_t n_stale = 0, cap = 0;

@@ -60,7 +60,7 @@
 
 void cg_hdir_init(struct hdir *h)
 {
-	*h = (struct hdir){.fd = -EBADF, .procs_fd = -EBADF};
+	*h = (struct hdir){ .fd = -EBADF, .procs_fd = -EBADF };
 }
 
 void cg_hdir_free(struct hdir *h)
@@ -310,7 +310,7 @@ static int ctrl_fd(const struct cordon_cgroup *cg, unsigned c, bool *ret_v2)
 
 int cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *ret)
 {
-	struct cordon_cgroup_stats s = {0};
+	struct cordon_cgroup_stats s = { 0 };
 	bool v2;
 	int fd, r;
 
@@ -361,7 +361,7 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid)
 {
 	/* The files cgroup-v2.rst names for delegation: the directory, and
 	 * cgroup.procs, cgroup.threads and cgroup.subtree_control in it. */
-	static const char *const files[] = {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"};
+	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
 
 	int r;
 

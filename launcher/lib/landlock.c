@@ -35,7 +35,7 @@
 
 struct cordon_landlock_masks cordon_landlock_abi_masks(int abi)
 {
-	struct cordon_landlock_masks m = {0, 0, 0};
+	struct cordon_landlock_masks m = { 0, 0, 0 };
 
 	/* Fallthrough downgrade: each ABI adds to the previous one. */
 	switch (abi > 7 ? 7 : abi) {
@@ -87,9 +87,9 @@ int cordon_landlock_ruleset_new(int abi, const struct cordon_landlock_masks *wan
 {
 	struct cordon_landlock_masks can = cordon_landlock_abi_masks(abi);
 	struct cordon_landlock_ruleset_attr attr = {
-	    .handled_access_fs = want->fs & can.fs,
-	    .handled_access_net = want->net & can.net,
-	    .scoped = want->scoped & can.scoped,
+		.handled_access_fs = want->fs & can.fs,
+		.handled_access_net = want->net & can.net,
+		.scoped = want->scoped & can.scoped,
 	};
 	size_t size;
 	int fd;
@@ -108,7 +108,7 @@ int cordon_landlock_ruleset_new(int abi, const struct cordon_landlock_masks *wan
 	if (fd < 0)
 		return negative_errno();
 	/* landlock_create_ruleset() returns an O_CLOEXEC fd already. */
-	*ret_effective = (struct cordon_landlock_masks){attr.handled_access_fs, attr.handled_access_net, attr.scoped};
+	*ret_effective = (struct cordon_landlock_masks){ attr.handled_access_fs, attr.handled_access_net, attr.scoped };
 	*ret_fd = fd;
 	return 0;
 }

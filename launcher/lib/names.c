@@ -7,11 +7,8 @@
 #include "profile.h"
 
 static const char *const risk_names[] = {
-	[CORDON_RISK_READ] = "read",
-	[CORDON_RISK_WRITE] = "write",
-	[CORDON_RISK_DESTRUCTIVE] = "destructive",
-	[CORDON_RISK_HIGH] = "high",
-	[CORDON_RISK_CRITICAL] = "critical",
+	[CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	  [CORDON_RISK_DESTRUCTIVE] = "destructive",
+	[CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
 };
 
 const char *cordon_risk_to_string(enum cordon_risk r)

@@ -63,7 +63,7 @@ const char *cordon_netpolicy_hook_to_string(enum cordon_netpolicy_hook h)
 static void mask_prefix(uint8_t addr[16], unsigned plen, unsigned total_bits)
 {
 	for (unsigned bit = plen; bit < total_bits; bit++)
-		addr[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		addr[bit / 8] &= (uint8_t) ~(0x80u >> (bit % 8));
 }
 
 int cordon_netpolicy_rule_key(uint64_t cgroup_id, const struct cordon_net_rule *rule,
@@ -301,8 +301,8 @@ static int cmp_port(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
-static int build_entries(uint64_t cgid, const struct cordon_net_rule *rules, size_t n_rules,
-			 struct entry **ret, size_t *ret_n, struct cordon_diag *d)
+static int build_entries(uint64_t cgid, const struct cordon_net_rule *rules, size_t n_rules, struct entry **ret,
+			 size_t *ret_n, struct cordon_diag *d)
 {
 	_cleanup_free_ struct entry *e = NULL;
 	size_t n = 0;
@@ -325,11 +325,11 @@ static int build_entries(uint64_t cgid, const struct cordon_net_rule *rules, siz
 
 		r = cordon_netpolicy_rule_key(cgid, rule, &k);
 		if (r < 0)
-			return cordon_diag_set(d, EINVAL, "netpolicy", "network rule %zu: bad family %d or prefix /%u", i,
-					       rule->family, rule->prefix_len);
+			return cordon_diag_set(d, EINVAL, "netpolicy", "network rule %zu: bad family %d or prefix /%u",
+					       i, rule->family, rule->prefix_len);
 		if (protocols & ~(unsigned)CORDON_PROTO_ANY)
-			return cordon_diag_set(d, EINVAL, "netpolicy", "network rule %zu: unknown protocol bits 0x%x", i,
-					       protocols);
+			return cordon_diag_set(d, EINVAL, "netpolicy", "network rule %zu: unknown protocol bits 0x%x",
+					       i, protocols);
 		if (rule->n_ports == 0 || !rule->ports)
 			return cordon_diag_set(d, EINVAL, "netpolicy", "network rule %zu: no ports", i);
 
@@ -385,10 +385,10 @@ struct cordon_netpolicy_state {
 	struct cordon_netpolicy *skel;
 	struct ring_buffer *rb;
 	struct cordon_netpolicy_attachment *attachments;
-	struct cordon_cgroup_group *group;		   /* the launcher's group, policed as a whole */
+	struct cordon_cgroup_group *group;	       /* the launcher's group, policed as a whole */
 	struct cordon_netpolicy_attachment *group_att; /* its links (also in attachments) */
-	int group_error;				   /* why the group could not be set up, once */
-	cordon_netpolicy_event_fn fn; /* valid during poll_events only */
+	int group_error;			       /* why the group could not be set up, once */
+	cordon_netpolicy_event_fn fn;		       /* valid during poll_events only */
 	void *userdata;
 };
 
@@ -397,8 +397,8 @@ DEFINE_CLEANUP(skel_destroyp, struct cordon_netpolicy *, cordon_netpolicy__destr
 static struct bpf_program *prog_at(struct cordon_netpolicy *skel, int i)
 {
 	struct bpf_program *progs[N_PROGS] = {
-		skel->progs.cordon_connect4, skel->progs.cordon_connect6,   skel->progs.cordon_sendmsg4,
-		skel->progs.cordon_sendmsg6, skel->progs.cordon_bind4,	    skel->progs.cordon_bind6,
+		skel->progs.cordon_connect4,	skel->progs.cordon_connect6, skel->progs.cordon_sendmsg4,
+		skel->progs.cordon_sendmsg6,	skel->progs.cordon_bind4,    skel->progs.cordon_bind6,
 		skel->progs.cordon_sock_create, skel->progs.cordon_ingress,
 	};
 	return progs[i];

@@ -82,8 +82,8 @@ struct cordon_netpolicy_key {
 	uint8_t addr[16];
 };
 
-#define CORDON_NETPOLICY_MAX_RULES 1024 /* per instance */
-#define CORDON_NETPOLICY_MAX_PORTS 64	/* (port, protocol) pairs per prefix, after merging */
+#define CORDON_NETPOLICY_MAX_RULES	1024 /* per instance */
+#define CORDON_NETPOLICY_MAX_PORTS	64   /* (port, protocol) pairs per prefix, after merging */
 #define CORDON_NETPOLICY_EVENT_LINE_MAX 512
 
 /* Loads and verifies the programs and creates the maps. Returns 0 and

@@ -170,8 +170,8 @@ static enum cordon_probe_status network_verdict(const struct cordon_caps *c, con
 	return CORDON_PROBE_AVAILABLE;
 }
 
-typedef enum cordon_probe_status (*verdict_fn)(const struct cordon_caps *c, const struct cordon_profile *p,
-					       char *why, size_t size);
+typedef enum cordon_probe_status (*verdict_fn)(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
+					       size_t size);
 
 static enum cordon_probe_status landlock_row(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
 					     size_t size)
@@ -246,7 +246,8 @@ int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_
 	for (size_t i = 0; i < ELEMENTSOF(sandbox_caps); i++)
 		if (!(c->caller_caps_effective & (1ULL << sandbox_caps[i])))
 			return cordon_diag_set(reterr_diag, EPERM, "kernel",
-					       "cordon-launch lacks cap_%s (cap_sys_admin, cap_setuid and cap_setgid build the sandbox)",
+					       "cordon-launch lacks cap_%s (cap_sys_admin, cap_setuid and cap_setgid "
+					       "build the sandbox)",
 					       capng_capability_to_name(sandbox_caps[i]) ?: "unknown");
 
 	return cordon_control_refuse(c, p, "kernel", ret_degraded, reterr_diag);

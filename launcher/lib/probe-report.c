@@ -179,7 +179,8 @@ static void rows_landlock(const struct cordon_caps *c, struct cordon_probe_row *
 			__builtin_popcountll(c->landlock_fs_handled));
 	}
 
-	r = row_add(rows, n, max, "landlock-net", c->landlock_net_handled ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
+	r = row_add(rows, n, max, "landlock-net",
+		    c->landlock_net_handled ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
 	if (c->landlock_net_handled)
 		appendf(r->detail, sizeof(r->detail), "TCP bind and connect rules");
 	else {
@@ -197,7 +198,8 @@ static void rows_landlock(const struct cordon_caps *c, struct cordon_probe_row *
 			"no scoping: abstract-socket and signal isolation rests on the net and pid namespaces");
 	}
 
-	r = row_add(rows, n, max, "landlock-log", c->landlock_log_flags ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
+	r = row_add(rows, n, max, "landlock-log",
+		    c->landlock_log_flags ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
 	if (c->landlock_log_flags)
 		appendf(r->detail, sizeof(r->detail), "restrict_self logging flags");
 	else {
@@ -301,7 +303,8 @@ static void rows_cgroup(const struct cordon_caps *c, struct cordon_probe_row *ro
 		r = row_add(rows, n, max, "cgroup", CORDON_PROBE_DEGRADED);
 		appendf(r->detail, sizeof(r->detail), "v1 only, no cgroup2 hierarchy");
 		appendf(r->consequence, sizeof(r->consequence),
-			"no cgroup2: no cgroup.kill, no CLONE_INTO_CGROUP, no eBPF egress policy; v1 limits still apply");
+			"no cgroup2: no cgroup.kill, no CLONE_INTO_CGROUP, no eBPF egress policy; v1 limits still "
+			"apply");
 		break;
 	default:
 		r = row_add(rows, n, max, "cgroup", CORDON_PROBE_MISSING);
@@ -511,8 +514,8 @@ static json_t *json_landlock(const struct cordon_caps *c, const char *status)
 
 	return json_pack("{s:s, s:i, s:s?, s:I, s:o, s:I, s:o, s:I, s:o, s:b}", "status", status, "abi",
 			 c->landlock_abi, "errno", err, "fs_handled", (json_int_t)c->landlock_fs_handled, "fs_rights",
-			 mask_names(c->landlock_fs_handled, fs_right_names, ELEMENTSOF(fs_right_names)),
-			 "net_handled", (json_int_t)c->landlock_net_handled, "net_rights",
+			 mask_names(c->landlock_fs_handled, fs_right_names, ELEMENTSOF(fs_right_names)), "net_handled",
+			 (json_int_t)c->landlock_net_handled, "net_rights",
 			 mask_names(c->landlock_net_handled, net_right_names, ELEMENTSOF(net_right_names)), "scoped",
 			 (json_int_t)c->landlock_scoped, "scopes",
 			 mask_names(c->landlock_scoped, scope_names, ELEMENTSOF(scope_names)), "log_flags",
@@ -551,8 +554,8 @@ static json_t *json_controls(const struct cordon_probe_row *rows, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s?}", "control", rows[i].control, "status",
 						       cordon_probe_status_to_string(rows[i].status), "detail",
-						       rows[i].detail,
-						       "consequence", rows[i].consequence[0] ? rows[i].consequence : NULL)) < 0) {
+						       rows[i].detail, "consequence",
+						       rows[i].consequence[0] ? rows[i].consequence : NULL)) < 0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -607,37 +610,33 @@ static json_t *probe_to_json_object(const struct cordon_caps *c)
 	(void)snprintf(eff, sizeof(eff), "%016" PRIx64, c->caller_caps_effective);
 	(void)snprintf(bnd, sizeof(bnd), "%016" PRIx64, c->caller_caps_bounding);
 
-	return json_pack(
-		"{s:i, s:{s:s}, s:o, s:{s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:I}, s:{s:s, s:b, s:b},"
-		" s:{s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b},"
-		" s:{s:s, s:s, s:s?, s:o, s:b, s:b},"
-		" s:{s:s, s:b, s:b, s:b, s:b, s:o},"
-		" s:{s:b, s:b, s:b, s:b, s:s, s:s, s:o},"
-		" s:o, s:{s:I}}",
-		"version", 1,
-		"kernel", "release", c->kernel_release,
-		"landlock", json_landlock(c, row_status(rows, n, "landlock")),
-		"seccomp", "status", row_status(rows, n, "seccomp"), "filter", c->seccomp_filter, "user_notif",
-		c->seccomp_user_notif, "kill_process", c->seccomp_kill_process, "log", c->seccomp_log, "tsync",
-		c->seccomp_tsync, "native_arch", arch_name(c->seccomp_native_arch), "native_audit_arch",
-		(json_int_t)c->seccomp_native_arch,
-		"openat2", "status", row_status(rows, n, "openat2"), "syscall", c->openat2, "beneath_refuses_escape",
-		c->openat2_beneath,
-		"namespaces", "status", row_status(rows, n, "namespaces"), "user", !!(c->namespaces & CLONE_NEWUSER),
-		"mount", !!(c->namespaces & CLONE_NEWNS), "pid", !!(c->namespaces & CLONE_NEWPID), "net",
-		!!(c->namespaces & CLONE_NEWNET), "ipc", !!(c->namespaces & CLONE_NEWIPC), "uts",
-		!!(c->namespaces & CLONE_NEWUTS), "cgroup", !!(c->namespaces & CLONE_NEWCGROUP), "time",
-		!!(c->namespaces & CLONE_NEWTIME), "userns_unprivileged", c->userns_unprivileged,
-		"cgroup", "status", row_status(rows, n, "cgroup"), "layout", layout_name(c->cgroup_layout),
-		"cgroup2_mount", c->cgroup2_mount[0] ? c->cgroup2_mount : NULL, "controllers",
-		json_controllers(c, rows, n), "kill", c->cgroup_kill, "clone_into_cgroup", c->clone_into_cgroup,
-		"bpf", "status", row_status(rows, n, "bpf-cgroup-sock-addr"), "syscall", c->bpf_syscall, "btf_vmlinux",
-		c->btf_vmlinux, "cgroup_sock_addr", c->bpf_cgroup_sock_addr, "lsm", c->bpf_lsm, "lsms", json_lsms(c),
-		"process", "pidfd_open", c->pidfd_open, "close_range", c->close_range, "no_new_privs",
-		c->no_new_privs, "no_new_privs_set", c->no_new_privs_set, "caps_effective", eff, "caps_bounding",
-		bnd, "caps_missing", json_caps_missing(c),
-		"controls", json_controls(rows, n),
-		"probe", "duration_us", (json_int_t)c->probe_usec);
+	return json_pack("{s:i, s:{s:s}, s:o, s:{s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:I}, s:{s:s, s:b, s:b},"
+			 " s:{s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b},"
+			 " s:{s:s, s:s, s:s?, s:o, s:b, s:b},"
+			 " s:{s:s, s:b, s:b, s:b, s:b, s:o},"
+			 " s:{s:b, s:b, s:b, s:b, s:s, s:s, s:o},"
+			 " s:o, s:{s:I}}",
+			 "version", 1, "kernel", "release", c->kernel_release, "landlock",
+			 json_landlock(c, row_status(rows, n, "landlock")), "seccomp", "status",
+			 row_status(rows, n, "seccomp"), "filter", c->seccomp_filter, "user_notif",
+			 c->seccomp_user_notif, "kill_process", c->seccomp_kill_process, "log", c->seccomp_log, "tsync",
+			 c->seccomp_tsync, "native_arch", arch_name(c->seccomp_native_arch), "native_audit_arch",
+			 (json_int_t)c->seccomp_native_arch, "openat2", "status", row_status(rows, n, "openat2"),
+			 "syscall", c->openat2, "beneath_refuses_escape", c->openat2_beneath, "namespaces", "status",
+			 row_status(rows, n, "namespaces"), "user", !!(c->namespaces & CLONE_NEWUSER), "mount",
+			 !!(c->namespaces & CLONE_NEWNS), "pid", !!(c->namespaces & CLONE_NEWPID), "net",
+			 !!(c->namespaces & CLONE_NEWNET), "ipc", !!(c->namespaces & CLONE_NEWIPC), "uts",
+			 !!(c->namespaces & CLONE_NEWUTS), "cgroup", !!(c->namespaces & CLONE_NEWCGROUP), "time",
+			 !!(c->namespaces & CLONE_NEWTIME), "userns_unprivileged", c->userns_unprivileged, "cgroup",
+			 "status", row_status(rows, n, "cgroup"), "layout", layout_name(c->cgroup_layout),
+			 "cgroup2_mount", c->cgroup2_mount[0] ? c->cgroup2_mount : NULL, "controllers",
+			 json_controllers(c, rows, n), "kill", c->cgroup_kill, "clone_into_cgroup",
+			 c->clone_into_cgroup, "bpf", "status", row_status(rows, n, "bpf-cgroup-sock-addr"), "syscall",
+			 c->bpf_syscall, "btf_vmlinux", c->btf_vmlinux, "cgroup_sock_addr", c->bpf_cgroup_sock_addr,
+			 "lsm", c->bpf_lsm, "lsms", json_lsms(c), "process", "pidfd_open", c->pidfd_open, "close_range",
+			 c->close_range, "no_new_privs", c->no_new_privs, "no_new_privs_set", c->no_new_privs_set,
+			 "caps_effective", eff, "caps_bounding", bnd, "caps_missing", json_caps_missing(c), "controls",
+			 json_controls(rows, n), "probe", "duration_us", (json_int_t)c->probe_usec);
 }
 
 char *cordon_probe_to_json(const struct cordon_caps *c)

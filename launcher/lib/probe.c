@@ -320,8 +320,8 @@ static _noreturn_ void ns_child(int wfd, bool need_securityfs)
 		 * child. */
 		if (ns_order[i] == CLONE_NEWNS && (r.namespaces & CLONE_NEWNS) && need_securityfs &&
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-		    mount("securityfs", "/sys/kernel/security", "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) == 0) {
+		    mount("securityfs", "/sys/kernel/security", "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) ==
+			    0) {
 			int fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC);
 
 			if (fd >= 0) {
@@ -397,8 +397,8 @@ static const char *const v1_names[_CORDON_CTRL_MAX] = {
 /* Every v1 controller the kernel has ever had: a "cgroup" mount naming one
  * of these is a controller hierarchy (a name=systemd-only mount is not). */
 static const char *const v1_all[] = {
-	"cpuset",   "cpu",	  "cpuacct", "blkio", "memory", "devices", "freezer",
-	"net_cls",  "perf_event", "net_prio", "hugetlb", "pids", "rdma", "misc",
+	"cpuset",  "cpu",	 "cpuacct",  "blkio",	"memory", "devices", "freezer",
+	"net_cls", "perf_event", "net_prio", "hugetlb", "pids",	  "rdma",    "misc",
 };
 
 static bool opts_have(const char *opts, const char *name)

@@ -29,9 +29,9 @@ enum cordon_cgroup_ctrl {
 };
 
 struct cordon_cgroup_ctrl_info {
-	bool available;	 /* the kernel has the controller and it is mounted */
-	bool v2;	 /* lives in the cgroup2 hierarchy (else its v1 hierarchy) */
-	bool can_create; /* cordon created and removed a child there */
+	bool available;	     /* the kernel has the controller and it is mounted */
+	bool v2;	     /* lives in the cgroup2 hierarchy (else its v1 hierarchy) */
+	bool can_create;     /* cordon created and removed a child there */
 	char path[PATH_MAX]; /* mount point of its hierarchy */
 };
 

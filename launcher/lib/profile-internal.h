@@ -41,7 +41,6 @@
 #define REQUIRE_DEFAULT                                                                                                \
 	(CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_CGROUP | CORDON_CONTROL_NAMESPACES)
 
-
 enum node_type {
 	NODE_SCALAR,
 	NODE_SEQ,
@@ -76,18 +75,19 @@ struct quoted {
  * path; collects the result in *acc. */
 #define WITH_KEY(c, key, acc, call)                                                                                    \
 	do {                                                                                                           \
-		size_t _m = profile_path_push_key((c), (key));                                                                 \
+		size_t _m = profile_path_push_key((c), (key));                                                         \
 		int _r = (call);                                                                                       \
 		if (_r < 0)                                                                                            \
 			*(acc) = _r;                                                                                   \
-		profile_path_pop((c), _m);                                                                                     \
+		profile_path_pop((c), _m);                                                                             \
 	} while (0)
 
 typedef int (*item_check_fn)(struct ctx *c, const struct node *n);
 
 size_t profile_map_size(const struct node *n);
 bool profile_node_is_null(const struct node *n);
-int profile_err_at(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int profile_err_at(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 int profile_err(struct ctx *c, const struct node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 size_t profile_path_push_key(struct ctx *c, const char *key);
 size_t profile_path_push_index(struct ctx *c, size_t idx);
@@ -97,7 +97,7 @@ struct quoted profile_describe(const struct node *n);
 int profile_expect(struct ctx *c, const struct node *n, enum node_type t);
 int profile_missing(struct ctx *c, const struct node *parent, const char *key);
 int profile_map_fields(struct ctx *c, const struct node *map, const char *const keys[], size_t n_keys,
-		      const struct node *vals[]);
+		       const struct node *vals[]);
 const struct node *profile_map_get(const struct node *map, const char *key);
 int profile_check_unique(struct ctx *c, const struct node *container, size_t stride);
 int profile_get_string(struct ctx *c, const struct node *n, size_t max, char **ret);
@@ -107,16 +107,16 @@ bool profile_leading_zero(const char *s);
 int profile_get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, uint64_t *ret);
 int profile_get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, const char *range, uint64_t *ret);
 int profile_get_duration(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, const char *range,
-			uint64_t *ret);
+			 uint64_t *ret);
 int profile_get_string_list(struct ctx *c, const struct node *n, size_t min, size_t max, item_check_fn check,
-			   bool unique, char ***ret, size_t *ret_n);
+			    bool unique, char ***ret, size_t *ret_n);
 int profile_check_env_name(struct ctx *c, const struct node *n);
 int profile_check_tool_name(struct ctx *c, const struct node *n);
 int profile_check_ceiling_item(struct ctx *c, const struct node *n);
 int profile_check_syscall(struct ctx *c, const struct node *n);
 int profile_check_allowed_syscall(struct ctx *c, const struct node *n);
 int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_profile *p,
-			   const struct node **ret_workdir);
+			    const struct node **ret_workdir);
 int profile_parse_sandbox(struct ctx *c, const struct node *n, struct cordon_profile *p);
 int profile_parse_network(struct ctx *c, const struct node *n, struct cordon_profile *p);
 int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profile *p);

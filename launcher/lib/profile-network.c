@@ -110,11 +110,11 @@ static int parse_ports(struct ctx *c, const struct node *n, struct cordon_net_ru
 
 int profile_parse_network(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"mode", "allow"};
-	static const char *const modes[] = {[CORDON_NET_NONE] = "none", [CORDON_NET_ALLOWLIST] = "allowlist"};
-	static const char *const rule_keys[] = {"cidr", "ports", "protocol"};
-	static const char *const protos[] = {"tcp", "udp", "any"};
-	static const unsigned proto_bits[] = {CORDON_PROTO_TCP, CORDON_PROTO_UDP, CORDON_PROTO_ANY};
+	static const char *const keys[] = { "mode", "allow" };
+	static const char *const modes[] = { [CORDON_NET_NONE] = "none", [CORDON_NET_ALLOWLIST] = "allowlist" };
+	static const char *const rule_keys[] = { "cidr", "ports", "protocol" };
+	static const char *const protos[] = { "tcp", "udp", "any" };
+	static const unsigned proto_bits[] = { CORDON_PROTO_TCP, CORDON_PROTO_UDP, CORDON_PROTO_ANY };
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -129,9 +129,10 @@ int profile_parse_network(struct ctx *c, const struct node *n, struct cordon_pro
 
 		if (v[0]->type == NODE_SCALAR && strcmp(v[0]->value, "unrestricted") == 0)
 			/* There is deliberately no way to say "any destination". */
-			acc = profile_err(c, v[0],
-				  "\"unrestricted\" does not exist: use none, or allowlist with the destinations the "
-				  "connector needs");
+			acc = profile_err(
+				c, v[0],
+				"\"unrestricted\" does not exist: use none, or allowlist with the destinations the "
+				"connector needs");
 		else if (profile_get_enum(c, v[0], modes, ELEMENTSOF(modes), &u) < 0)
 			acc = -EINVAL;
 		else
@@ -179,13 +180,15 @@ int profile_parse_network(struct ctx *c, const struct node *n, struct cordon_pro
 				else {
 					r = parse_cidr(rv[0]->value, rule, fixed, sizeof(fixed));
 					if (r == -EDOM)
-						acc = profile_err(c, rv[0], "host bits are set in %s (the network is %s)",
-							  profile_quote(rv[0]).s, fixed);
-					else if (r < 0)
 						acc = profile_err(c, rv[0],
-							  "must be an IPv4 or IPv6 network with a prefix length, like "
-							  "192.0.2.0/24 or 2001:db8::/32 (got %s)",
-							  profile_quote(rv[0]).s);
+								  "host bits are set in %s (the network is %s)",
+								  profile_quote(rv[0]).s, fixed);
+					else if (r < 0)
+						acc = profile_err(
+							c, rv[0],
+							"must be an IPv4 or IPv6 network with a prefix length, like "
+							"192.0.2.0/24 or 2001:db8::/32 (got %s)",
+							profile_quote(rv[0]).s);
 				}
 				profile_path_pop(c, mc);
 			}
@@ -215,7 +218,8 @@ mode_check:
 	if (p->net_mode == CORDON_NET_ALLOWLIST && (!v[1] || (v[1]->type == NODE_SEQ && v[1]->n_items == 0))) {
 		size_t m = profile_path_push_key(c, "mode");
 
-		acc = profile_err(c, v[0], "an allowlist needs at least one allow entry (use mode: none for no network)");
+		acc = profile_err(c, v[0],
+				  "an allowlist needs at least one allow entry (use mode: none for no network)");
 		profile_path_pop(c, m);
 	}
 	return acc;

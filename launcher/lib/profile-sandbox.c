@@ -24,7 +24,6 @@
 
 /* ---- sections ---- */
 
-
 static int get_env_name(struct ctx *c, const struct node *n, char **ret)
 {
 	int r = profile_expect(c, n, NODE_SCALAR);
@@ -38,7 +37,7 @@ static int get_env_name(struct ctx *c, const struct node *n, char **ret)
 
 static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"pass", "set"};
+	static const char *const keys[] = { "pass", "set" };
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc = 0;
 
@@ -48,7 +47,8 @@ static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile 
 	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
 		WITH_KEY(c, "pass", &acc,
-			 profile_get_string_list(c, v[0], 0, MAX_LIST, profile_check_env_name, true, &p->env_pass, &p->n_env_pass));
+			 profile_get_string_list(c, v[0], 0, MAX_LIST, profile_check_env_name, true, &p->env_pass,
+						 &p->n_env_pass));
 	if (v[1]) {
 		size_t m = profile_path_push_key(c, "set");
 
@@ -67,7 +67,8 @@ static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile 
 				size_t mk;
 
 				if (key->type != NODE_SCALAR || profile_node_is_null(key)) {
-					acc = profile_err(c, key, "mapping keys must be strings, got %s", profile_describe(key).s);
+					acc = profile_err(c, key, "mapping keys must be strings, got %s",
+							  profile_describe(key).s);
 					continue;
 				}
 				mk = profile_path_push_key(c, key->value);
@@ -87,7 +88,7 @@ static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile 
 
 static int parse_credentials(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"env", "file"};
+	static const char *const keys[] = { "env", "file" };
 	int r, acc = 0;
 
 	r = profile_expect(c, n, NODE_SEQ);
@@ -125,10 +126,10 @@ static int parse_credentials(struct ctx *c, const struct node *n, struct cordon_
 }
 
 int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_profile *p,
-			   const struct node **ret_workdir)
+			    const struct node **ret_workdir)
 {
-	static const char *const keys[] = {"description", "command", "workdir", "env", "credentials", "instances"};
-	static const char *const instances[] = {"per-session", "shared"};
+	static const char *const keys[] = { "description", "command", "workdir", "env", "credentials", "instances" };
+	static const char *const instances[] = { "per-session", "shared" };
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -151,7 +152,7 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 			size_t m0 = profile_path_push_index(c, 0);
 
 			acc = profile_err(c, v[1]->items[0], "must be an absolute canonical path (got %s)",
-				  profile_quote(v[1]->items[0]).s);
+					  profile_quote(v[1]->items[0]).s);
 			profile_path_pop(c, m0);
 		}
 		profile_path_pop(c, m);
@@ -193,8 +194,8 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 		m = profile_path_push_key(c, "credentials");
 		profile_path_push_index(c, i);
 		profile_path_push_key(c, "env");
-		acc = profile_err(c, profile_map_get(v[4]->items[i], "env"), "%s is already set by connector.env or another credential",
-			  e);
+		acc = profile_err(c, profile_map_get(v[4]->items[i], "env"),
+				  "%s is already set by connector.env or another credential", e);
 		profile_path_pop(c, m);
 	}
 	for (size_t j = 0; j < p->n_env_set; j++) {
@@ -204,25 +205,25 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 			continue;
 		m = profile_path_push_key(c, "env.set");
 		profile_path_push_key(c, p->env_set[j].name);
-		acc =
-		    profile_err(c, profile_map_get(v[3], "set"), "%s is both passed (env.pass) and set (env.set)", p->env_set[j].name);
+		acc = profile_err(c, profile_map_get(v[3], "set"), "%s is both passed (env.pass) and set (env.set)",
+				  p->env_set[j].name);
 		profile_path_pop(c, m);
 	}
 	return acc;
 }
 
 static const char *const access_names[] = {
-    [CORDON_ACCESS_READ] = "read",
-    [CORDON_ACCESS_READ_EXEC] = "read-exec",
-    [CORDON_ACCESS_READ_WRITE] = "read-write",
+	[CORDON_ACCESS_READ] = "read",
+	[CORDON_ACCESS_READ_EXEC] = "read-exec",
+	[CORDON_ACCESS_READ_WRITE] = "read-write",
 };
 
 /* sandbox.filesystem.system (is_roots false) or .roots (true). */
 static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, struct cordon_fs_entry **ret,
 			    size_t *ret_n)
 {
-	static const char *const root_keys[] = {"path", "access", "at", "allow_uid0_owner"};
-	static const char *const bools[] = {"false", "true"};
+	static const char *const root_keys[] = { "path", "access", "at", "allow_uid0_owner" };
+	static const char *const bools[] = { "false", "true" };
 	struct cordon_fs_entry *e;
 	int r, acc = 0;
 
@@ -258,12 +259,14 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			acc = profile_missing(c, item, "access");
 		else {
 			r = 0;
-			WITH_KEY(c, "access", &r, profile_get_enum(c, v[1], access_names, ELEMENTSOF(access_names), &a));
+			WITH_KEY(c, "access", &r,
+				 profile_get_enum(c, v[1], access_names, ELEMENTSOF(access_names), &a));
 			if (r >= 0 && !is_roots && a == CORDON_ACCESS_READ_WRITE)
 				WITH_KEY(c, "access", &r,
-					 profile_err(c, v[1],
-					     "system entries are read or read-exec (the runtime's files are never "
-					     "writable)"));
+					 profile_err(
+						 c, v[1],
+						 "system entries are read or read-exec (the runtime's files are never "
+						 "writable)"));
 			if (r < 0)
 				acc = r;
 			else
@@ -273,7 +276,8 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			r = 0;
 			WITH_KEY(c, "at", &r, profile_get_path(c, v[2], &e[i].at));
 			if (r >= 0 && strcmp(e[i].at, "/") == 0)
-				WITH_KEY(c, "at", &r, profile_err(c, v[2], "a root cannot replace the sandbox's \"/\""));
+				WITH_KEY(c, "at", &r,
+					 profile_err(c, v[2], "a root cannot replace the sandbox's \"/\""));
 			if (r < 0)
 				acc = r;
 		} else if (e[i].path) {
@@ -290,7 +294,8 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			WITH_KEY(c, "allow_uid0_owner", &r, profile_get_enum(c, v[3], bools, ELEMENTSOF(bools), &yes));
 			if (r >= 0 && yes && v[1] && e[i].access != CORDON_ACCESS_READ_WRITE)
 				WITH_KEY(c, "allow_uid0_owner", &r,
-					 profile_err(c, v[3], "only a read-write root can be owned by uid 0 by permission"));
+					 profile_err(c, v[3],
+						     "only a read-write root can be owned by uid 0 by permission"));
 			if (r < 0)
 				acc = r;
 			else
@@ -337,8 +342,8 @@ static int check_fs_clashes(struct ctx *c, const struct node *system, const stru
 				continue;
 			m = profile_path_push_key(c, "system");
 			profile_path_push_index(c, i);
-			acc = profile_err(c, system->items[i], "%s is listed twice (first at line %u)", p->fs_system[i].path,
-				  system->items[j]->line);
+			acc = profile_err(c, system->items[i], "%s is listed twice (first at line %u)",
+					  p->fs_system[i].path, system->items[j]->line);
 			profile_path_pop(c, m);
 			break;
 		}
@@ -347,7 +352,7 @@ static int check_fs_clashes(struct ctx *c, const struct node *system, const stru
 
 static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"system", "roots", "ceiling", "tmp"};
+	static const char *const keys[] = { "system", "roots", "ceiling", "tmp" };
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -363,7 +368,8 @@ static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_p
 		WITH_KEY(c, "roots", &acc, parse_fs_entries(c, v[1], true, &p->fs_roots, &p->n_fs_roots));
 	if (v[2])
 		WITH_KEY(c, "ceiling", &acc,
-			 profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_ceiling_item, true, &p->ceiling, &p->n_ceiling));
+			 profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_ceiling_item, true, &p->ceiling,
+						 &p->n_ceiling));
 	p->tmp_bytes = TMPFS_DEFAULT;
 	if (v[3])
 		WITH_KEY(c, "tmp", &acc, profile_get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
@@ -376,7 +382,7 @@ static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_p
 
 static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"memory", "pids", "cpu", "nofile"};
+	static const char *const keys[] = { "memory", "pids", "cpu", "nofile" };
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -394,10 +400,11 @@ static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profi
 
 		if (profile_expect(c, v[2], NODE_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[2]->plain || profile_leading_zero(v[2]->value) || parse_decimal_micro(v[2]->value, &micro) < 0 ||
-			 micro < CPU_MIN_MICRO || micro > CPU_MAX_MICRO)
-			acc = profile_err(c, v[2], "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
-				  profile_quote(v[2]).s);
+		else if (!v[2]->plain || profile_leading_zero(v[2]->value) ||
+			 parse_decimal_micro(v[2]->value, &micro) < 0 || micro < CPU_MIN_MICRO || micro > CPU_MAX_MICRO)
+			acc = profile_err(c, v[2],
+					  "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
+					  profile_quote(v[2]).s);
 		else
 			p->cpu_micro = micro;
 		profile_path_pop(c, m);
@@ -434,12 +441,12 @@ static void apply_limit_defaults(struct cordon_profile *p)
 
 static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"base", "allow", "deny", "action"};
-	static const char *const bases[] = {[CORDON_SECCOMP_DEFAULT] = "default", [CORDON_SECCOMP_STRICT] = "strict"};
+	static const char *const keys[] = { "base", "allow", "deny", "action" };
+	static const char *const bases[] = { [CORDON_SECCOMP_DEFAULT] = "default", [CORDON_SECCOMP_STRICT] = "strict" };
 	static const char *const actions[] = {
-	    [CORDON_SECCOMP_ERRNO] = "errno",
-	    [CORDON_SECCOMP_KILL] = "kill",
-	    [CORDON_SECCOMP_LOG] = "log",
+		[CORDON_SECCOMP_ERRNO] = "errno",
+		[CORDON_SECCOMP_KILL] = "kill",
+		[CORDON_SECCOMP_LOG] = "log",
 	};
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
@@ -458,14 +465,13 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 			p->seccomp_base = (enum cordon_seccomp_base)u;
 	}
 	if (v[1])
-		WITH_KEY(
-		    c, "allow", &acc,
-		    profile_get_string_list(c, v[1], 0, MAX_LIST, profile_check_allowed_syscall, true, &p->seccomp_allow,
-				    &p->n_seccomp_allow));
+		WITH_KEY(c, "allow", &acc,
+			 profile_get_string_list(c, v[1], 0, MAX_LIST, profile_check_allowed_syscall, true,
+						 &p->seccomp_allow, &p->n_seccomp_allow));
 	if (v[2])
-		WITH_KEY(
-		    c, "deny", &acc,
-		    profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_syscall, true, &p->seccomp_deny, &p->n_seccomp_deny));
+		WITH_KEY(c, "deny", &acc,
+			 profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_syscall, true, &p->seccomp_deny,
+						 &p->n_seccomp_deny));
 	if (v[3]) {
 		r = 0;
 		WITH_KEY(c, "action", &r, profile_get_enum(c, v[3], actions, ELEMENTSOF(actions), &u));
@@ -489,7 +495,7 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 
 static int parse_require(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const names[] = {"landlock", "seccomp", "cgroup", "namespaces", "network"};
+	static const char *const names[] = { "landlock", "seccomp", "cgroup", "namespaces", "network" };
 	int r, acc = 0;
 
 	r = profile_expect(c, n, NODE_SEQ);
@@ -526,7 +532,7 @@ static bool user_name_is_valid(const char *s)
 
 int profile_parse_sandbox(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"user", "filesystem", "network", "limits", "seccomp", "require"};
+	static const char *const keys[] = { "user", "filesystem", "network", "limits", "seccomp", "require" };
 	const struct node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
@@ -544,8 +550,8 @@ int profile_parse_sandbox(struct ctx *c, const struct node *n, struct cordon_pro
 		else if (strcmp(v[0]->value, "root") == 0)
 			acc = profile_err(c, v[0], "a connector never runs as root");
 		else if (!user_name_is_valid(v[0]->value))
-			acc =
-			    profile_err(c, v[0], "must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got %s)",
+			acc = profile_err(
+				c, v[0], "must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got %s)",
 				profile_quote(v[0]).s);
 		else if (profile_get_string(c, v[0], 32, &p->user) < 0)
 			acc = -EINVAL;

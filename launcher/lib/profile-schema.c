@@ -54,7 +54,7 @@ int profile_missing(struct ctx *c, const struct node *parent, const char *key)
  * Reports non-string keys, unknown keys and duplicates; returns -EINVAL when
  * any was found (the known values are still filled, so checking goes on). */
 int profile_map_fields(struct ctx *c, const struct node *map, const char *const keys[], size_t n_keys,
-		      const struct node *vals[])
+		       const struct node *vals[])
 {
 	int r = 0;
 
@@ -132,7 +132,7 @@ int profile_check_unique(struct ctx *c, const struct node *container, size_t str
 		const struct node *k = container->items[i * stride];
 
 		if (k->type == NODE_SCALAR)
-			e[n++] = (struct dup_entry){.s = k->value, .idx = i};
+			e[n++] = (struct dup_entry){ .s = k->value, .idx = i };
 	}
 	qsort(e, n, sizeof(*e), dup_cmp);
 	for (size_t i = 1; i < n; i++) {
@@ -152,7 +152,8 @@ int profile_check_unique(struct ctx *c, const struct node *container, size_t str
 			r = profile_err(c, dup, "duplicate key (first at line %u)", first->line);
 		} else {
 			m = profile_path_push_index(c, e[i].idx);
-			r = profile_err(c, dup, "%s is listed twice (first at line %u)", profile_quote(dup).s, first->line);
+			r = profile_err(c, dup, "%s is listed twice (first at line %u)", profile_quote(dup).s,
+					first->line);
 		}
 		profile_path_pop(c, m);
 	}
@@ -225,7 +226,7 @@ int profile_get_uint(struct ctx *c, const struct node *n, uint64_t min, uint64_t
 		return r;
 	if (!n->plain || profile_leading_zero(n->value) || parse_u64(n->value, &v) < 0 || v < min || v > max)
 		return profile_err(c, n, "must be an integer from %llu to %llu (got %s)", (unsigned long long)min,
-			   (unsigned long long)max, profile_quote(n).s);
+				   (unsigned long long)max, profile_quote(n).s);
 	*ret = v;
 	return 0;
 }
@@ -239,13 +240,14 @@ int profile_get_size(struct ctx *c, const struct node *n, uint64_t min, uint64_t
 	if (r < 0)
 		return r;
 	if (profile_leading_zero(n->value) || parse_size(n->value, &v) < 0 || v < min || v > max)
-		return profile_err(c, n, "must be a size from %s (K, M, G are powers of 1024; got %s)", range, profile_quote(n).s);
+		return profile_err(c, n, "must be a size from %s (K, M, G are powers of 1024; got %s)", range,
+				   profile_quote(n).s);
 	*ret = v;
 	return 0;
 }
 
 int profile_get_duration(struct ctx *c, const struct node *n, uint64_t min, uint64_t max, const char *range,
-			uint64_t *ret)
+			 uint64_t *ret)
 {
 	uint64_t v;
 	int r;
@@ -254,7 +256,8 @@ int profile_get_duration(struct ctx *c, const struct node *n, uint64_t min, uint
 	if (r < 0)
 		return r;
 	if (profile_leading_zero(n->value) || parse_duration_sec(n->value, &v) < 0 || v < min || v > max)
-		return profile_err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range, profile_quote(n).s);
+		return profile_err(c, n, "must be a duration from %s with an s, m or h suffix (got %s)", range,
+				   profile_quote(n).s);
 	*ret = v;
 	return 0;
 }
@@ -263,7 +266,7 @@ int profile_get_duration(struct ctx *c, const struct node *n, uint64_t min, uint
  * MAX_STRING bytes), duplicates refused when `unique`. Writes a
  * NULL-terminated array. */
 int profile_get_string_list(struct ctx *c, const struct node *n, size_t min, size_t max, item_check_fn check,
-			   bool unique, char ***ret, size_t *ret_n)
+			    bool unique, char ***ret, size_t *ret_n)
 {
 	char **v;
 	int r, ret_r = 0;
@@ -319,8 +322,9 @@ static bool env_name_is_valid(const char *s)
 int profile_check_env_name(struct ctx *c, const struct node *n)
 {
 	if (!env_name_is_valid(n->value))
-		return profile_err(c, n, "environment variable names are [A-Za-z_][A-Za-z0-9_]*, at most %d bytes (got %s)",
-			   MAX_ENV_NAME, profile_quote(n).s);
+		return profile_err(c, n,
+				   "environment variable names are [A-Za-z_][A-Za-z0-9_]*, at most %d bytes (got %s)",
+				   MAX_ENV_NAME, profile_quote(n).s);
 	return 0;
 }
 
@@ -342,8 +346,8 @@ static bool tool_name_is_valid(const char *s)
 int profile_check_tool_name(struct ctx *c, const struct node *n)
 {
 	if (!tool_name_is_valid(n->value))
-		return profile_err(c, n, "tool names are 1 to %d characters of A-Z a-z 0-9 _ - . (got %s)", MAX_TOOL_NAME,
-			   profile_quote(n).s);
+		return profile_err(c, n, "tool names are 1 to %d characters of A-Z a-z 0-9 _ - . (got %s)",
+				   MAX_TOOL_NAME, profile_quote(n).s);
 	return 0;
 }
 
@@ -387,8 +391,8 @@ int profile_check_allowed_syscall(struct ctx *c, const struct node *n)
 
 	if (r >= 0 && strncmp(n->value, "io_uring_", 9) == 0)
 		return profile_err(c, n,
-			   "%s cannot be allowed: io_uring operations (open, mkdir, setxattr) would bypass the "
-			   "setuid/setgid and xattr rules",
-			   n->value);
+				   "%s cannot be allowed: io_uring operations (open, mkdir, setxattr) would bypass the "
+				   "setuid/setgid and xattr rules",
+				   n->value);
 	return r;
 }

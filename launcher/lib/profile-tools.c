@@ -21,8 +21,8 @@
 #include "parse-util.h"
 
 static const char *const risk_names[] = {
-    [CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	      [CORDON_RISK_DESTRUCTIVE] = "destructive",
-    [CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
+	[CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	  [CORDON_RISK_DESTRUCTIVE] = "destructive",
+	[CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
 };
 
 /* tools.risk and tools.replay: a mapping of tool name to one word of a
@@ -31,7 +31,7 @@ struct tool_table {
 	const char *key;
 	const char *const *names; /* the vocabulary, indexed by enum value */
 	size_t n_names;
-	bool must_be_risk_named; /* every tool must also be named in tools.risk */
+	bool must_be_risk_named;			  /* every tool must also be named in tools.risk */
 	int (*alloc)(struct cordon_profile *p, size_t n); /* the array and its count */
 	char **(*tool)(struct cordon_profile *p, size_t i);
 	void (*set)(struct cordon_profile *p, size_t i, unsigned value);
@@ -75,30 +75,29 @@ static void replay_set(struct cordon_profile *p, size_t i, unsigned value)
 	p->replay[i].replay = (enum cordon_replay)value;
 }
 
-static const char *const replay_names[] = {[CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe"};
+static const char *const replay_names[] = { [CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe" };
 
 static const struct tool_table risk_table = {
-    .key = "risk",
-    .names = risk_names,
-    .n_names = ELEMENTSOF(risk_names),
-    .alloc = risk_alloc,
-    .tool = risk_tool,
-    .set = risk_set,
+	.key = "risk",
+	.names = risk_names,
+	.n_names = ELEMENTSOF(risk_names),
+	.alloc = risk_alloc,
+	.tool = risk_tool,
+	.set = risk_set,
 };
 
 static const struct tool_table replay_table = {
-    .key = "replay",
-    .names = replay_names,
-    .n_names = ELEMENTSOF(replay_names),
-    /* A typo here would silently mean "unsafe". */
-    .must_be_risk_named = true,
-    .alloc = replay_alloc,
-    .tool = replay_tool,
-    .set = replay_set,
+	.key = "replay",
+	.names = replay_names,
+	.n_names = ELEMENTSOF(replay_names),
+	/* A typo here would silently mean "unsafe". */
+	.must_be_risk_named = true,
+	.alloc = replay_alloc,
+	.tool = replay_tool,
+	.set = replay_set,
 };
 
-static int parse_tool_table(struct ctx *c, const struct node *t, const struct tool_table *tt,
-			    struct cordon_profile *p)
+static int parse_tool_table(struct ctx *c, const struct node *t, const struct tool_table *tt, struct cordon_profile *p)
 {
 	size_t m = profile_path_push_key(c, tt->key);
 	unsigned u;
@@ -141,7 +140,7 @@ static int parse_tool_table(struct ctx *c, const struct node *t, const struct to
 
 int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"default_risk", "risk", "replay", "grant"};
+	static const char *const keys[] = { "default_risk", "risk", "replay", "grant" };
 	const struct node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
@@ -173,7 +172,8 @@ int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profi
 	if (v[3]) {
 		size_t m = profile_path_push_key(c, "grant");
 
-		r = profile_get_string_list(c, v[3], 0, MAX_LIST, profile_check_tool_name, true, &p->grant, &p->n_grant);
+		r = profile_get_string_list(c, v[3], 0, MAX_LIST, profile_check_tool_name, true, &p->grant,
+					    &p->n_grant);
 		if (r < 0)
 			acc = r;
 		/* Granting a tool the risk table does not name is almost always a
@@ -184,7 +184,8 @@ int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profi
 			if (cordon_profile_tool_risk_named(p, p->grant[i]))
 				continue;
 			mi = profile_path_push_index(c, i);
-			acc = profile_err(c, v[3]->items[i], "tool %s is not named in tools.risk", profile_quote(v[3]->items[i]).s);
+			acc = profile_err(c, v[3]->items[i], "tool %s is not named in tools.risk",
+					  profile_quote(v[3]->items[i]).s);
 			profile_path_pop(c, mi);
 		}
 		profile_path_pop(c, m);

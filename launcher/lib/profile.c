@@ -67,9 +67,8 @@ bool profile_node_is_null(const struct node *n)
 
 /* ---- error collection ------------------------------------------------------ */
 
-
 static void add_diag(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, va_list ap)
-    __attribute__((format(printf, 5, 0)));
+	__attribute__((format(printf, 5, 0)));
 
 static void add_diag(struct ctx *c, int error, unsigned line, unsigned column, const char *fmt, va_list ap)
 {
@@ -152,7 +151,6 @@ void profile_path_pop(struct ctx *c, size_t old)
 	c->path_len = old;
 	c->path[old] = '\0';
 }
-
 
 struct quoted profile_quote(const struct node *n)
 {
@@ -253,7 +251,8 @@ static int check_bytes(struct ctx *c, const char *buf, size_t len)
 			return profile_err_at(c, EINVAL, line, column, "file contains a NUL byte (not a text file?)");
 		n = utf8_len(s + i, len - i);
 		if (n == 0)
-			return profile_err_at(c, EINVAL, line, column, "invalid UTF-8 (byte 0x%02x; not a text file?)", s[i]);
+			return profile_err_at(c, EINVAL, line, column, "invalid UTF-8 (byte 0x%02x; not a text file?)",
+					      s[i]);
 		if (s[i] == '\n') {
 			line++, column = 1, indent = true;
 			i++;
@@ -261,7 +260,7 @@ static int check_bytes(struct ctx *c, const char *buf, size_t len)
 		}
 		if (s[i] == '\t' && indent)
 			return profile_err_at(c, EINVAL, line, column,
-				      "tab character in indentation (YAML indents with spaces only)");
+					      "tab character in indentation (YAML indents with spaces only)");
 		if ((s[i] < 0x20 && s[i] != '\t' && s[i] != '\r') || s[i] == 0x7f)
 			return profile_err_at(c, EINVAL, line, column, "control character 0x%02x is not allowed", s[i]);
 		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
@@ -309,7 +308,8 @@ static int yaml_error(struct ctx *c, const yaml_parser_t *parser, const char *bu
 			else if (((unsigned char)buf[i] & 0xc0) != 0x80)
 				column++;
 		}
-		return profile_err_at(c, EINVAL, line, column, "%s", parser->problem ? parser->problem : "unreadable input");
+		return profile_err_at(c, EINVAL, line, column, "%s",
+				      parser->problem ? parser->problem : "unreadable input");
 	}
 	line = (unsigned)parser->problem_mark.line + 1;
 	column = (unsigned)parser->problem_mark.column + 1;
@@ -325,13 +325,13 @@ static int yaml_error(struct ctx *c, const yaml_parser_t *parser, const char *bu
 	}
 	if (off < len && buf[off] == '\t')
 		return profile_err_at(c, EINVAL, line, column,
-			      "tab character is not allowed here (YAML indents with spaces only)");
+				      "tab character is not allowed here (YAML indents with spaces only)");
 	if (parser->context)
 		return profile_err_at(c, EINVAL, line, column, "YAML syntax error: %s %s (line %u)",
-			      parser->problem ? parser->problem : "invalid YAML", parser->context,
-			      (unsigned)parser->context_mark.line + 1);
+				      parser->problem ? parser->problem : "invalid YAML", parser->context,
+				      (unsigned)parser->context_mark.line + 1);
 	return profile_err_at(c, EINVAL, line, column, "YAML syntax error: %s",
-		      parser->problem ? parser->problem : "invalid YAML");
+			      parser->problem ? parser->problem : "invalid YAML");
 }
 
 static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **ret)
@@ -375,8 +375,8 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 			break;
 		case YAML_ALIAS_EVENT:
 			r = profile_err_at(c, EINVAL, line, column,
-				   "YAML aliases (*%s) are not allowed: profiles refuse anchors and aliases",
-				   (const char *)ev.data.alias.anchor);
+					   "YAML aliases (*%s) are not allowed: profiles refuse anchors and aliases",
+					   (const char *)ev.data.alias.anchor);
 			break;
 		case YAML_SCALAR_EVENT:
 		case YAML_SEQUENCE_START_EVENT:
@@ -389,14 +389,15 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 				anchor = ev.data.mapping_start.anchor, tag = ev.data.mapping_start.tag;
 			/* Refused when first seen, before anything can refer to it. */
 			if (anchor) {
-				r = profile_err_at(c, EINVAL, line, column,
-					   "YAML anchors (&%s) are not allowed: profiles refuse anchors and aliases",
-					   (const char *)anchor);
+				r = profile_err_at(
+					c, EINVAL, line, column,
+					"YAML anchors (&%s) are not allowed: profiles refuse anchors and aliases",
+					(const char *)anchor);
 				break;
 			}
 			if (tag) {
 				r = profile_err_at(c, EINVAL, line, column, "YAML tags (%s) are not allowed",
-					   (const char *)tag);
+						   (const char *)tag);
 				break;
 			}
 			if (++n_nodes > MAX_NODES) {
@@ -405,7 +406,7 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 			}
 			if (ev.type != YAML_SCALAR_EVENT && depth >= CORDON_PROFILE_MAX_DEPTH) {
 				r = profile_err_at(c, EINVAL, line, column, "nesting deeper than %d levels",
-					   CORDON_PROFILE_MAX_DEPTH);
+						   CORDON_PROFILE_MAX_DEPTH);
 				break;
 			}
 			if (ev.type == YAML_SCALAR_EVENT && memchr(ev.data.scalar.value, 0, ev.data.scalar.length)) {
@@ -466,10 +467,10 @@ static int build_tree(struct ctx *c, const char *buf, size_t len, struct node **
 
 static int parse_root(struct ctx *c, const struct node *root, struct cordon_profile *p)
 {
-	static const char *const keys[] = {"version",	"connector", "sandbox",		"tools",
-					   "resources", "prompts",   "client_requests", "approval"};
-	static const char *const none_read[] = {"none", "read"};
-	static const char *const requests[] = {"sampling", "elicitation"};
+	static const char *const keys[] = { "version",	 "connector", "sandbox",	 "tools",
+					    "resources", "prompts",   "client_requests", "approval" };
+	static const char *const none_read[] = { "none", "read" };
+	static const char *const requests[] = { "sampling", "elicitation" };
 	const struct node *v[ELEMENTSOF(keys)], *workdir = NULL;
 	unsigned u;
 	int r, acc;
@@ -490,7 +491,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 			acc = profile_err(c, v[0], "must be the integer 1 (got %s)", profile_quote(v[0]).s);
 		else if (ver != 1)
 			acc = profile_err(c, v[0], "unsupported version %llu (this cordon reads version 1)",
-				  (unsigned long long)ver);
+					  (unsigned long long)ver);
 		profile_path_pop(c, m);
 	}
 	if (!v[1])
@@ -533,9 +534,10 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 
 				if (e->type == NODE_SCALAR &&
 				    (strcmp(e->value, "roots") == 0 || strcmp(e->value, "roots/list") == 0))
-					acc = profile_err(c, e,
-						  "roots/list is always answered by the broker from the instance's "
-						  "roots; do not list it");
+					acc = profile_err(
+						c, e,
+						"roots/list is always answered by the broker from the instance's "
+						"roots; do not list it");
 				else if (profile_get_enum(c, e, requests, ELEMENTSOF(requests), &u) < 0)
 					acc = -EINVAL;
 				else
@@ -550,7 +552,7 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 	}
 	p->approval_ttl_sec = TTL_DEFAULT;
 	if (v[7]) {
-		static const char *const akeys[] = {"ttl"};
+		static const char *const akeys[] = { "ttl" };
 		const struct node *av[1];
 		size_t m = profile_path_push_key(c, "approval");
 
@@ -561,7 +563,8 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 				acc = -EINVAL;
 			if (av[0])
 				WITH_KEY(c, "ttl", &acc,
-					 profile_get_duration(c, av[0], TTL_MIN, TTL_MAX, "1s to 24h", &p->approval_ttl_sec));
+					 profile_get_duration(c, av[0], TTL_MIN, TTL_MAX, "1s to 24h",
+							      &p->approval_ttl_sec));
 		}
 		profile_path_pop(c, m);
 	}
@@ -576,8 +579,9 @@ static int parse_root(struct ctx *c, const struct node *root, struct cordon_prof
 		if (!ok) {
 			size_t m = profile_path_push_key(c, "connector.workdir");
 
-			acc = profile_err(c, workdir, "must lie beneath /tmp or a sandbox.filesystem.roots[].at path (got %s)",
-				  profile_quote(workdir).s);
+			acc = profile_err(c, workdir,
+					  "must lie beneath /tmp or a sandbox.filesystem.roots[].at path (got %s)",
+					  profile_quote(workdir).s);
 			profile_path_pop(c, m);
 		}
 	}
@@ -663,8 +667,8 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 
 	if (!id || !connector_id_is_valid(id)) {
 		profile_err_at(c, EINVAL, 0, 0,
-		       "file name must be <id>.yaml where <id> matches [a-z0-9][a-z0-9-]{0,31} (got \"%.64s\")",
-		       id ? id : "");
+			       "file name must be <id>.yaml where <id> matches [a-z0-9][a-z0-9-]{0,31} (got \"%.64s\")",
+			       id ? id : "");
 		return finish(c, -EINVAL, diags, max_diags, ret_n_diags);
 	}
 	if (len > CORDON_PROFILE_MAX_BYTES) {

@@ -12,10 +12,10 @@
 
 #include "../basic/diag.h"
 
-#define CORDON_PROFILE_MAX_BYTES (1024 * 1024) /* files above 1 MiB are refused */
-#define CORDON_PROFILE_MAX_DEPTH 32	       /* YAML nesting limit */
-#define CORDON_CONNECTOR_ID_MAX 32
-#define CORDON_PROFILE_MAX_ERRORS 64	       /* errors collected per file */
+#define CORDON_PROFILE_MAX_BYTES  (1024 * 1024) /* files above 1 MiB are refused */
+#define CORDON_PROFILE_MAX_DEPTH  32		/* YAML nesting limit */
+#define CORDON_CONNECTOR_ID_MAX	  32
+#define CORDON_PROFILE_MAX_ERRORS 64 /* errors collected per file */
 
 enum cordon_fs_access {
 	CORDON_ACCESS_READ,
@@ -46,11 +46,11 @@ enum cordon_net_proto {
 };
 
 struct cordon_net_rule {
-	int family;	     /* AF_INET or AF_INET6 */
-	uint8_t addr[16];    /* network address, host bits zero; IPv4 in the first 4 bytes */
-	uint8_t prefix_len;  /* 0..32 or 0..128 */
-	unsigned protocols;  /* enum cordon_net_proto bits; default TCP */
-	uint16_t *ports;     /* allowed destination ports, at least one */
+	int family;	    /* AF_INET or AF_INET6 */
+	uint8_t addr[16];   /* network address, host bits zero; IPv4 in the first 4 bytes */
+	uint8_t prefix_len; /* 0..32 or 0..128 */
+	unsigned protocols; /* enum cordon_net_proto bits; default TCP */
+	uint16_t *ports;    /* allowed destination ports, at least one */
 	size_t n_ports;
 };
 
@@ -153,8 +153,8 @@ struct cordon_profile {
 	 * too. 0 only in a struct built by hand: no such limit. */
 	uint64_t mem_bytes;
 	uint64_t pids_max;
-	uint64_t cpu_micro;   /* CPUs in millionths */
-	uint64_t nofile;      /* RLIMIT_NOFILE */
+	uint64_t cpu_micro; /* CPUs in millionths */
+	uint64_t nofile;    /* RLIMIT_NOFILE */
 	unsigned limits_defaulted;
 	enum cordon_seccomp_base seccomp_base;
 	char **seccomp_allow;
@@ -202,8 +202,8 @@ int cordon_profile_load(const char *path, struct cordon_profile **ret, struct co
 
 /* Parses a profile from memory; `id` is the connector id, `name` is used in
  * messages. Same contract as cordon_profile_load(). */
-int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len,
-			 struct cordon_profile **ret, struct cordon_diag *reterr_diag);
+int cordon_profile_parse(const char *id, const char *name, const char *buf, size_t len, struct cordon_profile **ret,
+			 struct cordon_diag *reterr_diag);
 
 /* Like cordon_profile_load()/_parse(), but on failure writes up to max_diags
  * errors (in file order; at most CORDON_PROFILE_MAX_ERRORS are collected) to

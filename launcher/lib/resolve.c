@@ -14,7 +14,7 @@
 #include "cleanup.h"
 #include "syscall-compat.h"
 
-#define MAX_SYMLINK_HOPS 40 /* the kernel's own limit */
+#define MAX_SYMLINK_HOPS   40 /* the kernel's own limit */
 #define MAX_EAGAIN_RETRIES 64
 
 void cordon_resolve_detect(struct cordon_caps *caps)
@@ -242,8 +242,7 @@ static int resolve_walk(int root_fd, const char *path, const struct cordon_resol
 				continue;
 			}
 			/* The path names the current directory itself. */
-			fd = openat(cur, ".", (how->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC |
-						      O_NOCTTY);
+			fd = openat(cur, ".", (how->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOCTTY);
 			if (fd < 0) {
 				r = -errno;
 				goto out;
@@ -371,8 +370,8 @@ out:
 	return r;
 }
 
-int cordon_resolve(int root_fd, const char *path, const struct cordon_resolve_how *how,
-		   const struct cordon_caps *caps, int *ret_fd)
+int cordon_resolve(int root_fd, const char *path, const struct cordon_resolve_how *how, const struct cordon_caps *caps,
+		   int *ret_fd)
 {
 	int r;
 

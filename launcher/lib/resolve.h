@@ -34,17 +34,17 @@ enum {
 };
 
 struct cordon_resolve_how {
-	int open_flags;	 /* O_RDONLY, O_WRONLY|O_CREAT|O_EXCL, O_PATH|O_DIRECTORY, ... */
-	mode_t mode;	 /* with O_CREAT */
-	unsigned flags;	 /* CORDON_RESOLVE_* */
+	int open_flags; /* O_RDONLY, O_WRONLY|O_CREAT|O_EXCL, O_PATH|O_DIRECTORY, ... */
+	mode_t mode;	/* with O_CREAT */
+	unsigned flags; /* CORDON_RESOLVE_* */
 };
 
 /* Opens `path` beneath root_fd as `how` says. caps selects the mechanism:
  * openat2 when caps->openat2_beneath, else the fallback walk (tests pass a
  * modified caps to force it). O_CLOEXEC and O_NOCTTY are always added.
  * Returns 0 and writes *ret_fd, or -errno. */
-int cordon_resolve(int root_fd, const char *path, const struct cordon_resolve_how *how,
-		   const struct cordon_caps *caps, int *ret_fd);
+int cordon_resolve(int root_fd, const char *path, const struct cordon_resolve_how *how, const struct cordon_caps *caps,
+		   int *ret_fd);
 
 /* Resolves the parent directory of `path` beneath root_fd (O_PATH |
  * O_DIRECTORY) and returns it with the final component, for race-free

@@ -66,7 +66,7 @@
 #define POLICY_FORMAT "cordon-seccomp-policy/2"
 
 #define NAME_MAX_LEN 63
-#define CACHE_MAX 256
+#define CACHE_MAX    256
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -298,8 +298,8 @@ static int normalize_list(char *const *names, size_t n, const char *key, const c
 	size_t k = 0;
 
 	if (n > 4096)
-		return cordon_diag_set(reterr_diag, E2BIG, STEP, "seccomp.%s: too many names (%zu, at most 4096)",
-				       key, n);
+		return cordon_diag_set(reterr_diag, E2BIG, STEP, "seccomp.%s: too many names (%zu, at most 4096)", key,
+				       n);
 	if (n > 0 && !names)
 		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.%s: %zu names but no list", key, n);
 	if (n > 0) {
@@ -309,9 +309,8 @@ static int normalize_list(char *const *names, size_t n, const char *key, const c
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!names[i] || !name_valid(names[i]))
-			return cordon_diag_set(reterr_diag, EINVAL, STEP,
-					       "seccomp.%s: '%.*s' is not a syscall name", key, NAME_MAX_LEN + 1,
-					       names[i] ? names[i] : "(null)");
+			return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.%s: '%.*s' is not a syscall name",
+					       key, NAME_MAX_LEN + 1, names[i] ? names[i] : "(null)");
 		if (resolve_name(names[i]) == __NR_SCMP_ERROR)
 			return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.%s: unknown syscall '%s'", key,
 					       names[i]);
@@ -344,10 +343,8 @@ static int normalize(const struct cordon_profile *p, const struct cordon_caps *c
 
 	if (pol.base != CORDON_SECCOMP_DEFAULT && pol.base != CORDON_SECCOMP_STRICT)
 		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.base: invalid value %d", (int)pol.base);
-	if (pol.action != CORDON_SECCOMP_ERRNO && pol.action != CORDON_SECCOMP_KILL &&
-	    pol.action != CORDON_SECCOMP_LOG)
-		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.action: invalid value %d",
-				       (int)pol.action);
+	if (pol.action != CORDON_SECCOMP_ERRNO && pol.action != CORDON_SECCOMP_KILL && pol.action != CORDON_SECCOMP_LOG)
+		return cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp.action: invalid value %d", (int)pol.action);
 
 	/* caps is optional: without it the running kernel is assumed to have
 	 * everything (Linux >= 4.14). With it, the program adapts to what the
@@ -387,8 +384,8 @@ static int normalize(const struct cordon_profile *p, const struct cordon_caps *c
 		}
 	for (size_t i = 0; i < pol.n_deny; i++) {
 		if (name_in(pol.deny[i], pol.allow, pol.n_allow)) {
-			r = cordon_diag_set(reterr_diag, EINVAL, STEP,
-					    "seccomp: '%s' is in both allow and deny", pol.deny[i]);
+			r = cordon_diag_set(reterr_diag, EINVAL, STEP, "seccomp: '%s' is in both allow and deny",
+					    pol.deny[i]);
 			policy_done(&pol);
 			return r;
 		}
@@ -629,10 +626,14 @@ static int add_special_mode_guards(const struct policy *pol, scmp_filter_ctx ctx
 		for (size_t c = 0; r >= 0 && c < ELEMENTSOF(creating); c++)
 			for (size_t b = 0; r >= 0 && b < ELEMENTSOF(bits); b++) {
 				struct scmp_arg_cmp cmp[2] = {
-					{ .arg = opens[i].flags_arg, .op = SCMP_CMP_MASKED_EQ,
-					  .datum_a = creating[c], .datum_b = creating[c] },
-					{ .arg = opens[i].mode_arg, .op = SCMP_CMP_MASKED_EQ,
-					  .datum_a = bits[b], .datum_b = bits[b] },
+					{ .arg = opens[i].flags_arg,
+					  .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = creating[c],
+					  .datum_b = creating[c] },
+					{ .arg = opens[i].mode_arg,
+					  .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = bits[b],
+					  .datum_b = bits[b] },
 				};
 
 				r = add_rule(ctx, eperm, resolve_name(opens[i].name), opens[i].name, 2, cmp,
@@ -824,8 +825,7 @@ static int build_allowlist_filter(const struct policy *pol, scmp_filter_ctx *ret
 
 /* libseccomp 2.5 exports classic BPF to an fd only (seccomp_export_bpf_mem
  * is 2.6): write it to a memfd and read it back. */
-static int export_filter(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_n,
-			 struct cordon_diag *reterr_diag)
+static int export_filter(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_n, struct cordon_diag *reterr_diag)
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ struct sock_filter *insns = NULL;
@@ -843,8 +843,8 @@ static int export_filter(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *
 		return cordon_diag_set(reterr_diag, errno, STEP, "fstat(memfd): %s", strerror(errno));
 	size = (size_t)st.st_size;
 	if (size == 0 || size % sizeof(struct sock_filter) != 0 || size / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return cordon_diag_set(reterr_diag, E2BIG, STEP, "libseccomp exported %zu bytes, not a loadable program",
-				       size);
+		return cordon_diag_set(reterr_diag, E2BIG, STEP,
+				       "libseccomp exported %zu bytes, not a loadable program", size);
 	insns = malloc(size);
 	if (!insns)
 		return cordon_diag_set(reterr_diag, ENOMEM, STEP, "out of memory");
@@ -854,7 +854,8 @@ static int export_filter(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return cordon_diag_set(reterr_diag, k < 0 ? errno : EIO, STEP, "reading the exported filter: %s",
+			return cordon_diag_set(reterr_diag, k < 0 ? errno : EIO, STEP,
+					       "reading the exported filter: %s",
 					       k < 0 ? strerror(errno) : "short read");
 		done += (size_t)k;
 	}
@@ -980,9 +981,8 @@ int cordon_seccomp_compile_cached(const struct cordon_profile *p, const struct c
 	return cordon_seccomp_compile_cached_opts(p, caps, 0, ret, reterr_diag);
 }
 
-int cordon_seccomp_compile_cached_opts(const struct cordon_profile *p, const struct cordon_caps *caps,
-				       unsigned opts, const struct cordon_seccomp_program **ret,
-				       struct cordon_diag *reterr_diag)
+int cordon_seccomp_compile_cached_opts(const struct cordon_profile *p, const struct cordon_caps *caps, unsigned opts,
+				       const struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag)
 {
 	struct cordon_seccomp_program *prog = NULL;
 	struct policy pol;

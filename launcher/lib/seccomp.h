@@ -59,9 +59,8 @@ int cordon_seccomp_load(const struct cordon_seccomp_program *prog);
  * bits are -EINVAL). */
 int cordon_seccomp_compile_opts(const struct cordon_profile *p, const struct cordon_caps *caps, unsigned opts,
 				struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag);
-int cordon_seccomp_compile_cached_opts(const struct cordon_profile *p, const struct cordon_caps *caps,
-				       unsigned opts, const struct cordon_seccomp_program **ret,
-				       struct cordon_diag *reterr_diag);
+int cordon_seccomp_compile_cached_opts(const struct cordon_profile *p, const struct cordon_caps *caps, unsigned opts,
+				       const struct cordon_seccomp_program **ret, struct cordon_diag *reterr_diag);
 
 void cordon_seccomp_program_free(struct cordon_seccomp_program *prog);
 

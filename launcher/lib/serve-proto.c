@@ -13,14 +13,10 @@
 #define HEADER_LEN 16u
 
 static const char *const type_names[_CORDON_SERVE_TYPE_MAX] = {
-	[CORDON_SERVE_PROBE] = "probe",
-	[CORDON_SERVE_PROBE_REPLY] = "probe-reply",
-	[CORDON_SERVE_SPAWN] = "spawn",
-	[CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
-	[CORDON_SERVE_KILL] = "kill",
-	[CORDON_SERVE_KILL_REPLY] = "kill-reply",
-	[CORDON_SERVE_EXITED] = "exited",
-	[CORDON_SERVE_NET_DENIED] = "net-denied",
+	[CORDON_SERVE_PROBE] = "probe",	  [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
+	[CORDON_SERVE_SPAWN] = "spawn",	  [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
+	[CORDON_SERVE_KILL] = "kill",	  [CORDON_SERVE_KILL_REPLY] = "kill-reply",
+	[CORDON_SERVE_EXITED] = "exited", [CORDON_SERVE_NET_DENIED] = "net-denied",
 };
 
 /* How many fds each type may carry. */
@@ -418,8 +414,9 @@ int cordon_serve_recv(int sock, struct cordon_serve_msg *ret, struct cordon_diag
 		struct cmsghdr align;
 	} control;
 	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof(control.buf)
+	};
 	int fds[CORDON_SERVE_MAX_FDS];
 	unsigned n_fds = 0;
 	ssize_t n;

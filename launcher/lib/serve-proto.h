@@ -21,22 +21,22 @@
 
 #include "../basic/diag.h"
 
-#define CORDON_SERVE_MAGIC 0x314e4443u /* "CDN1" */
-#define CORDON_SERVE_MAX_MSG (256u * 1024)
-#define CORDON_SERVE_MAX_STR 4096u
-#define CORDON_SERVE_MAX_JSON (192u * 1024)
+#define CORDON_SERVE_MAGIC     0x314e4443u /* "CDN1" */
+#define CORDON_SERVE_MAX_MSG   (256u * 1024)
+#define CORDON_SERVE_MAX_STR   4096u
+#define CORDON_SERVE_MAX_JSON  (192u * 1024)
 #define CORDON_SERVE_MAX_ROOTS 32u
-#define CORDON_SERVE_MAX_FDS 4u
+#define CORDON_SERVE_MAX_FDS   4u
 
 enum cordon_serve_type {
-	CORDON_SERVE_PROBE = 1,	     /* broker -> helper: the capability report */
-	CORDON_SERVE_PROBE_REPLY,    /* json */
-	CORDON_SERVE_SPAWN,	     /* connector, tag, roots */
-	CORDON_SERVE_SPAWN_REPLY,    /* status, diag, instance, json report; fds: stdin, stdout, stderr */
-	CORDON_SERVE_KILL,	     /* instance */
-	CORDON_SERVE_KILL_REPLY,     /* status */
-	CORDON_SERVE_EXITED,	     /* helper -> broker, unsolicited: instance, wait status, json report */
-	CORDON_SERVE_NET_DENIED,     /* helper -> broker, unsolicited: instance, json event */
+	CORDON_SERVE_PROBE = 1,	  /* broker -> helper: the capability report */
+	CORDON_SERVE_PROBE_REPLY, /* json */
+	CORDON_SERVE_SPAWN,	  /* connector, tag, roots */
+	CORDON_SERVE_SPAWN_REPLY, /* status, diag, instance, json report; fds: stdin, stdout, stderr */
+	CORDON_SERVE_KILL,	  /* instance */
+	CORDON_SERVE_KILL_REPLY,  /* status */
+	CORDON_SERVE_EXITED,	  /* helper -> broker, unsolicited: instance, wait status, json report */
+	CORDON_SERVE_NET_DENIED,  /* helper -> broker, unsolicited: instance, json event */
 	_CORDON_SERVE_TYPE_MAX,
 };
 
@@ -54,15 +54,15 @@ struct cordon_serve_root {
 struct cordon_serve_msg {
 	uint16_t type;
 	uint32_t id;
-	int32_t status;	       /* replies: 0 or -errno */
-	uint32_t instance;     /* SPAWN_REPLY, KILL, EXITED, NET_DENIED */
-	int32_t wait_status;   /* EXITED */
-	char connector[64];    /* SPAWN */
-	char tag[64];	       /* SPAWN: instance tag for the cgroup name, [a-z0-9-] */
+	int32_t status;			 /* replies: 0 or -errno */
+	uint32_t instance;		 /* SPAWN_REPLY, KILL, EXITED, NET_DENIED */
+	int32_t wait_status;		 /* EXITED */
+	char connector[64];		 /* SPAWN */
+	char tag[64];			 /* SPAWN: instance tag for the cgroup name, [a-z0-9-] */
 	struct cordon_serve_root *roots; /* SPAWN: n_roots of them; NULL when none */
 	uint32_t n_roots;		 /* at most CORDON_SERVE_MAX_ROOTS */
-	struct cordon_diag diag; /* replies with status < 0 */
-	char *json;		 /* PROBE_REPLY, SPAWN_REPLY, EXITED, NET_DENIED; NULL otherwise */
+	struct cordon_diag diag;	 /* replies with status < 0 */
+	char *json;			 /* PROBE_REPLY, SPAWN_REPLY, EXITED, NET_DENIED; NULL otherwise */
 	int fds[CORDON_SERVE_MAX_FDS];
 	unsigned n_fds;
 };

@@ -93,7 +93,7 @@ struct cordon_server {
 /* Hands one line to the log callback (the helper's edge logs it). Returns
  * -|error| like log_internal() does, or 0. */
 static int server_log(struct cordon_server *s, enum log_level level, int error, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 
 static int server_log(struct cordon_server *s, enum log_level level, int error, const char *fmt, ...)
 {
@@ -255,7 +255,7 @@ static int handle_probe(struct cordon_server *s, const struct cordon_serve_msg *
 {
 	_cleanup_free_ char *json = NULL;
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int r;
 
 	/* The start-up probe answers the first request (cordond's start-up
@@ -377,10 +377,10 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 	struct cordon_fs_entry roots[CORDON_SERVE_MAX_ROOTS];
 	struct cordon_launch_policy pol;
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	char pbuf[80];
 	uint32_t id;
-	int r, fds[3] = {-EBADF, -EBADF, -EBADF};
+	int r, fds[3] = { -EBADF, -EBADF, -EBADF };
 	_cleanup_(scrub_values_freep) json_t *scrub = NULL;
 	size_t scrub_total = 0;
 
@@ -459,20 +459,20 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 			}
 		}
 		roots[i] = (struct cordon_fs_entry){
-		    .path = (char *)sr->host,
-		    .at = sr->sandbox[0] ? (char *)sr->sandbox : NULL,
-		    .access = (enum cordon_fs_access)sr->access,
+			.path = (char *)sr->host,
+			.at = sr->sandbox[0] ? (char *)sr->sandbox : NULL,
+			.access = (enum cordon_fs_access)sr->access,
 		};
 	}
 
 	pol = (struct cordon_launch_policy){
-	    .profile = p,
-	    .extra_roots = roots,
-	    .n_extra_roots = m->n_roots,
-	    .env_source = s->env,
-	    .instance_name = m->tag[0] ? m->tag : NULL,
-	    .stdio = CORDON_STDIO_PIPES,
-	    .netpolicy = s->np,
+		.profile = p,
+		.extra_roots = roots,
+		.n_extra_roots = m->n_roots,
+		.env_source = s->env,
+		.instance_name = m->tag[0] ? m->tag : NULL,
+		.stdio = CORDON_STDIO_PIPES,
+		.netpolicy = s->np,
 	};
 	scrub = json_array();
 	add_scrub_values(scrub, p, &scrub_total);
@@ -510,14 +510,14 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 		return r;
 	}
 	s->slots[s->n_slots++] =
-	    (struct slot){.id = id, .cgroup_id = cordon_instance_cgroup_id(inst), .inst = TAKE_PTR(inst)};
+		(struct slot){ .id = id, .cgroup_id = cordon_instance_cgroup_id(inst), .inst = TAKE_PTR(inst) };
 	return 0;
 }
 
 static int handle_kill(struct cordon_server *s, const struct cordon_serve_msg *m)
 {
 	struct cordon_serve_msg rep;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct slot *sl = slot_find(s, m->instance);
 	int r;
 
@@ -578,7 +578,7 @@ static void report_malformed(struct cordon_server *s, const struct cordon_diag *
 int cordon_server_handle_one(struct cordon_server *s, short revents)
 {
 	struct cordon_serve_msg m;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	uint8_t hdr[16];
 	uint16_t htype = 0;
 	uint32_t hid = 0;
@@ -710,12 +710,12 @@ int cordon_server_run(struct cordon_server *s)
 	for (;;) {
 		size_t n = s->n_slots;
 
-		pfd[0] = (struct pollfd){.fd = s->sock, .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+		pfd[0] = (struct pollfd){ .fd = s->sock, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		/* poll() ignores a negative fd: no policy, no events. */
-		pfd[2] = (struct pollfd){.fd = s->np ? cordon_netpolicy_events_fd(s->np) : -1, .events = POLLIN};
+		pfd[2] = (struct pollfd){ .fd = s->np ? cordon_netpolicy_events_fd(s->np) : -1, .events = POLLIN };
 		for (size_t i = 0; i < n; i++)
-			pfd[3 + i] = (struct pollfd){.fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN};
+			pfd[3 + i] = (struct pollfd){ .fd = cordon_instance_pidfd(s->slots[i].inst), .events = POLLIN };
 		r = poll(pfd, 3 + n, -1);
 		if (r < 0) {
 			if (errno == EINTR)

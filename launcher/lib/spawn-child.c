@@ -99,7 +99,7 @@ static void fill_diag(struct cordon_diag *d, const char *step, int err, const ch
 
 static _noreturn_ void child_fail(int fd, const char *step, int err, const char *msg, const char *arg)
 {
-	struct sync_msg m = {.kind = MSG_DIAG};
+	struct sync_msg m = { .kind = MSG_DIAG };
 
 	fill_diag(&m.diag, step, err, msg, arg);
 	(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
@@ -216,12 +216,12 @@ static void child_mounts(const struct child_args *a)
 	static const struct {
 		const char *name;
 		unsigned minor;
-	} devs[] = {{"null", 3}, {"zero", 5}, {"full", 7}, {"random", 8}, {"urandom", 9}};
+	} devs[] = { { "null", 3 }, { "zero", 5 }, { "full", 7 }, { "random", 8 }, { "urandom", 9 } };
 	static const char *const links[][2] = {
-	    {"fd", "/proc/self/fd"},
-	    {"stdin", "/proc/self/fd/0"},
-	    {"stdout", "/proc/self/fd/1"},
-	    {"stderr", "/proc/self/fd/2"},
+		{ "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
 	};
 	char p[PATH_MAX], q[PATH_MAX];
 	int fd = a->sync_fd, r;
@@ -411,7 +411,7 @@ static void child_drop_privileges(const struct child_args *a)
 	 * clears the permitted set. */
 	if (prctl(PR_SET_SECUREBITS,
 		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-		      SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+			  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		child_fail(fd, "capabilities", errno, "locking securebits", NULL);
 	if (setgroups(0, NULL) < 0)
@@ -433,7 +433,7 @@ static void child_drop_privileges(const struct child_args *a)
 /* Checks the parent (launcher) still holds its end of the sync socket. */
 static void child_check_parent(int fd)
 {
-	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
 		_exit(127);
@@ -441,7 +441,7 @@ static void child_check_parent(int fd)
 
 static void child_landlock(const struct child_args *a)
 {
-	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom" };
 	const struct cordon_landlock_masks *h = &a->ll_handled;
 	int fd = a->sync_fd, r = 0;
 
@@ -486,7 +486,7 @@ static bool status_has(const char *buf, const char *key, const char *value)
 /* Reads back what this process really has; any mismatch is a setup failure. */
 static _connector_ void connector_verify(const struct child_args *a)
 {
-	static const char *const capsets[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
+	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
 	char buf[8192];
 	ssize_t n;
 	int sfd;
@@ -530,13 +530,13 @@ static void init_forward(int sig)
 		(void)kill(pid, sig);
 }
 
-static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 /* l. The connector: runs on its own stack in init's memory until execve. */
 static _connector_ int connector_main(void *unused)
 {
 	const struct child_args *a = connector_args;
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
 	int r;
 
@@ -561,7 +561,7 @@ static _connector_ int connector_main(void *unused)
 
 _noreturn_ void spawn_child_main(const struct child_args *a)
 {
-	struct sigaction sa = {.sa_handler = SIG_DFL};
+	struct sigaction sa = { .sa_handler = SIG_DFL };
 	int fd = a->sync_fd, r;
 	sigset_t all, none;
 	int keep[70];
@@ -644,18 +644,18 @@ _noreturn_ void spawn_child_main(const struct child_args *a)
 
 	/* f. */
 	{
-		struct rlimit core = {0, 0};
+		struct rlimit core = { 0, 0 };
 
 		if (setrlimit(RLIMIT_CORE, &core) < 0)
 			child_fail(fd, "rlimits", errno, "RLIMIT_CORE", NULL);
 		if (a->nofile) {
-			struct rlimit nf = {a->nofile, a->nofile};
+			struct rlimit nf = { a->nofile, a->nofile };
 
 			if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
 				child_fail(fd, "rlimits", errno, "RLIMIT_NOFILE", NULL);
 		}
 		if (a->nproc) {
-			struct rlimit np = {a->nproc, a->nproc};
+			struct rlimit np = { a->nproc, a->nproc };
 
 			if (setrlimit(RLIMIT_NPROC, &np) < 0)
 				child_fail(fd, "rlimits", errno, "RLIMIT_NPROC", NULL);
@@ -730,7 +730,7 @@ _noreturn_ void spawn_child_main(const struct child_args *a)
 		_exit(127);
 	}
 	{
-		struct sync_msg m = {.kind = MSG_EXECED};
+		struct sync_msg m = { .kind = MSG_EXECED };
 
 		child_t[CT_EXECED] = spawn_mono_usec();
 		memcpy(m.t, child_t, sizeof(m.t));
@@ -770,7 +770,7 @@ _noreturn_ void spawn_child_main(const struct child_args *a)
 			_exit(127);
 		}
 		if (w == pid) {
-			struct sync_msg m = {.kind = MSG_EXIT, .status = st};
+			struct sync_msg m = { .kind = MSG_EXIT, .status = st };
 
 			(void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 			/* pid 1 cannot die of a signal it sends itself; the
@@ -808,7 +808,7 @@ int spawn_pin_helper(void *arg)
  * so the child only enters the namespace. */
 int spawn_pin_setup_netns(void)
 {
-	struct ifreq ifr = {0};
+	struct ifreq ifr = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	spawn_strcpy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
@@ -826,10 +826,12 @@ int spawn_pin_setup_netns(void)
 int spawn_pin_setup_mntns(void)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") < 0 ||
+	    mount("cordon-base", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=4") <
+		    0 ||
 	    mkdir(NEWROOT NEWROOT, 0755) < 0 ||
 	    mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
-	    chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	    chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+	    chdir("/") < 0)
 		return -EIO;
 	return 0;
 }

@@ -20,7 +20,6 @@
  * namespace (the host's /tmp is untouched; host paths were cloned before). */
 #define NEWROOT "/tmp"
 
-
 enum {
 	MSG_DIAG = 1,	/* setup failed; diag says where */
 	MSG_EXECED = 2, /* the connector's execve succeeded */

@@ -98,6 +98,6 @@ int spawn_mntns_base_get(void);
 int spawn_spare_netns_take(void);
 /* Whether v (n entries) holds s. */
 int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool is_root, bool extra,
-		     const struct cordon_profile *p, bool fs_view, struct cordon_diag *d);
+		    const struct cordon_profile *p, bool fs_view, struct cordon_diag *d);
 /* qsort order of struct mount_item: parents before what is mounted on them. */
 int spawn_cmp_mount(const void *a, const void *b);

@@ -69,7 +69,7 @@ static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 	start = ((unsigned)getpid() * 2654435761u + counter++ * 40503u) % CORDON_DYNAMIC_UID_COUNT;
 	for (unsigned i = 0; i < CORDON_DYNAMIC_UID_COUNT; i++) {
 		unsigned n = (start + i) % CORDON_DYNAMIC_UID_COUNT;
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1};
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)n, .l_len = 1 };
 
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
 			*ret_lock_fd = TAKE_FD(fd);
@@ -210,8 +210,8 @@ static int ns_pin(unsigned long flag, const char *name, int (*setup)(void),
 		  gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
 {
 	static char stack[16384] __attribute__((aligned(64)));
-	struct spawn_pin_args a = {.setup = setup, .pipe_w = -EBADF};
-	int pfd[2] = {-EBADF, -EBADF}, fd = -EBADF, r = 0;
+	struct spawn_pin_args a = { .setup = setup, .pipe_w = -EBADF };
+	int pfd[2] = { -EBADF, -EBADF }, fd = -EBADF, r = 0;
 	char path[64], ok = 0;
 	ssize_t n;
 	pid_t pid;
@@ -343,7 +343,7 @@ static struct {
 	uid_t owner, uid;
 	gid_t owner_gid, gid;
 	int fd;
-} idmap_cache[4] = {{.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}, {.fd = -EBADF}};
+} idmap_cache[4] = { { .fd = -EBADF }, { .fd = -EBADF }, { .fd = -EBADF }, { .fd = -EBADF } };
 static unsigned idmap_cache_next;
 
 static int idmap_userns_cached(uid_t owner, gid_t owner_gid, uid_t uid, gid_t gid, int *ret_fd)
@@ -383,8 +383,8 @@ static int open_beneath_ceiling(const struct cordon_profile *p, const char *host
 	for (size_t i = 0; i < p->n_ceiling; i++) {
 		_cleanup_close_ int cfd = -EBADF, fd = -EBADF;
 		struct open_how how = {
-		    .flags = O_PATH | O_CLOEXEC,
-		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+			.flags = O_PATH | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 		};
 		const char *rel;
 		struct stat st;
@@ -423,7 +423,7 @@ int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const cha
 
 static bool at_is_reserved(const char *at)
 {
-	static const char *const reserved[] = {"/proc", "/dev", "/tmp"};
+	static const char *const reserved[] = { "/proc", "/dev", "/tmp" };
 
 	if (strcmp(at, "/") == 0)
 		return true;
@@ -434,7 +434,7 @@ static bool at_is_reserved(const char *at)
 }
 
 int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool is_root, bool extra,
-		     const struct cordon_profile *p, bool fs_view, struct cordon_diag *d)
+		    const struct cordon_profile *p, bool fs_view, struct cordon_diag *d)
 {
 	struct mount_item *m, *nm;
 	const char *at = e->at ? e->at : e->path;
@@ -459,7 +459,7 @@ int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool i
 		return -ENOMEM;
 	c->mounts = nm;
 	m = &c->mounts[c->n_mounts];
-	*m = (struct mount_item){.access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF};
+	*m = (struct mount_item){ .access = e->access, .path_fd = -EBADF, .tree_fd = -EBADF };
 	m->at = strdup(at);
 	m->host = strdup(e->path);
 	c->n_mounts++;
@@ -487,7 +487,7 @@ int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool i
 		if (r < 0)
 			return r;
 	} else {
-		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 
 		/* Roots name data a user may control: no symlink anywhere on
 		 * the way. System paths are the operator's (/usr, certs). */
@@ -523,13 +523,14 @@ int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool i
 	if (!fs_view) {
 		if (m->idmapped)
 			return cordon_diag_set(
-			    d, EOPNOTSUPP, "namespaces",
-			    "read-write root '%s' needs an id-mapped mount, which needs a mount namespace", e->path);
+				d, EOPNOTSUPP, "namespaces",
+				"read-write root '%s' needs an id-mapped mount, which needs a mount namespace",
+				e->path);
 		return 0;
 	}
 
 	{
-		struct mount_attr attr = {0};
+		struct mount_attr attr = { 0 };
 		int userns = -EBADF; /* borrowed from the cache */
 		unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
 
@@ -559,7 +560,7 @@ int spawn_add_mount(struct spawn_ctx *c, const struct cordon_fs_entry *e, bool i
 			if (r < 0)
 				return cordon_diag_set(d, -r, "idmap", "user namespace for the id-mapped root '%s': %s",
 						       e->path, strerror(-r));
-			attr = (struct mount_attr){.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+			attr = (struct mount_attr){ .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns };
 			if (mount_setattr(m->tree_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 				return cordon_diag_set(d, errno, "idmap",
 						       "id-mapped mount of '%s' (owner %u) for uid %u: %m", e->path,

@@ -51,7 +51,7 @@ void cordon_sha256_hex(const void *buf, size_t len, char out[65])
 }
 
 int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *caps, struct spawn_plan *plan,
-		       struct cordon_diag *d)
+		      struct cordon_diag *d)
 {
 	struct cordon_landlock_masks all = cordon_landlock_abi_masks(7);
 	bool req_net = p->require & CORDON_CONTROL_NETWORK;
@@ -94,13 +94,13 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 			 caps->landlock_abi);
 		if ((plan->ll_effective.fs & all.fs) != all.fs)
 			r |= spawn_plan_add_missing(
-			    plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
-			    "those operations are governed only by mount flags and file permissions");
+				plan, "landlock", "filesystem rights of newer ABIs (refer, truncate, ioctl_dev)",
+				"those operations are governed only by mount flags and file permissions");
 		if (!plan->ll_effective.net)
 			r |= spawn_plan_add_missing(plan, "landlock", "TCP bind/connect rules (ABI 4)",
 						    p->net_mode == CORDON_NET_NONE
-							? "the empty network namespace still isolates the network"
-							: "TCP ports are not checked by Landlock");
+							    ? "the empty network namespace still isolates the network"
+							    : "TCP ports are not checked by Landlock");
 		if (!plan->ll_effective.scoped)
 			r |= spawn_plan_add_missing(plan, "landlock", "abstract unix socket and signal scoping (ABI 6)",
 						    "signals are still confined by the pid namespace; abstract unix "
@@ -123,9 +123,9 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 		plan->namespaces = CORDON_STATE_DEGRADED;
 		if (miss & CLONE_NEWNS)
 			r |= spawn_plan_add_missing(
-			    plan, "namespaces", "mount namespace",
-			    "the connector sees the host filesystem (Landlock still limits it); no "
-			    "private /tmp, /proc or /dev");
+				plan, "namespaces", "mount namespace",
+				"the connector sees the host filesystem (Landlock still limits it); no "
+				"private /tmp, /proc or /dev");
 		if (miss & CLONE_NEWPID)
 			r |= spawn_plan_add_missing(plan, "namespaces", "pid namespace",
 						    "host processes are visible to the connector's uid checks");
@@ -154,8 +154,8 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 				 plan->landlock_tcp ? "Landlock TCP deny" : "");
 			if (!plan->ebpf)
 				r |= spawn_plan_add_missing(
-				    plan, "network", "network namespace and eBPF egress policy",
-				    "TCP is denied by Landlock, but UDP and other sockets reach the host network");
+					plan, "network", "network namespace and eBPF egress policy",
+					"TCP is denied by Landlock, but UDP and other sockets reach the host network");
 		} else
 			return cordon_diag_set(d, EOPNOTSUPP,
 					       p->require & CORDON_CONTROL_NETWORK ? "require" : "network",
@@ -171,14 +171,14 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 			snprintf(plan->network_reason, sizeof(plan->network_reason),
 				 "%.120s: Landlock TCP port rules only", plan->ebpf_reason);
 			r |= spawn_plan_add_missing(
-			    plan, "network", "eBPF egress address policy",
-			    "any address on the allowed TCP ports is reachable; UDP is not restricted");
+				plan, "network", "eBPF egress address policy",
+				"any address on the allowed TCP ports is reachable; UDP is not restricted");
 		} else
 			return cordon_diag_set(
-			    d, EOPNOTSUPP, req_net ? "require" : "network",
-			    "network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
-			    "(ABI 4); neither is available (%s)",
-			    plan->ebpf_reason);
+				d, EOPNOTSUPP, req_net ? "require" : "network",
+				"network mode allowlist needs the eBPF egress policy or Landlock TCP rules "
+				"(ABI 4); neither is available (%s)",
+				plan->ebpf_reason);
 	}
 	if (req_net && plan->network != CORDON_STATE_ENFORCED)
 		return cordon_diag_set(d, EOPNOTSUPP, "require",
@@ -202,16 +202,16 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 		plan->cgroup = CORDON_STATE_UNAVAILABLE;
 		snprintf(plan->cgroup_reason, sizeof(plan->cgroup_reason), "no cgroup hierarchy is mounted");
 		r |= spawn_plan_add_missing(
-		    plan, "cgroup", "cgroups",
-		    p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
-			    : "no memory or CPU limit (processes still capped by RLIMIT_NPROC on the "
-			      "instance's dynamic uid); no kill-all on teardown; no statistics");
+			plan, "cgroup", "cgroups",
+			p->user ? "no memory, pids or CPU limit; no kill-all on teardown; no statistics"
+				: "no memory or CPU limit (processes still capped by RLIMIT_NPROC on the "
+				  "instance's dynamic uid); no kill-all on teardown; no statistics");
 	} else {
 		/* A limit the profile struct does not carry (0: only a struct
 		 * built by hand; the parser fills defaults) is no limit: the
 		 * control must not read "enforced" then. */
-		static const char *const unset_names[] = {"memory limit", "pids limit", "CPU limit"};
-		const bool unset[] = {!p->mem_bytes, !p->pids_max, !p->cpu_micro};
+		static const char *const unset_names[] = { "memory limit", "pids limit", "CPU limit" };
+		const bool unset[] = { !p->mem_bytes, !p->pids_max, !p->cpu_micro };
 
 		plan->cgroup = CORDON_STATE_ENFORCED;
 		for (size_t i = 0; i < ELEMENTSOF(unset); i++) {
@@ -243,8 +243,8 @@ static json_t *ns_json(unsigned long ns)
 	static const struct {
 		unsigned long flag;
 		const char *name;
-	} t[] = {{CLONE_NEWNS, "mnt"},	{CLONE_NEWPID, "pid"},	     {CLONE_NEWIPC, "ipc"},
-		 {CLONE_NEWUTS, "uts"}, {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWNET, "net"}};
+	} t[] = { { CLONE_NEWNS, "mnt" },  { CLONE_NEWPID, "pid" },	  { CLONE_NEWIPC, "ipc" },
+		  { CLONE_NEWUTS, "uts" }, { CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWNET, "net" } };
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < ELEMENTSOF(t); i++)
@@ -270,17 +270,17 @@ static json_t *limit_states_json(const struct cordon_profile *p, const struct sp
 		bool set;
 		int ctrl;
 	} lims[] = {
-		{"memory", p->mem_bytes > 0, CORDON_CTRL_MEMORY},
-		{"pids", p->pids_max > 0, CORDON_CTRL_PIDS},
-		{"cpu", p->cpu_micro > 0, CORDON_CTRL_CPU},
+		{ "memory", p->mem_bytes > 0, CORDON_CTRL_MEMORY },
+		{ "pids", p->pids_max > 0, CORDON_CTRL_PIDS },
+		{ "cpu", p->cpu_micro > 0, CORDON_CTRL_CPU },
 	};
 	json_t *o = json_object();
 
 	for (size_t i = 0; o && i < ELEMENTSOF(lims); i++) {
-		const char *st = !lims[i].set				   ? "unset"
-				 : pl->cgroup == CORDON_STATE_UNAVAILABLE  ? "unavailable"
+		const char *st = !lims[i].set				     ? "unset"
+				 : pl->cgroup == CORDON_STATE_UNAVAILABLE    ? "unavailable"
 				 : pl->cgroup_missing & (1u << lims[i].ctrl) ? "degraded"
-									   : "enforced";
+									     : "enforced";
 
 		json_object_set_new(o, lims[i].name, json_string(st));
 	}
@@ -296,10 +296,10 @@ static json_t *limit_defaults_json(const struct cordon_profile *p)
 		unsigned bit;
 		const char *name;
 	} names[] = {
-		{CORDON_LIMIT_MEMORY, "memory"},
-		{CORDON_LIMIT_PIDS, "pids"},
-		{CORDON_LIMIT_CPU, "cpu"},
-		{CORDON_LIMIT_NOFILE, "nofile"},
+		{ CORDON_LIMIT_MEMORY, "memory" },
+		{ CORDON_LIMIT_PIDS, "pids" },
+		{ CORDON_LIMIT_CPU, "cpu" },
+		{ CORDON_LIMIT_NOFILE, "nofile" },
 	};
 	json_t *a = json_array();
 
@@ -310,7 +310,7 @@ static json_t *limit_defaults_json(const struct cordon_profile *p)
 }
 
 json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
-			    char *const *argv)
+			   char *const *argv)
 {
 	const struct cordon_profile *p = pol->profile;
 	const struct spawn_plan *pl = &c->plan;
@@ -327,22 +327,23 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 		goto oom;
 
 	json_object_set_new(
-	    controls, "landlock",
-	    json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
-		      pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
-		      masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
+		controls, "landlock",
+		json_pack("{s:s, s:i, s:o, s:o, s:s?}", "state", cordon_control_state_to_string(pl->landlock), "abi",
+			  pl->landlock_abi, "requested", masks_json(&pl->ll_requested), "effective",
+			  masks_json(&pl->ll_effective), "reason", *pl->landlock_reason ? pl->landlock_reason : NULL));
 	json_object_set_new(
-	    controls, "seccomp",
-	    json_pack(
-		"{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[s*s*]}", "state", cordon_control_state_to_string(pl->seccomp),
-		"base", p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
-		p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
-		: p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
-							  : "errno",
-		"policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
-		c->seccomp ? c->seccomp->program_hash : NULL, "reason", *pl->seccomp_reason ? pl->seccomp_reason : NULL,
-		"plan_rules", c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_OPENAT2_ENOSYS) ? "openat2-enosys" : NULL,
-		c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_NO_FASTOPEN) ? "no-fastopen" : NULL));
+		controls, "seccomp",
+		json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[s*s*]}", "state",
+			  cordon_control_state_to_string(pl->seccomp), "base",
+			  p->seccomp_base == CORDON_SECCOMP_STRICT ? "strict" : "default", "action",
+			  p->seccomp_action == CORDON_SECCOMP_KILL  ? "kill"
+			  : p->seccomp_action == CORDON_SECCOMP_LOG ? "log"
+								    : "errno",
+			  "policy_hash", c->seccomp ? c->seccomp->policy_hash : NULL, "program_hash",
+			  c->seccomp ? c->seccomp->program_hash : NULL, "reason",
+			  *pl->seccomp_reason ? pl->seccomp_reason : NULL, "plan_rules",
+			  c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_OPENAT2_ENOSYS) ? "openat2-enosys" : NULL,
+			  c->seccomp && (c->seccomp_opts & CORDON_SECCOMP_NO_FASTOPEN) ? "no-fastopen" : NULL));
 	{
 		json_t *cg = control_json(pl->cgroup, pl->cgroup_reason), *miss = json_array();
 
@@ -411,12 +412,12 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 	/* The effective policy, hashed: what this instance runs under. Env
 	 * values are left out (credentials); names are in. */
 	policy =
-	    json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector", p->id,
-		      "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem", fs,
-		      "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
-		      "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
-		      (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL, "controls",
-		      controls, "require", (json_int_t)p->require);
+		json_pack("{s:s, s:O, s:O, s:s, s:O, s:I, s:O, s:I, s:I, s:I, s:I, s:s?, s:O, s:I}", "connector", p->id,
+			  "argv", jargv, "env", envnames, "user", p->user ? p->user : "dynamic", "filesystem", fs,
+			  "tmp_bytes", (json_int_t)p->tmp_bytes, "network", nets, "memory", (json_int_t)p->mem_bytes,
+			  "pids", (json_int_t)p->pids_max, "cpu_micro", (json_int_t)p->cpu_micro, "nofile",
+			  (json_int_t)p->nofile, "seccomp_policy", c->seccomp ? c->seccomp->policy_hash : NULL,
+			  "controls", controls, "require", (json_int_t)p->require);
 	if (!policy)
 		goto oom;
 	dump = json_dumps(policy, JSON_SORT_KEYS | JSON_COMPACT);
@@ -438,8 +439,8 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 	 * "start" is from the parent's clone to the child's first instruction,
 	 * "go_wait" the time the finished child waited for the parent. */
 	if (rep) {
-		static const char *const names[_CT_MAX] = {"start",    "net",	  "mounts",  "hygiene", "privileges",
-							   "landlock", "go_wait", "seccomp", "verify",	"exec"};
+		static const char *const names[_CT_MAX] = { "start",	"net",	   "mounts",  "hygiene", "privileges",
+							    "landlock", "go_wait", "seccomp", "verify",	 "exec" };
 		json_t *child = json_object();
 
 		for (int i = 0; child && i < _CT_MAX; i++) {

@@ -147,7 +147,7 @@
 #define P_PIDFD 3
 #endif
 
-#define SPAWN_TIMEOUT_MSEC   30000
+#define SPAWN_TIMEOUT_MSEC 30000
 
 struct cordon_instance {
 	struct cordon_netpolicy_state *np;
@@ -276,9 +276,9 @@ static int do_clone(struct spawn_ctx *c, unsigned long ns, int cgfd, bool into_c
 {
 	bool placed = into_cgroup && cgfd >= 0;
 	struct clone_args args = {
-	    .flags = CLONE_PIDFD | ns,
-	    .pidfd = (uint64_t)(uintptr_t)&c->pidfd,
-	    .exit_signal = SIGCHLD,
+		.flags = CLONE_PIDFD | ns,
+		.pidfd = (uint64_t)(uintptr_t)&c->pidfd,
+		.exit_signal = SIGCHLD,
 	};
 	long pid;
 
@@ -355,7 +355,7 @@ static int plan_controls(const struct cordon_launch_policy *pol, const struct co
 		snprintf(c->plan.ebpf_reason, sizeof(c->plan.ebpf_reason),
 			 "no cgroup2 hierarchy to attach the policy to");
 	else if (!c->np) {
-		struct cordon_diag nd = {0};
+		struct cordon_diag nd = { 0 };
 
 		if (!process_netpolicy && !process_netpolicy_failed) {
 			process_netpolicy_pid = getpid();
@@ -513,7 +513,7 @@ static int create_cgroup(const struct cordon_profile *p, const struct cordon_cap
 
 	/* 6. Cgroup, limits written before the child exists. */
 	if (c->plan.cgroup != CORDON_STATE_UNAVAILABLE) {
-		struct cordon_cgroup_limits lim = {p->mem_bytes, p->pids_max, p->cpu_micro};
+		struct cordon_cgroup_limits lim = { p->mem_bytes, p->pids_max, p->cpu_micro };
 		unsigned required = 0;
 
 		/* A limit the profile chose is required with the cgroup
@@ -577,38 +577,38 @@ static int clone_sandbox(const struct cordon_launch_policy *pol, const struct co
 	/* 7. stdio, sync socket, clone. */
 	c->netns_fd = (c->plan.ns_effective & CLONE_NEWNET) ? spawn_spare_netns_take() : -EBADF;
 	*a = (struct child_args){
-	    .ruleset_fd = c->ruleset_fd,
-	    .ll_handled = c->plan.ll_effective,
-	    .landlock = c->ruleset_fd >= 0,
-	    .seccomp = c->seccomp,
-	    /* A profile that denies clone would stop init from starting the
-	     * connector under the filter: then the connector loads it itself. */
-	    .seccomp_in_init = c->seccomp && !strv_contains_n(p->seccomp_deny, p->n_seccomp_deny, "clone"),
-	    .cg = c->cg,
-	    /* Pure cgroup2 with clone3 placement: nothing to move, the child
-	     * only verifies (a read). Otherwise the parent migrates it. */
-	    .cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
-	    .mounts = c->mounts,
-	    .n_mounts = c->n_mounts,
-	    .fs_view = fs_view,
-	    .mntns_fd = fs_view ? spawn_mntns_base_get() : -EBADF,
-	    .net_ns = c->plan.ns_effective & CLONE_NEWNET,
-	    .netns_fd = c->netns_fd,
-	    .uts_ns = c->plan.ns_effective & CLONE_NEWUTS,
-	    .workdir = p->workdir,
-	    .argv = argv,
-	    .envp = c->envp,
-	    .uid = c->uid,
-	    .gid = c->gid,
-	    .nofile = p->nofile,
-	    .cap_last = cap_last_cap(),
-	    /* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
-	     * (counted per uid) is a per-instance second layer under pids.max,
-	     * and the only one where the pids controller is missing. A named
-	     * user may run several instances: no per-uid cap for it. */
-	    .nproc = !p->user ? p->pids_max : 0,
-	    .keep_fds = pol->keep_fds,
-	    .n_keep_fds = pol->n_keep_fds,
+		.ruleset_fd = c->ruleset_fd,
+		.ll_handled = c->plan.ll_effective,
+		.landlock = c->ruleset_fd >= 0,
+		.seccomp = c->seccomp,
+		/* A profile that denies clone would stop init from starting the
+		 * connector under the filter: then the connector loads it itself. */
+		.seccomp_in_init = c->seccomp && !strv_contains_n(p->seccomp_deny, p->n_seccomp_deny, "clone"),
+		.cg = c->cg,
+		/* Pure cgroup2 with clone3 placement: nothing to move, the child
+		 * only verifies (a read). Otherwise the parent migrates it. */
+		.cg_enter = caps->cgroup_layout == CORDON_CGROUP_V2 && caps->clone_into_cgroup && cgfd >= 0,
+		.mounts = c->mounts,
+		.n_mounts = c->n_mounts,
+		.fs_view = fs_view,
+		.mntns_fd = fs_view ? spawn_mntns_base_get() : -EBADF,
+		.net_ns = c->plan.ns_effective & CLONE_NEWNET,
+		.netns_fd = c->netns_fd,
+		.uts_ns = c->plan.ns_effective & CLONE_NEWUTS,
+		.workdir = p->workdir,
+		.argv = argv,
+		.envp = c->envp,
+		.uid = c->uid,
+		.gid = c->gid,
+		.nofile = p->nofile,
+		.cap_last = cap_last_cap(),
+		/* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
+		 * (counted per uid) is a per-instance second layer under pids.max,
+		 * and the only one where the pids controller is missing. A named
+		 * user may run several instances: no per-uid cap for it. */
+		.nproc = !p->user ? p->pids_max : 0,
+		.keep_fds = pol->keep_fds,
+		.n_keep_fds = pol->n_keep_fds,
 	};
 	snprintf(a->tmp_opts, sizeof(a->tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(p->tmp_bytes ? p->tmp_bytes : 64ULL << 20));
@@ -686,8 +686,8 @@ static int place_in_cgroups(const struct cordon_caps *caps, struct spawn_ctx *c,
 			for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 				if (c->plan.cgroup_missing & (1u << i))
 					(void)spawn_plan_add_missing(
-					    &c->plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
-					    "that limit is not enforced");
+						&c->plan, "cgroup", cordon_cgroup_ctrl_name((enum cordon_cgroup_ctrl)i),
+						"that limit is not enforced");
 		}
 	}
 	if (c->cg && !a->cg_enter) {
@@ -730,7 +730,7 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 	int r;
 
 	{
-		struct sync_msg go = {.kind = MSG_GO};
+		struct sync_msg go = { .kind = MSG_GO };
 
 		if (send(c->sync[0], &go, sizeof(go), MSG_NOSIGNAL) != (ssize_t)sizeof(go))
 			return cordon_diag_set(d, errno ? errno : EPIPE, "sync",
@@ -748,7 +748,7 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 		/* Bounded: a sandbox that neither starts nor fails (a child
 		 * stuck in the kernel, an exec that never returns) is killed
 		 * rather than hanging the launcher. */
-		struct pollfd pf = {.fd = c->sync[0], .events = POLLIN};
+		struct pollfd pf = { .fd = c->sync[0], .events = POLLIN };
 		int pr;
 
 		do
@@ -817,12 +817,12 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		 struct cordon_diag *reterr_diag)
 {
 	struct spawn_ctx c = {
-	    .ruleset_fd = -EBADF,
-	    .uid_lock_fd = -EBADF,
-	    .pipes = {{-EBADF, -EBADF}, {-EBADF, -EBADF}, {-EBADF, -EBADF}},
-	    .sync = {-EBADF, -EBADF},
-	    .pidfd = -EBADF,
-	    .netns_fd = -EBADF,
+		.ruleset_fd = -EBADF,
+		.uid_lock_fd = -EBADF,
+		.pipes = { { -EBADF, -EBADF }, { -EBADF, -EBADF }, { -EBADF, -EBADF } },
+		.sync = { -EBADF, -EBADF },
+		.pidfd = -EBADF,
+		.netns_fd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -921,7 +921,7 @@ int cordon_exit_code(int st)
 
 int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 {
-	siginfo_t si = {0};
+	siginfo_t si = { 0 };
 	struct sync_msg m;
 	json_t *ex, *stats;
 	ssize_t n;
@@ -950,7 +950,7 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 		       cordon_exit_code(st));
 	json_object_set_new(inst->report, "exit", ex);
 	if (inst->cg) {
-		struct cordon_cgroup_stats cs = {0};
+		struct cordon_cgroup_stats cs = { 0 };
 
 		if (cordon_cgroup_stats(inst->cg, &cs) >= 0) {
 			stats = json_pack("{s:I, s:I, s:I, s:I}", "memory_peak_bytes", (json_int_t)cs.mem_peak_bytes,
@@ -996,4 +996,3 @@ void cordon_instance_free(struct cordon_instance *inst)
 	json_decref(inst->report);
 	free(inst);
 }
-

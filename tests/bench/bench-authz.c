@@ -55,14 +55,13 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#define CHECK(x)                                                                        \
-	do {                                                                            \
-		int _r = (x);                                                           \
-		if (_r < 0) {                                                           \
-			fprintf(stderr, "%s:%d: %s = %d (%s)\n", __FILE__, __LINE__, #x, _r, \
-				strerror(-_r));                                         \
-			exit(1);                                                        \
-		}                                                                       \
+#define CHECK(x)                                                                                                       \
+	do {                                                                                                           \
+		int _r = (x);                                                                                          \
+		if (_r < 0) {                                                                                          \
+			fprintf(stderr, "%s:%d: %s = %d (%s)\n", __FILE__, __LINE__, #x, _r, strerror(-_r));           \
+			exit(1);                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 #define FP "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -70,18 +69,28 @@ static double median(double *v, int n)
 static double bench_pure(void)
 {
 	static const struct cordon_tool_risk risks[] = {
-		{ (char *)"read_file", CORDON_RISK_READ },    { (char *)"write_file", CORDON_RISK_WRITE },
-		{ (char *)"delete_file", CORDON_RISK_DESTRUCTIVE }, { (char *)"a", CORDON_RISK_READ },
-		{ (char *)"b", CORDON_RISK_READ },	      { (char *)"c", CORDON_RISK_READ },
+		{ (char *)"read_file", CORDON_RISK_READ },
+		{ (char *)"write_file", CORDON_RISK_WRITE },
+		{ (char *)"delete_file", CORDON_RISK_DESTRUCTIVE },
+		{ (char *)"a", CORDON_RISK_READ },
+		{ (char *)"b", CORDON_RISK_READ },
+		{ (char *)"c", CORDON_RISK_READ },
 	};
 	static const char *grant[] = { "a", "b", "c", "delete_file", "read_file", "write_file" };
 	struct cordon_risk_policy pol = { CORDON_RISK_HIGH, risks, ELEMENTSOF(risks) };
 	struct cordon_inventory_entry inv = { "fs", "write_file", CORDON_INVENTORY_REVIEWED, FP, FP };
-	struct cordon_authz_request req = { .session = "s1", .connector = "fs", .tool = "write_file",
-					    .fingerprint = FP, .policy_epoch = 3 };
-	struct cordon_authz_input in = { .connector = "fs", .tool = "write_file", .inventory = &inv, .grant = grant,
-					 .n_grant = ELEMENTSOF(grant), .have_grant_row = true, .policy = &pol,
-					 .policy_epoch = 3, .request = &req };
+	struct cordon_authz_request req = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = FP, .policy_epoch = 3
+	};
+	struct cordon_authz_input in = { .connector = "fs",
+					 .tool = "write_file",
+					 .inventory = &inv,
+					 .grant = grant,
+					 .n_grant = ELEMENTSOF(grant),
+					 .have_grant_row = true,
+					 .policy = &pol,
+					 .policy_epoch = 3,
+					 .request = &req };
 	const long n = 2000000;
 	volatile unsigned sink = 0;
 	double t0 = now_sec();
@@ -106,8 +115,13 @@ static void env_open(struct env *e)
 	static struct cordon_tool_risk risks[] = { { (char *)"read_file", CORDON_RISK_READ },
 						   { (char *)"write_file", CORDON_RISK_WRITE } };
 	static char *grant[] = { (char *)"read_file", (char *)"write_file" };
-	struct cordon_profile p = { .id = (char *)"fs", .default_risk = CORDON_RISK_HIGH, .risk = risks, .n_risk = 2,
-				    .grant = grant, .n_grant = 2, .approval_ttl_sec = 120 };
+	struct cordon_profile p = { .id = (char *)"fs",
+				    .default_risk = CORDON_RISK_HIGH,
+				    .risk = risks,
+				    .n_risk = 2,
+				    .grant = grant,
+				    .n_grant = 2,
+				    .approval_ttl_sec = 120 };
 	struct cordon_audit_options ao = { .origin = "cordon.bench/audit", .checkpoint_every = 1000 };
 	struct cordon_note_signer *s = NULL;
 	struct cordon_diag d = {};
@@ -152,8 +166,9 @@ static void env_close(struct env *e)
 
 static double bench_broker_decide(struct env *e)
 {
-	struct cordon_decide_request r = { .session = "s1", .connector = "fs", .tool = "write_file",
-					   .fingerprint = e->fp_write };
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = e->fp_write
+	};
 	struct cordon_broker_decision d;
 	const int n = 300;
 	double t0 = now_sec();
@@ -166,9 +181,10 @@ static double bench_broker_decide(struct env *e)
 static double bench_audit_append(struct env *e)
 {
 	struct cordon_actor s1 = cordon_actor_session("s1");
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &s1,
-					 .connector = "fs", .tool = "write_file", .tier = CORDON_RISK_WRITE,
-					 .decision = "approve" };
+	struct cordon_audit_event ev = {
+		CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &s1,	       .connector = "fs",
+		.tool = "write_file",	 .tier = CORDON_RISK_WRITE,	 .decision = "approve"
+	};
 	const int n = 300;
 	double t0 = now_sec();
 
@@ -222,9 +238,15 @@ static double bench_full_call(struct env *e)
 		CHECK(cordon_db_policy_epoch(e->db, &epoch));
 		CHECK(cordon_connector_generation(e->db, "fs", &gen));
 		struct cordon_action_begin b = {
-			.call = { .session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = e->fp_write,
-				  .generation = gen, .policy_epoch = epoch, .tier = CORDON_RISK_WRITE,
-				  .arguments_jcs = args, .arguments_jcs_len = strlen(args) },
+			.call = { .session = "s1",
+				  .connector = "fs",
+				  .tool = "write_file",
+				  .fingerprint = e->fp_write,
+				  .generation = gen,
+				  .policy_epoch = epoch,
+				  .tier = CORDON_RISK_WRITE,
+				  .arguments_jcs = args,
+				  .arguments_jcs_len = strlen(args) },
 		};
 		CHECK(cordon_approval_request(e->db, e->key, NULL, &b.call, &info));
 		CHECK(cordon_approval_decide(e->db, e->key, &op, info.id, true, NULL));
@@ -261,7 +283,8 @@ int main(int argc, char **argv)
 		       getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		printf("  authz_decide (pure)                 %12.0f decisions/s\n", m_pure);
 		printf("  broker_decide (snapshot+audit, tx)  %12.0f decisions/s\n", m_dec);
-		printf("  audit append (own tx)               %12.0f appends/s  (%.2fx of plain INSERT+COMMIT: %.0f/s)\n",
+		printf("  audit append (own tx)               %12.0f appends/s  (%.2fx of plain INSERT+COMMIT: "
+		       "%.0f/s)\n",
 		       m_app, m_app / m_base, m_base);
 		printf("  approved write, 5 transactions      %12.0f calls/s\n", m_full);
 		printf("  JCS+HMAC throughput: see bench-jcs (canon)\n");

@@ -32,7 +32,7 @@
 #define ALL_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
 
 static struct cordon_caps caps;
-static const struct cordon_cgroup_limits lim = {.mem_bytes = 256ull << 20, .pids_max = 64, .cpu_micro = 1000000};
+static const struct cordon_cgroup_limits lim = { .mem_bytes = 256ull << 20, .pids_max = 64, .cpu_micro = 1000000 };
 
 static uint64_t now_ns(void)
 {
@@ -56,7 +56,7 @@ struct result {
 
 static struct result summarize(const char *name, uint64_t *v, int n)
 {
-	struct result r = {.name = name};
+	struct result r = { .name = name };
 
 	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
 	r.median_us = (double)v[n / 2] / 1000.0;
@@ -68,11 +68,11 @@ static struct result summarize(const char *name, uint64_t *v, int n)
 static struct cordon_cgroup *make(const struct cordon_caps *c)
 {
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 
 	if (cordon_cgroup_create(
-		c, &(struct cordon_cgroup_options){.name = "bench-cg", .limits = &lim, .required = ALL_CTRLS}, &cg,
-		NULL, &d) < 0) {
+		    c, &(struct cordon_cgroup_options){ .name = "bench-cg", .limits = &lim, .required = ALL_CTRLS },
+		    &cg, NULL, &d) < 0) {
 		fprintf(stderr, "create: %s: %s\n", d.step, d.message);
 		exit(1);
 	}
@@ -126,7 +126,7 @@ static uint64_t time_enter(struct cordon_cgroup *cg)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000L};
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	/* Spawn round trips: plain fork vs clone3 into the cgroup. */
 	{
 		struct cordon_cgroup *cg = make(&caps);
-		struct clone_args args = {.exit_signal = SIGCHLD};
+		struct clone_args args = { .exit_signal = SIGCHLD };
 
 		for (int i = 0; i < n; i++) {
 			uint64_t t0 = now_ns();
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 		c.cgroup_kill = mode == 0;
 		for (int i = 0; i < n; i++) {
 			struct cordon_cgroup *cg = make(&c);
-			struct clone_args args = {.exit_signal = SIGCHLD, .flags = CLONE_INTO_CGROUP};
+			struct clone_args args = { .exit_signal = SIGCHLD, .flags = CLONE_INTO_CGROUP };
 			long pid;
 			uint64_t t0;
 

@@ -140,16 +140,22 @@ static int64_t round_run(int cg_fd, uint16_t port, size_t n, uint64_t *lat)
 
 static struct cordon_net_rule v4(const char *a, unsigned plen, uint16_t *ports)
 {
-	struct cordon_net_rule r = { .family = AF_INET, .prefix_len = (uint8_t)plen, .protocols = CORDON_PROTO_TCP,
-				     .ports = ports, .n_ports = 1 };
+	struct cordon_net_rule r = { .family = AF_INET,
+				     .prefix_len = (uint8_t)plen,
+				     .protocols = CORDON_PROTO_TCP,
+				     .ports = ports,
+				     .n_ports = 1 };
 	inet_pton(AF_INET, a, r.addr);
 	return r;
 }
 
 static struct cordon_net_rule v6(const char *a, unsigned plen, uint16_t *ports)
 {
-	struct cordon_net_rule r = { .family = AF_INET6, .prefix_len = (uint8_t)plen, .protocols = CORDON_PROTO_TCP,
-				     .ports = ports, .n_ports = 1 };
+	struct cordon_net_rule r = { .family = AF_INET6,
+				     .prefix_len = (uint8_t)plen,
+				     .protocols = CORDON_PROTO_TCP,
+				     .ports = ports,
+				     .n_ports = 1 };
 	inet_pton(AF_INET6, a, r.addr);
 	return r;
 }
@@ -205,7 +211,7 @@ int main(int argc, char **argv)
 	uint16_t port = ntohs(sa.sin_port), https[] = { 443 }, lport[] = { port };
 	/* GitHub's published ranges (docs/network.md) plus the listener. */
 	struct cordon_net_rule rules[] = {
-		v4("140.82.112.0", 20, https), v4("143.55.64.0", 20, https),	v4("192.30.252.0", 22, https),
+		v4("140.82.112.0", 20, https),	v4("143.55.64.0", 20, https), v4("192.30.252.0", 22, https),
 		v4("185.199.108.0", 22, https), v6("2a0a:a440::", 29, https), v6("2606:50c0::", 32, https),
 		v4("127.0.0.2", 32, lport),
 	};

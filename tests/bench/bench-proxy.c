@@ -132,8 +132,9 @@ static double throughput(struct harness *h, unsigned S, size_t calls)
 	}
 	t0 = now_us();
 	for (unsigned i = 0; i < S; i++)
-		ids[i] = mcp_peer_send_request(&ps[i], "tools/call",
-					       json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "bench"));
+		ids[i] = mcp_peer_send_request(
+			&ps[i], "tools/call",
+			json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "bench"));
 	while (done < calls) {
 		struct pollfd *pf = calloc(S, sizeof(*pf));
 
@@ -155,9 +156,9 @@ static double throughput(struct harness *h, unsigned S, size_t calls)
 			}
 			json_decref(r);
 			done++;
-			ids[i] = mcp_peer_send_request(&ps[i], "tools/call",
-						       json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text",
-								 "bench"));
+			ids[i] = mcp_peer_send_request(
+				&ps[i], "tools/call",
+				json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "bench"));
 		}
 		free(pf);
 	}

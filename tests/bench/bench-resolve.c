@@ -13,7 +13,7 @@
 #include "resolve.h"
 #include "test-support.h"
 
-#define ROUNDS 21
+#define ROUNDS	  21
 #define PER_ROUND 20000
 
 static double now_ns(void)

@@ -150,8 +150,8 @@ static int bench_base(enum cordon_seccomp_base base, const char *name, size_t n,
 		printf("%-8s compile   median %8.3f ms  p90 %8.3f ms\n", name, c50 / 1e6, c90 / 1e6);
 		printf("%-8s cached    median %8.3f us  (%.0fx cheaper than compiling)\n", name, h50 / 1e3,
 		       h50 ? (double)c50 / (double)h50 : 0.0);
-		printf("%-8s load      median %8.3f ms  p90 %8.3f ms  (compile/load %.1fx)\n", name, l50 / 1e6, l90 / 1e6,
-		       l50 ? (double)c50 / (double)l50 : 0.0);
+		printf("%-8s load      median %8.3f ms  p90 %8.3f ms  (compile/load %.1fx)\n", name, l50 / 1e6,
+		       l90 / 1e6, l50 ? (double)c50 / (double)l50 : 0.0);
 		printf("%-8s size      %zu instructions (%zu bytes)\n", name, n_insns, n_insns * 8);
 		/* The spawn plan's rules (read-write root; Landlock the only
 		 * TCP layer), as a sandbox with both compiles them. */

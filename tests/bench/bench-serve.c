@@ -79,13 +79,13 @@ static const char *profile_text = "version: 1\n"
 
 int main(int argc, char **argv)
 {
-	static const struct cordon_launcher_handlers h = {.exited = on_exited};
+	static const struct cordon_launcher_handlers h = { .exited = on_exited };
 	int n = argc > 1 ? atoi(argv[1]) : 50, rt_n;
 	char launch[PATH_MAX], profiles[PATH_MAX + 16], path[PATH_MAX + 64], self[PATH_MAX];
 	uint64_t *rt, *reply, *full, *direct, m_reply, m_full, m_direct;
 	struct cordon_launcher_client *lc = NULL;
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct cordon_caps caps;
 	char *base;
 	FILE *f;
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 		}
 		reply[i] = now_ns() - t0;
 		while (n_exited < want) {
-			struct pollfd pf = {.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
+			struct pollfd pf = { .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
 
 			if (poll(&pf, 1, 10000) <= 0)
 				return 1;
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct cordon_launch_policy pol = {.profile = p, .stdio = CORDON_STDIO_PIPES};
+		struct cordon_launch_policy pol = { .profile = p, .stdio = CORDON_STDIO_PIPES };
 		struct cordon_instance *inst = NULL;
 		uint64_t t0 = now_ns();
 		int st;

@@ -66,11 +66,11 @@ static int run_argv(char *const argv[])
 }
 
 #define N_PHASES 5
-static const char *const phase_names[N_PHASES] = {"prepare", "cgroup", "clone_to_ebpf", "ebpf", "total"};
+static const char *const phase_names[N_PHASES] = { "prepare", "cgroup", "clone_to_ebpf", "ebpf", "total" };
 static double *phase_v[N_PHASES];
 #define N_CHILD 10
-static const char *const child_names[N_CHILD] = {"start",    "net",	"mounts",  "hygiene", "privileges",
-						 "landlock", "go_wait", "seccomp", "verify",  "exec"};
+static const char *const child_names[N_CHILD] = { "start",    "net",	 "mounts",  "hygiene", "privileges",
+						  "landlock", "go_wait", "seccomp", "verify",  "exec" };
 static double *child_v[N_CHILD];
 static double *t_teardown;
 static double *nb_total, *nb_teardown, *nb_cgroup; /* the cordon-bpf variant's total phase and teardown */
@@ -79,10 +79,10 @@ static double *t_call, *t_wait; /* cordon_spawn() as the caller sees it; wait un
 
 static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = {(char *)"/bin/true", NULL};
-	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT};
+	char *argv[] = { (char *)"/bin/true", NULL };
+	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT };
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int r, st;
 	double c0 = now_us(), c1;
 
@@ -110,8 +110,8 @@ static int run_cordon(const struct cordon_profile *p, const struct cordon_caps *
 		for (int i = 0; i < N_PHASES; i++)
 			phase_v[i][cycle] = (double)json_integer_value(json_object_get(ph, phase_names[i]));
 		for (int i = 0; i < N_CHILD; i++)
-			child_v[i][cycle] =
-			    (double)json_integer_value(json_object_get(json_object_get(ph, "child"), child_names[i]));
+			child_v[i][cycle] = (double)json_integer_value(
+				json_object_get(json_object_get(ph, "child"), child_names[i]));
 		t_teardown[cycle] = now_us();
 	}
 	cordon_instance_free(inst);
@@ -131,36 +131,36 @@ static void summary(const char *name, double *v, int n, double *ret_median)
 
 int main(int argc, char **argv)
 {
-	static char *true_argv[] = {(char *)"/bin/true", NULL};
-	static char *bwrap_argv[] = {(char *)"/usr/bin/bwrap",
-				     (char *)"--unshare-all",
-				     (char *)"--die-with-parent",
-				     (char *)"--ro-bind",
-				     (char *)"/usr",
-				     (char *)"/usr",
-				     (char *)"--symlink",
-				     (char *)"usr/bin",
-				     (char *)"/bin",
-				     (char *)"--symlink",
-				     (char *)"usr/lib",
-				     (char *)"/lib",
-				     (char *)"--symlink",
-				     (char *)"usr/lib64",
-				     (char *)"/lib64",
-				     (char *)"--proc",
-				     (char *)"/proc",
-				     (char *)"--dev",
-				     (char *)"/dev",
-				     (char *)"--tmpfs",
-				     (char *)"/tmp",
-				     (char *)"--cap-drop",
-				     (char *)"ALL",
-				     (char *)"/bin/true",
-				     NULL};
+	static char *true_argv[] = { (char *)"/bin/true", NULL };
+	static char *bwrap_argv[] = { (char *)"/usr/bin/bwrap",
+				      (char *)"--unshare-all",
+				      (char *)"--die-with-parent",
+				      (char *)"--ro-bind",
+				      (char *)"/usr",
+				      (char *)"/usr",
+				      (char *)"--symlink",
+				      (char *)"usr/bin",
+				      (char *)"/bin",
+				      (char *)"--symlink",
+				      (char *)"usr/lib",
+				      (char *)"/lib",
+				      (char *)"--symlink",
+				      (char *)"usr/lib64",
+				      (char *)"/lib64",
+				      (char *)"--proc",
+				      (char *)"/proc",
+				      (char *)"--dev",
+				      (char *)"/dev",
+				      (char *)"--tmpfs",
+				      (char *)"/tmp",
+				      (char *)"--cap-drop",
+				      (char *)"ALL",
+				      (char *)"/bin/true",
+				      NULL };
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	struct cordon_caps caps;
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	double *t_fork, *t_bwrap, *t_cordon, *t_nobpf, m_fork, m_bwrap, m_cordon, m_nobpf;
 	struct cordon_caps caps_nobpf;
 	bool have_bwrap = access(bwrap_argv[0], X_OK) == 0;
@@ -304,9 +304,9 @@ int main(int argc, char **argv)
 	       "  Landlock, seccomp, caps, eBPF egress policy, verify, teardown)\n",
 	       m_cordon - m_fork);
 	if (have_bwrap) {
-		printf(
-		    "  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp filter)\n",
-		    m_bwrap - m_fork);
+		printf("  bwrap adds  %.0f us over fork+exec (note: bubblewrap applies no cgroup and no seccomp "
+		       "filter)\n",
+		       m_bwrap - m_fork);
 		printf("  ratio of added cost cordon/bwrap: %.2f (target <= 0.50)\n",
 		       (m_cordon - m_fork) / (m_bwrap - m_fork));
 		printf("  without the eBPF egress policy (cordon-bpf), cordon adds %.0f us: ratio to bwrap %.2f\n",

@@ -134,14 +134,13 @@ void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_optio
 		 "  grant: [echo, append, roots]\n"
 		 "approval:\n"
 		 "  ttl: %s\n",
-		 cred, c->helpers, c->data, o && o->roots_risk ? o->roots_risk : "read",
-		 o && o->ttl ? o->ttl : "120s");
+		 cred, c->helpers, c->data, o && o->roots_risk ? o->roots_risk : "read", o && o->ttl ? o->ttl : "120s");
 	rcd_write(path, text);
 }
 
 bool rcd_connectable(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bool ok;
 
@@ -377,9 +376,7 @@ json_t *rcd_first_array(json_t *v)
 
 	if (json_is_array(v))
 		return v;
-	json_object_foreach(v, k, x)
-		if (json_is_array(x))
-			return x;
+	json_object_foreach(v, k, x) if (json_is_array(x)) return x;
 	return NULL;
 }
 

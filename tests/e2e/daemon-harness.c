@@ -27,11 +27,11 @@
 #include "profile.h"
 #include "test-support.h"
 
-#define DIE(...)                                                  \
-	do {                                                      \
-		fprintf(stderr, "harness: " __VA_ARGS__);         \
-		fputc('\n', stderr);                              \
-		abort();                                          \
+#define DIE(...)                                                                                                       \
+	do {                                                                                                           \
+		fprintf(stderr, "harness: " __VA_ARGS__);                                                              \
+		fputc('\n', stderr);                                                                                   \
+		abort();                                                                                               \
 	} while (0)
 
 static void write_text(const char *path, const char *text)
@@ -99,8 +99,8 @@ static void write_profile(struct harness *h, const char *id, const char *instanc
 		 "client_requests: [%s]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 helpers, h->out_file, instances, h->dir, h->data, h->data, !strcmp(pass, "read") ? "safe" : "unsafe", pass, pass,
-		 !strcmp(pass, "read") ? "elicitation" : "");
+		 helpers, h->out_file, instances, h->dir, h->data, h->data, !strcmp(pass, "read") ? "safe" : "unsafe",
+		 pass, pass, !strcmp(pass, "read") ? "elicitation" : "");
 	write_text(path, text);
 }
 
@@ -230,13 +230,13 @@ static int t_spawn(void *userdata, const struct cordon_profile *p, const char *t
 	close(out[1]);
 	close(err[1]);
 	ts->pids[++ts->n] = pid;
-	*ret = (struct cordon_worker_io){.instance = ts->n,
-					 .pid = pid,
-					 .stdin_fd = in[1],
-					 .stdout_fd = out[0],
-					 .stderr_fd = err[0],
-					 .secrets = n_vals ? vals : NULL,
-					 .n_secrets = n_vals};
+	*ret = (struct cordon_worker_io){ .instance = ts->n,
+					  .pid = pid,
+					  .stdin_fd = in[1],
+					  .stdout_fd = out[0],
+					  .stderr_fd = err[0],
+					  .secrets = n_vals ? vals : NULL,
+					  .n_secrets = n_vals };
 	if (!n_vals)
 		free(vals);
 	return 0;
@@ -277,8 +277,9 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 	struct cordon_daemon_config cfg;
 	struct cordon_daemon *d = NULL;
 	struct cordon_diag diag = {};
-	struct cordon_spawner sp = { .spawn = t_spawn, .kill = t_kill, .reap = t_reap, .capabilities = t_caps,
-				     .userdata = &ts };
+	struct cordon_spawner sp = {
+		.spawn = t_spawn, .kill = t_kill, .reap = t_reap, .capabilities = t_caps, .userdata = &ts
+	};
 	int r;
 
 	exec_dirs[0] = harness_helpers_dir();
@@ -403,13 +404,15 @@ void harness_review_all(struct harness *h, const char *connector)
 	struct cordon_db *db = harness_db(h);
 	struct cordon_actor op = cordon_actor_operator(0, "test");
 
-	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate", "ask", "flood", "leak", NULL }; *t;
-	     t++) {
+	for (const char *const *t = (const char *const[]){ "echo", "append", "crash", "garbage", "roots", "mutate",
+							   "ask", "flood", "leak", NULL };
+	     *t; t++) {
 		struct cordon_inventory_record rec = {};
 
 		if (cordon_inventory_get(db, connector, *t, &rec) < 0)
 			DIE("inventory of %s/%s missing", connector, *t);
-		if (rec.state != CORDON_INVENTORY_REVIEWED && cordon_inventory_review(db, &op, connector, *t, rec.fingerprint) < 0)
+		if (rec.state != CORDON_INVENTORY_REVIEWED &&
+		    cordon_inventory_review(db, &op, connector, *t, rec.fingerprint) < 0)
 			DIE("review %s/%s: %s", connector, *t, cordon_db_last_error(db));
 		cordon_inventory_record_done(&rec);
 	}
@@ -583,7 +586,8 @@ json_t *mcp_peer_wait(struct mcp_peer *p, long id, int timeout_ms)
 
 const char *result_text(const json_t *result)
 {
-	const char *s = json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+	const char *s =
+		json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 
 	return s ? s : "";
 }

@@ -52,7 +52,7 @@ static json_t *recv_response(struct conn *c, int id)
 			continue;
 		}
 		{
-			struct pollfd p = {.fd = c->out, .events = POLLIN};
+			struct pollfd p = { .fd = c->out, .events = POLLIN };
 			ssize_t n;
 
 			assert_int_equal(poll(&p, 1, 30000), 1);
@@ -77,7 +77,7 @@ static void test_server_filesystem_in_sandbox(void **state)
 	const char *prefix = cordon_test_env("CORDON_E2E_NODE_PREFIX", "build/tests/e2e/node");
 	struct cordon_profile *p = NULL;
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct cordon_caps caps;
 	struct conn *c;
 	char path[PATH_MAX], *dir, *root;
@@ -132,7 +132,7 @@ static void test_server_filesystem_in_sandbox(void **state)
 		}
 
 	{
-		struct cordon_launch_policy pol = {.profile = p, .env_source = environ, .stdio = CORDON_STDIO_PIPES};
+		struct cordon_launch_policy pol = { .profile = p, .env_source = environ, .stdio = CORDON_STDIO_PIPES };
 		int r2 = cordon_spawn(&pol, &caps, &inst, &d);
 
 		if (r2 < 0)
@@ -143,9 +143,9 @@ static void test_server_filesystem_in_sandbox(void **state)
 	c->in = cordon_instance_take_stdio(inst, 0);
 	c->out = cordon_instance_take_stdio(inst, 1);
 
-	send_line(
-	    c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
-	       "\"capabilities\":{},\"clientInfo\":{\"name\":\"cordon-e2e\",\"version\":\"0\"}}}");
+	send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-"
+		     "06-18\","
+		     "\"capabilities\":{},\"clientInfo\":{\"name\":\"cordon-e2e\",\"version\":\"0\"}}}");
 	r = recv_response(c, 1);
 	assert_non_null(json_object_get(json_object_get(r, "result"), "serverInfo"));
 	assert_non_null(json_object_get(json_object_get(json_object_get(r, "result"), "capabilities"), "tools"));
@@ -211,7 +211,7 @@ static void test_server_filesystem_in_sandbox(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_server_filesystem_in_sandbox),
+		cmocka_unit_test(test_server_filesystem_in_sandbox),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,7 +71,8 @@ static void write_memory_profile(const char *resources, const char *prompts)
 			continue;
 		}
 		if (strstr(line, "{path: /var/lib/cordon/memory,")) {
-			fprintf(out, "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n", C.data);
+			fprintf(out, "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n",
+				C.data);
 			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
 			replaced++;
 		} else if (!strcmp(line, "resources: none\n")) {
@@ -106,9 +107,9 @@ static void start_daemon(void)
  * sandboxed) and review every tool it advertised. */
 static void add_and_review(void)
 {
-	static const char *const expected[] = { "add_observations",    "create_entities", "create_relations",
-						"delete_entities",     "delete_observations", "delete_relations",
-						"open_nodes",	       "read_graph",	  "search_nodes" };
+	static const char *const expected[] = { "add_observations", "create_entities",	   "create_relations",
+						"delete_entities",  "delete_observations", "delete_relations",
+						"open_nodes",	    "read_graph",	   "search_nodes" };
 	bool seen[ELEMENTSOF(expected)] = {};
 	json_t *v, *t;
 	size_t i;
@@ -116,7 +117,8 @@ static void add_and_review(void)
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "memory", (char *)NULL), 0);
 	v = rcd_ctl_json(&C, "inventory", "show", "memory");
 	assert_int_equal(json_array_size(rcd_first_array(v)), ELEMENTSOF(expected));
-	json_array_foreach(rcd_first_array(v), i, t) {
+	json_array_foreach(rcd_first_array(v), i, t)
+	{
 		const char *name = json_string_value(json_object_get(t, "tool"));
 		size_t k;
 
@@ -126,7 +128,7 @@ static void add_and_review(void)
 		seen[k] = true;
 		assert_string_equal(json_string_value(json_object_get(t, "state")), "pending_review");
 		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "memory", name, "--fingerprint",
-				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+					 json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	}
 	for (i = 0; i < ELEMENTSOF(expected); i++)
@@ -145,7 +147,8 @@ static void assert_tools(struct mcp_peer *p, const char *const *want, const bool
 	size_t i, found = 0;
 
 	assert_int_equal(json_array_size(tools), n + ELEMENTSOF(broker));
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		const char *name = json_string_value(json_object_get(t, "name"));
 		json_t *ann = json_object_get(t, "annotations");
 
@@ -223,8 +226,8 @@ static int approvals_listed(void)
 
 static json_t *ada_args(void)
 {
-	return json_pack("{s:[{s:s, s:s, s:[s]}]}", "entities", "name", "Ada", "entityType", "person",
-			 "observations", "wrote the first program");
+	return json_pack("{s:[{s:s, s:s, s:[s]}]}", "entities", "name", "Ada", "entityType", "person", "observations",
+			 "wrote the first program");
 }
 
 /* Processes running server-memory's entry point (by its sandbox path). */
@@ -327,11 +330,11 @@ static void test_memory_profile(void **state_)
 	assert_int_equal(settle_memory_processes(1), 1); /* instances: shared */
 
 	/* Not granted: not listed, and a call is JSON-RPC -32602 (unknown tool). */
-	assert_int_equal(error_code(mcp_peer_request(&p, "tools/call",
-						     json_pack("{s:s, s:o}", "name", "memory__create_entities",
-							       "arguments", ada_args()),
-						     10000)),
-			 -32602);
+	assert_int_equal(
+		error_code(mcp_peer_request(
+			&p, "tools/call",
+			json_pack("{s:s, s:o}", "name", "memory__create_entities", "arguments", ada_args()), 10000)),
+		-32602);
 	assert_int_equal(error_code(mcp_peer_request(&p, "tools/call",
 						     json_pack("{s:s, s:{s:[s]}}", "name", "memory__delete_entities",
 							       "arguments", "entityNames", "Ada"),
@@ -346,9 +349,9 @@ static void test_memory_profile(void **state_)
 						     json_pack("{s:s}", "uri", "memory://knowledge-graph"), 10000)),
 			 -32601);
 	assert_int_equal(error_code(mcp_peer_request(&p, "prompts/list", NULL, 10000)), -32601);
-	assert_int_equal(error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "memory__x"),
-						     10000)),
-			 -32601);
+	assert_int_equal(
+		error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "memory__x"), 10000)),
+		-32601);
 
 	/* Grant the write tool: listed now, not read-only. */
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
@@ -421,7 +424,8 @@ static void test_memory_profile(void **state_)
 	id = mcp_peer_send_request(&p, "tools/call",
 				   json_pack("{s:s, s:{s:[{s:s, s:s, s:[]}]}, s:{s:s}}", "name",
 					     "memory__create_entities", "arguments", "entities", "name", "Grace",
-					     "entityType", "person", "observations", "_meta", "progressToken", "mem-2"));
+					     "entityType", "person", "observations", "_meta", "progressToken",
+					     "mem-2"));
 	r = mcp_peer_read(&p, 10000);
 	assert_non_null(r);
 	assert_string_equal(json_string_value(json_object_get(r, "method")), "notifications/progress");
@@ -431,8 +435,10 @@ static void test_memory_profile(void **state_)
 	{
 		char note[200];
 
-		snprintf(note, sizeof(note),
-			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		snprintf(
+			note, sizeof(note),
+			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n",
+			id);
 		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
 	}
 	/* Past the 3 s approval wait: still no response. */
@@ -511,15 +517,15 @@ static void test_memory_passthrough(void **state_)
 	g = json_loads(json_string_value(json_object_get(c, "text")), 0, NULL);
 	assert_non_null(g);
 	assert_int_equal(json_array_size(json_object_get(g, "entities")), 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(g, "entities"), 0), "name")),
-			    "Ada");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(g, "entities"), 0), "name")), "Ada");
 	assert_int_equal(json_array_size(json_object_get(g, "relations")), 0);
 	json_decref(g);
 	json_decref(r);
 
 	/* Other URIs stay refused. */
-	assert_int_equal(error_code(mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "file:///etc/passwd"),
-						     20000)),
+	assert_int_equal(error_code(mcp_peer_request(&p, "resources/read",
+						     json_pack("{s:s}", "uri", "file:///etc/passwd"), 20000)),
 			 -32602);
 
 	/* server-memory offers no prompts: the merged list is empty, and a
@@ -529,12 +535,12 @@ static void test_memory_passthrough(void **state_)
 	assert_true(json_is_array(list));
 	assert_int_equal(json_array_size(list), 0);
 	json_decref(r);
-	assert_int_equal(error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "memory__none"),
-						     20000)),
-			 -32603);
-	assert_int_equal(error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "other__none"),
-						     20000)),
-			 -32602);
+	assert_int_equal(
+		error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "memory__none"), 20000)),
+		-32603);
+	assert_int_equal(
+		error_code(mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "other__none"), 20000)),
+		-32602);
 	stop_and_check(&p);
 }
 

@@ -108,12 +108,15 @@ static void test_real_broker(void **state_)
 	v = rcd_ctl_json(&C, "inventory", "show", "fake");
 	tools = rcd_first_array(v);
 	assert_int_equal(json_array_size(tools), 5);
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		const char *name = json_string_value(json_object_get(t, "tool"));
 		const char *fp = json_string_value(json_object_get(t, "fingerprint"));
 
 		assert_string_equal(json_string_value(json_object_get(t, "state")), "pending_review");
-		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", name, "--fingerprint", fp, (char *)NULL), 0);
+		assert_int_equal(
+			rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", name, "--fingerprint", fp, (char *)NULL),
+			0);
 	}
 	json_decref(v);
 
@@ -146,7 +149,8 @@ static void test_real_broker(void **state_)
 		while (fgets(line, sizeof(line), f)) {
 			if (!strncmp(line, "Uid:", 4))
 				seen += !!strstr(line, "1879048191\t1879048191\t1879048191\t1879048191");
-			if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "CapBnd:", 7))
+			if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) ||
+			    !strncmp(line, "CapBnd:", 7))
 				seen += !!strstr(line, "0000000000000000");
 			if (!strncmp(line, "NoNewPrivs:", 11))
 				seen += !!strstr(line, "1");
@@ -159,8 +163,8 @@ static void test_real_broker(void **state_)
 	/* Nothing on the gateway reaches an operator operation: the method
 	 * table has no such entry under any spelling an agent might try. */
 	for (const char *const *m = (const char *const[]){ "approvals/approve", "approvals.approve", "approve",
-							      "grants/add", "inventory/review", "revoke-all",
-							      "cordon/approve", "operator/execute", NULL };
+							   "grants/add", "inventory/review", "revoke-all",
+							   "cordon/approve", "operator/execute", NULL };
 	     *m; m++) {
 		r = mcp_peer_request(&p, *m, json_pack("{s:s}", "id", "x"), 5000);
 		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32601);
@@ -178,7 +182,8 @@ static void test_real_broker(void **state_)
 			int fd;
 
 			snprintf(dbp, sizeof(dbp), "%s/cordon.db", C.state);
-			if (setgroups(0, NULL) < 0 || setresgid(23456, 23456, 23456) < 0 || setresuid(23456, 23456, 23456) < 0)
+			if (setgroups(0, NULL) < 0 || setresgid(23456, 23456, 23456) < 0 ||
+			    setresuid(23456, 23456, 23456) < 0)
 				_exit(90);
 			CHILD_CHECK_ERRNO(open(dbp, O_RDONLY | O_CLOEXEC), EACCES);
 			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -229,7 +234,8 @@ static void test_real_broker(void **state_)
 	json_decref(r);
 	v = rcd_ctl_json(&C, "approvals", "list", NULL);
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve",
-			     json_string_value(json_object_get(json_array_get(rcd_first_array(v), 0), "id")), (char *)NULL),
+				 json_string_value(json_object_get(json_array_get(rcd_first_array(v), 0), "id")),
+				 (char *)NULL),
 			 0);
 	json_decref(v);
 	id = mcp_peer_send_request(&p, "tools/call",
@@ -252,8 +258,8 @@ static void test_real_broker(void **state_)
 	{
 		int unknown = 0;
 
-		json_array_foreach(rcd_first_array(v), i, t)
-			unknown += !strcmp(json_string_value(json_object_get(t, "state")), "outcome_unknown");
+		json_array_foreach(rcd_first_array(v), i, t) unknown +=
+			!strcmp(json_string_value(json_object_get(t, "state")), "outcome_unknown");
 		assert_int_equal(unknown, 1);
 	}
 	json_decref(v);
@@ -284,10 +290,10 @@ static void test_sdk_through_cordonctl(void **state_)
 	start_daemon();
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "sdk", (char *)NULL), 0);
 	v = rcd_ctl_json(&C, "inventory", "show", "sdk");
-	json_array_foreach(rcd_first_array(v), i, t)
-		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
-				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
-				 0);
+	json_array_foreach(rcd_first_array(v), i, t) assert_int_equal(
+		rcd_ctl(&C, NULL, NULL, "inventory", "review", "sdk", json_string_value(json_object_get(t, "tool")),
+			"--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+		0);
 	json_decref(v);
 	base = rcd_out_lines(&C);
 
@@ -319,7 +325,8 @@ static void test_sdk_through_cordonctl(void **state_)
 	 * ungranted crash/garbage. */
 	tools = json_object_get(v, "tools");
 	assert_int_equal(json_array_size(tools), 9);
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		assert_null(strstr(json_string_value(t), "crash"));
 		assert_null(strstr(json_string_value(t), "garbage"));
 	}
@@ -373,7 +380,8 @@ static void write_filesystem_profile(const char *node_dir, const char *work)
 		if (opt && strstr(line, "{path: /opt/cordon/mcp,"))
 			continue;
 		if (strstr(line, "{path: /srv/cordon/projects/demo")) {
-			fprintf(out, "      - {path: %s, access: read-write, at: /project, allow_uid0_owner: true}\n", work);
+			fprintf(out, "      - {path: %s, access: read-write, at: /project, allow_uid0_owner: true}\n",
+				work);
 			fprintf(out, "      - {path: %s, access: read-exec, at: /opt/cordon/mcp}\n", node_dir);
 		} else if (!strcmp(line, "    - /work\n"))
 			fputs("    - /project\n", out);
@@ -458,8 +466,8 @@ static void test_filesystem_server(void **state_)
 	v = rcd_ctl_json(&C, "inventory", "show", "filesystem");
 	json_array_foreach(rcd_first_array(v), i, t)
 		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "filesystem",
-				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
-				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+					 json_string_value(json_object_get(t, "tool")), "--fingerprint",
+					 json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	json_decref(v);
 
@@ -468,8 +476,8 @@ static void test_filesystem_server(void **state_)
 	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
 	r = mcp_peer_request(&p, "initialize",
 			     json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
-				       "capabilities", "roots", "listChanged", 1, "clientInfo", "name", "evil", "version",
-				       "1"),
+				       "capabilities", "roots", "listChanged", 1, "clientInfo", "name", "evil",
+				       "version", "1"),
 			     10000);
 	assert_non_null(r);
 	json_decref(r);
@@ -568,8 +576,8 @@ static void test_everything_server(void **state_)
 	v = rcd_ctl_json(&C, "inventory", "show", "everything");
 	json_array_foreach(rcd_first_array(v), i, t)
 		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "everything",
-				     json_string_value(json_object_get(t, "tool")), "--fingerprint",
-				     json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+					 json_string_value(json_object_get(t, "tool")), "--fingerprint",
+					 json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
 				 0);
 	json_decref(v);
 
@@ -585,7 +593,8 @@ static void test_everything_server(void **state_)
 	{
 		bool has_echo = false, has_env = false;
 
-		json_array_foreach(list, i, t) {
+		json_array_foreach(list, i, t)
+		{
 			has_echo |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__echo");
 			has_env |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__get-env");
 		}
@@ -616,8 +625,8 @@ static void test_everything_server(void **state_)
 	{
 		bool found = false;
 
-		json_array_foreach(json_object_get(json_object_get(r, "result"), "prompts"), i, t)
-			found |= !strcmp(json_string_value(json_object_get(t, "name")), "everything__simple-prompt");
+		json_array_foreach(json_object_get(json_object_get(r, "result"), "prompts"), i, t) found |=
+			!strcmp(json_string_value(json_object_get(t, "name")), "everything__simple-prompt");
 		assert_true(found);
 	}
 	json_decref(r);
@@ -640,8 +649,9 @@ static void test_everything_server(void **state_)
 			break;
 		}
 		if (!strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/progress")) {
-			assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "progressToken")),
-					    "tok-1");
+			assert_string_equal(
+				json_string_value(json_object_get(json_object_get(m, "params"), "progressToken")),
+				"tok-1");
 			progress++;
 		}
 		json_decref(m);
@@ -650,14 +660,17 @@ static void test_everything_server(void **state_)
 
 	/* Cancellation: no response for the cancelled call; the session goes on. */
 	id = mcp_peer_send_request(&p, "tools/call",
-				   json_pack("{s:s, s:{s:i, s:i}}", "name", "everything__trigger-long-running-operation",
-					     "arguments", "duration", 5, "steps", 5));
+				   json_pack("{s:s, s:{s:i, s:i}}", "name",
+					     "everything__trigger-long-running-operation", "arguments", "duration", 5,
+					     "steps", 5));
 	usleep(500 * 1000);
 	{
 		char note[200];
 
-		snprintf(note, sizeof(note),
-			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		snprintf(
+			note, sizeof(note),
+			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n",
+			id);
 		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
 	}
 	r = mcp_peer_wait(&p, id, 7000);
@@ -821,7 +834,8 @@ static void test_network_denial_audited(void **state_)
 		free(out);
 		out = NULL;
 		assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "tail", "--count", "50", (char *)NULL), 0);
-		audited = out && strstr(out, "\"event\":\"network.denied\"") && strstr(out, "\"connector\":\"netdeny\"");
+		audited =
+			out && strstr(out, "\"event\":\"network.denied\"") && strstr(out, "\"connector\":\"netdeny\"");
 		if (!audited)
 			usleep(50000);
 	}
@@ -841,13 +855,12 @@ static void test_network_denial_audited(void **state_)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_real_broker),
-					    cmocka_unit_test(test_sdk_through_cordonctl),
-					    cmocka_unit_test(test_filesystem_server),
-					    cmocka_unit_test(test_everything_server),
-					    cmocka_unit_test(test_helper_killed),
-					    cmocka_unit_test(test_sd_notify),
-					    cmocka_unit_test(test_network_denial_audited) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_real_broker),	      cmocka_unit_test(test_sdk_through_cordonctl),
+		cmocka_unit_test(test_filesystem_server),     cmocka_unit_test(test_everything_server),
+		cmocka_unit_test(test_helper_killed),	      cmocka_unit_test(test_sd_notify),
+		cmocka_unit_test(test_network_denial_audited)
+	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
 

@@ -64,9 +64,7 @@ static json_t *find_tool(json_t *tools, const char *name)
 	size_t i;
 	json_t *t;
 
-	json_array_foreach(tools, i, t)
-		if (!strcmp(json_string_value(json_object_get(t, "name")), name))
-			return t;
+	json_array_foreach(tools, i, t) if (!strcmp(json_string_value(json_object_get(t, "name")), name)) return t;
 	return NULL;
 }
 
@@ -76,14 +74,15 @@ static void test_version_negotiation(void **state)
 	json_t *r;
 
 	(void)state;
-	for (const char *const *v = (const char *const[]){ "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL };
+	for (const char *const *v =
+		     (const char *const[]){ "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL };
 	     *v; v++) {
 		assert_int_equal(mcp_peer_connect(&p, H.gateway), 0);
 		r = mcp_peer_initialize(&p, *v);
 		assert_non_null(r);
 		assert_string_equal(json_string_value(json_object_get(r, "protocolVersion")), *v);
-		assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "capabilities"), "tools"),
-							 "listChanged")));
+		assert_true(json_is_true(
+			json_object_get(json_object_get(json_object_get(r, "capabilities"), "tools"), "listChanged")));
 		json_decref(r);
 		mcp_peer_disconnect(&p);
 	}
@@ -170,8 +169,9 @@ static void test_write_exactly_once_per_approval(void **state)
 		memcpy(code, t + 6, 8);
 		st = mcp_peer_call(&p, "cordon__approval_status", json_pack("{s:s}", "approval", code), 5000);
 		assert_non_null(st);
-		assert_string_equal(json_string_value(json_object_get(json_object_get(st, "structuredContent"), "state")),
-				    "requested");
+		assert_string_equal(
+			json_string_value(json_object_get(json_object_get(st, "structuredContent"), "state")),
+			"requested");
 		json_decref(st);
 		/* Not another session's approval. */
 		{
@@ -238,8 +238,10 @@ static void test_write_exactly_once_per_approval(void **state)
 	{
 		char note[200];
 
-		snprintf(note, sizeof(note),
-			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n", id);
+		snprintf(
+			note, sizeof(note),
+			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld}}\n",
+			id);
 		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
 	}
 	/* The approval wait ending (2 s) leaves a request pending: only the
@@ -277,7 +279,8 @@ static void test_malformed_traffic(void **state)
 	expect_error(&p, "{not json\n", -32700);
 	expect_error(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n", -32600);
 	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}\n", -32700);
-	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"n\":9007199254740993}}\n", -32700);
+	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"n\":9007199254740993}}\n",
+		     -32700);
 	expect_error(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}\n", -32700);
 	/* A 20 MiB line: one error, the session resyncs at the newline. */
 	big = malloc(big_len + 1);
@@ -503,14 +506,16 @@ static void test_resources_prompts_passthrough(void **state)
 	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 1);
 	json_decref(r);
 	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0), "text")),
-			    "a note");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0), "text")),
+		"a note");
 	json_decref(r);
 	r = mcp_peer_request(&p, "prompts/list", NULL, 10000);
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(json_object_get(r, "result"), "prompts"), 0), "name")),
-			    "fakeps__greet");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(r, "result"), "prompts"), 0), "name")),
+		"fakeps__greet");
 	json_decref(r);
 	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fakeps__greet"), 10000);
 	{
@@ -541,7 +546,8 @@ static void test_changed_tool_hidden_until_reviewed(void **state)
 	/* Re-inventory: the client is told the list changed. */
 	for (int i = 0; i < 20 && !notified; i++) {
 		m = mcp_peer_read(&p, 1000);
-		if (m && !strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/tools/list_changed"))
+		if (m &&
+		    !strcmp(json_string_value(json_object_get(m, "method")) ?: "", "notifications/tools/list_changed"))
 			notified = true;
 		json_decref(m);
 	}
@@ -550,8 +556,8 @@ static void test_changed_tool_hidden_until_reviewed(void **state)
 	assert_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__echo"));
 	assert_non_null(find_tool(json_object_get(json_object_get(r, "result"), "tools"), "fake__append"));
 	json_decref(r);
-	r = mcp_peer_request(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "x"),
-			     10000);
+	r = mcp_peer_request(&p, "tools/call",
+			     json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "x"), 10000);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
 	json_decref(r);
 	/* The operator reviews the new definition: back in the surface. */

@@ -35,7 +35,8 @@ static void test_session_limit(void **state)
 	v = mcp_peer_read(&extra, 5000);
 	assert_non_null(v);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "error"), "code")), -32000);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(v, "error"), "message")), "too many sessions"));
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(v, "error"), "message")),
+			       "too many sessions"));
 	json_decref(v);
 	assert_null(mcp_peer_read(&extra, 1000));
 	mcp_peer_disconnect(&extra);
@@ -72,8 +73,9 @@ static void test_pending_approval_cap_per_session(void **state)
 		char text[32];
 
 		snprintf(text, sizeof(text), "held-%d", i);
-		(void)mcp_peer_send_request(&p, "tools/call",
-					    json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
+		(void)mcp_peer_send_request(
+			&p, "tools/call",
+			json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
 	}
 	for (int i = 0; i < 70; i++) {
 		v = mcp_peer_read(&p, 10000);

@@ -87,8 +87,10 @@ static int run(char **out, char *const argv[])
 static int curl(const char *path, char **body)
 {
 	char url[256], *out = NULL, *last;
-	char *argv[] = { (char *)"/usr/bin/curl", (char *)"-sS", (char *)"--max-time", (char *)"10",
-			 (char *)"-w", (char *)"\n%{http_code}", (char *)"--unix-socket", C.httpsock, url, NULL };
+	char *argv[] = {
+		(char *)"/usr/bin/curl",  (char *)"-sS",	   (char *)"--max-time", (char *)"10", (char *)"-w",
+		(char *)"\n%{http_code}", (char *)"--unix-socket", C.httpsock,		 url,	       NULL
+	};
 	int code;
 
 	snprintf(url, sizeof(url), "http://localhost%s", path);
@@ -110,7 +112,8 @@ static void strip_timings(json_t *v)
 	size_t i;
 
 	if (json_is_object(v)) {
-		json_object_foreach_safe(v, tmp, k, x) {
+		json_object_foreach_safe(v, tmp, k, x)
+		{
 			if (!strcmp(k, "duration_us"))
 				json_object_del(v, k);
 			else
@@ -243,10 +246,10 @@ static void test_operator_flow(void **state_)
 	v = rcd_ctl_json(&C, "inventory", "show", "fake");
 	tools = json_object_get(v, "tools");
 	assert_int_equal(json_array_size(tools), 5);
-	json_array_foreach(tools, i, t)
-		assert_int_equal(rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", json_string_value(json_object_get(t, "tool")),
-				     "--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
-				 0);
+	json_array_foreach(tools, i, t) assert_int_equal(
+		rcd_ctl(&C, NULL, NULL, "inventory", "review", "fake", json_string_value(json_object_get(t, "tool")),
+			"--fingerprint", json_string_value(json_object_get(t, "fingerprint")), (char *)NULL),
+		0);
 	json_decref(v);
 	assert_int_equal(rcd_ctl(&C, &out, NULL, "inventory", "show", "fake", (char *)NULL), 0);
 	assert_non_null(strstr(out, "nothing to review"));
@@ -291,8 +294,8 @@ static void test_operator_flow(void **state_)
 	/* The identical call again needs a new approval; denied, it never runs. */
 	send_call(&p, 101, "fake__append", "{\"text\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}");
 	v = wait_approvals(1);
-	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "deny", json_string_value(json_object_get(json_array_get(v, 0), "id")),
-			     (char *)NULL),
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "deny",
+				 json_string_value(json_object_get(json_array_get(v, 0), "id")), (char *)NULL),
 			 0);
 	json_decref(v);
 	r = wait_response(&p, 101);

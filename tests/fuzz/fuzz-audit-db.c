@@ -52,14 +52,15 @@ static void cleanup(void)
 
 static void build_golden(void)
 {
-	static const uint8_t seed[32] = {7, 7, 7};
+	static const uint8_t seed[32] = { 7, 7, 7 };
 	struct cordon_actor sys = cordon_actor_system(), s1 = cordon_actor_session("s1"),
 			    op = cordon_actor_operator(0, "fuzz");
-	struct cordon_audit_options ao = {
-	    .origin = "cordon.fuzz/audit", .checkpoint_every = 1000, .checkpoint_interval_usec = 3600ULL * 1000000};
+	struct cordon_audit_options ao = { .origin = "cordon.fuzz/audit",
+					   .checkpoint_every = 1000,
+					   .checkpoint_interval_usec = 3600ULL * 1000000 };
 	struct cordon_note_signer *signer = NULL;
 	struct cordon_db *db = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct stat st;
 	int fd;
 
@@ -73,14 +74,14 @@ static void build_golden(void)
 	if (cordon_audit_setup(db, &ao, signer, &d) < 0)
 		abort();
 	for (int i = 0; i < 12; i++) {
-		struct cordon_audit_event ev = {CORDON_AUDIT_EVENT_INIT,
-						.event = i % 3 ? CORDON_AUDIT_DECISION : CORDON_AUDIT_GRANT,
-						.actor = i % 2 ? &s1 : &op,
-						.connector = "fs",
-						.tool = "read_file",
-						.tier = i % 5,
-						.decision = i % 2 ? "allow" : "deny",
-						.reason = "fuzz"};
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
+						 .event = i % 3 ? CORDON_AUDIT_DECISION : CORDON_AUDIT_GRANT,
+						 .actor = i % 2 ? &s1 : &op,
+						 .connector = "fs",
+						 .tool = "read_file",
+						 .tier = i % 5,
+						 .decision = i % 2 ? "allow" : "deny",
+						 .reason = "fuzz" };
 
 		if (cordon_audit_append(db, &ev) < 0)
 			abort();
@@ -88,8 +89,8 @@ static void build_golden(void)
 			abort();
 	}
 	{
-		struct cordon_audit_event ev = {CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_BROKER_STOP,
-						.actor = &sys};
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_BROKER_STOP,
+						 .actor = &sys };
 
 		if (cordon_audit_append(db, &ev) < 0)
 			abort();
@@ -173,7 +174,8 @@ static void edit_rows(const uint8_t *p, size_t n)
 			sql = "DELETE FROM audit WHERE seq = ?1";
 			break;
 		case 4:
-			sql = "INSERT INTO audit(seq, record, leaf) SELECT seq, record, leaf FROM audit WHERE seq = ?1 LIMIT 1";
+			sql = "INSERT INTO audit(seq, record, leaf) SELECT seq, record, leaf FROM audit WHERE seq = ?1 "
+			      "LIMIT 1";
 			break;
 		case 5:
 			sql = "UPDATE audit SET seq = seq + 1 WHERE seq = ?1";
@@ -205,7 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cordon_db *db = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct cordon_audit_report rep;
 	char buf[512];
 	int r;

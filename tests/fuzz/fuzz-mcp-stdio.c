@@ -23,7 +23,7 @@ static struct mcp_server *srv_for_defer;
 
 static int tool_echo(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
-	static const char *const allowed[] = {"text", "n", "flag", NULL};
+	static const char *const allowed[] = { "text", "n", "flag", NULL };
 	const char *text = NULL;
 	unsigned long long n = 0;
 	bool flag = false;
@@ -47,7 +47,7 @@ static int tool_fail(void *ctx, json_t *id, json_t *args, struct mcp_call_result
 
 static int tool_defer(void *ctx, json_t *id, json_t *args, struct mcp_call_result *res)
 {
-	struct mcp_call_result later = {0};
+	struct mcp_call_result later = { 0 };
 
 	(void)ctx;
 	(void)args;
@@ -81,12 +81,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mcp_server srv = {
-	    .name = "fuzz",
-	    .version = "0",
-	    .instructions = "fuzzing",
-	    .tools = tools,
-	    .n_tools = sizeof(tools) / sizeof(tools[0]),
-	    .on_notification = on_note,
+		.name = "fuzz",
+		.version = "0",
+		.instructions = "fuzzing",
+		.tools = tools,
+		.n_tools = sizeof(tools) / sizeof(tools[0]),
+		.on_notification = on_note,
 	};
 	int fd;
 

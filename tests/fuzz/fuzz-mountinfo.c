@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.ctrl[i].available && (c.ctrl[i].path[0] != '/' || c.ctrl[i].v2))
 			abort();
 		/* A v1 controller hierarchy means layout v1 or hybrid. */
-		if (c.ctrl[i].available && c.cgroup_layout != CORDON_CGROUP_V1 && c.cgroup_layout != CORDON_CGROUP_HYBRID)
+		if (c.ctrl[i].available && c.cgroup_layout != CORDON_CGROUP_V1 &&
+		    c.cgroup_layout != CORDON_CGROUP_HYBRID)
 			abort();
 	}
 

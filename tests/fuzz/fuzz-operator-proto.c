@@ -29,7 +29,7 @@ static void violated(const char *what)
 }
 
 static const char *const codes[] = {
-	CORDON_OP_E_PARSE,     CORDON_OP_E_TOO_LARGE,	CORDON_OP_E_INVALID,	CORDON_OP_E_VERSION,
+	CORDON_OP_E_PARSE,	CORDON_OP_E_TOO_LARGE,	 CORDON_OP_E_INVALID,	  CORDON_OP_E_VERSION,
 	CORDON_OP_E_UNKNOWN_OP, CORDON_OP_E_UNKNOWN_ARG, CORDON_OP_E_MISSING_ARG, CORDON_OP_E_BAD_ARG,
 };
 
@@ -98,7 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		if (!req.op || !json_is_object(req.args) || !json_is_integer(req.id))
 			violated("accepted request without op, args or id");
-		if (cordon_op_request_encode((uint64_t)json_integer_value(req.id), req.op->name, req.args, &line, &len) < 0)
+		if (cordon_op_request_encode((uint64_t)json_integer_value(req.id), req.op->name, req.args, &line,
+					     &len) < 0)
 			violated("accepted request does not re-encode");
 		one_line(line, len);
 		if (cordon_op_request_decode(line, len - 1, &again, &e) < 0)

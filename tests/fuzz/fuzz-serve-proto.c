@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct cordon_serve_msg m, again;
 	static uint8_t out[CORDON_SERVE_MAX_MSG];
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	uint8_t *copy;
 	int r, n;
 

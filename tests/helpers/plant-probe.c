@@ -69,9 +69,9 @@ struct xattr_args_v0 {
 static int plant(void)
 {
 	/* A minimal file capability (v2, cap_setuid permitted+effective). */
-	static const unsigned char cap[20] = {0x01, 0x00, 0x00, 0x02, 0x80, 0};
-	struct xattr_args_v0 xa = {.value = (unsigned long long)(uintptr_t)cap, .size = sizeof(cap)};
-	struct open_how how = {.flags = O_CREAT | O_WRONLY | O_CLOEXEC, .mode = 04755};
+	static const unsigned char cap[20] = { 0x01, 0x00, 0x00, 0x02, 0x80, 0 };
+	struct xattr_args_v0 xa = { .value = (unsigned long long)(uintptr_t)cap, .size = sizeof(cap) };
+	struct open_how how = { .flags = O_CREAT | O_WRONLY | O_CLOEXEC, .mode = 04755 };
 	int fd, dfd;
 
 	umask(0);
@@ -106,7 +106,7 @@ static int plant(void)
 	say("mknod-chr", mknod(at("null"), S_IFCHR | 0666, makedev(1, 3)));
 	say("mknodat-blk", mknodat(AT_FDCWD, at("blk"), S_IFBLK | 0600, makedev(7, 0)));
 	say("openat2-creat-4755", syscall(SYS_openat2, AT_FDCWD, at("o4"), &how, sizeof(how)));
-	how = (struct open_how){.flags = O_RDONLY | O_CLOEXEC};
+	how = (struct open_how){ .flags = O_RDONLY | O_CLOEXEC };
 	say("openat2-read", syscall(SYS_openat2, AT_FDCWD, at("plain"), &how, sizeof(how)));
 
 	/* Extended attributes. */
@@ -132,11 +132,11 @@ static int plant(void)
 
 static int fastopen(const char *addr, int denied, int allowed)
 {
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)denied)};
-	struct sockaddr_in ok = {.sin_family = AF_INET, .sin_port = htons((uint16_t)allowed)};
-	struct iovec iov = {.iov_base = "leak", .iov_len = 4};
-	struct msghdr mh = {.msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1};
-	struct mmsghdr mm = {.msg_hdr = mh};
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)denied) };
+	struct sockaddr_in ok = { .sin_family = AF_INET, .sin_port = htons((uint16_t)allowed) };
+	struct iovec iov = { .iov_base = "leak", .iov_len = 4 };
+	struct msghdr mh = { .msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1 };
+	struct mmsghdr mm = { .msg_hdr = mh };
 	int one = 1, fd;
 
 	/* A refused peer must show up as an errno, not as SIGPIPE. */

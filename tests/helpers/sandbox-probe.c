@@ -104,7 +104,7 @@ static long host_pid(const char *s)
 
 static int tcp_connect(const char *addr, const char *port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -115,7 +115,7 @@ static int tcp_connect(const char *addr, const char *port)
 
 static int unix_abstract_connect(const char *name)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(name);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -130,7 +130,7 @@ static int unix_abstract_connect(const char *name)
 
 static int caps_all_zero(void)
 {
-	static const char *const sets[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"};
+	static const char *const sets[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
 	char line[256];
 	int zero = 0;
 	FILE *f = fopen("/proc/self/status", "re");
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 		return report("ptrace", syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, host_pid(x), 0, 0));
 	if (strcmp(a, "vmread") == 0) {
 		char buf[8];
-		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
+		struct iovec l = { buf, sizeof(buf) }, r = { (void *)0x400000, sizeof(buf) };
 
 		return report("process_vm_readv", process_vm_readv((pid_t)host_pid(x), &l, 1, &r, 1, 0));
 	}
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 		return report("clone", r < 0 ? -1 : 0);
 	}
 	if (strcmp(a, "clone3-user") == 0) {
-		struct clone_args ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
+		struct clone_args ca = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
 		long r = syscall(__NR_clone3, &ca, sizeof(ca));
 
 		if (r == 0)
@@ -252,10 +252,10 @@ int main(int argc, char **argv)
 		return report("bpf", syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)));
 	}
 	if (strcmp(a, "perf") == 0) {
-		struct perf_event_attr pa = {.type = PERF_TYPE_SOFTWARE,
-					     .size = sizeof(pa),
-					     .config = PERF_COUNT_SW_CPU_CLOCK,
-					     .exclude_kernel = 1};
+		struct perf_event_attr pa = { .type = PERF_TYPE_SOFTWARE,
+					      .size = sizeof(pa),
+					      .config = PERF_COUNT_SW_CPU_CLOCK,
+					      .exclude_kernel = 1 };
 
 		return report("perf_event_open", syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0));
 	}
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	if (strcmp(a, "tcp-connect") == 0)
 		return tcp_connect(x, y);
 	if (strcmp(a, "udp-send") == 0) {
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(y))};
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(y)) };
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)
@@ -360,9 +360,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)core.rlim_max, (unsigned long long)nf.rlim_cur,
 		       (unsigned long long)nf.rlim_max);
 		return core.rlim_cur == 0 && core.rlim_max == 0 && nf.rlim_cur == strtoull(x, NULL, 10) &&
-			       nf.rlim_max == strtoull(x, NULL, 10)
-			   ? 0
-			   : 1;
+				       nf.rlim_max == strtoull(x, NULL, 10)
+			       ? 0
+			       : 1;
 	}
 	if (strcmp(a, "session") == 0) { /* exit 0 when not a session leader of a tty session */
 		pid_t sid = getsid(0);

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 200;
 	if (strcmp(argv[1], "unix-connect") == 0) {
-		struct sockaddr_un su = {.sun_family = AF_UNIX};
+		struct sockaddr_un su = { .sun_family = AF_UNIX };
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		return report("connect", argv[2], connect(fd, (struct sockaddr *)&su, sizeof(su)));
 	}
 	if (strcmp(argv[1], "udp-send") == 0 && argc > 3) {
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3])) };
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)

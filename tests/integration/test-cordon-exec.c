@@ -178,7 +178,8 @@ static void check_basics(bool with_cgroup)
 	start(&p, with_cgroup);
 
 	/* Shell metacharacters in argv are passed literally. */
-	res = run(&p, "run_command", json_pack("{s:[s, s, s, s]}", "argv", "printf", "%s|", "a;b", "$(id) `x` *"), &err);
+	res = run(&p, "run_command", json_pack("{s:[s, s, s, s]}", "argv", "printf", "%s|", "a;b", "$(id) `x` *"),
+		  &err);
 	assert_null(err);
 	sc = json_object_get(res, "structuredContent");
 	assert_string_equal(json_string_value(json_object_get(sc, "stdout")), "a;b|$(id) `x` *|");
@@ -212,7 +213,9 @@ static void check_basics(bool with_cgroup)
 	assert_pids_gone();
 
 	/* Output caps, with truncation flags. */
-	res = run(&p, "run_shell", json_pack("{s:s, s:i}", "command", "head -c 300000 /dev/zero | tr '\\0' x", "max_output", 1000), &err);
+	res = run(&p, "run_shell",
+		  json_pack("{s:s, s:i}", "command", "head -c 300000 /dev/zero | tr '\\0' x", "max_output", 1000),
+		  &err);
 	sc = json_object_get(res, "structuredContent");
 	assert_int_equal(strlen(json_string_value(json_object_get(sc, "stdout"))), 1000);
 	assert_true(json_is_true(json_object_get(sc, "stdout_truncated")));
@@ -222,7 +225,8 @@ static void check_basics(bool with_cgroup)
 	/* Working directory: beneath a root only. */
 	res = run(&p, "run_command", json_pack("{s:[s], s:s}", "argv", "pwd", "cwd", "sub"), &err);
 	assert_null(err);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(res, "structuredContent"), "stdout")), "/work/sub"));
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(res, "structuredContent"), "stdout")),
+			       "/work/sub"));
 	json_decref(res);
 	json_decref(run(&p, "run_command", json_pack("{s:[s], s:s}", "argv", "pwd", "cwd", "/etc"), &err));
 	res = run(&p, "run_command", json_pack("{s:[s], s:s}", "argv", "pwd", "cwd", "/etc"), &err);
@@ -239,7 +243,8 @@ static void check_basics(bool with_cgroup)
 	res = run(&p, "run_command", json_pack("{s:[s], s:{s:s}}", "argv", "env", "env", "LD_PRELOAD", "/x.so"), &err);
 	assert_non_null(strstr(err, "argument 'env.LD_PRELOAD': not in the environment allowlist"));
 	json_decref(res);
-	res = run(&p, "run_command", json_pack("{s:[s], s:{s:s}}", "argv", "env", "env", "CORDON_TEST_OK", "yes"), &err);
+	res = run(&p, "run_command", json_pack("{s:[s], s:{s:s}}", "argv", "env", "env", "CORDON_TEST_OK", "yes"),
+		  &err);
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(res, "structuredContent"), "stdout")),
 			       "CORDON_TEST_OK=yes"));
 	json_decref(res);
@@ -286,7 +291,8 @@ static void test_revoke_and_cancel(void **state)
 
 	/* A job in the delegated root, then the broker's revocation. */
 	msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:[s, s], s:s}}}", "jsonrpc", "2.0", "id", 100, "method",
-			"tools/call", "params", "name", "run_command", "arguments", "argv", "sleep", "30", "cwd", root2);
+			"tools/call", "params", "name", "run_command", "arguments", "argv", "sleep", "30", "cwd",
+			root2);
 	s = json_dumps(msg, JSON_COMPACT);
 	assert_int_equal(mcp_peer_send_raw(&p, s, strlen(s)), 0);
 	assert_int_equal(mcp_peer_send_raw(&p, "\n", 1), 0);
@@ -303,9 +309,10 @@ static void test_revoke_and_cancel(void **state)
 	res = mcp_peer_read(&p, 5000);
 	assert_non_null(res);
 	assert_int_equal(json_integer_value(json_object_get(res, "id")), 100);
-	assert_non_null(strstr(json_string_value(json_object_get(
-				       json_array_get(json_object_get(json_object_get(res, "result"), "content"), 0), "text")),
-			       "was revoked"));
+	assert_non_null(
+		strstr(json_string_value(json_object_get(
+			       json_array_get(json_object_get(json_object_get(res, "result"), "content"), 0), "text")),
+		       "was revoked"));
 	json_decref(res);
 	res = run(&p, "run_command", json_pack("{s:[s], s:s}", "argv", "true", "cwd", root2), &err);
 	assert_non_null(strstr(err, "has been revoked"));
@@ -313,7 +320,8 @@ static void test_revoke_and_cancel(void **state)
 
 	/* Cancellation: the job dies, no response; the next call works. */
 	msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", 200, "method", "tools/call",
-			"params", "name", "run_shell", "arguments", "command", "echo $$ > pids.txt; echo x >> pids.txt; sleep 30");
+			"params", "name", "run_shell", "arguments", "command",
+			"echo $$ > pids.txt; echo x >> pids.txt; sleep 30");
 	s = json_dumps(msg, JSON_COMPACT);
 	assert_int_equal(mcp_peer_send_raw(&p, s, strlen(s)), 0);
 	assert_int_equal(mcp_peer_send_raw(&p, "\n", 1), 0);

@@ -153,7 +153,7 @@ static char *abs_path(const char *rel)
 static void test_tools_list(void **state)
 {
 	json_t *r = mcp_peer_request(&peer, "tools/list", NULL, 5000), *tools;
-	static const char *const names[] = { "read_file", "read_many", "list_directory", "stat", "find",
+	static const char *const names[] = { "read_file",  "read_many", "list_directory",   "stat", "find",
 					     "write_file", "edit_file", "create_directory", "move", "delete" };
 
 	(void)state;
@@ -168,7 +168,6 @@ static void test_tools_list(void **state)
 	}
 	json_decref(r);
 }
-
 
 static void test_read_file(void **state)
 {
@@ -217,17 +216,19 @@ static void test_read_many_list_stat_find(void **state)
 
 	(void)state;
 	expect_ok("read_many", json_pack("{s:[s, s]}", "paths", "a.txt", "escape"), &res, &sc);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(sc, "files"), 0), "content")),
-			    "alpha\nbeta\ngamma\n");
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(json_object_get(sc, "files"), 1), "error")),
-			       "symbolic link"));
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(sc, "files"), 0), "content")),
+		"alpha\nbeta\ngamma\n");
+	assert_non_null(
+		strstr(json_string_value(json_object_get(json_array_get(json_object_get(sc, "files"), 1), "error")),
+		       "symbolic link"));
 	json_decref(res);
 	expect_err("read_many", json_pack("{s:[]}", "paths"), "non-empty array");
 
 	expect_ok("list_directory", json_pack("{s:s}", "path", "sub"), &res, &sc);
 	assert_int_equal(json_array_size(json_object_get(sc, "entries")), 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(sc, "entries"), 0), "name")),
-			    "b.txt");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(sc, "entries"), 0), "name")), "b.txt");
 	json_decref(res);
 	expect_err("list_directory", json_pack("{s:s}", "path", "a.txt"), "Not a directory");
 
@@ -267,20 +268,22 @@ static void test_write_edit_create(void **state)
 	expect_err("write_file", json_pack("{s:s, s:s}", "path", "/", "content", "x"), "is not beneath any root");
 
 	expect_ok("edit_file",
-		  json_pack("{s:s, s:[{s:s, s:s}], s:b}", "path", "a.txt", "edits", "oldText", "beta", "newText", "BETA",
-			    "dryRun", 1),
+		  json_pack("{s:s, s:[{s:s, s:s}], s:b}", "path", "a.txt", "edits", "oldText", "beta", "newText",
+			    "BETA", "dryRun", 1),
 		  &res, &sc);
 	assert_string_equal(json_string_value(json_object_get(sc, "diff")), "@@ line 2 @@\n-beta\n+BETA\n");
 	json_decref(res);
 	assert_string_equal(get("work/a.txt"), "alpha\nbeta\ngamma\n"); /* dry run changed nothing */
-	expect_ok("edit_file", json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "beta",
-					 "newText", "BETA"),
+	expect_ok("edit_file",
+		  json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "beta", "newText", "BETA"),
 		  &res, &sc);
 	json_decref(res);
 	assert_string_equal(get("work/a.txt"), "alpha\nBETA\ngamma\n");
-	expect_err("edit_file", json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "a", "newText", "b"),
+	expect_err("edit_file",
+		   json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "a", "newText", "b"),
 		   "argument 'edits[0].oldText': matches 4 times");
-	expect_err("edit_file", json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "zzz", "newText", "b"),
+	expect_err("edit_file",
+		   json_pack("{s:s, s:[{s:s, s:s}]}", "path", "a.txt", "edits", "oldText", "zzz", "newText", "b"),
 		   "matches 0 times");
 
 	expect_ok("create_directory", json_pack("{s:s}", "path", "newdir"), &res, &sc);
@@ -305,7 +308,8 @@ static void test_move_delete(void **state)
 	expect_ok("move", json_pack("{s:s, s:s}", "source", "sub/m2.txt", "destination", dst), &res, &sc);
 	json_decref(res);
 	assert_string_equal(get("other/m3.txt"), "move me");
-	expect_err("move", json_pack("{s:s, s:s}", "source", "a.txt", "destination", "../work-evil/a"), "leaves its root");
+	expect_err("move", json_pack("{s:s, s:s}", "source", "a.txt", "destination", "../work-evil/a"),
+		   "leaves its root");
 
 	mk("work/tree");
 	mk("work/tree/deep");
@@ -340,8 +344,9 @@ static void test_hardlink_not_written_through(void **state)
 	assert_int_equal(link(src, dst), 0);
 	/* edit_file and write_file replace the name (a new inode renamed over
 	 * it), never the other link's content. */
-	expect_ok("edit_file", json_pack("{s:s, s:[{s:s, s:s}]}", "path", "hl", "edits", "oldText", "evil", "newText", "x"),
-		  &res, &sc);
+	expect_ok("edit_file",
+		  json_pack("{s:s, s:[{s:s, s:s}]}", "path", "hl", "edits", "oldText", "evil", "newText", "x"), &res,
+		  &sc);
 	json_decref(res);
 	assert_string_equal(get("work-evil/secret"), "evil");
 	assert_string_equal(get("work/hl"), "x");

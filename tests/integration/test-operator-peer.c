@@ -12,10 +12,10 @@
 
 #include "../unit/operator-socket-test.h"
 
-#define NOBODY 65534
-#define NOGROUP 65534
-#define OTHER_GID 43210 /* no group of that id needs to exist */
-#define OTHER_GID2 43211
+#define NOBODY	      65534
+#define NOGROUP	      65534
+#define OTHER_GID     43210 /* no group of that id needs to exist */
+#define OTHER_GID2    43211
 #define NO_PASSWD_UID 43210 /* a uid without a passwd entry */
 
 struct fx {
@@ -229,10 +229,8 @@ static void test_uid_without_passwd_entry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unprivileged_refused_everywhere),
-		cmocka_unit_test(test_primary_gid_is_operator),
-		cmocka_unit_test(test_supplementary_group_is_operator),
-		cmocka_unit_test(test_group_database_revokes),
+		cmocka_unit_test(test_unprivileged_refused_everywhere), cmocka_unit_test(test_primary_gid_is_operator),
+		cmocka_unit_test(test_supplementary_group_is_operator), cmocka_unit_test(test_group_database_revokes),
 		cmocka_unit_test(test_uid_without_passwd_entry),
 	};
 

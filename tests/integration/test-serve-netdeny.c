@@ -69,8 +69,8 @@ static void on_net_denied(void *u, uint32_t instance, const json_t *event)
 }
 
 static const struct cordon_launcher_handlers handlers = {
-    .exited = on_exited,
-    .net_denied = on_net_denied,
+	.exited = on_exited,
+	.net_denied = on_net_denied,
 };
 
 static void reset_events(void)
@@ -91,7 +91,7 @@ static void write_file(const char *path, const char *content, mode_t mode)
 
 static int listen_on(const char *addr, uint16_t want)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(want)};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(want) };
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -219,7 +219,7 @@ static void dispatch_for(struct cordon_launcher_client *lc, bool (*cond)(void), 
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!(cond && cond()) && elapsed_ms(&t0) < (uint64_t)ms) {
-		struct pollfd p = {.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
+		struct pollfd p = { .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
 
 		if (poll(&p, 1, 50) > 0)
 			(void)cordon_launcher_client_dispatch(lc);
@@ -240,7 +240,7 @@ static int read_rc(int fd)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (n < sizeof(buf) - 1 && elapsed_ms(&t0) < 20000) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t k;
 		char *rc;
 
@@ -264,8 +264,8 @@ static int read_rc(int fd)
 
 static uint64_t cgroup_id_of(const json_t *report)
 {
-	const char *path =
-	    json_string_value(json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
+	const char *path = json_string_value(
+		json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
 	struct stat st;
 
 	assert_non_null(path);
@@ -276,15 +276,15 @@ static uint64_t cgroup_id_of(const json_t *report)
 static void run_one(struct cordon_launcher_client *lc, const char *id, int want_rc, uint64_t *ret_cgid,
 		    uint32_t *ret_instance)
 {
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
 	int r;
 
 	r = cordon_launcher_client_spawn(lc, id, "", NULL, 0, &l, &d);
 	if (r < 0)
 		fail_msg("spawn %s: %s: %s", id, d.step, d.message);
 	assert_string_equal(json_string_value(json_object_get(
-				json_object_get(json_object_get(l.report, "controls"), "network"), "state")),
+				    json_object_get(json_object_get(l.report, "controls"), "network"), "state")),
 			    "enforced");
 	assert_int_equal(read_rc(l.stdout_fd), want_rc);
 	*ret_cgid = cgroup_id_of(l.report);
@@ -301,7 +301,7 @@ static void run_one(struct cordon_launcher_client *lc, const char *id, int want_
 static void test_denied_connect_one_event(void **state)
 {
 	struct cordon_launcher_client *lc = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	uint64_t cgid = 0;
 	uint32_t instance = 0;
 	int r;
@@ -343,7 +343,7 @@ static void test_denied_connect_one_event(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_denied_connect_one_event),
+		cmocka_unit_test(test_denied_connect_one_event),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

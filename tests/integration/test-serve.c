@@ -74,8 +74,8 @@ static void on_lost(void *u, const struct cordon_diag *why)
 }
 
 static const struct cordon_launcher_handlers handlers = {
-    .exited = on_exited,
-    .helper_lost = on_lost,
+	.exited = on_exited,
+	.helper_lost = on_lost,
 };
 
 static void reset_events(void)
@@ -170,7 +170,7 @@ static int teardown(void **state)
 static struct cordon_launcher_client *start_client(void)
 {
 	struct cordon_launcher_client *lc = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int r;
 
 	reset_events();
@@ -191,7 +191,7 @@ static void dispatch_until(struct cordon_launcher_client *lc, bool (*cond)(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!cond()) {
-		struct pollfd p = {.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
+		struct pollfd p = { .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
@@ -216,7 +216,7 @@ static void read_line(int fd, char *buf, size_t size)
 	size_t n = 0;
 
 	while (n + 1 < size) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t k;
 
 		assert_int_equal(poll(&p, 1, 10000), 1);
@@ -347,7 +347,7 @@ static size_t n_fds(pid_t pid)
  * cgroup2 hierarchy's cordon directory. */
 static bool cgroup_dir_exists(const char *tag)
 {
-	static const char *const roots[] = {"/sys/fs/cgroup/unified/cordon", "/sys/fs/cgroup/cordon"};
+	static const char *const roots[] = { "/sys/fs/cgroup/unified/cordon", "/sys/fs/cgroup/cordon" };
 
 	for (size_t i = 0; i < 2; i++) {
 		_cleanup_(closedirp_) DIR *d = opendir(roots[i]);
@@ -365,7 +365,7 @@ static bool cgroup_dir_exists(const char *tag)
 static const char *report_cgroup_path(const json_t *report)
 {
 	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
+		json_object_get(json_object_get(json_object_get(report, "controls"), "cgroup"), "path"));
 }
 
 /* Same keys, recursively for objects (values differ between probes only
@@ -393,7 +393,7 @@ static void test_probe_matches_cli(void **state)
 	struct cordon_launcher_client *lc = start_client();
 	json_t *caps = NULL, *cli;
 	json_error_t jerr;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	char cmd[4200];
 	FILE *f;
 
@@ -429,8 +429,8 @@ static void assert_enforced(const json_t *report, const char *control)
 static void test_spawn_echo_and_exit(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
 	char line[128], cg[4096];
 	int r;
 
@@ -473,9 +473,9 @@ static void test_spawn_echo_and_exit(void **state)
 static void test_spawn_extra_root(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
-	struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
+	struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
 	char line[128];
 	int r;
 
@@ -509,8 +509,8 @@ static void write_token(const char *path, const char *value)
 
 static void spawn_with_token(struct cordon_launcher_client *lc, const char *tag, const char *want)
 {
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
 	const json_t *vals;
 	char line[128], expect[128];
 	int r;
@@ -559,8 +559,8 @@ static void test_spawn_reply_carries_current_credential_values(void **state)
 static void test_kill(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
 	pid_t pids[16];
 	size_t n;
 
@@ -587,9 +587,9 @@ static void test_kill(void **state)
 static void assert_refused(struct cordon_launcher_client *lc, const char *connector, const char *host, int err,
 			   const char *want)
 {
-	struct cordon_launched l = {.stdin_fd = -EBADF};
-	struct cordon_diag d = {0};
-	struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
+	struct cordon_launched l = { .stdin_fd = -EBADF };
+	struct cordon_diag d = { 0 };
+	struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
 	int r;
 
 	if (host)
@@ -620,9 +620,9 @@ static void test_roots_outside_ceiling(void **state)
 	assert_refused(lc, "cat", "relative/path", EINVAL, "not absolute and canonical");
 	/* Beneath the ceiling but mounted over the system view. */
 	{
-		struct cordon_launched l = {.stdin_fd = -EBADF};
-		struct cordon_diag d = {0};
-		struct cordon_serve_root root = {.access = CORDON_ACCESS_READ_EXEC};
+		struct cordon_launched l = { .stdin_fd = -EBADF };
+		struct cordon_diag d = { 0 };
+		struct cordon_serve_root root = { .access = CORDON_ACCESS_READ_EXEC };
 
 		snprintf(root.host, sizeof(root.host), "%s/proj", work);
 		snprintf(root.sandbox, sizeof(root.sandbox), "/usr");
@@ -634,9 +634,9 @@ static void test_roots_outside_ceiling(void **state)
 	}
 	/* The ceiling itself and below it are fine (control case). */
 	{
-		struct cordon_launched l = {0};
-		struct cordon_diag d = {0};
-		struct cordon_serve_root root = {.access = CORDON_ACCESS_READ};
+		struct cordon_launched l = { 0 };
+		struct cordon_diag d = { 0 };
+		struct cordon_serve_root root = { .access = CORDON_ACCESS_READ };
 
 		snprintf(root.host, sizeof(root.host), "%s/proj", work);
 		snprintf(root.sandbox, sizeof(root.sandbox), "/data");
@@ -685,8 +685,8 @@ static void test_unsafe_profiles_refused(void **state)
 	assert_int_equal(chmod(profiles, 0755), 0);
 	/* And the same profile works again once it is safe (control). */
 	{
-		struct cordon_launched l = {0};
-		struct cordon_diag d = {0};
+		struct cordon_launched l = { 0 };
+		struct cordon_diag d = { 0 };
 
 		assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-safe-again", NULL, 0, &l, &d), 0);
 		closep(&l.stdin_fd);
@@ -699,8 +699,8 @@ static void test_unsafe_profiles_refused(void **state)
 static void test_kill9_helper(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched a = {0}, b = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched a = { 0 }, b = { 0 };
+	struct cordon_diag d = { 0 };
 	struct cordon_caps caps;
 	char cga[4096], cgb[4096];
 	pid_t pids[32];
@@ -719,7 +719,7 @@ static void test_kill9_helper(void **state)
 	/* The connector's stdout reaches EOF: nothing holds it any more. */
 	{
 		char c;
-		struct pollfd p = {.fd = a.stdout_fd, .events = POLLIN};
+		struct pollfd p = { .fd = a.stdout_fd, .events = POLLIN };
 
 		assert_int_equal(poll(&p, 1, 10000), 1);
 		assert_int_equal(read(a.stdout_fd, &c, 1), 0);
@@ -745,8 +745,8 @@ static void test_kill9_helper(void **state)
 static void test_close_client_kills_instances(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched a = {0}, b = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched a = { 0 }, b = { 0 };
+	struct cordon_diag d = { 0 };
 	char cga[4096];
 	pid_t pids[32], helper;
 	size_t n;
@@ -793,7 +793,7 @@ static struct raw raw_start(void)
 		_exit(127);
 	}
 	close(sv[1]);
-	return (struct raw){.sock = sv[0], .pid = pid};
+	return (struct raw){ .sock = sv[0], .pid = pid };
 }
 
 static void raw_stop(struct raw *r)
@@ -812,8 +812,8 @@ static void raw_send(struct raw *r, const void *buf, size_t len, int fd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} c;
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	if (fd >= 0) {
 		struct cmsghdr *h;
@@ -832,8 +832,8 @@ static void raw_send(struct raw *r, const void *buf, size_t len, int fd)
 
 static void raw_recv(struct raw *r, struct cordon_serve_msg *m)
 {
-	struct pollfd p = {.fd = r->sock, .events = POLLIN};
-	struct cordon_diag d = {0};
+	struct pollfd p = { .fd = r->sock, .events = POLLIN };
+	struct cordon_diag d = { 0 };
 	int e;
 
 	assert_int_equal(poll(&p, 1, 10000), 1);
@@ -997,7 +997,7 @@ static void test_malformed_packets(void **state)
 static void test_start_failures(void **state)
 {
 	struct cordon_launcher_client *lc = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 
 	(void)state;
 	/* A binary that does not exist: the exec error comes back. */
@@ -1024,8 +1024,8 @@ static void test_start_failures(void **state)
 static void test_events_queued_during_request(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
-	struct cordon_launched l = {0};
-	struct cordon_diag d = {0};
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
 	struct pollfd p;
 	json_t *caps = NULL;
 	char c;
@@ -1033,14 +1033,14 @@ static void test_events_queued_during_request(void **state)
 	(void)state;
 	assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-queue", NULL, 0, &l, &d), 0);
 	closep(&l.stdin_fd);
-	p = (struct pollfd){.fd = l.stdout_fd, .events = POLLIN};
+	p = (struct pollfd){ .fd = l.stdout_fd, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(read(l.stdout_fd, &c, 1), 0); /* cat is gone */
 	usleep(300 * 1000);			       /* the helper reaps it and sends EXITED */
 	assert_int_equal(cordon_launcher_client_probe(lc, &caps, &d), 0);
 	json_decref(caps);
 	assert_int_equal(ev.n_exited, 0); /* not from inside the request */
-	p = (struct pollfd){.fd = cordon_launcher_client_fd(lc), .events = POLLIN};
+	p = (struct pollfd){ .fd = cordon_launcher_client_fd(lc), .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 0), 1);
 	assert_int_equal(cordon_launcher_client_dispatch(lc), 0);
 	assert_int_equal(ev.n_exited, 1);
@@ -1069,7 +1069,7 @@ static void test_kill9_broker(void **state)
 	if (broker == 0) {
 		struct cordon_launcher_client *lc = NULL;
 		struct cordon_launched l;
-		struct cordon_diag d = {0};
+		struct cordon_diag d = { 0 };
 		pid_t hp;
 
 		CHILD_CHECK(cordon_launcher_client_start(launch, profiles, NULL, &lc, &d) == 0);
@@ -1104,20 +1104,20 @@ static void test_kill9_broker(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_probe_matches_cli),
-	    cmocka_unit_test(test_spawn_echo_and_exit),
-	    cmocka_unit_test(test_spawn_extra_root),
-	    cmocka_unit_test(test_kill),
-	    cmocka_unit_test(test_spawn_reply_carries_current_credential_values),
-	    cmocka_unit_test(test_roots_outside_ceiling),
-	    cmocka_unit_test(test_bad_connector_ids),
-	    cmocka_unit_test(test_unsafe_profiles_refused),
-	    cmocka_unit_test(test_kill9_helper),
-	    cmocka_unit_test(test_close_client_kills_instances),
-	    cmocka_unit_test(test_kill9_broker),
-	    cmocka_unit_test(test_malformed_packets),
-	    cmocka_unit_test(test_start_failures),
-	    cmocka_unit_test(test_events_queued_during_request),
+		cmocka_unit_test(test_probe_matches_cli),
+		cmocka_unit_test(test_spawn_echo_and_exit),
+		cmocka_unit_test(test_spawn_extra_root),
+		cmocka_unit_test(test_kill),
+		cmocka_unit_test(test_spawn_reply_carries_current_credential_values),
+		cmocka_unit_test(test_roots_outside_ceiling),
+		cmocka_unit_test(test_bad_connector_ids),
+		cmocka_unit_test(test_unsafe_profiles_refused),
+		cmocka_unit_test(test_kill9_helper),
+		cmocka_unit_test(test_close_client_kills_instances),
+		cmocka_unit_test(test_kill9_broker),
+		cmocka_unit_test(test_malformed_packets),
+		cmocka_unit_test(test_start_failures),
+		cmocka_unit_test(test_events_queued_during_request),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

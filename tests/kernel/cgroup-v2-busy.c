@@ -71,10 +71,10 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
+		struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
 		unsigned req = (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS);
 		struct cordon_cgroup *cg = NULL;
-		struct cordon_diag d = {0};
+		struct cordon_diag d = { 0 };
 		char want[PATH_MAX + 32];
 
 		/* A real cgroup2 cgroup of our own, so /proc/self/cgroup reads
@@ -94,8 +94,9 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 		fakefs_put(runner, "cgroup.procs", pidstr);
 
 		CHILD_CHECK(cordon_cgroup_create(
-				&caps, &(struct cordon_cgroup_options){.name = "busy", .limits = &lim, .required = req},
-				&cg, NULL, &d) == 0);
+				    &caps,
+				    &(struct cordon_cgroup_options){ .name = "busy", .limits = &lim, .required = req },
+				    &cg, NULL, &d) == 0);
 		/* The instance went below the parent (the fake mount root)... */
 		snprintf(want, sizeof(want), "%s/cordon/", fake_root);
 		CHILD_CHECK(strncmp(cordon_cgroup_v2_path(cg), want, strlen(want)) == 0);
@@ -133,7 +134,7 @@ static void test_busy_own_cgroup_uses_parent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_busy_own_cgroup_uses_parent),
+		cmocka_unit_test(test_busy_own_cgroup_uses_parent),
 	};
 
 	struct cordon_caps real;

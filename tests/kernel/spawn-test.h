@@ -138,7 +138,7 @@ struct sbx_opts {
 static inline struct cordon_profile *sbx_profile(struct sbx *s, const struct sbx_opts *o)
 {
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	char *text;
 	int r;
 
@@ -209,12 +209,12 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 				 struct cordon_diag *d)
 {
 	struct cordon_launch_policy pol = {
-	    .profile = p,
-	    .argv = argv,
-	    .env_source = environ,
-	    .stdio = CORDON_STDIO_PIPES,
-	    .extra_roots = extra,
-	    .n_extra_roots = n_extra,
+		.profile = p,
+		.argv = argv,
+		.env_source = environ,
+		.stdio = CORDON_STDIO_PIPES,
+		.extra_roots = extra,
+		.n_extra_roots = n_extra,
 	};
 	struct cordon_instance *inst = NULL;
 	size_t len = 0;
@@ -228,7 +228,7 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 	fds[0] = cordon_instance_take_stdio(inst, 1);
 	fds[1] = cordon_instance_take_stdio(inst, 2);
 	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd pf[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
+		struct pollfd pf[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
 
 		if (poll(pf, 2, 60000) <= 0)
 			break;
@@ -270,8 +270,8 @@ static inline int sbx_spawn(const struct cordon_profile *p, const struct cordon_
 static inline int sbx_probe_with(const struct cordon_profile *p, const struct cordon_caps *caps, const char *attempt,
 				 const char *x, const char *y)
 {
-	char *argv[] = {(char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL};
-	struct cordon_diag d = {0};
+	char *argv[] = { (char *)p->command[0], (char *)attempt, (char *)x, (char *)y, NULL };
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	int r;
 
@@ -304,5 +304,5 @@ static inline int sbx_probe_with(const struct cordon_profile *p, const struct co
 static inline const char *sbx_state(const json_t *report, const char *control)
 {
 	return json_string_value(
-	    json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
+		json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
 }

@@ -36,7 +36,7 @@
 
 static struct cordon_caps caps;
 
-static const char *const ctrl_names[_CORDON_CTRL_MAX] = {"memory", "pids", "cpu", "cpuset", "io"};
+static const char *const ctrl_names[_CORDON_CTRL_MAX] = { "memory", "pids", "cpu", "cpuset", "io" };
 
 /* ---- Helpers ------------------------------------------------------------ */
 
@@ -127,14 +127,14 @@ static void assert_paths_gone(const struct paths *ps)
 
 static struct cordon_cgroup *create_ok(const char *name, uint64_t mem, uint64_t pids, uint64_t cpu)
 {
-	struct cordon_cgroup_limits lim = {.mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu};
-	struct cordon_diag d = {0};
+	struct cordon_cgroup_limits lim = { .mem_bytes = mem, .pids_max = pids, .cpu_micro = cpu };
+	struct cordon_diag d = { 0 };
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0xff;
 	int r;
 
 	r = cordon_cgroup_create(&caps,
-				 &(struct cordon_cgroup_options){.name = name, .limits = &lim, .required = MEM_CTRLS},
+				 &(struct cordon_cgroup_options){ .name = name, .limits = &lim, .required = MEM_CTRLS },
 				 &cg, &missing, &d);
 	if (r < 0)
 		fail_msg("create %s: %d %s: %s", name, r, d.step, d.message);
@@ -349,7 +349,7 @@ static void test_enter_forked_child(void **state)
 static void test_clone3_into_cgroup(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-clone3", 64ull << 20, 16, 0);
-	struct clone_args args = {0};
+	struct clone_args args = { 0 };
 	long pid;
 	int status;
 
@@ -445,7 +445,7 @@ static void test_clone3_into_cgroup_with_cgroupns(void **state)
 	 * namespace is rooted at the instance's cgroup2 directory, and
 	 * enter() still joins the v1 hierarchies from inside it. */
 	struct cordon_cgroup *cg = create_ok("t-cg-cgns", 64ull << 20, 16, 0);
-	struct clone_args args = {0};
+	struct clone_args args = { 0 };
 	long pid;
 	int status;
 
@@ -649,18 +649,18 @@ static pid_t spawn_stubborn(const struct cordon_cgroup *cg, int nkids)
 static void destroy_stubborn(bool with_cgroup_kill)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = {.pids_max = 16};
+	struct cordon_cgroup_limits lim = { .pids_max = 16 };
 	struct cordon_cgroup *cg = NULL;
 	struct paths ps;
 	pid_t pid;
 	int n;
 
 	c.cgroup_kill = with_cgroup_kill;
-	assert_int_equal(
-	    cordon_cgroup_create(
-		&c, &(struct cordon_cgroup_options){.name = "t-cg-stubborn", .limits = &lim, .required = MEM_CTRLS},
-		&cg, NULL, NULL),
-	    0);
+	assert_int_equal(cordon_cgroup_create(&c,
+					      &(struct cordon_cgroup_options){
+						      .name = "t-cg-stubborn", .limits = &lim, .required = MEM_CTRLS },
+					      &cg, NULL, NULL),
+			 0);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	cordon_cgroup_set_clone_placed(cg, false);
 	pid = spawn_stubborn(cg, 3);
@@ -777,7 +777,7 @@ static void test_delegate_for_jobs(void **state)
 
 static void test_cleanup_stale(void **state)
 {
-	struct cordon_cgroup_limits lim = {.pids_max = 16};
+	struct cordon_cgroup_limits lim = { .pids_max = 16 };
 	struct cordon_cgroup *stale = NULL, *live;
 	struct paths stale_ps, live_ps;
 	char fake[PATH_MAX + 64];
@@ -800,12 +800,13 @@ static void test_cleanup_stale(void **state)
 		for (;;)
 			pause();
 	}
-	assert_int_equal(
-	    cordon_cgroup_create(&caps,
-				 &(struct cordon_cgroup_options){
-				     .name = "t-cg-other", .limits = &lim, .required = MEM_CTRLS, .owner = alive_owner},
-				 &other, NULL, NULL),
-	    0);
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){ .name = "t-cg-other",
+									       .limits = &lim,
+									       .required = MEM_CTRLS,
+									       .owner = alive_owner },
+					      &other, NULL, NULL),
+			 0);
 	save_paths(other, &other_ps);
 	/* An owner that has exited but is not reaped yet (a zombie whose
 	 * parent is slow): gone too. */
@@ -815,11 +816,12 @@ static void test_cleanup_stale(void **state)
 		for (;;)
 			pause();
 	}
-	assert_int_equal(cordon_cgroup_create(
-			     &caps,
-			     &(struct cordon_cgroup_options){
-				 .name = "t-cg-zombie", .limits = &lim, .required = MEM_CTRLS, .owner = zombie_owner},
-			     &zombie, NULL, NULL),
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){ .name = "t-cg-zombie",
+									       .limits = &lim,
+									       .required = MEM_CTRLS,
+									       .owner = zombie_owner },
+					      &zombie, NULL, NULL),
 			 0);
 	save_paths(zombie, &zombie_ps);
 	assert_int_equal(kill(zombie_owner, SIGKILL), 0);
@@ -829,12 +831,12 @@ static void test_cleanup_stale(void **state)
 		/* Wait for the exit without reaping. */
 		assert_int_equal(waitid(P_PID, (id_t)zombie_owner, &si, WEXITED | WNOWAIT), 0);
 	}
-	assert_int_equal(
-	    cordon_cgroup_create(&caps,
+	assert_int_equal(cordon_cgroup_create(
+				 &caps,
 				 &(struct cordon_cgroup_options){
-				     .name = "t-cg-stale", .limits = &lim, .required = MEM_CTRLS, .owner = owner},
+					 .name = "t-cg-stale", .limits = &lim, .required = MEM_CTRLS, .owner = owner },
 				 &stale, NULL, NULL),
-	    0);
+			 0);
 	assert_non_null(strstr(cordon_cgroup_dir_name(stale), "i-"));
 	live = create_ok("t-cg-live", 0, 16, 0);
 	save_paths(stale, &stale_ps);
@@ -902,8 +904,8 @@ static void test_cleanup_stale(void **state)
 static void test_required_controller_missing(void **state)
 {
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
-	struct cordon_diag d = {0};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
+	struct cordon_diag d = { 0 };
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	int r;
@@ -911,8 +913,8 @@ static void test_required_controller_missing(void **state)
 	(void)state;
 	c.ctrl[CORDON_CTRL_MEMORY].available = false;
 	r = cordon_cgroup_create(
-	    &c, &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = MEM_CTRLS}, &cg,
-	    &missing, &d);
+		&c, &(struct cordon_cgroup_options){ .name = "t-cg-nomem", .limits = &lim, .required = MEM_CTRLS }, &cg,
+		&missing, &d);
 	assert_int_equal(r, -EOPNOTSUPP);
 	assert_null(cg);
 	assert_int_equal(d.error, EOPNOTSUPP);
@@ -922,10 +924,10 @@ static void test_required_controller_missing(void **state)
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
 
 	/* Best effort: created, memory reported missing, others applied. */
-	r = cordon_cgroup_create(
-	    &c,
-	    &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_PIDS},
-	    &cg, &missing, &d);
+	r = cordon_cgroup_create(&c,
+				 &(struct cordon_cgroup_options){
+					 .name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_PIDS },
+				 &cg, &missing, &d);
 	assert_int_equal(r, 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_MEMORY);
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_MEMORY));
@@ -934,10 +936,10 @@ static void test_required_controller_missing(void **state)
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
 
 	/* Controllers cordon sets no limits with cannot be required. */
-	r = cordon_cgroup_create(
-	    &caps,
-	    &(struct cordon_cgroup_options){.name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_IO},
-	    &cg, &missing, &d);
+	r = cordon_cgroup_create(&caps,
+				 &(struct cordon_cgroup_options){
+					 .name = "t-cg-nomem", .limits = &lim, .required = 1u << CORDON_CTRL_IO },
+				 &cg, &missing, &d);
 	assert_int_equal(r, -EOPNOTSUPP);
 	assert_non_null(strstr(d.message, "io"));
 	assert_int_equal(count_instances(&caps, "t-cg-nomem"), 0);
@@ -950,8 +952,8 @@ static void test_failure_midway_leaves_nothing(void **state)
 	 * cgroup2 and memory directories were already made. */
 	char *tmp = cordon_test_mkdtemp("cgroup-fake");
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16};
-	struct cordon_diag d = {0};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16 };
+	struct cordon_diag d = { 0 };
 	struct cordon_cgroup *cg = NULL;
 	unsigned missing = 0;
 	char sub[PATH_MAX];
@@ -961,8 +963,8 @@ static void test_failure_midway_leaves_nothing(void **state)
 	snprintf(c.ctrl[CORDON_CTRL_PIDS].path, sizeof(c.ctrl[CORDON_CTRL_PIDS].path), "%s", tmp);
 	c.ctrl[CORDON_CTRL_PIDS].v2 = false;
 	r = cordon_cgroup_create(
-	    &c, &(struct cordon_cgroup_options){.name = "t-cg-midway", .limits = &lim, .required = MEM_CTRLS}, &cg,
-	    &missing, &d);
+		&c, &(struct cordon_cgroup_options){ .name = "t-cg-midway", .limits = &lim, .required = MEM_CTRLS },
+		&cg, &missing, &d);
 	assert_int_equal(r, -ENOENT);
 	assert_null(cg);
 	assert_int_equal(d.error, ENOENT);
@@ -974,7 +976,7 @@ static void test_failure_midway_leaves_nothing(void **state)
 	/* Not required: created, pids reported missing. */
 	r = cordon_cgroup_create(&c,
 				 &(struct cordon_cgroup_options){
-				     .name = "t-cg-midway", .limits = &lim, .required = 1u << CORDON_CTRL_MEMORY},
+					 .name = "t-cg-midway", .limits = &lim, .required = 1u << CORDON_CTRL_MEMORY },
 				 &cg, &missing, &d);
 	assert_int_equal(r, 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_PIDS);
@@ -1004,7 +1006,7 @@ static void test_v1_only_layout(void **state)
 	 * for BPF, no cgroup.kill, enter() joins the v1 hierarchies and
 	 * destroy falls back to SIGKILL per pid. */
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16 };
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_cgroup_stats st;
 	struct paths ps;
@@ -1017,11 +1019,11 @@ static void test_v1_only_layout(void **state)
 	c.cgroup2_mount[0] = '\0';
 	c.cgroup_kill = false;
 	c.clone_into_cgroup = false;
-	assert_int_equal(
-	    cordon_cgroup_create(
-		&c, &(struct cordon_cgroup_options){.name = "t-cg-v1only", .limits = &lim, .required = MEM_CTRLS}, &cg,
-		&missing, NULL),
-	    0);
+	assert_int_equal(cordon_cgroup_create(&c,
+					      &(struct cordon_cgroup_options){
+						      .name = "t-cg-v1only", .limits = &lim, .required = MEM_CTRLS },
+					      &cg, &missing, NULL),
+			 0);
 	assert_int_equal(missing, 0);
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
 	assert_null(cordon_cgroup_v2_path(cg));
@@ -1059,9 +1061,9 @@ static void test_no_cgroups_at_all(void **state)
 	 * instance whose enter/destroy are no-ops and every requested limit
 	 * reported missing. */
 	struct cordon_caps c = caps;
-	struct cordon_cgroup_limits lim = {.mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 64ull << 20, .pids_max = 16, .cpu_micro = 100000 };
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	unsigned missing = 0;
 
 	(void)state;
@@ -1070,15 +1072,16 @@ static void test_no_cgroups_at_all(void **state)
 	for (int k = 0; k < _CORDON_CTRL_MAX; k++)
 		c.ctrl[k].available = false;
 	assert_int_equal(cordon_cgroup_create(&c,
-					      &(struct cordon_cgroup_options){.name = "t-cg-none",
-									      .limits = &lim,
-									      .required = 1u << CORDON_CTRL_PIDS},
+					      &(struct cordon_cgroup_options){ .name = "t-cg-none",
+									       .limits = &lim,
+									       .required = 1u << CORDON_CTRL_PIDS },
 					      &cg, &missing, &d),
 			 -EOPNOTSUPP);
 	assert_non_null(strstr(d.message, "pids"));
 	assert_int_equal(cordon_cgroup_create(
-			     &c, &(struct cordon_cgroup_options){.name = "t-cg-none", .limits = &lim, .required = 0},
-			     &cg, &missing, &d),
+				 &c,
+				 &(struct cordon_cgroup_options){ .name = "t-cg-none", .limits = &lim, .required = 0 },
+				 &cg, &missing, &d),
 			 0);
 	assert_int_equal(missing, MEM_CTRLS);
 	assert_int_equal(cordon_cgroup_v2_fd(cg), -EBADF);
@@ -1102,8 +1105,8 @@ static void test_no_cgroups_at_all(void **state)
 
 static void test_invalid_arguments(void **state)
 {
-	struct cordon_cgroup_limits lim = {0};
-	struct cordon_diag d = {0};
+	struct cordon_cgroup_limits lim = { 0 };
+	struct cordon_diag d = { 0 };
 	struct cordon_cgroup *cg = NULL;
 	char longname[80];
 
@@ -1111,37 +1114,41 @@ static void test_invalid_arguments(void **state)
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	assert_int_equal(cordon_cgroup_create(
-			     &caps, &(struct cordon_cgroup_options){.name = "Bad_Name", .limits = &lim, .required = 0},
-			     &cg, NULL, &d),
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "Bad_Name", .limits = &lim, .required = 0 },
+				 &cg, NULL, &d),
 			 -EINVAL);
 	assert_non_null(strstr(d.message, "Bad_Name"));
-	assert_int_equal(
-	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "", .limits = &lim, .required = 0}, &cg,
-				 NULL, &d),
-	    -EINVAL);
-	assert_int_equal(
-	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "../x", .limits = &lim, .required = 0},
-				 &cg, NULL, &d),
-	    -EINVAL);
-	assert_int_equal(
-	    cordon_cgroup_create(
-		&caps, &(struct cordon_cgroup_options){.name = longname, .limits = &lim, .required = 0}, &cg, NULL, &d),
-	    -EINVAL);
-	assert_int_equal(
-	    cordon_cgroup_create(&caps, &(struct cordon_cgroup_options){.name = "ok", .limits = NULL, .required = 0},
-				 &cg, NULL, &d),
-	    -EINVAL);
 	assert_int_equal(cordon_cgroup_create(
-			     &caps, &(struct cordon_cgroup_options){.name = "ok", .limits = &lim, .required = 1u << 20},
-			     &cg, NULL, &d),
+				 &caps, &(struct cordon_cgroup_options){ .name = "", .limits = &lim, .required = 0 },
+				 &cg, NULL, &d),
+			 -EINVAL);
+	assert_int_equal(
+		cordon_cgroup_create(&caps,
+				     &(struct cordon_cgroup_options){ .name = "../x", .limits = &lim, .required = 0 },
+				     &cg, NULL, &d),
+		-EINVAL);
+	assert_int_equal(
+		cordon_cgroup_create(&caps,
+				     &(struct cordon_cgroup_options){ .name = longname, .limits = &lim, .required = 0 },
+				     &cg, NULL, &d),
+		-EINVAL);
+	assert_int_equal(cordon_cgroup_create(
+				 &caps, &(struct cordon_cgroup_options){ .name = "ok", .limits = NULL, .required = 0 },
+				 &cg, NULL, &d),
+			 -EINVAL);
+	assert_int_equal(cordon_cgroup_create(
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "ok", .limits = &lim, .required = 1u << 20 },
+				 &cg, NULL, &d),
 			 -EINVAL);
 	assert_null(cg);
 	/* An owner that does not exist has no start time. */
-	assert_int_equal(
-	    cordon_cgroup_create(
-		&caps, &(struct cordon_cgroup_options){.name = "ok", .limits = &lim, .required = 0, .owner = INT32_MAX},
-		&cg, NULL, &d),
-	    -ENOENT);
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){
+						      .name = "ok", .limits = &lim, .required = 0, .owner = INT32_MAX },
+					      &cg, NULL, &d),
+			 -ENOENT);
 	assert_null(cg);
 	assert_int_equal(cordon_cgroup_v2_fd(NULL), -EBADF);
 	assert_null(cordon_cgroup_v2_path(NULL));
@@ -1151,15 +1158,15 @@ static void test_invalid_arguments(void **state)
 static void test_duplicate_name_refused(void **state)
 {
 	struct cordon_cgroup *cg = create_ok("t-cg-dup", 0, 8, 0);
-	struct cordon_cgroup_limits lim = {.pids_max = 8};
+	struct cordon_cgroup_limits lim = { .pids_max = 8 };
 	struct cordon_cgroup *cg2 = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 
 	(void)state;
-	assert_int_equal(cordon_cgroup_create(
-			     &caps,
-			     &(struct cordon_cgroup_options){.name = "t-cg-dup", .limits = &lim, .required = MEM_CTRLS},
-			     &cg2, NULL, &d),
+	assert_int_equal(cordon_cgroup_create(&caps,
+					      &(struct cordon_cgroup_options){
+						      .name = "t-cg-dup", .limits = &lim, .required = MEM_CTRLS },
+					      &cg2, NULL, &d),
 			 -EEXIST);
 	assert_null(cg2);
 	/* The failed attempt did not remove the first instance. */
@@ -1172,27 +1179,27 @@ static void test_duplicate_name_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
-	    cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
-	    cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
-	    cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
-	    cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
-	    cmocka_unit_test_teardown(test_clone3_into_cgroup_with_cgroupns, check_runner),
-	    cmocka_unit_test_teardown(test_enter_checks_clone_placement, check_runner),
-	    cmocka_unit_test_teardown(test_attach_pid, check_runner),
-	    cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
-	    cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
-	    cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
-	    cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
-	    cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
-	    cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
-	    cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
-	    cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
-	    cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
-	    cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
-	    cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
-	    cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
-	    cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
+		cmocka_unit_test_teardown(test_create_limits_readback, check_runner),
+		cmocka_unit_test_teardown(test_cpu_quota_rounding, check_runner),
+		cmocka_unit_test_teardown(test_enter_forked_child, check_runner),
+		cmocka_unit_test_teardown(test_clone3_into_cgroup, check_runner),
+		cmocka_unit_test_teardown(test_enter_after_userns_and_uid_drop, check_runner),
+		cmocka_unit_test_teardown(test_clone3_into_cgroup_with_cgroupns, check_runner),
+		cmocka_unit_test_teardown(test_enter_checks_clone_placement, check_runner),
+		cmocka_unit_test_teardown(test_attach_pid, check_runner),
+		cmocka_unit_test_teardown(test_fork_bomb_stops_at_pids_max, check_runner),
+		cmocka_unit_test_teardown(test_memory_bomb_oom_killed, check_runner),
+		cmocka_unit_test_teardown(test_destroy_kills_sigterm_ignorers, check_runner),
+		cmocka_unit_test_teardown(test_destroy_without_cgroup_kill, check_runner),
+		cmocka_unit_test_teardown(test_destroy_job_subcgroups, check_runner),
+		cmocka_unit_test_teardown(test_delegate_for_jobs, check_runner),
+		cmocka_unit_test_teardown(test_cleanup_stale, check_runner),
+		cmocka_unit_test_teardown(test_required_controller_missing, check_runner),
+		cmocka_unit_test_teardown(test_failure_midway_leaves_nothing, check_runner),
+		cmocka_unit_test_teardown(test_v1_only_layout, check_runner),
+		cmocka_unit_test_teardown(test_no_cgroups_at_all, check_runner),
+		cmocka_unit_test_teardown(test_invalid_arguments, check_runner),
+		cmocka_unit_test_teardown(test_duplicate_name_refused, check_runner),
 	};
 
 	cordon_test_require_root();

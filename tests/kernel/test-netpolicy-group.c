@@ -35,7 +35,7 @@
 
 static int connect_to(const char *addr, uint16_t port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
 
 	if (fd < 0)
@@ -51,7 +51,7 @@ static int connect_to(const char *addr, uint16_t port)
 
 static int listen_on(const char *addr, uint16_t *port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -109,19 +109,20 @@ static uint32_t prog_count(int dirfd, enum bpf_attach_type type, bool effective)
 static void test_group_default_deny(void **state)
 {
 	static const enum bpf_attach_type types[] = {
-	    BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG,     BPF_CGROUP_UDP6_SENDMSG,
-	    BPF_CGROUP_INET4_BIND,    BPF_CGROUP_INET6_BIND,	BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
+		BPF_CGROUP_INET4_CONNECT,    BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG,
+		BPF_CGROUP_UDP6_SENDMSG,     BPF_CGROUP_INET4_BIND,    BPF_CGROUP_INET6_BIND,
+		BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
 	};
 	struct cordon_netpolicy_state *np = NULL;
 	struct cordon_netpolicy_attachment *att = NULL, *att2 = NULL;
 	struct cordon_cgroup *inst = NULL;
-	struct cordon_cgroup_limits lim = {0};
-	struct cordon_diag d = {0};
+	struct cordon_cgroup_limits lim = { 0 };
+	struct cordon_diag d = { 0 };
 	struct cordon_caps caps;
 	const struct cordon_cgroup_group *g;
 	char *group_path;
 	uint16_t p1 = 0, p2 = 0, ports[1];
-	struct cordon_net_rule rule = {0};
+	struct cordon_net_rule rule = { 0 };
 	int l1, l2, gfd, ifd, sub, isub, r;
 
 	(void)state;
@@ -179,8 +180,9 @@ static void test_group_default_deny(void **state)
 
 	/* An instance in the group with an allowlist of 127.0.0.2:p1. */
 	r = cordon_cgroup_create(
-	    &caps, &(struct cordon_cgroup_options){.name = "grouptest-1", .limits = &lim, .required = 0, .group = g},
-	    &inst, NULL, &d);
+		&caps,
+		&(struct cordon_cgroup_options){ .name = "grouptest-1", .limits = &lim, .required = 0, .group = g },
+		&inst, NULL, &d);
 	if (r < 0)
 		fail_msg("create_in_group: %s", d.message);
 	assert_non_null(strstr(cordon_cgroup_v2_path(inst), group_path));
@@ -244,7 +246,7 @@ static void test_group_default_deny(void **state)
 static void test_stale_group_cleaned(void **state)
 {
 	struct cordon_cgroup_group *g = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct cordon_caps caps;
 	char stale[PATH_MAX], *parent, *slash;
 	int r;
@@ -279,8 +281,8 @@ static void test_stale_group_cleaned(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_group_default_deny),
-	    cmocka_unit_test(test_stale_group_cleaned),
+		cmocka_unit_test(test_group_default_deny),
+		cmocka_unit_test(test_stale_group_cleaned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,7 @@
 #define MSG_FASTOPEN 0x20000000
 #endif
 
-#define N_CG 2
+#define N_CG	   2
 #define MAX_EVENTS 64
 
 struct fixture {
@@ -66,15 +66,15 @@ static struct fixture *F; /* for the children */
 
 /* ---- helpers used in the children (no cmocka asserts there) ---- */
 
-#define EXPECT(expr, want)                                                                              \
-	do {                                                                                            \
-		long _v = (long)(expr), _w = (long)(want);                                              \
-		if (_v != _w) {                                                                         \
-			fprintf(stderr, "child %s:%d: %s = %ld (%s), want %ld\n", __FILE__, __LINE__, #expr, \
-				_v, _v < 0 ? strerror((int)-_v) : "", _w);                              \
-			fflush(stderr);                                                                 \
-			_exit(97);                                                                      \
-		}                                                                                       \
+#define EXPECT(expr, want)                                                                                             \
+	do {                                                                                                           \
+		long _v = (long)(expr), _w = (long)(want);                                                             \
+		if (_v != _w) {                                                                                        \
+			fprintf(stderr, "child %s:%d: %s = %ld (%s), want %ld\n", __FILE__, __LINE__, #expr, _v,       \
+				_v < 0 ? strerror((int)-_v) : "", _w);                                                 \
+			fflush(stderr);                                                                                \
+			_exit(97);                                                                                     \
+		}                                                                                                      \
 	} while (0)
 
 static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr, uint16_t port)
@@ -268,7 +268,7 @@ static int listener(int type, const char *addr, uint16_t *port)
 	len = sizeof(ss);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
 	*port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					       : ((struct sockaddr_in6 *)&ss)->sin6_port);
+					      : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return fd;
 }
 
@@ -330,8 +330,8 @@ static int setup(void **state)
 	if (r < 0)
 		cordon_test_skip("no cgroup2 mount (%s)", strerror(-r));
 	for (int i = 0; i < N_CG; i++) {
-		assert_true((size_t)snprintf(f->cg_path[i], sizeof(f->cg_path[i]), "%s/cordon-test-netpolicy-%d-%d", mnt,
-					     (int)getpid(), i) < sizeof(f->cg_path[i]));
+		assert_true((size_t)snprintf(f->cg_path[i], sizeof(f->cg_path[i]), "%s/cordon-test-netpolicy-%d-%d",
+					     mnt, (int)getpid(), i) < sizeof(f->cg_path[i]));
 		assert_int_equal(mkdir(f->cg_path[i], 0755), 0);
 		f->cg_fd[i] = open(f->cg_path[i], O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 		assert_true(f->cg_fd[i] >= 0);
@@ -433,7 +433,8 @@ static void expect_event(const struct fixture *f, size_t i, uint64_t cgid, enum 
 	    memcmp(ev->addr, want, 16) != 0) {
 		char line[CORDON_NETPOLICY_EVENT_LINE_MAX];
 		(void)cordon_netpolicy_event_format(ev, line, sizeof(line));
-		fail_msg("event %zu is %s; want hook %s family %d addr %s port %u protocol %d type %d mapped %d cgroup %llu",
+		fail_msg("event %zu is %s; want hook %s family %d addr %s port %u protocol %d type %d mapped %d cgroup "
+			 "%llu",
 			 i, line, cordon_netpolicy_hook_to_string(hook), family, addr ? addr : "-", port, protocol,
 			 sock_type, mapped, (unsigned long long)cgid);
 	}
@@ -442,8 +443,9 @@ static void expect_event(const struct fixture *f, size_t i, uint64_t cgid, enum 
 static void expect_attached(const struct fixture *f, int idx, uint32_t want)
 {
 	static const enum bpf_attach_type types[] = {
-		BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG,
-		BPF_CGROUP_INET4_BIND,	  BPF_CGROUP_INET6_BIND,    BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
+		BPF_CGROUP_INET4_CONNECT,    BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_UDP4_SENDMSG,
+		BPF_CGROUP_UDP6_SENDMSG,     BPF_CGROUP_INET4_BIND,    BPF_CGROUP_INET6_BIND,
+		BPF_CGROUP_INET_SOCK_CREATE, BPF_CGROUP_INET_INGRESS,
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
@@ -475,8 +477,9 @@ static void attach(struct fixture *f, int idx, const struct cordon_net_rule *rul
 
 static struct cordon_net_rule v4rule(const char *addr, unsigned plen, unsigned protocols, uint16_t *ports, size_t n)
 {
-	struct cordon_net_rule r = { .family = AF_INET, .prefix_len = (uint8_t)plen, .protocols = protocols,
-				     .ports = ports, .n_ports = n };
+	struct cordon_net_rule r = {
+		.family = AF_INET, .prefix_len = (uint8_t)plen, .protocols = protocols, .ports = ports, .n_ports = n
+	};
 	assert_int_equal(inet_pton(AF_INET, addr, r.addr), 1);
 	return r;
 }
@@ -569,23 +572,35 @@ static void test_allowlist(void **state)
 	assert_string_equal(buf, "allow");
 
 	drain_events(f);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.2", f->p2, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT6, AF_INET6, "::1", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT6, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, true);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM, false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.2", f->p2, IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT6, AF_INET6, "::1", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT6, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     true);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM,
+		     false);
 	/* A UDPv6 send to a mapped address is handed to the IPv4 UDP code
 	 * before the IPv6 hook runs: sendmsg4 judges it, as IPv4. */
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.2", f->p1, IPPROTO_UDP, SOCK_DGRAM, false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->u, IPPROTO_UDP, SOCK_DGRAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.2", f->p1, IPPROTO_UDP, SOCK_DGRAM,
+		     false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SOCK_CREATE, AF_INET, NULL, 0, IPPROTO_ICMP, SOCK_RAW, false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_SOCK_CREATE, AF_INET6, NULL, 0, IPPROTO_RAW, SOCK_RAW, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.3", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_BIND4, AF_INET, "0.0.0.0", 0, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_BIND4, AF_INET, "127.0.0.1", f->p2, IPPROTO_TCP, SOCK_STREAM, false);
+	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_BIND4, AF_INET, "127.0.0.1", f->p2, IPPROTO_TCP, SOCK_STREAM,
+		     false);
 	expect_event(f, i++, cg, CORDON_NETPOLICY_HOOK_BIND6, AF_INET6, "::", 0, IPPROTO_TCP, SOCK_STREAM, false);
 	assert_int_equal(f->n_ev, i); /* exactly one event per denial, none for the runner */
 	for (i = 0; i < f->n_ev; i++) {
@@ -647,9 +662,11 @@ static void test_empty_allowlist_denies_all(void **state)
 	run_in_cgroup(f, 0, child_empty);
 	drain_events(f);
 	assert_int_equal(f->n_ev, 3);
-	expect_event(f, 0, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.2", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
+	expect_event(f, 0, cg, CORDON_NETPOLICY_HOOK_CONNECT4, AF_INET, "127.0.0.2", f->p1, IPPROTO_TCP, SOCK_STREAM,
+		     false);
 	expect_event(f, 1, cg, CORDON_NETPOLICY_HOOK_CONNECT6, AF_INET6, "::1", f->p1, IPPROTO_TCP, SOCK_STREAM, false);
-	expect_event(f, 2, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.2", f->u2, IPPROTO_UDP, SOCK_DGRAM, false);
+	expect_event(f, 2, cg, CORDON_NETPOLICY_HOOK_SENDMSG4, AF_INET, "127.0.0.2", f->u2, IPPROTO_UDP, SOCK_DGRAM,
+		     false);
 	assert_int_equal(udp_received(f->udp_a_u2, buf, sizeof(buf)), -EAGAIN);
 }
 
@@ -710,7 +727,7 @@ static void child_union(void)
 	EXPECT(try_connect(SOCK_STREAM, 0, "127.0.0.2", f->p2), 0); /* /8 rule, through the /32 entry */
 	EXPECT(try_connect(SOCK_STREAM, 0, "127.0.0.3", f->p2), 0); /* /8 rule */
 	EXPECT(try_connect(SOCK_STREAM, 0, "127.0.0.3", f->p1), -EPERM);
-	EXPECT(try_connect(SOCK_STREAM, 0, "::1", f->p1), 0);	/* IPv6 rule */
+	EXPECT(try_connect(SOCK_STREAM, 0, "::1", f->p1), 0); /* IPv6 rule */
 	EXPECT(try_connect(SOCK_STREAM, 0, "::ffff:127.0.0.3", f->p2), 0);
 	EXPECT(try_connect(SOCK_STREAM, 0, "::ffff:127.0.0.3", f->p1), -EPERM);
 }

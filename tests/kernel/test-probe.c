@@ -79,8 +79,8 @@ static int run_child(void (*fn)(const void *), const void *arg)
 static void assert_exited_0(int status)
 {
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("child: wait status 0x%x (exit %d, signal %d)", status, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		fail_msg("child: wait status 0x%x (exit %d, signal %d)", status,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 static bool read_text(const char *path, char *buf, size_t size)
@@ -164,7 +164,9 @@ static void test_landlock_abi(void **state)
 
 static int ruleset(uint64_t fs, uint64_t net, uint64_t scoped, size_t size)
 {
-	struct cordon_landlock_ruleset_attr attr = { .handled_access_fs = fs, .handled_access_net = net, .scoped = scoped };
+	struct cordon_landlock_ruleset_attr attr = { .handled_access_fs = fs,
+						     .handled_access_net = net,
+						     .scoped = scoped };
 
 	return sys_landlock_create_ruleset(&attr, size, 0);
 }
@@ -237,7 +239,7 @@ static void test_landlock_log_flags(void **state)
 struct filter_case {
 	uint32_t action; /* for getppid */
 	unsigned flags;
-	int expect;	 /* see child_seccomp */
+	int expect; /* see child_seccomp */
 };
 
 enum { EXPECT_ERRNO, EXPECT_RETURNS, EXPECT_INSTALLED, EXPECT_REFUSED };
@@ -307,13 +309,13 @@ static void test_seccomp(void **state)
 		assert_exited_0(run_child(child_seccomp, &(struct filter_case){ SECCOMP_RET_LOG, 0, EXPECT_RETURNS }));
 
 	/* USER_NOTIF: a listener fd comes back. */
-	assert_exited_0(run_child(child_seccomp, &(struct filter_case){ SECCOMP_RET_ALLOW, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-								       caps.seccomp_user_notif ? EXPECT_INSTALLED
-												: EXPECT_REFUSED }));
+	assert_exited_0(run_child(
+		child_seccomp, &(struct filter_case){ SECCOMP_RET_ALLOW, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+						      caps.seccomp_user_notif ? EXPECT_INSTALLED : EXPECT_REFUSED }));
 	/* TSYNC. */
-	assert_exited_0(run_child(child_seccomp, &(struct filter_case){ SECCOMP_RET_ALLOW, SECCOMP_FILTER_FLAG_TSYNC,
-								       caps.seccomp_tsync ? EXPECT_INSTALLED
-											  : EXPECT_REFUSED }));
+	assert_exited_0(run_child(child_seccomp,
+				  &(struct filter_case){ SECCOMP_RET_ALLOW, SECCOMP_FILTER_FLAG_TSYNC,
+							 caps.seccomp_tsync ? EXPECT_INSTALLED : EXPECT_REFUSED }));
 	/* An unknown flag is refused: the negative case the probe relies on. */
 	assert_exited_0(run_child(child_seccomp, &(struct filter_case){ SECCOMP_RET_ALLOW, 1U << 30, EXPECT_REFUSED }));
 }
@@ -391,9 +393,8 @@ static const struct {
 	unsigned long flag;
 	const char *proc; /* /proc/self/ns/<proc> */
 } ns_types[] = {
-	{ CLONE_NEWUSER, "user" }, { CLONE_NEWNS, "mnt" },	   { CLONE_NEWPID, "pid" },
-	{ CLONE_NEWNET, "net" },   { CLONE_NEWIPC, "ipc" },	   { CLONE_NEWUTS, "uts" },
-	{ CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWTIME, "time" },
+	{ CLONE_NEWUSER, "user" }, { CLONE_NEWNS, "mnt" },  { CLONE_NEWPID, "pid" },	   { CLONE_NEWNET, "net" },
+	{ CLONE_NEWIPC, "ipc" },   { CLONE_NEWUTS, "uts" }, { CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWTIME, "time" },
 };
 
 static void child_unshare(const void *arg)
@@ -463,8 +464,9 @@ struct mounts {
 /* An independent reading of the mount table: getmntent on /proc/self/mounts. */
 static void read_mounts(struct mounts *m)
 {
-	static const char *const all_v1[] = { "cpuset", "cpu", "cpuacct", "blkio", "memory", "devices", "freezer",
-					      "net_cls", "perf_event", "net_prio", "hugetlb", "pids", "rdma", "misc" };
+	static const char *const all_v1[] = { "cpuset",	 "cpu",	    "cpuacct", "blkio",	     "memory",
+					      "devices", "freezer", "net_cls", "perf_event", "net_prio",
+					      "hugetlb", "pids",    "rdma",    "misc" };
 	FILE *f = setmntent("/proc/self/mounts", "re");
 	struct mntent *e;
 
@@ -614,8 +616,8 @@ static void test_cgroup_can_create(void **state)
 		if (access(dir, F_OK) == 0)
 			assert_int_equal(rmdir(dir), 0);
 		if (ok != ci->can_create)
-			fail_msg("controller %s at %s: test created a child %d, probe says %d", cordon_cgroup_ctrl_name(i),
-				 ci->path, ok, ci->can_create);
+			fail_msg("controller %s at %s: test created a child %d, probe says %d",
+				 cordon_cgroup_ctrl_name(i), ci->path, ok, ci->can_create);
 	}
 }
 

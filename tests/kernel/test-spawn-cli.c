@@ -130,7 +130,7 @@ static void test_exit_status_of_profile_command(void **state)
 static void test_command_override_and_exit_status(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = {(char *)"--", probe, (char *)"exit", (char *)"42", NULL};
+	char *args[] = { (char *)"--", probe, (char *)"exit", (char *)"42", NULL };
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
@@ -140,7 +140,7 @@ static void test_command_override_and_exit_status(void **state)
 static void test_killed_connector_gives_128_plus_signal(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = {(char *)"--", probe, (char *)"x32", NULL};
+	char *args[] = { (char *)"--", probe, (char *)"x32", NULL };
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
@@ -150,7 +150,7 @@ static void test_killed_connector_gives_128_plus_signal(void **state)
 static void test_sigterm_forwarded(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
+	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
 	pid_t pid;
 
 	(void)state;
@@ -164,7 +164,7 @@ static void test_sigterm_forwarded(void **state)
 
 static void test_setup_failure_is_125_with_step(void **state)
 {
-	char *args[] = {(char *)"--", (char *)"/nonexistent/connector", NULL};
+	char *args[] = { (char *)"--", (char *)"/nonexistent/connector", NULL };
 	char err[1024];
 
 	(void)state;
@@ -197,7 +197,7 @@ static void test_bad_profile_is_125_with_step(void **state)
 
 static void test_usage_error_is_2(void **state)
 {
-	char *args[] = {(char *)"--bogus", NULL};
+	char *args[] = { (char *)"--bogus", NULL };
 
 	(void)state;
 	assert_exited(run_launch(args, NULL, 0, NULL, true), 2);
@@ -206,7 +206,7 @@ static void test_usage_error_is_2(void **state)
 static void test_root_beneath_ceiling(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL};
+	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"read", (char *)"/extra/file", NULL };
 
 	(void)state;
 	snprintf(probe, sizeof(probe), "/opt/cordon-test/sandbox-probe");
@@ -220,7 +220,7 @@ static void test_root_beneath_ceiling(void **state)
 static void test_root_outside_ceiling_refused(void **state)
 {
 	char probe[PATH_MAX], root[PATH_MAX];
-	char *args[] = {(char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL};
+	char *args[] = { (char *)"--root", root, (char *)"--", probe, (char *)"exit", (char *)"0", NULL };
 	char err[1024];
 
 	(void)state;
@@ -248,7 +248,7 @@ static void test_root_outside_ceiling_refused(void **state)
 static void test_report_file(void **state)
 {
 	char probe[PATH_MAX], rep[PATH_MAX];
-	char *args[] = {(char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL};
+	char *args[] = { (char *)"--report", rep, (char *)"--", probe, (char *)"exit", (char *)"3", NULL };
 	json_error_t e;
 	json_t *j;
 
@@ -267,7 +267,7 @@ static void test_report_file(void **state)
 static void test_egress_denial_printed_as_one_line(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = {(char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL};
+	char *args[] = { (char *)"--", probe, (char *)"udp-send", (char *)"127.0.0.1", (char *)"9", NULL };
 	char err[2048];
 
 	(void)state;
@@ -283,7 +283,7 @@ static void test_egress_denial_printed_as_one_line(void **state)
 static void test_stdio_passed_through(void **state)
 {
 	char probe[PATH_MAX];
-	char *argv[] = {launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL};
+	char *argv[] = { launch, (char *)"--profile", profile_path, (char *)"--", probe, (char *)"echo", NULL };
 	int in[2], out[2], st;
 	char buf[256];
 	ssize_t n, len = 0;
@@ -376,7 +376,7 @@ static void test_check_warns_on_uid0_opt_in(void **state)
 static void test_launcher_sigkill_takes_sandbox_down(void **state)
 {
 	char probe[PATH_MAX];
-	char *args[] = {(char *)"--", probe, (char *)"sleep", (char *)"30", NULL};
+	char *args[] = { (char *)"--", probe, (char *)"sleep", (char *)"30", NULL };
 	pid_t pid, init = -1, conn = -1;
 
 	(void)state;
@@ -418,20 +418,20 @@ static void test_launcher_sigkill_takes_sandbox_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exit_status_of_profile_command),
-	    cmocka_unit_test(test_command_override_and_exit_status),
-	    cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
-	    cmocka_unit_test(test_sigterm_forwarded),
-	    cmocka_unit_test(test_setup_failure_is_125_with_step),
-	    cmocka_unit_test(test_bad_profile_is_125_with_step),
-	    cmocka_unit_test(test_usage_error_is_2),
-	    cmocka_unit_test(test_root_beneath_ceiling),
-	    cmocka_unit_test(test_root_outside_ceiling_refused),
-	    cmocka_unit_test(test_report_file),
-	    cmocka_unit_test(test_stdio_passed_through),
-	    cmocka_unit_test(test_egress_denial_printed_as_one_line),
-	    cmocka_unit_test(test_check_warns_on_uid0_opt_in),
-	    cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
+		cmocka_unit_test(test_exit_status_of_profile_command),
+		cmocka_unit_test(test_command_override_and_exit_status),
+		cmocka_unit_test(test_killed_connector_gives_128_plus_signal),
+		cmocka_unit_test(test_sigterm_forwarded),
+		cmocka_unit_test(test_setup_failure_is_125_with_step),
+		cmocka_unit_test(test_bad_profile_is_125_with_step),
+		cmocka_unit_test(test_usage_error_is_2),
+		cmocka_unit_test(test_root_beneath_ceiling),
+		cmocka_unit_test(test_root_outside_ceiling_refused),
+		cmocka_unit_test(test_report_file),
+		cmocka_unit_test(test_stdio_passed_through),
+		cmocka_unit_test(test_egress_denial_printed_as_one_line),
+		cmocka_unit_test(test_check_warns_on_uid0_opt_in),
+		cmocka_unit_test(test_launcher_sigkill_takes_sandbox_down),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -30,8 +30,8 @@ static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *c
 			   const char *needle)
 {
 	struct cordon_profile *p = sbx_profile(S, o);
-	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
-	struct cordon_diag d = {0};
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	int r;
 
@@ -50,7 +50,7 @@ static void expect_refused(const struct sbx_opts *o, const struct cordon_caps *c
 static void test_no_new_privs_missing_refuses_always(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[]"};
+	struct sbx_opts o = { .require = "[]" };
 
 	(void)state;
 	caps.no_new_privs = false;
@@ -97,7 +97,7 @@ static void test_require_namespaces_missing_refuses(void **state)
 static void test_require_network_missing_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
 
 	(void)state;
 	caps.namespaces &= ~(unsigned long)CLONE_NEWNET;
@@ -108,8 +108,8 @@ static void test_require_network_missing_refuses(void **state)
 static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[network]",
-			     .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]"};
+	struct sbx_opts o = { .require = "[network]",
+			      .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [9]}]" };
 
 	(void)state;
 	caps.bpf_cgroup_sock_addr = false;
@@ -119,7 +119,7 @@ static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 static void test_open_network_never_allowed(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[]"};
+	struct sbx_opts o = { .require = "[]" };
 
 	(void)state;
 	/* Neither a network namespace nor Landlock TCP rules: even without
@@ -158,11 +158,11 @@ static unsigned count_leftover_dirs(void)
 static void test_failed_setup_leaves_nothing(void **state)
 {
 	struct cordon_profile *p = sbx_profile(S, NULL);
-	char *argv[] = {(char *)"/nonexistent/connector", NULL};
-	char *ok_argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
-	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .instance_name = "leftover-check"};
+	char *argv[] = { (char *)"/nonexistent/connector", NULL };
+	char *ok_argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .instance_name = "leftover-check" };
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int r, st = -1;
 
 	(void)state;
@@ -194,8 +194,8 @@ static void test_failed_setup_leaves_nothing(void **state)
 
 static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps)
 {
-	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
-	struct cordon_diag d = {0};
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	int r;
 
@@ -220,7 +220,7 @@ static bool missing_names(const json_t *report, const char *control)
 static void test_landlock_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[seccomp, cgroup, namespaces]"};
+	struct sbx_opts o = { .require = "[seccomp, cgroup, namespaces]" };
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -278,7 +278,7 @@ static void test_landlock_old_abi_degraded(void **state)
 static void test_seccomp_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[landlock, cgroup, namespaces]"};
+	struct sbx_opts o = { .require = "[landlock, cgroup, namespaces]" };
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -304,7 +304,7 @@ static void test_seccomp_missing_degraded(void **state)
 static void test_cgroup_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[landlock, seccomp, namespaces]"};
+	struct sbx_opts o = { .require = "[landlock, seccomp, namespaces]" };
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -326,7 +326,7 @@ static void test_cgroup_missing_degraded(void **state)
 static void test_netns_missing_degraded(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup]"};
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup]" };
 	struct cordon_profile *p;
 	json_t *rep;
 
@@ -349,7 +349,7 @@ static void test_netns_missing_degraded(void **state)
 static void test_netns_missing_ebpf_keeps_network_enforced(void **state)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.require = "[landlock, seccomp, cgroup, network]"};
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, network]" };
 	struct cordon_profile *p;
 	json_t *rep, *net;
 
@@ -385,8 +385,8 @@ static void test_full_kernel_not_degraded(void **state)
 	assert_int_equal(json_array_size(json_object_get(rep, "missing")), 0);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "policy_hash"))), 64);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "seccomp_program_hash"))), 64);
-	for (const char *const *c = (const char *const[]){"landlock", "seccomp", "cgroup", "namespaces", "network",
-							  "capabilities", "no_new_privs", NULL};
+	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
+							   "capabilities", "no_new_privs", NULL };
 	     *c; c++)
 		assert_string_equal(sbx_state(rep, *c), "enforced");
 	json_decref(rep);
@@ -396,22 +396,22 @@ static void test_full_kernel_not_degraded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_no_new_privs_missing_refuses_always),
-	    cmocka_unit_test(test_require_landlock_missing_refuses),
-	    cmocka_unit_test(test_require_seccomp_missing_refuses),
-	    cmocka_unit_test(test_require_cgroup_missing_refuses),
-	    cmocka_unit_test(test_require_namespaces_missing_refuses),
-	    cmocka_unit_test(test_require_network_missing_refuses),
-	    cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
-	    cmocka_unit_test(test_open_network_never_allowed),
-	    cmocka_unit_test(test_failed_setup_leaves_nothing),
-	    cmocka_unit_test(test_landlock_missing_degraded),
-	    cmocka_unit_test(test_landlock_old_abi_degraded),
-	    cmocka_unit_test(test_seccomp_missing_degraded),
-	    cmocka_unit_test(test_cgroup_missing_degraded),
-	    cmocka_unit_test(test_netns_missing_degraded),
-	    cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
-	    cmocka_unit_test(test_full_kernel_not_degraded),
+		cmocka_unit_test(test_no_new_privs_missing_refuses_always),
+		cmocka_unit_test(test_require_landlock_missing_refuses),
+		cmocka_unit_test(test_require_seccomp_missing_refuses),
+		cmocka_unit_test(test_require_cgroup_missing_refuses),
+		cmocka_unit_test(test_require_namespaces_missing_refuses),
+		cmocka_unit_test(test_require_network_missing_refuses),
+		cmocka_unit_test(test_require_network_allowlist_without_ebpf_refuses),
+		cmocka_unit_test(test_open_network_never_allowed),
+		cmocka_unit_test(test_failed_setup_leaves_nothing),
+		cmocka_unit_test(test_landlock_missing_degraded),
+		cmocka_unit_test(test_landlock_old_abi_degraded),
+		cmocka_unit_test(test_seccomp_missing_degraded),
+		cmocka_unit_test(test_cgroup_missing_degraded),
+		cmocka_unit_test(test_netns_missing_degraded),
+		cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
+		cmocka_unit_test(test_full_kernel_not_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -21,8 +21,8 @@ static const char abstract_name[] = "cordon-test-abstract-escape";
 
 static int group_setup(void **state)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_un su = {.sun_family = AF_UNIX};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
 	socklen_t len = sizeof(sa);
 	char path[PATH_MAX];
 
@@ -263,7 +263,7 @@ static void test_setns_refused(void **state)
 
 static void test_dangerous_syscalls_refused(void **state)
 {
-	static const char *const names[] = {"bpf", "perf", "io_uring", "keyctl", "userfaultfd", "open_by_handle_at"};
+	static const char *const names[] = { "bpf", "perf", "io_uring", "keyctl", "userfaultfd", "open_by_handle_at" };
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -357,9 +357,9 @@ static void test_rlimits_session_hostname(void **state)
 static void test_env_pass_set_and_credentials(void **state)
 {
 	char cred[PATH_MAX], creds[PATH_MAX + 64];
-	struct sbx_opts o = {.env_pass = "[CORDON_TEST_PASSED, CORDON_TEST_UNSET]", .credentials = creds};
+	struct sbx_opts o = { .env_pass = "[CORDON_TEST_PASSED, CORDON_TEST_UNSET]", .credentials = creds };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *dump;
 	char *argv[5];
@@ -393,9 +393,9 @@ static void test_env_pass_set_and_credentials(void **state)
 
 static void test_keep_fds_passed(void **state)
 {
-	char *argv[] = {P->command[0], (char *)"fd", NULL, NULL};
+	char *argv[] = { P->command[0], (char *)"fd", NULL, NULL };
 	struct cordon_instance *inst = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	char num[16];
 	int pfd[2], st, keep;
 
@@ -406,7 +406,8 @@ static void test_keep_fds_passed(void **state)
 	argv[2] = num;
 	{
 		struct cordon_launch_policy pol = {
-		    .profile = P, .argv = argv, .stdio = CORDON_STDIO_INHERIT, .keep_fds = &keep, .n_keep_fds = 1};
+			.profile = P, .argv = argv, .stdio = CORDON_STDIO_INHERIT, .keep_fds = &keep, .n_keep_fds = 1
+		};
 
 		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst, &d), 0);
 	}
@@ -416,7 +417,7 @@ static void test_keep_fds_passed(void **state)
 	/* An fd that is not open cannot be passed. */
 	{
 		int bad = 987;
-		struct cordon_launch_policy pol = {.profile = P, .argv = argv, .keep_fds = &bad, .n_keep_fds = 1};
+		struct cordon_launch_policy pol = { .profile = P, .argv = argv, .keep_fds = &bad, .n_keep_fds = 1 };
 
 		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst, &d), -EBADF);
 	}
@@ -461,7 +462,7 @@ static void test_fork_and_threads(void **state)
  * while it runs at all. */
 static void test_seccomp_deny_clone_still_starts(void **state)
 {
-	struct sbx_opts o = {.seccomp = "{base: default, action: errno, deny: [clone]}"};
+	struct sbx_opts o = { .seccomp = "{base: default, action: errno, deny: [clone]}" };
 	struct cordon_profile *p = sbx_profile(S, &o);
 
 	(void)state;
@@ -481,42 +482,42 @@ static void test_exit_status_passes_through(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_read_host_file_not_in_view),
-	    cmocka_unit_test(test_write_system_path_refused),
-	    cmocka_unit_test(test_write_sandbox_root_refused),
-	    cmocka_unit_test(test_planted_symlink_out_of_root),
-	    cmocka_unit_test(test_symlink_made_inside_points_nowhere),
-	    cmocka_unit_test(test_hardlink_out_of_root),
-	    cmocka_unit_test(test_rename_out_of_root),
-	    cmocka_unit_test(test_dotdot),
-	    cmocka_unit_test(test_exec_from_rw_root_refused),
-	    cmocka_unit_test(test_mount_table_is_the_view),
-	    cmocka_unit_test(test_host_proc_pid_invisible),
-	    cmocka_unit_test(test_ptrace_outside),
-	    cmocka_unit_test(test_process_vm_readv_outside),
-	    cmocka_unit_test(test_kcmp_outside),
-	    cmocka_unit_test(test_kill_outside),
-	    cmocka_unit_test(test_mount_refused),
-	    cmocka_unit_test(test_user_namespace_refused),
-	    cmocka_unit_test(test_setns_refused),
-	    cmocka_unit_test(test_dangerous_syscalls_refused),
-	    cmocka_unit_test(test_raw_and_packet_sockets_refused),
-	    cmocka_unit_test(test_tcp_to_host_loopback_refused),
-	    cmocka_unit_test(test_host_abstract_unix_refused),
-	    cmocka_unit_test(test_i386_int80_killed),
-	    cmocka_unit_test(test_x32_killed),
-	    cmocka_unit_test(test_tiocsti_refused),
-	    cmocka_unit_test(test_launcher_secret_env_not_visible),
-	    cmocka_unit_test(test_inherited_fd_not_visible),
-	    cmocka_unit_test(test_capabilities_all_zero),
-	    cmocka_unit_test(test_no_new_privs),
-	    cmocka_unit_test(test_rlimits_session_hostname),
-	    cmocka_unit_test(test_env_pass_set_and_credentials),
-	    cmocka_unit_test(test_keep_fds_passed),
-	    cmocka_unit_test(test_read_write_inside_root),
-	    cmocka_unit_test(test_fork_and_threads),
-	    cmocka_unit_test(test_seccomp_deny_clone_still_starts),
-	    cmocka_unit_test(test_exit_status_passes_through),
+		cmocka_unit_test(test_read_host_file_not_in_view),
+		cmocka_unit_test(test_write_system_path_refused),
+		cmocka_unit_test(test_write_sandbox_root_refused),
+		cmocka_unit_test(test_planted_symlink_out_of_root),
+		cmocka_unit_test(test_symlink_made_inside_points_nowhere),
+		cmocka_unit_test(test_hardlink_out_of_root),
+		cmocka_unit_test(test_rename_out_of_root),
+		cmocka_unit_test(test_dotdot),
+		cmocka_unit_test(test_exec_from_rw_root_refused),
+		cmocka_unit_test(test_mount_table_is_the_view),
+		cmocka_unit_test(test_host_proc_pid_invisible),
+		cmocka_unit_test(test_ptrace_outside),
+		cmocka_unit_test(test_process_vm_readv_outside),
+		cmocka_unit_test(test_kcmp_outside),
+		cmocka_unit_test(test_kill_outside),
+		cmocka_unit_test(test_mount_refused),
+		cmocka_unit_test(test_user_namespace_refused),
+		cmocka_unit_test(test_setns_refused),
+		cmocka_unit_test(test_dangerous_syscalls_refused),
+		cmocka_unit_test(test_raw_and_packet_sockets_refused),
+		cmocka_unit_test(test_tcp_to_host_loopback_refused),
+		cmocka_unit_test(test_host_abstract_unix_refused),
+		cmocka_unit_test(test_i386_int80_killed),
+		cmocka_unit_test(test_x32_killed),
+		cmocka_unit_test(test_tiocsti_refused),
+		cmocka_unit_test(test_launcher_secret_env_not_visible),
+		cmocka_unit_test(test_inherited_fd_not_visible),
+		cmocka_unit_test(test_capabilities_all_zero),
+		cmocka_unit_test(test_no_new_privs),
+		cmocka_unit_test(test_rlimits_session_hostname),
+		cmocka_unit_test(test_env_pass_set_and_credentials),
+		cmocka_unit_test(test_keep_fds_passed),
+		cmocka_unit_test(test_read_write_inside_root),
+		cmocka_unit_test(test_fork_and_threads),
+		cmocka_unit_test(test_seccomp_deny_clone_still_starts),
+		cmocka_unit_test(test_exit_status_passes_through),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -68,7 +68,7 @@ static void test_write_into_root_owned_by_other_user(void **state)
 static void test_dynamic_uid_in_documented_range(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	unsigned uid = 0, gid = 0;
 	int ngroups = -1;
@@ -93,8 +93,8 @@ static void test_dynamic_uid_in_documented_range(void **state)
 static void test_concurrent_instances_get_distinct_uids(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_instance *inst[4] = {0};
-	struct cordon_diag d = {0};
+	struct cordon_instance *inst[4] = { 0 };
+	struct cordon_diag d = { 0 };
 	char *argv[4];
 	int st;
 
@@ -105,7 +105,7 @@ static void test_concurrent_instances_get_distinct_uids(void **state)
 	argv[2] = (char *)"2";
 	argv[3] = NULL;
 	for (int i = 0; i < 4; i++) {
-		struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT};
+		struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_INHERIT };
 
 		assert_int_equal(cordon_spawn(&pol, &S->caps, &inst[i], &d), 0);
 		for (int j = 0; j < i; j++)
@@ -122,7 +122,7 @@ static void test_concurrent_instances_get_distinct_uids(void **state)
 
 static void test_named_user_owning_root(void **state)
 {
-	struct sbx_opts o = {.user = "nobody"};
+	struct sbx_opts o = { .user = "nobody" };
 	struct cordon_profile *p;
 	uid_t u;
 	gid_t g;
@@ -140,9 +140,9 @@ static void test_named_user_owning_root(void **state)
 
 static void test_named_root_user_refused(void **state)
 {
-	struct sbx_opts o = {.user = "nobody"};
+	struct sbx_opts o = { .user = "nobody" };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *argv[3];
 
@@ -163,11 +163,11 @@ static void test_named_root_user_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_into_root_owned_by_other_user),
-	    cmocka_unit_test(test_dynamic_uid_in_documented_range),
-	    cmocka_unit_test(test_concurrent_instances_get_distinct_uids),
-	    cmocka_unit_test(test_named_user_owning_root),
-	    cmocka_unit_test(test_named_root_user_refused),
+		cmocka_unit_test(test_write_into_root_owned_by_other_user),
+		cmocka_unit_test(test_dynamic_uid_in_documented_range),
+		cmocka_unit_test(test_concurrent_instances_get_distinct_uids),
+		cmocka_unit_test(test_named_user_owning_root),
+		cmocka_unit_test(test_named_root_user_refused),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -30,9 +30,9 @@ static json_int_t stat_of(const json_t *rep, const char *key)
 
 static void test_fork_bomb_stops_at_pids(void **state)
 {
-	struct sbx_opts o = {.limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}"};
+	struct sbx_opts o = { .limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}" };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *argv[3];
 
@@ -54,11 +54,11 @@ static void test_fork_bomb_stops_at_pids(void **state)
 
 static void test_fork_bomb_stops_without_cgroups(void **state)
 {
-	struct sbx_opts o = {.limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}",
-			     .require = "[landlock, seccomp, namespaces]"};
+	struct sbx_opts o = { .limits = "{memory: 256M, pids: 16, cpu: 1, nofile: 256}",
+			      .require = "[landlock, seccomp, namespaces]" };
 	struct cordon_caps caps = S->caps;
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *argv[3];
 
@@ -80,9 +80,9 @@ static void test_fork_bomb_stops_without_cgroups(void **state)
 
 static void test_memory_bomb_oom_killed_and_reported(void **state)
 {
-	struct sbx_opts o = {.limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}"};
+	struct sbx_opts o = { .limits = "{memory: 48M, pids: 16, cpu: 1, nofile: 256}" };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *argv[3];
 	json_t *ex;
@@ -108,7 +108,7 @@ static void test_memory_bomb_oom_killed_and_reported(void **state)
 static void test_cpu_time_reported(void **state)
 {
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char *argv[4];
 
@@ -128,10 +128,10 @@ static void test_cpu_time_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fork_bomb_stops_at_pids),
-	    cmocka_unit_test(test_fork_bomb_stops_without_cgroups),
-	    cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
-	    cmocka_unit_test(test_cpu_time_reported),
+		cmocka_unit_test(test_fork_bomb_stops_at_pids),
+		cmocka_unit_test(test_fork_bomb_stops_without_cgroups),
+		cmocka_unit_test(test_memory_bomb_oom_killed_and_reported),
+		cmocka_unit_test(test_cpu_time_reported),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

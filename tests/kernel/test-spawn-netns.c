@@ -28,14 +28,14 @@ static int group_teardown(void **state)
 /* Spawns `sandbox-probe sleep 5` with stdio inherited; the caller frees. */
 static int spawn_sleeper(const struct cordon_profile *p, struct cordon_instance **ret)
 {
-	char *argv[] = {p->command[0], (char *)"sleep", (char *)"5", NULL};
+	char *argv[] = { p->command[0], (char *)"sleep", (char *)"5", NULL };
 	struct cordon_launch_policy pol = {
-	    .profile = p,
-	    .argv = argv,
-	    .env_source = environ,
-	    .stdio = CORDON_STDIO_INHERIT,
+		.profile = p,
+		.argv = argv,
+		.env_source = environ,
+		.stdio = CORDON_STDIO_INHERIT,
 	};
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int r = cordon_spawn(&pol, &S->caps, ret, &d);
 
 	if (r < 0)
@@ -134,8 +134,8 @@ static void test_forked_launcher_does_not_share_the_spare(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_each_instance_own_netns),
-	    cmocka_unit_test(test_forked_launcher_does_not_share_the_spare),
+		cmocka_unit_test(test_each_instance_own_netns),
+		cmocka_unit_test(test_forked_launcher_does_not_share_the_spare),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -19,7 +19,7 @@ static const char abstract_name[] = "cordon-test-abstract-network";
 
 static int listen_tcp(char port[8])
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -33,7 +33,7 @@ static int listen_tcp(char port[8])
 
 static int group_setup(void **state)
 {
-	struct sockaddr_un su = {.sun_family = AF_UNIX};
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
 
 	(void)state;
 	S = sbx_new("spawn-network");
@@ -62,7 +62,7 @@ static int group_teardown(void **state)
 static struct cordon_profile *allowlist_profile(void)
 {
 	char net[128];
-	struct sbx_opts o = {.network = net};
+	struct sbx_opts o = { .network = net };
 
 	snprintf(net, sizeof(net), "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [%s]}]", p_allowed);
 	return sbx_profile(S, &o);
@@ -117,7 +117,7 @@ static void test_ebpf_alone_refuses_other_port(void **state)
 	cordon_profile_free(p);
 	{
 		char net[128];
-		struct sbx_opts o = {.network = net, .require = "[seccomp, cgroup, namespaces, network]"};
+		struct sbx_opts o = { .network = net, .require = "[seccomp, cgroup, namespaces, network]" };
 
 		snprintf(net, sizeof(net), "mode: allowlist\n    allow: [{cidr: 127.0.0.1/32, ports: [%s]}]",
 			 p_allowed);
@@ -131,8 +131,8 @@ static void test_ebpf_alone_refuses_other_port(void **state)
 static void test_allowlist_report_enforced_with_ebpf(void **state)
 {
 	struct cordon_profile *p = allowlist_profile();
-	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
-	struct cordon_diag d = {0};
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	json_t *net;
 
@@ -147,7 +147,7 @@ static void test_allowlist_report_enforced_with_ebpf(void **state)
 	 * instance's cgroup2 directory lives inside it. */
 	assert_string_equal(json_string_value(json_object_get(net, "ebpf_attached")), "group");
 	assert_non_null(strstr(json_string_value(json_object_get(
-				   json_object_get(json_object_get(res.report, "controls"), "cgroup"), "path")),
+				       json_object_get(json_object_get(res.report, "controls"), "cgroup"), "path")),
 			       "/cordon/g-"));
 	sbx_result_done(&res);
 	cordon_profile_free(p);
@@ -157,8 +157,8 @@ static void test_allowlist_report_says_degraded_without_ebpf(void **state)
 {
 	struct cordon_caps caps = S->caps;
 	struct cordon_profile *p = allowlist_profile();
-	char *argv[] = {p->command[0], (char *)"exit", (char *)"0", NULL};
-	struct cordon_diag d = {0};
+	char *argv[] = { p->command[0], (char *)"exit", (char *)"0", NULL };
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	json_t *net;
 
@@ -178,13 +178,13 @@ static void test_allowlist_report_says_degraded_without_ebpf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_allowed_port_connects),
-	    cmocka_unit_test(test_other_port_refused),
-	    cmocka_unit_test(test_host_abstract_unix_scoped),
-	    cmocka_unit_test(test_other_address_on_allowed_port_refused_by_ebpf),
-	    cmocka_unit_test(test_ebpf_alone_refuses_other_port),
-	    cmocka_unit_test(test_allowlist_report_enforced_with_ebpf),
-	    cmocka_unit_test(test_allowlist_report_says_degraded_without_ebpf),
+		cmocka_unit_test(test_allowed_port_connects),
+		cmocka_unit_test(test_other_port_refused),
+		cmocka_unit_test(test_host_abstract_unix_scoped),
+		cmocka_unit_test(test_other_address_on_allowed_port_refused_by_ebpf),
+		cmocka_unit_test(test_ebpf_alone_refuses_other_port),
+		cmocka_unit_test(test_allowlist_report_enforced_with_ebpf),
+		cmocka_unit_test(test_allowlist_report_says_degraded_without_ebpf),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

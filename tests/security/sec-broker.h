@@ -31,7 +31,7 @@
 static inline char *sec_helper(const char *name)
 {
 	char *p;
-	const char *dirs[] = {cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"), NULL};
+	const char *dirs[] = { cordon_test_env("CORDON_HELPERS_DIR", "build/tests/helpers"), NULL };
 	char alt[4096];
 
 	snprintf(alt, sizeof(alt), "%s/tests", cordon_test_env("CORDON_BUILD_DIR", "build"));
@@ -50,7 +50,7 @@ static inline char *sec_helper(const char *name)
 static inline void sec_connector_start(struct mcp_peer *peer, const char *mode, const char *arg)
 {
 	char *bin = sec_helper("evil-connector");
-	char *argv[] = {bin, (char *)mode, (char *)arg, NULL};
+	char *argv[] = { bin, (char *)mode, (char *)arg, NULL };
 	json_t *init;
 
 	assert_int_equal(mcp_peer_start(peer, argv), 0);
@@ -95,7 +95,7 @@ enum sec_dispatch_outcome {
 static inline int sec_dispatch(struct bt *t, struct mcp_peer *peer, const struct cordon_call *call,
 			       const char *approval_id, const char *idem, char **ret_result)
 {
-	struct cordon_action_begin b = {.call = *call, .approval_id = approval_id, .idempotency_key = idem};
+	struct cordon_action_begin b = { .call = *call, .approval_id = approval_id, .idempotency_key = idem };
 	struct cordon_action_begin_result res = {};
 	json_t *args, *result;
 	char *text;

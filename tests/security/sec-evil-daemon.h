@@ -183,7 +183,7 @@ static inline long long evil_db_bytes(void)
 {
 	long long total = 0;
 
-	for (const char *const *suffix = (const char *const[]){"", "-wal", NULL}; *suffix; suffix++) {
+	for (const char *const *suffix = (const char *const[]){ "", "-wal", NULL }; *suffix; suffix++) {
 		char path[700];
 		struct stat st;
 

@@ -22,17 +22,18 @@ enum kill_step {
 	KILL_AFTER_COMPLETE,   /* completed; killed before anything else */
 };
 
-static const char *const kill_step_name[] = {"after-approval", "after-begin", "after-dispatched", "after-effect",
-					     "after-complete"};
+static const char *const kill_step_name[] = { "after-approval", "after-begin", "after-dispatched", "after-effect",
+					      "after-complete" };
 
 static inline void kill9_child(struct bt *t, struct mcp_peer *peer, const char *tool, const char *idem,
 			       enum kill_step step)
 {
-	static const uint8_t seed[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-	static const uint8_t keybytes[32] = {0x42, 0x43, 0x44};
-	struct cordon_db_options o = {.clock = &t->clock.clock, .busy_timeout_ms = 2000};
-	struct cordon_audit_options ao = {
-	    .origin = "cordon.test/audit", .checkpoint_every = 1000, .checkpoint_interval_usec = 3600 * SEC};
+	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const uint8_t keybytes[32] = { 0x42, 0x43, 0x44 };
+	struct cordon_db_options o = { .clock = &t->clock.clock, .busy_timeout_ms = 2000 };
+	struct cordon_audit_options ao = { .origin = "cordon.test/audit",
+					   .checkpoint_every = 1000,
+					   .checkpoint_interval_usec = 3600 * SEC };
 	struct cordon_note_signer *signer = NULL;
 	struct cordon_diag d = {};
 	struct cordon_db *db = NULL;
@@ -73,7 +74,7 @@ static inline void kill9_child(struct bt *t, struct mcp_peer *peer, const char *
 	CHILD_CHECK(cordon_approval_decide(db, key, &op, info.id, true, code) == 0);
 	if (step == KILL_AFTER_APPROVAL)
 		raise(SIGKILL);
-	b = (struct cordon_action_begin){.call = call, .approval_id = info.id, .idempotency_key = idem};
+	b = (struct cordon_action_begin){ .call = call, .approval_id = info.id, .idempotency_key = idem };
 	CHILD_CHECK(cordon_action_begin(db, key, &b, &res) == 0);
 	CHILD_CHECK(res.outcome == CORDON_BEGIN_DISPATCH);
 	if (step == KILL_AFTER_BEGIN)

@@ -70,7 +70,7 @@ static inline struct paths *paths_new(void)
 
 	snprintf(bin, sizeof(bin), "%s/cordon-fs", cordon_test_env("CORDON_TOOLS_DIR", "build/tools"));
 	{
-		char *argv[] = {bin, p->work, NULL};
+		char *argv[] = { bin, p->work, NULL };
 
 		assert_int_equal(mcp_peer_start(&p->fs, argv), 0);
 	}
@@ -94,11 +94,11 @@ static inline void paths_free(struct paths *p)
  * (0 or -errno), and never an fd of a file outside. */
 static inline void paths_expect_resolve(struct paths *p, const char *path, unsigned flags, int open_flags, int want)
 {
-	const struct cordon_caps *caps[] = {&p->caps_openat2, &p->caps_walk};
-	static const char *const names[] = {"openat2", "walk"};
+	const struct cordon_caps *caps[] = { &p->caps_openat2, &p->caps_walk };
+	static const char *const names[] = { "openat2", "walk" };
 
 	for (size_t i = 0; i < 2; i++) {
-		struct cordon_resolve_how how = {.open_flags = open_flags, .mode = 0644, .flags = flags};
+		struct cordon_resolve_how how = { .open_flags = open_flags, .mode = 0644, .flags = flags };
 		int fd = -1, r = cordon_resolve(p->root_fd, path, &how, caps[i], &fd);
 
 		printf("  resolve[%s] %-40s -> %s\n", names[i], path, r < 0 ? strerror(-r) : "ok");

@@ -66,8 +66,8 @@ static int listen_on(int family, int type, const char *addr, uint16_t *port)
 		assert_int_equal(listen(fd, 16), 0);
 	len = sizeof(ss);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
-	*port =
-	    ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					: ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return fd;
 }
 
@@ -101,7 +101,7 @@ static int try_connect(int family, int protocol, const char *addr, uint16_t port
 
 static int try_sendto(const char *addr, uint16_t port)
 {
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
 
 	if (fd < 0)
@@ -237,8 +237,8 @@ static void test_profile_empty_allowlist_refused(void **state)
 static void test_sandbox_ungranted_destination_no_egress(void **state)
 {
 	struct sbx *s = sbx_new("sec-egress");
-	struct sbx_opts o = {.network = "mode: allowlist\n    allow: [{cidr: 127.0.0.3/32, ports: [9]}]",
-			     .require = "[landlock, seccomp, namespaces, network]"};
+	struct sbx_opts o = { .network = "mode: allowlist\n    allow: [{cidr: 127.0.0.3/32, ports: [9]}]",
+			      .require = "[landlock, seccomp, namespaces, network]" };
 	struct cordon_profile *p;
 	char probe[PATH_MAX], ports[8], uports[8], buf[8];
 	uint16_t port = 0, uport = 0;
@@ -256,8 +256,8 @@ static void test_sandbox_ungranted_destination_no_egress(void **state)
 	assert_exited(sbx_probe_with(p, &s->caps, "tcp-connect", "127.0.0.2", ports), EACCES);
 	assert_exited(sbx_probe_with(p, &s->caps, "tcp-connect", "127.0.0.1", ports), EACCES);
 	{
-		char *argv[] = {probe, (char *)"udp-send", (char *)"127.0.0.2", uports, NULL};
-		struct cordon_diag d = {0};
+		char *argv[] = { probe, (char *)"udp-send", (char *)"127.0.0.2", uports, NULL };
+		struct cordon_diag d = { 0 };
 		struct sbx_result res;
 
 		assert_int_equal(sbx_spawn(p, &s->caps, argv, &res, &d), 0);
@@ -276,9 +276,9 @@ static void test_sandbox_ungranted_destination_no_egress(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ebpf_layer_empty_allowlist_no_egress),
-	    cmocka_unit_test(test_profile_empty_allowlist_refused),
-	    cmocka_unit_test(test_sandbox_ungranted_destination_no_egress),
+		cmocka_unit_test(test_ebpf_layer_empty_allowlist_no_egress),
+		cmocka_unit_test(test_profile_empty_allowlist_refused),
+		cmocka_unit_test(test_sandbox_ungranted_destination_no_egress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,7 +45,7 @@ static int request(struct bt *t, const struct cordon_approval_limits *lim, const
 static void test_approval_spam_rate_limited_and_coalesced(void **state)
 {
 	struct bt *t = bt_new();
-	struct cordon_approval_limits lim = {.per_session = 4, .total = 6};
+	struct cordon_approval_limits lim = { .per_session = 4, .total = 6 };
 	struct cordon_approval_info first, info, keep[4];
 
 	(void)state;
@@ -108,7 +108,7 @@ static void test_approval_spam_rate_limited_and_coalesced(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_approval_spam_rate_limited_and_coalesced),
+		cmocka_unit_test(test_approval_spam_rate_limited_and_coalesced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

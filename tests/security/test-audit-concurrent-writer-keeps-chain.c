@@ -27,12 +27,13 @@ static int teardown(void **state)
 
 static void test_concurrent_writer_keeps_chain(void **state)
 {
-	struct cordon_db_options o = {.busy_timeout_ms = 200};
+	struct cordon_db_options o = { .busy_timeout_ms = 200 };
 	struct cordon_db *other = NULL;
 	struct cordon_diag d = {};
-	struct cordon_audit_event ev = {
-	    CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = NULL,	 .connector = "fs",
-	    .tool = "read_file",     .tier = CORDON_RISK_READ,	     .decision = "allow"};
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+					 .actor = NULL,		  .connector = "fs",
+					 .tool = "read_file",	  .tier = CORDON_RISK_READ,
+					 .decision = "allow" };
 	int r, failures = 0;
 
 	(void)state;
@@ -65,7 +66,7 @@ static void test_concurrent_writer_keeps_chain(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_concurrent_writer_keeps_chain, teardown),
+		cmocka_unit_test_teardown(test_concurrent_writer_keeps_chain, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

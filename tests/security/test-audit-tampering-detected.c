@@ -81,7 +81,7 @@ static int group_teardown(void **state)
 /* Copies the golden log, runs the attacker's SQL on it, verifies. */
 static struct cordon_audit_report attack(const char *sql)
 {
-	struct cordon_db_options o = {.clock = &T->clock.clock};
+	struct cordon_db_options o = { .clock = &T->clock.clock };
 	struct cordon_audit_report rep;
 	struct cordon_diag d = {};
 	struct cordon_db *db = NULL;
@@ -116,7 +116,7 @@ static void test_untouched_log_passes(void **state)
 static void test_edit_detected(void **state)
 {
 	struct cordon_audit_report rep =
-	    attack("UPDATE audit SET record = CAST(upper(CAST(record AS TEXT)) AS BLOB) WHERE seq = 5");
+		attack("UPDATE audit SET record = CAST(upper(CAST(record AS TEXT)) AS BLOB) WHERE seq = 5");
 
 	(void)state;
 	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
@@ -128,8 +128,8 @@ static void test_edit_detected(void **state)
 static void test_wellformed_edit_detected(void **state)
 {
 	struct cordon_audit_report rep =
-	    attack("UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"fs\"', '\"gh\"') AS BLOB) "
-		   "WHERE seq = (SELECT min(seq) FROM audit WHERE instr(CAST(record AS TEXT), '\"fs\"') > 0)");
+		attack("UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), '\"fs\"', '\"gh\"') AS BLOB) "
+		       "WHERE seq = (SELECT min(seq) FROM audit WHERE instr(CAST(record AS TEXT), '\"fs\"') > 0)");
 
 	(void)state;
 	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
@@ -147,10 +147,10 @@ static void test_delete_detected(void **state)
 
 static void test_reorder_detected(void **state)
 {
-	struct cordon_audit_report rep =
-	    attack("CREATE TEMP TABLE sw AS SELECT id, seq, record, leaf FROM audit WHERE seq IN (7, 8);"
-		   "UPDATE audit SET (seq, record, leaf) = (SELECT seq, record, leaf FROM sw WHERE sw.id != audit.id) "
-		   "WHERE id IN (SELECT id FROM sw);");
+	struct cordon_audit_report rep = attack(
+		"CREATE TEMP TABLE sw AS SELECT id, seq, record, leaf FROM audit WHERE seq IN (7, 8);"
+		"UPDATE audit SET (seq, record, leaf) = (SELECT seq, record, leaf FROM sw WHERE sw.id != audit.id) "
+		"WHERE id IN (SELECT id FROM sw);");
 
 	(void)state;
 	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
@@ -176,9 +176,9 @@ static void test_truncate_with_checkpoints_removed_detected(void **state)
 
 static void test_forged_checkpoint_detected(void **state)
 {
-	static const uint8_t forger_seed[32] = {0x66, 0x6f, 0x72, 0x67, 0x65};
+	static const uint8_t forger_seed[32] = { 0x66, 0x6f, 0x72, 0x67, 0x65 };
 	struct cordon_note_signer *forger = NULL;
-	struct cordon_checkpoint cp = {.origin = "cordon.test/audit"};
+	struct cordon_checkpoint cp = { .origin = "cordon.test/audit" };
 	char *note = NULL, *sql = NULL, *hex;
 	struct cordon_audit_report rep;
 	size_t len;
@@ -208,14 +208,14 @@ static void test_forged_checkpoint_detected(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_untouched_log_passes),
-	    cmocka_unit_test(test_edit_detected),
-	    cmocka_unit_test(test_wellformed_edit_detected),
-	    cmocka_unit_test(test_delete_detected),
-	    cmocka_unit_test(test_reorder_detected),
-	    cmocka_unit_test(test_truncate_detected),
-	    cmocka_unit_test(test_truncate_with_checkpoints_removed_detected),
-	    cmocka_unit_test(test_forged_checkpoint_detected),
+		cmocka_unit_test(test_untouched_log_passes),
+		cmocka_unit_test(test_edit_detected),
+		cmocka_unit_test(test_wellformed_edit_detected),
+		cmocka_unit_test(test_delete_detected),
+		cmocka_unit_test(test_reorder_detected),
+		cmocka_unit_test(test_truncate_detected),
+		cmocka_unit_test(test_truncate_with_checkpoints_removed_detected),
+		cmocka_unit_test(test_forged_checkpoint_detected),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

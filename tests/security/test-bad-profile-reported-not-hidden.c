@@ -54,8 +54,8 @@
 static struct rcd C;
 
 static const char *const loader_error =
-    "connector.bogus_key: unknown key (expected one of: description, command, workdir, env, credentials, "
-    "instances)";
+	"connector.bogus_key: unknown key (expected one of: description, command, workdir, env, credentials, "
+	"instances)";
 
 static int teardown(void **state)
 {
@@ -137,7 +137,7 @@ static void test_bad_profile_reported_not_hidden(void **state)
 
 	/* /metrics counts it. */
 	{
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		const char *req = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 		char *m;
@@ -256,7 +256,7 @@ static void test_failed_add_installs_nothing(void **state)
 	json_decref(st);
 	list = rcd_ctl_json(&C, "connectors", "list", NULL);
 	json_array_foreach(list, i, e) if (!strcmp(json_string_value(json_object_get(e, "id")), "nostart"))
-	    assert_false(json_is_true(json_object_get(e, "installed")));
+		assert_false(json_is_true(json_object_get(e, "installed")));
 	json_decref(list);
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "show", "nostart", (char *)NULL), 1); /* EXIT_FAILED */
 	/* Retried: the same failure, not "already installed". */
@@ -273,9 +273,9 @@ static void test_failed_add_installs_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_bad_profile_reported_not_hidden, teardown),
-	    cmocka_unit_test_teardown(test_good_profiles_only_name_nothing, teardown),
-	    cmocka_unit_test_teardown(test_failed_add_installs_nothing, teardown),
+		cmocka_unit_test_teardown(test_bad_profile_reported_not_hidden, teardown),
+		cmocka_unit_test_teardown(test_good_profiles_only_name_nothing, teardown),
+		cmocka_unit_test_teardown(test_failed_add_installs_nothing, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

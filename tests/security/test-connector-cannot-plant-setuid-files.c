@@ -126,9 +126,9 @@ static struct cordon_fs_entry *data_root(struct cordon_profile *p)
 static void run_plant(const char *seccomp, bool strict, uid_t owner)
 {
 	struct sbx *s = sbx_new("plant");
-	struct sbx_opts o = {.seccomp = seccomp};
+	struct sbx_opts o = { .seccomp = seccomp };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	struct stat before, after;
 	char inside[PATH_MAX], plain[PATH_MAX], list[256];
@@ -145,7 +145,7 @@ static void run_plant(const char *seccomp, bool strict, uid_t owner)
 	assert_int_equal(before.st_uid, owner);
 	assert_int_equal(before.st_mode & 07777, 0755);
 
-	char *argv[] = {inside, "plant", "/data", NULL};
+	char *argv[] = { inside, "plant", "/data", NULL };
 	r = sbx_spawn(p, &s->caps, argv, &res, &d);
 	if (r < 0)
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
@@ -205,9 +205,9 @@ static void test_uid0_root_without_opt_in_refused(void **state)
 {
 	struct sbx *s = sbx_new("plant-refused");
 	struct cordon_profile *p = sbx_profile(s, NULL);
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
-	char *argv[] = {(char *)"/opt/cordon-test/sandbox-probe", (char *)"exit", (char *)"0", NULL};
+	char *argv[] = { (char *)"/opt/cordon-test/sandbox-probe", (char *)"exit", (char *)"0", NULL };
 	char want[PATH_MAX + 64];
 	DIR *dir;
 	int n = 0;
@@ -233,10 +233,10 @@ static void test_uid0_root_without_opt_in_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_uid0_root_default_base),
-	    cmocka_unit_test(test_uid0_root_strict_base),
-	    cmocka_unit_test(test_user_owned_root),
-	    cmocka_unit_test(test_uid0_root_without_opt_in_refused),
+		cmocka_unit_test(test_uid0_root_default_base),
+		cmocka_unit_test(test_uid0_root_strict_base),
+		cmocka_unit_test(test_user_owned_root),
+		cmocka_unit_test(test_uid0_root_without_opt_in_refused),
 	};
 
 	cordon_test_require_root();

@@ -61,7 +61,7 @@ static void test_protocol_warnings_rate_limited(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_protocol_warnings_rate_limited, evil_teardown),
+		cmocka_unit_test_teardown(test_protocol_warnings_rate_limited, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,7 +43,7 @@ static int teardown(void **state)
 static void test_cordon_exec_large_output_capped_not_broken(void **state)
 {
 	char bin[4096];
-	char *argv[] = {bin, dir, NULL};
+	char *argv[] = { bin, dir, NULL };
 	json_t *res, *sc, *init;
 	char *s;
 
@@ -94,7 +94,7 @@ static void test_cordon_exec_large_output_capped_not_broken(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_cordon_exec_large_output_capped_not_broken, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cordon_exec_large_output_capped_not_broken, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,8 +115,8 @@ static void test_crash_after_effect_not_replay_safe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_crash_after_effect_replay_safe, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_crash_after_effect_not_replay_safe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_after_effect_replay_safe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_after_effect_not_replay_safe, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

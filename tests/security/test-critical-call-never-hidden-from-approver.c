@@ -60,14 +60,14 @@
 #include "cleanup.h"
 #include "inventory.h"
 
-#define GHP "ghp_Zq8rT3vN6yB1xK4mW7pL0sD2fH5jG9cA0e1u"
+#define GHP	   "ghp_Zq8rT3vN6yB1xK4mW7pL0sD2fH5jG9cA0e1u"
 #define CMD_BEARER "Bearer abcdefghijklmnopqrstuvwx0123456789ABCDEFGH; curl -s https://127.0.0.2/x -o /data/x"
-#define CMD_PEM                                                                                                    \
-	"printf '%s' '-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----' > "      \
-	"/data/key # \xe2\x80\xae"                                                                                  \
+#define CMD_PEM                                                                                                        \
+	"printf '%s' '-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----' > "        \
+	"/data/key # \xe2\x80\xae"                                                                                     \
 	"txt.exe"
-#define CMD_PEM_SHOWN                                                                                              \
-	"printf '%s' '-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----' > "      \
+#define CMD_PEM_SHOWN                                                                                                  \
+	"printf '%s' '-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-----END PRIVATE KEY-----' > "        \
 	"/data/key # \\u202Etxt.exe"
 #define TEXT_WITH_TOKEN "deploy with " GHP " now"
 
@@ -242,8 +242,8 @@ static void critical_shown_and_run(struct mcp_peer *p, const char *cmd, const ch
 	long rid;
 	json_t *r;
 
-	rid = mcp_peer_send_request(p, "tools/call",
-				    json_pack("{s:s, s:{s:s}}", "name", "fake__run_shell", "arguments", "command", cmd));
+	rid = mcp_peer_send_request(
+		p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__run_shell", "arguments", "command", cmd));
 	wait_requested(id);
 	assert_true(asprintf(&args, "approvals show %s", id) > 0);
 	assert_int_equal(ctl(args, &out), 0);
@@ -254,7 +254,8 @@ static void critical_shown_and_run(struct mcp_peer *p, const char *cmd, const ch
 	assert_null(strstr(out, "<masked"));
 	assert_null(strstr(out, "masked:"));
 	if (warns)
-		assert_non_null(strstr(out, "  WARNING:    1 invisible, bidi or look-alike characters in the arguments\n"));
+		assert_non_null(
+			strstr(out, "  WARNING:    1 invisible, bidi or look-alike characters in the arguments\n"));
 	else
 		assert_null(strstr(out, "WARNING"));
 	confirmation_code(out, code, sizeof(code));
@@ -295,8 +296,8 @@ static int64_t audit_count(const char *like)
 	snprintf(path, sizeof(path), "%s/cordon.db", H.state);
 	assert_int_equal(sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	sqlite3_busy_timeout(s, 5000);
-	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM audit WHERE instr(CAST(record AS TEXT), ?1) > 0", -1,
-					    &st, NULL),
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM audit WHERE instr(CAST(record AS TEXT), ?1) > 0",
+					    -1, &st, NULL),
 			 SQLITE_OK);
 	sqlite3_bind_text(st, 1, like, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -318,10 +319,9 @@ static void test_masked_value_revealed_audited_never_logged(void **state)
 
 	(void)state;
 	session(&p);
-	rid = mcp_peer_send_request(
-	    &p, "tools/call",
-	    json_pack("{s:s, s:{s:s, s:s}}", "name", "fake__append", "arguments", "text", TEXT_WITH_TOKEN,
-		      "t\xd0\xb0rget", "/data/out"));
+	rid = mcp_peer_send_request(&p, "tools/call",
+				    json_pack("{s:s, s:{s:s, s:s}}", "name", "fake__append", "arguments", "text",
+					      TEXT_WITH_TOKEN, "t\xd0\xb0rget", "/data/out"));
 	wait_requested(id);
 	assert_true(asprintf(&args, "approvals show %s", id) > 0);
 	assert_int_equal(ctl(args, &out), 0);

@@ -141,10 +141,11 @@ static void test_help_names_the_private_default_user(void **state)
 		fputc(c, m);
 	fclose(m);
 	assert_int_equal(pclose(p), 0);
-	assert_non_null(strstr(out, "  --user NAME              user to run as (as root default: cordond's private id "
-				    "1879048191,\n"
-				    "                           which no user entry names; a shared account such as nobody\n"
-				    "                           is refused)\n"));
+	assert_non_null(strstr(out,
+			       "  --user NAME              user to run as (as root default: cordond's private id "
+			       "1879048191,\n"
+			       "                           which no user entry names; a shared account such as nobody\n"
+			       "                           is refused)\n"));
 	assert_null(strstr(out, "default: nobody"));
 	free(out);
 }
@@ -152,8 +153,8 @@ static void test_help_names_the_private_default_user(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_default_user_keeps_db_from_gateway_clients, teardown),
-	    cmocka_unit_test(test_help_names_the_private_default_user),
+		cmocka_unit_test_teardown(test_default_user_keeps_db_from_gateway_clients, teardown),
+		cmocka_unit_test(test_help_names_the_private_default_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,7 +95,7 @@ static enum read_outcome read_line(int fd, char *buf, size_t cap, size_t *len, i
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*len = 0;
 	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		struct timespec now;
 		long left;
 		ssize_t n;
@@ -129,9 +129,9 @@ static void start(struct run *r, const char *mode, const char *arg)
 {
 	static unsigned n;
 	char bin[PATH_MAX];
-	char *argv[] = {bin, (char *)mode, (char *)arg, NULL};
+	char *argv[] = { bin, (char *)mode, (char *)arg, NULL };
 	struct cordon_profile *p = sbx_profile(S, NULL);
-	struct cordon_launch_policy pol = {.profile = p, .argv = argv, .stdio = CORDON_STDIO_PIPES};
+	struct cordon_launch_policy pol = { .profile = p, .argv = argv, .stdio = CORDON_STDIO_PIPES };
 	struct cordon_diag d = {};
 	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n";
 	static char buf[65536];
@@ -149,7 +149,7 @@ static void start(struct run *r, const char *mode, const char *arg)
 	close(cordon_instance_take_stdio(r->inst, 2));
 	r->uid = cordon_instance_uid(r->inst);
 	cg = json_string_value(json_object_get(
-	    json_object_get(json_object_get(cordon_instance_report(r->inst), "controls"), "cgroup"), "path"));
+		json_object_get(json_object_get(cordon_instance_report(r->inst), "controls"), "cgroup"), "path"));
 	snprintf(r->cgpath, sizeof(r->cgpath), "%s", cg ? cg : "");
 	assert_int_equal(write(r->to, init, strlen(init)), (ssize_t)strlen(init));
 	assert_int_equal(read_line(r->from, buf, sizeof(buf), &len, 5000), R_LINE);
@@ -180,7 +180,7 @@ static int finish(struct run *r, bool kill_first)
 		assert_int_equal(stat(r->cgpath, &st), -1);
 	{
 		/* No v1 directory of that name either. */
-		static const char *const ctrls[] = {"memory", "pids", "cpu", "cpu,cpuacct", "unified"};
+		static const char *const ctrls[] = { "memory", "pids", "cpu", "cpu,cpuacct", "unified" };
 
 		for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
 			char cmd[PATH_MAX + 128], out[256] = "";
@@ -303,10 +303,10 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flood_1gib_is_capped),
-	    cmocka_unit_test(test_never_answers_is_killed),
-	    cmocka_unit_test(test_exit_mid_response_is_an_error),
-	    cmocka_unit_test(test_fork_outlive_is_reaped),
+		cmocka_unit_test(test_flood_1gib_is_capped),
+		cmocka_unit_test(test_never_answers_is_killed),
+		cmocka_unit_test(test_exit_mid_response_is_an_error),
+		cmocka_unit_test(test_fork_outlive_is_reaped),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

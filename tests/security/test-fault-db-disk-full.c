@@ -89,8 +89,10 @@ static void test_db_disk_full_fails_closed_and_resumes(void **state)
 	printf("  dispatch on a full disk: %s\n", strerror(-r));
 	assert_true(r == -ENOSPC || r == -EIO);
 	{
-		struct cordon_decide_request rq = {
-		    .session = "s1", .connector = "fs", .tool = "delete_file", .fingerprint = bt_fp(t, "delete_file")};
+		struct cordon_decide_request rq = { .session = "s1",
+						    .connector = "fs",
+						    .tool = "delete_file",
+						    .fingerprint = bt_fp(t, "delete_file") };
 		struct cordon_broker_decision d;
 
 		(void)cordon_broker_decide(t->db, &rq, &d);
@@ -131,7 +133,7 @@ static void test_db_disk_full_fails_closed_and_resumes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_db_disk_full_fails_closed_and_resumes),
+		cmocka_unit_test(test_db_disk_full_fails_closed_and_resumes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

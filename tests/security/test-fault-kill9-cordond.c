@@ -191,9 +191,9 @@ static void test_kill9_after_result(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_kill9_before_dispatch, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_dispatch_before_result, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_result, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_before_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_dispatch_before_result, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_result, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,12 +171,12 @@ static void test_fault_before_audit_commit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_kill9_after_approval, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_begin, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_dispatched, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_effect, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_kill9_after_complete, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_fault_before_audit_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_approval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_begin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_dispatched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_effect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_after_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_before_audit_commit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,7 @@ static int group_teardown(void **state)
 static struct cordon_profile *profile_without_limits(void)
 {
 	struct cordon_profile *p = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	char *text;
 	int r;
 
@@ -111,9 +111,9 @@ static void assert_cgroup_gone(const json_t *rep)
 static void test_fork_bomb_contained_by_default_pids_limit(void **state)
 {
 	struct cordon_profile *p = profile_without_limits();
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
-	char *argv[] = {p->command[0], (char *)"forkbomb", NULL};
+	char *argv[] = { p->command[0], (char *)"forkbomb", NULL };
 	const char *s;
 	json_t *cg, *lim, *ls, *defs;
 	int n = -1;
@@ -138,7 +138,8 @@ static void test_fork_bomb_contained_by_default_pids_limit(void **state)
 	cg = cgroup_entry(res.report);
 	assert_string_equal(json_string_value(json_object_get(cg, "state")), "enforced");
 	lim = json_object_get(cg, "limits");
-	assert_true(json_integer_value(json_object_get(lim, "memory_bytes")) == (json_int_t)CORDON_LIMIT_DEFAULT_MEMORY);
+	assert_true(json_integer_value(json_object_get(lim, "memory_bytes")) ==
+		    (json_int_t)CORDON_LIMIT_DEFAULT_MEMORY);
 	assert_int_equal(json_integer_value(json_object_get(lim, "pids")), CORDON_LIMIT_DEFAULT_PIDS);
 	assert_int_equal(json_integer_value(json_object_get(lim, "cpu_micro")), CORDON_LIMIT_DEFAULT_CPU_MICRO);
 	assert_int_equal(json_integer_value(json_object_get(lim, "nofile")), CORDON_LIMIT_DEFAULT_NOFILE);
@@ -161,9 +162,9 @@ static void test_fork_bomb_contained_by_default_pids_limit(void **state)
 static void test_memory_bomb_contained_by_default_memory_limit(void **state)
 {
 	struct cordon_profile *p = profile_without_limits();
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
-	char *argv[] = {p->command[0], (char *)"membomb", NULL};
+	char *argv[] = { p->command[0], (char *)"membomb", NULL };
 
 	(void)state;
 	assert_int_equal(sbx_spawn(p, &S->caps, argv, &res, &d), 0);
@@ -194,10 +195,10 @@ static void test_default_nofile_applied(void **state)
 static void test_unset_limit_reported_degraded(void **state)
 {
 	struct cordon_profile *p = profile_without_limits();
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char nofile[16];
-	char *argv[] = {p->command[0], (char *)"rlimits", nofile, NULL};
+	char *argv[] = { p->command[0], (char *)"rlimits", nofile, NULL };
 	json_t *cg, *miss, *m;
 	size_t i;
 	bool named = false;
@@ -217,7 +218,7 @@ static void test_unset_limit_reported_degraded(void **state)
 	miss = json_object_get(res.report, "missing");
 	json_array_foreach(miss, i, m) if (!strcmp(json_string_value(json_object_get(m, "control")), "cgroup") &&
 					   !strcmp(json_string_value(json_object_get(m, "what")), "pids limit")) named =
-	    true;
+		true;
 	assert_true(named);
 	assert_cgroup_gone(res.report);
 	sbx_result_done(&res);

@@ -29,7 +29,7 @@
 
 static int make_socket(const char *path)
 {
-	struct sockaddr_un su = {.sun_family = AF_UNIX};
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
@@ -94,9 +94,9 @@ static void test_gateway_cannot_open_docker_socket_or_db(void **state)
 	/* 2. A sandboxed connector. */
 	p = sbx_profile(s, NULL);
 	{
-		char *argv1[] = {probe_inside, (char *)"unix-connect", sock, NULL};
-		char *argv2[] = {probe_inside, (char *)"open-ro", t->path, NULL};
-		char *argv3[] = {probe_inside, (char *)"unix-connect", (char *)"/data/docker.sock", NULL};
+		char *argv1[] = { probe_inside, (char *)"unix-connect", sock, NULL };
+		char *argv2[] = { probe_inside, (char *)"open-ro", t->path, NULL };
+		char *argv3[] = { probe_inside, (char *)"unix-connect", (char *)"/data/docker.sock", NULL };
 		struct sbx_result res;
 		struct cordon_diag d = {};
 
@@ -127,7 +127,7 @@ static void test_gateway_cannot_open_docker_socket_or_db(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gateway_cannot_open_docker_socket_or_db),
+		cmocka_unit_test(test_gateway_cannot_open_docker_socket_or_db),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

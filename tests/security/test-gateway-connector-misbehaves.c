@@ -346,10 +346,10 @@ static void test_malicious_connector_through_cordond(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_flood_through_cordond, teardown),
-	    cmocka_unit_test_teardown(test_exit_mid_response_through_cordond, teardown),
-	    cmocka_unit_test_teardown(test_never_answers_through_cordond, teardown),
-	    cmocka_unit_test_teardown(test_malicious_connector_through_cordond, teardown),
+		cmocka_unit_test_teardown(test_flood_through_cordond, teardown),
+		cmocka_unit_test_teardown(test_exit_mid_response_through_cordond, teardown),
+		cmocka_unit_test_teardown(test_never_answers_through_cordond, teardown),
+		cmocka_unit_test_teardown(test_malicious_connector_through_cordond, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,7 +135,7 @@ static void test_unauthorized_tool_denied_at_gateway(void **state)
 		json_t *t;
 
 		json_array_foreach(json_object_get(json_object_get(r, "result"), "tools"), i, t)
-		    assert_string_not_equal(json_string_value(json_object_get(t, "name")), "fake__echo");
+			assert_string_not_equal(json_string_value(json_object_get(t, "name")), "fake__echo");
 	}
 	json_decref(r);
 	assert_int_equal(call_error_code(&p, "fake__echo"), -32602);
@@ -246,10 +246,13 @@ static void test_wrong_uid_cannot_use_approval(void **state)
 static void test_self_approval_and_registration_impossible_at_gateway(void **state)
 {
 	static const char *const methods[] = {
-	    "approvals/approve", "approvals/list", "approval/approve",	     "grants/add",	   "grants/set",
-	    "revoke-all",	 "revoke_all",	   "inventory/review",	     "connectors/add",	   "connectors/remove",
-	    "servers/register",	 "mcp/addServer",  "delegations/approve",    "actions/resolve",	   "audit/verify",
-	    "operator/approve",	 "cordon/approve", "sampling/createMessage", "elicitation/create",
+		"approvals/approve",   "approvals/list",   "approval/approve",
+		"grants/add",	       "grants/set",	   "revoke-all",
+		"revoke_all",	       "inventory/review", "connectors/add",
+		"connectors/remove",   "servers/register", "mcp/addServer",
+		"delegations/approve", "actions/resolve",  "audit/verify",
+		"operator/approve",    "cordon/approve",   "sampling/createMessage",
+		"elicitation/create",
 	};
 	struct mcp_peer p;
 	json_t *r;
@@ -344,7 +347,8 @@ static void test_approval_spam_at_gateway(void **state)
 	/* 40 identical calls in flight: one approval. */
 	for (int i = 0; i < 40; i++)
 		(void)mcp_peer_send_request(
-		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "same"));
+			&p, "tools/call",
+			json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "same"));
 	/* The first call's approval exists; a ping sent after the 40 is
 	 * answered once the gateway has read (and decided) all of them. */
 	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) >= 1, 10000));
@@ -363,7 +367,8 @@ static void test_approval_spam_at_gateway(void **state)
 	for (int i = 0; i < 24; i++) {
 		snprintf(text, sizeof(text), "distinct-%d", i);
 		(void)mcp_peer_send_request(
-		    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
+			&p, "tools/call",
+			json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", text));
 	}
 	/* The cap bounds the count: wait until it is reached. */
 	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 16, 10000));
@@ -381,11 +386,12 @@ static void test_approval_spam_at_gateway(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_unauthorized_tool_denied_at_gateway, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_wrong_session_cannot_use_approval, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_wrong_uid_cannot_use_approval, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_self_approval_and_registration_impossible_at_gateway, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_approval_spam_at_gateway, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unauthorized_tool_denied_at_gateway, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_session_cannot_use_approval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_uid_cannot_use_approval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_self_approval_and_registration_impossible_at_gateway, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_approval_spam_at_gateway, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

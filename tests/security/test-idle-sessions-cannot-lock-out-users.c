@@ -135,9 +135,9 @@ static bool is_error_line(const char *line, const char *want_message)
 
 static _Noreturn void child_main(int ready, int go)
 {
-	static const char refused_line[] =
-		"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"cordond: too many sessions for "
-		"uid 65534 (at most 4 per uid); closing\"}}";
+	static const char refused_line[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
+					   "\"cordond: too many sessions for "
+					   "uid 65534 (at most 4 per uid); closing\"}}";
 	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 	int idle[SHARE];
 	long t_conn[SHARE];

@@ -36,7 +36,7 @@
 
 static int listen_tcp(uint16_t *ret_port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
@@ -59,7 +59,7 @@ static int drain(int lfd, char *buf, size_t size)
 
 	buf[0] = '\0';
 	while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		struct pollfd pf = {.fd = c, .events = POLLIN};
+		struct pollfd pf = { .fd = c, .events = POLLIN };
 		ssize_t k;
 
 		n++;
@@ -94,14 +94,12 @@ static int printed(const char *out, const char *name)
 
 static bool has_plan_rule(const json_t *report, const char *rule)
 {
-	const json_t *v, *rules = json_object_get(json_object_get(json_object_get(report, "controls"), "seccomp"),
-						  "plan_rules");
+	const json_t *v,
+		*rules = json_object_get(json_object_get(json_object_get(report, "controls"), "seccomp"), "plan_rules");
 	size_t i;
 
 	assert_true(json_is_array(rules));
-	json_array_foreach(rules, i, v)
-		if (strcmp(json_string_value(v), rule) == 0)
-			return true;
+	json_array_foreach(rules, i, v) if (strcmp(json_string_value(v), rule) == 0) return true;
 	return false;
 }
 
@@ -110,9 +108,9 @@ static bool has_plan_rule(const json_t *report, const char *rule)
 static void run_fastopen(struct sbx *s, const char *network, const char *require, const struct cordon_caps *caps,
 			 bool allowlist)
 {
-	struct sbx_opts o = {.network = network, .require = require};
+	struct sbx_opts o = { .network = network, .require = require };
 	struct cordon_profile *p;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
 	char inside[PATH_MAX], net[256], dp[8], ap[8], got[256];
 	uint16_t denied_port, allowed_port;
@@ -127,7 +125,7 @@ static void run_fastopen(struct sbx *s, const char *network, const char *require
 	}
 	p = sbx_profile(s, &o);
 
-	char *argv[] = {inside, "fastopen", "127.0.0.2", dp, ap, NULL};
+	char *argv[] = { inside, "fastopen", "127.0.0.2", dp, ap, NULL };
 	r = sbx_spawn(p, caps, argv, &res, &d);
 	if (r < 0)
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
@@ -198,9 +196,9 @@ static void test_rule_only_where_needed(void **state)
 {
 	struct sbx *s = sbx_new("tfo-ebpf");
 	struct cordon_profile *p = sbx_profile(s, NULL);
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct sbx_result res;
-	char *argv[] = {(char *)"/opt/cordon-test/sandbox-probe", (char *)"exit", (char *)"0", NULL};
+	char *argv[] = { (char *)"/opt/cordon-test/sandbox-probe", (char *)"exit", (char *)"0", NULL };
 
 	(void)state;
 	assert_int_equal(sbx_spawn(p, &s->caps, argv, &res, &d), 0);
@@ -223,9 +221,9 @@ static void test_rule_only_where_needed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_allowlist_without_ebpf),
-	    cmocka_unit_test(test_mode_none_without_netns),
-	    cmocka_unit_test(test_rule_only_where_needed),
+		cmocka_unit_test(test_allowlist_without_ebpf),
+		cmocka_unit_test(test_mode_none_without_netns),
+		cmocka_unit_test(test_rule_only_where_needed),
 	};
 
 	cordon_test_require_root();

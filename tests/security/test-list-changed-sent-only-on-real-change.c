@@ -116,7 +116,7 @@ static void test_list_changed_only_on_real_change(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_list_changed_only_on_real_change, evil_teardown),
+		cmocka_unit_test_teardown(test_list_changed_only_on_real_change, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

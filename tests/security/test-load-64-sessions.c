@@ -299,7 +299,7 @@ static void test_load_64_sessions(void **state)
 	/* Warm-up: 5 s, so the RSS baseline includes the steady state. */
 	deadline_ns = now_ns() + 5ull * 1000000000u;
 	for (int i = 0; i < SESSIONS; i++) {
-		w[i] = (struct worker){.idx = 1000 + i};
+		w[i] = (struct worker){ .idx = 1000 + i };
 		w[i].rlat = calloc(MAX_SAMPLES, sizeof(uint32_t));
 		w[i].wlat = calloc(MAX_SAMPLES, sizeof(uint32_t));
 		assert_int_equal(pthread_create(&w[i].th, NULL, session_main, &w[i]), 0);
@@ -319,7 +319,7 @@ static void test_load_64_sessions(void **state)
 	for (int i = 0; i < SESSIONS; i++) {
 		uint32_t *r = w[i].rlat, *wl = w[i].wlat;
 
-		w[i] = (struct worker){.idx = i, .rlat = r, .wlat = wl};
+		w[i] = (struct worker){ .idx = i, .rlat = r, .wlat = wl };
 		assert_int_equal(pthread_create(&w[i].th, NULL, session_main, &w[i]), 0);
 	}
 	for (int i = 0; i < SESSIONS; i++)
@@ -364,7 +364,7 @@ static void test_load_64_sessions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_load_64_sessions),
+		cmocka_unit_test(test_load_64_sessions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,7 +147,7 @@ static void test_malicious_tool_result_cannot_grant(void **state)
 		json_t *list = mcp_peer_request(&peer, "tools/list", NULL, 5000), *tools;
 		struct cordon_tool_advert_owned a = {};
 		struct cordon_inventory_sync_result sr;
-		struct cordon_decide_request rq = {.session = "s1", .connector = "fs", .tool = "append"};
+		struct cordon_decide_request rq = { .session = "s1", .connector = "fs", .tool = "append" };
 		struct cordon_broker_decision d;
 
 		assert_non_null(list);
@@ -183,7 +183,7 @@ static void test_malicious_tool_result_cannot_grant(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_malicious_tool_result_cannot_grant),
+		cmocka_unit_test(test_malicious_tool_result_cannot_grant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

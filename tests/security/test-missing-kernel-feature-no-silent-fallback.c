@@ -97,7 +97,7 @@ static const struct feature_case cases[] = {
 };
 /* clang-format on */
 
-static const char *const all_controls[] = {"landlock", "seccomp", "cgroup", "namespaces", "network"};
+static const char *const all_controls[] = { "landlock", "seccomp", "cgroup", "namespaces", "network" };
 
 static bool missing_names(const json_t *rep, const char *control)
 {
@@ -117,12 +117,12 @@ static bool missing_names(const json_t *rep, const char *control)
 static void run_case(const struct feature_case *fc)
 {
 	struct cordon_caps caps = S->caps;
-	struct sbx_opts o = {.network = fc->network};
+	struct sbx_opts o = { .network = fc->network };
 	char req[128];
 	struct cordon_profile *p;
 	struct cordon_diag d = {};
 	struct sbx_result res;
-	char *argv[] = {NULL, (char *)"exit", (char *)"0", NULL};
+	char *argv[] = { NULL, (char *)"exit", (char *)"0", NULL };
 	int r;
 
 	fc->strip(&caps);
@@ -194,7 +194,7 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_missing_kernel_feature_no_silent_fallback),
+		cmocka_unit_test(test_missing_kernel_feature_no_silent_fallback),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -52,7 +52,7 @@ static void test_non_replay_safe_not_retried(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_non_replay_safe_not_retried),
+		cmocka_unit_test(test_non_replay_safe_not_retried),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,8 +70,8 @@ static void test_path_traversal_denied_in_sandbox(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_path_traversal_denied_resolver_and_cordon_fs),
-	    cmocka_unit_test(test_path_traversal_denied_in_sandbox),
+		cmocka_unit_test(test_path_traversal_denied_resolver_and_cordon_fs),
+		cmocka_unit_test(test_path_traversal_denied_in_sandbox),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

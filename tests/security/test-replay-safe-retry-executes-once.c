@@ -97,7 +97,7 @@ static void test_retry_while_in_flight_is_refused(void **state)
 
 	bt_call_init(f->t, &c, "s1", "write_file", "{\"path\":\"/b\"}");
 	bt_approve(f->t, &c.call, id);
-	b = (struct cordon_action_begin){.call = c.call, .approval_id = id, .idempotency_key = "gw-retry-3"};
+	b = (struct cordon_action_begin){ .call = c.call, .approval_id = id, .idempotency_key = "gw-retry-3" };
 	assert_int_equal(cordon_action_begin(f->t->db, f->t->key, &b, &res), 0);
 	assert_int_equal(cordon_action_dispatched(f->t->db, res.action_id), 0);
 	/* First attempt is dispatched but not complete: the retry must wait. */
@@ -110,9 +110,9 @@ static void test_retry_while_in_flight_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_replay_safe_retry_executes_once, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_same_key_different_request_is_conflict, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_retry_while_in_flight_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_safe_retry_executes_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_key_different_request_is_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_while_in_flight_is_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -279,7 +279,7 @@ static void start_and_note(struct mcp_peer *p, const char *connector, bool per_s
 
 		rep = json_object_get(x, "report");
 		xp = json_string_value(
-		    json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
+			json_object_get(json_object_get(json_object_get(rep, "controls"), "cgroup"), "path"));
 		if (!xp)
 			cordon_test_skip("the instance has no cgroup2 directory (no cgroup2 hierarchy)");
 		assert_int_equal(json_is_string(json_object_get(x, "session")), per_session);
@@ -422,8 +422,8 @@ static void test_removing_last_grant_ends_instances(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_revoke_all_ends_every_instance, teardown),
-	    cmocka_unit_test_teardown(test_removing_last_grant_ends_instances, teardown),
+		cmocka_unit_test_teardown(test_revoke_all_ends_every_instance, teardown),
+		cmocka_unit_test_teardown(test_removing_last_grant_ends_instances, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

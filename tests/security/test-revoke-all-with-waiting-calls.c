@@ -142,7 +142,8 @@ static const char *one_round(void)
 	held = mcp_peer_send_request(&p, "tools/call",
 				     json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "held"));
 	held_ps = mcp_peer_send_request(
-	    &p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fakeps__append", "arguments", "text", "held-ps"));
+		&p, "tools/call",
+		json_pack("{s:s, s:{s:s}}", "name", "fakeps__append", "arguments", "text", "held-ps"));
 	/* Revoke while both calls wait: once both approval requests exist (Q's
 	 * earlier one is approved, not requested). */
 	if (!wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 2, 10000))
@@ -161,7 +162,7 @@ static const char *one_round(void)
 	/* The two answers come in either order (mcp_peer_wait drops what it
 	 * is not waiting for): read until both are in. */
 	{
-		json_t *ans[2] = {NULL, NULL};
+		json_t *ans[2] = { NULL, NULL };
 
 		for (int k = 0; k < 8 && (!ans[0] || !ans[1]); k++) {
 			json_t *v = mcp_peer_read(&p, 15000), *vid = json_object_get(v, "id");
@@ -189,7 +190,7 @@ static const char *one_round(void)
 		bad = "session Q was closed after revoke-all";
 	json_array_foreach(json_object_get(json_object_get(r, "result"), "tools"), i,
 			   t) if (!bad && strncmp(json_string_value(json_object_get(t, "name")), "cordon__", 8) != 0)
-	    bad = "a connector tool is still listed";
+		bad = "a connector tool is still listed";
 	json_decref(r);
 	r = mcp_peer_request(&q, "tools/call", json_pack("{s:s, s:{}}", "name", "fake__echo", "arguments"), 10000);
 	if (!bad && (!r || json_integer_value(json_object_get(json_object_get(r, "error"), "code")) != -32602))
@@ -228,7 +229,7 @@ static void test_revoke_all_answers_waiting_calls_keeps_sessions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_revoke_all_answers_waiting_calls_keeps_sessions, teardown),
+		cmocka_unit_test_teardown(test_revoke_all_answers_waiting_calls_keeps_sessions, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,7 @@ static char *read_small(const char *path)
 static void test_revoke_all(void **state)
 {
 	char *ceil = cordon_test_mkdtemp("sec-ceiling");
-	char *ceilings[] = {ceil};
+	char *ceilings[] = { ceil };
 	struct bt *t = bt_new_full(true, ceilings, 1);
 	char deleg[4096], pidfile[4096], exec_bin[4096], msg[2048], id_ok[CORDON_ID_STRING_MAX];
 	struct cordon_delegation_info d_active, d_pending;
@@ -71,7 +71,7 @@ static void test_revoke_all(void **state)
 	/* A job running in the delegated root, in a real cordon-exec. */
 	snprintf(exec_bin, sizeof(exec_bin), "%s/cordon-exec", cordon_test_env("CORDON_TOOLS_DIR", "build/tools"));
 	{
-		char *argv[] = {exec_bin, deleg, NULL};
+		char *argv[] = { exec_bin, deleg, NULL };
 		json_t *init;
 
 		assert_int_equal(mcp_peer_start(&peer, argv), 0);
@@ -108,7 +108,8 @@ static void test_revoke_all(void **state)
 	strv_free(grants);
 	{
 		struct cordon_decide_request rq = {
-		    .session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")};
+			.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+		};
 		struct cordon_broker_decision d;
 
 		assert_int_equal(cordon_broker_decide(t->db, &rq, &d), 0);
@@ -132,9 +133,9 @@ static void test_revoke_all(void **state)
 
 	/* Running jobs: the worker hears about the revoked root. */
 	snprintf(
-	    msg, sizeof(msg),
-	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cordon/root_revoked\",\"params\":{\"path\":\"%s\"}}\n",
-	    d_active.path);
+		msg, sizeof(msg),
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cordon/root_revoked\",\"params\":{\"path\":\"%s\"}}\n",
+		d_active.path);
 	assert_int_equal(mcp_peer_send_raw(&peer, msg, strlen(msg)), 0);
 	for (resp = NULL; !resp;) {
 		json_t *m = mcp_peer_read(&peer, 10000);
@@ -170,7 +171,7 @@ static void test_revoke_all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_revoke_all),
+		cmocka_unit_test(test_revoke_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

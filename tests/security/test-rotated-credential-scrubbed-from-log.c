@@ -102,7 +102,7 @@ static void test_rotated_credential_scrubbed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_rotated_credential_scrubbed, evil_teardown),
+		cmocka_unit_test_teardown(test_rotated_credential_scrubbed, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,7 @@ static void test_self_approval_impossible(void **state)
 	struct cordon_revoke_all_result ra;
 	struct cordon_profile p;
 	struct cordon_delegation_info di;
-	const struct cordon_actor *who[] = {&t->s1, &t->sys};
+	const struct cordon_actor *who[] = { &t->s1, &t->sys };
 
 	(void)state;
 	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch0), 0);
@@ -75,7 +75,7 @@ static void test_self_approval_impossible(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_self_approval_impossible),
+		cmocka_unit_test(test_self_approval_impossible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

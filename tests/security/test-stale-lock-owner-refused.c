@@ -22,7 +22,7 @@
 static void holder_a(struct bt *t, int tx, int rx, const char *guarded)
 {
 	struct cordon_virtual_clock clk;
-	struct cordon_db_options o = {.clock = &clk.clock, .busy_timeout_ms = 2000};
+	struct cordon_db_options o = { .clock = &clk.clock, .busy_timeout_ms = 2000 };
 	struct cordon_db *db = NULL;
 	struct cordon_diag d = {};
 	uint64_t token = 0, t2;
@@ -109,7 +109,7 @@ static void test_stale_lock_owner_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stale_lock_owner_refused),
+		cmocka_unit_test(test_stale_lock_owner_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,7 +49,8 @@ static int teardown(void **state)
 static enum cordon_deny_reason decide_reason(struct fx *f)
 {
 	struct cordon_decide_request rq = {
-	    .session = "s1", .connector = "fs", .tool = "delete_file", .fingerprint = bt_fp(f->t, "delete_file")};
+		.session = "s1", .connector = "fs", .tool = "delete_file", .fingerprint = bt_fp(f->t, "delete_file")
+	};
 	struct cordon_broker_decision d;
 
 	(void)cordon_broker_decide(f->t->db, &rq, &d);
@@ -127,11 +128,11 @@ static void test_definition_changed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_grant_removed_after_approval, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_approval_revoked, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_tier_changed, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_connector_relaunched, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_definition_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grant_removed_after_approval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_approval_revoked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tier_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connector_relaunched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_definition_changed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

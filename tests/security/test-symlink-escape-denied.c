@@ -31,8 +31,8 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 {
 	struct paths *p = paths_new();
 	char abs_target[4200], hard[4200];
-	static const char *const links[] = {"escape", "abs",   "evil/secret",
-					    "magic",  "loop1", "dir-escape/outside/secret"};
+	static const char *const links[] = { "escape", "abs",	"evil/secret",
+					     "magic",  "loop1", "dir-escape/outside/secret" };
 
 	(void)state;
 	plant(p, "../outside/secret", "escape");
@@ -63,8 +63,9 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 	 * says EXDEV, the fallback walk ELOOP (it refuses the dangling final
 	 * component before judging it), so accept either refusal here. */
 	{
-		struct cordon_resolve_how how = {
-		    .open_flags = O_WRONLY | O_CREAT | O_EXCL, .mode = 0644, .flags = CORDON_RESOLVE_SYMLINKS};
+		struct cordon_resolve_how how = { .open_flags = O_WRONLY | O_CREAT | O_EXCL,
+						  .mode = 0644,
+						  .flags = CORDON_RESOLVE_SYMLINKS };
 		int fd = -1, r;
 
 		r = cordon_resolve(p->root_fd, "dir-escape/outside/new", &how, &p->caps_openat2, &fd);
@@ -97,8 +98,9 @@ static void test_symlink_escape_denied_resolver_and_cordon_fs(void **state)
 		assert_true(S_ISREG(st.st_mode));
 		paths_expect_untouched(p);
 	}
-	paths_expect_tool_error(
-	    p, "write_file", json_pack("{s:s, s:s}", "path", "dir-escape/outside/x", "content", "x"), "symbolic link");
+	paths_expect_tool_error(p, "write_file",
+				json_pack("{s:s, s:s}", "path", "dir-escape/outside/x", "content", "x"),
+				"symbolic link");
 	paths_expect_untouched(p);
 	paths_free(p);
 }
@@ -136,8 +138,8 @@ static void test_symlink_escape_denied_in_sandbox(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_symlink_escape_denied_resolver_and_cordon_fs),
-	    cmocka_unit_test(test_symlink_escape_denied_in_sandbox),
+		cmocka_unit_test(test_symlink_escape_denied_resolver_and_cordon_fs),
+		cmocka_unit_test(test_symlink_escape_denied_in_sandbox),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

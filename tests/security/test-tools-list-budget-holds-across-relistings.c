@@ -131,10 +131,10 @@ static void test_byte_budget_holds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_abandoned_cursor_chains_share_one_budget, evil_teardown),
-	    cmocka_unit_test_teardown(test_complete_relistings_share_one_budget, evil_teardown),
-	    cmocka_unit_test_teardown(test_tool_budget_holds, evil_teardown),
-	    cmocka_unit_test_teardown(test_byte_budget_holds, evil_teardown),
+		cmocka_unit_test_teardown(test_abandoned_cursor_chains_share_one_budget, evil_teardown),
+		cmocka_unit_test_teardown(test_complete_relistings_share_one_budget, evil_teardown),
+		cmocka_unit_test_teardown(test_tool_budget_holds, evil_teardown),
+		cmocka_unit_test_teardown(test_byte_budget_holds, evil_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

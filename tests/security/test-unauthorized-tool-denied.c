@@ -14,7 +14,7 @@
 
 static struct cordon_broker_decision decide(struct bt *t, const char *connector, const char *tool, const char *fp)
 {
-	struct cordon_decide_request rq = {.session = "s1", .connector = connector, .tool = tool, .fingerprint = fp};
+	struct cordon_decide_request rq = { .session = "s1", .connector = connector, .tool = tool, .fingerprint = fp };
 	struct cordon_broker_decision d;
 
 	(void)cordon_broker_decide(t->db, &rq, &d);
@@ -99,7 +99,7 @@ static void test_unauthorized_connector_or_tool_denied(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unauthorized_connector_or_tool_denied),
+		cmocka_unit_test(test_unauthorized_connector_or_tool_denied),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,8 +124,8 @@ static void test_another_uid_denied(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_another_session_denied),
-	    cmocka_unit_test(test_another_uid_denied),
+		cmocka_unit_test(test_another_session_denied),
+		cmocka_unit_test(test_another_uid_denied),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,9 +138,9 @@ static void test_runner_fds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_no_cgroups_left),   cmocka_unit_test(test_no_mounts_left),
-	    cmocka_unit_test(test_no_bpf_left),	      cmocka_unit_test(test_no_processes_left),
-	    cmocka_unit_test(test_no_temp_dirs_left), cmocka_unit_test(test_runner_fds),
+		cmocka_unit_test(test_no_cgroups_left),	  cmocka_unit_test(test_no_mounts_left),
+		cmocka_unit_test(test_no_bpf_left),	  cmocka_unit_test(test_no_processes_left),
+		cmocka_unit_test(test_no_temp_dirs_left), cmocka_unit_test(test_runner_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

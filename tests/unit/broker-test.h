@@ -37,7 +37,7 @@
 #include "inventory.h"
 #include "test-support.h"
 
-#define T0 (UINT64_C(1767225600) * CORDON_USEC_PER_SEC) /* 2026-01-01T00:00:00Z */
+#define T0  (UINT64_C(1767225600) * CORDON_USEC_PER_SEC) /* 2026-01-01T00:00:00Z */
 #define SEC CORDON_USEC_PER_SEC
 
 struct bt {
@@ -91,8 +91,8 @@ static struct cordon_tool_risk bt_risks[] = {
 static struct cordon_tool_replay bt_replay[] = {
 	{ .tool = (char *)"write_file", .replay = CORDON_REPLAY_SAFE },
 };
-static char *bt_grant[] = { (char *)"read_file", (char *)"write_file", (char *)"delete_file",
-			    (char *)"run_command", (char *)"mystery" };
+static char *bt_grant[] = { (char *)"read_file", (char *)"write_file", (char *)"delete_file", (char *)"run_command",
+			    (char *)"mystery" };
 
 static inline void bt_profile(struct cordon_profile *p, char **ceilings, size_t n_ceilings)
 {
@@ -112,9 +112,9 @@ static inline void bt_profile(struct cordon_profile *p, char **ceilings, size_t 
 
 static inline void bt_tool_json(struct bt *t, const char *name, const char *description)
 {
-	json_t *tool = json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}, s:{s:b}}", "name", name, "description",
-				 description, "inputSchema", "type", "object", "properties", "path", "type", "string",
-				 "annotations", "readOnlyHint", 1);
+	json_t *tool = json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}, s:{s:b}}", "name", name, "description", description,
+				 "inputSchema", "type", "object", "properties", "path", "type", "string", "annotations",
+				 "readOnlyHint", 1);
 
 	assert_non_null(tool);
 	assert_true(t->n_adv < ELEMENTSOF(t->adv));

@@ -75,17 +75,18 @@ static void assert_fake_clean(void)
 
 static void test_v2_limits_written(void **state)
 {
-	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20, .pids_max = 16, .cpu_micro = 500000 };
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	unsigned missing = 0xff, all = (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	char buf[256], parent[PATH_MAX];
 	const char *path;
 
 	(void)state;
 	assert_int_equal(cordon_cgroup_create(
-			     &caps, &(struct cordon_cgroup_options){.name = "fake-1", .limits = &lim, .required = all},
-			     &cg, &missing, &d),
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "fake-1", .limits = &lim, .required = all },
+				 &cg, &missing, &d),
 			 0);
 	assert_int_equal(missing, 0);
 	path = cordon_cgroup_v2_path(cg);
@@ -120,16 +121,16 @@ static void test_v2_limits_written(void **state)
 
 static void test_v2_stats(void **state)
 {
-	struct cordon_cgroup_limits lim = {.mem_bytes = 32ull << 20};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 32ull << 20 };
 	struct cordon_cgroup *cg = NULL;
 	struct cordon_cgroup_stats st;
 
 	(void)state;
-	assert_int_equal(
-	    cordon_cgroup_create(&caps,
-				 &(struct cordon_cgroup_options){.name = "fake-stats", .limits = &lim, .required = 0},
+	assert_int_equal(cordon_cgroup_create(
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "fake-stats", .limits = &lim, .required = 0 },
 				 &cg, NULL, NULL),
-	    0);
+			 0);
 	assert_int_equal(cordon_cgroup_stats(cg, &st), 0);
 	assert_int_equal(st.mem_peak_bytes, 33550336);
 	assert_int_equal(st.oom_kills, 2);
@@ -142,18 +143,18 @@ static void test_v2_stats(void **state)
 
 static void test_v2_enter(void **state)
 {
-	struct cordon_cgroup_limits lim = {.pids_max = 4};
+	struct cordon_cgroup_limits lim = { .pids_max = 4 };
 	struct cordon_cgroup *cg = NULL;
 	char buf[64];
 	pid_t pid;
 	int status;
 
 	(void)state;
-	assert_int_equal(
-	    cordon_cgroup_create(&caps,
-				 &(struct cordon_cgroup_options){.name = "fake-enter", .limits = &lim, .required = 0},
+	assert_int_equal(cordon_cgroup_create(
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "fake-enter", .limits = &lim, .required = 0 },
 				 &cg, NULL, NULL),
-	    0);
+			 0);
 	/* Placed by clone3 (cgroup.procs lists the child, here among other
 	 * pids): enter() writes nothing. */
 	pid = fork();
@@ -202,20 +203,20 @@ static void test_v2_enter(void **state)
 static void test_v2_controller_not_offered(void **state)
 {
 	/* The parent does not offer cpu (cgroup.controllers lacks it). */
-	struct cordon_cgroup_limits lim = {.pids_max = 4, .cpu_micro = 100000};
+	struct cordon_cgroup_limits lim = { .pids_max = 4, .cpu_micro = 100000 };
 	unsigned req = (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU);
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	unsigned missing = 0;
 	char buf[64];
 
 	(void)state;
 	fakefs_put(fake_root, "cgroup.controllers", "memory pids\n");
 	assert_int_equal(
-	    cordon_cgroup_create(&caps,
-				 &(struct cordon_cgroup_options){.name = "fake-nocpu", .limits = &lim, .required = req},
-				 &cg, &missing, &d),
-	    -EOPNOTSUPP);
+		cordon_cgroup_create(
+			&caps, &(struct cordon_cgroup_options){ .name = "fake-nocpu", .limits = &lim, .required = req },
+			&cg, &missing, &d),
+		-EOPNOTSUPP);
 	assert_null(cg);
 	assert_string_equal(d.step, "cgroup");
 	assert_non_null(strstr(d.message, "cpu"));
@@ -224,9 +225,9 @@ static void test_v2_controller_not_offered(void **state)
 
 	/* Best effort: pids applied, cpu reported missing, no cpu.max. */
 	assert_int_equal(cordon_cgroup_create(&caps,
-					      &(struct cordon_cgroup_options){.name = "fake-nocpu",
-									      .limits = &lim,
-									      .required = 1u << CORDON_CTRL_PIDS},
+					      &(struct cordon_cgroup_options){ .name = "fake-nocpu",
+									       .limits = &lim,
+									       .required = 1u << CORDON_CTRL_PIDS },
 					      &cg, &missing, &d),
 			 0);
 	assert_int_equal(missing, 1u << CORDON_CTRL_CPU);
@@ -245,9 +246,9 @@ static void test_v2_subtree_control_unwritable(void **state)
 {
 	/* A base whose cgroup.subtree_control cannot be written (here: it is
 	 * a directory, EISDIR): every controller fails with that errno. */
-	struct cordon_cgroup_limits lim = {.mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000};
+	struct cordon_cgroup_limits lim = { .mem_bytes = 1 << 20, .pids_max = 4, .cpu_micro = 100000 };
 	struct cordon_cgroup *cg = NULL;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	unsigned missing = 0;
 	char p[PATH_MAX];
 
@@ -256,9 +257,9 @@ static void test_v2_subtree_control_unwritable(void **state)
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(__real_mkdir(p, 0755), 0);
 	assert_int_equal(cordon_cgroup_create(&caps,
-					      &(struct cordon_cgroup_options){.name = "fake-busy",
-									      .limits = &lim,
-									      .required = 1u << CORDON_CTRL_PIDS},
+					      &(struct cordon_cgroup_options){ .name = "fake-busy",
+									       .limits = &lim,
+									       .required = 1u << CORDON_CTRL_PIDS },
 					      &cg, &missing, &d),
 			 -EISDIR);
 	assert_null(cg);
@@ -266,8 +267,9 @@ static void test_v2_subtree_control_unwritable(void **state)
 	assert_non_null(strstr(d.message, "Is a directory"));
 	assert_fake_clean();
 	assert_int_equal(cordon_cgroup_create(
-			     &caps, &(struct cordon_cgroup_options){.name = "fake-busy", .limits = &lim, .required = 0},
-			     &cg, &missing, &d),
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "fake-busy", .limits = &lim, .required = 0 },
+				 &cg, &missing, &d),
 			 0);
 	assert_int_equal(missing, (1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU));
 	assert_null(cordon_cgroup_ctrl_path(cg, CORDON_CTRL_PIDS));
@@ -280,7 +282,7 @@ static void test_v2_subtree_control_unwritable(void **state)
 
 static void test_v2_stale_cleanup(void **state)
 {
-	struct cordon_cgroup_limits lim = {.pids_max = 4};
+	struct cordon_cgroup_limits lim = { .pids_max = 4 };
 	struct cordon_cgroup *dead = NULL, *live = NULL;
 	char dead_path[PATH_MAX];
 	pid_t owner;
@@ -293,14 +295,16 @@ static void test_v2_stale_cleanup(void **state)
 		pause();
 		_exit(0);
 	}
-	assert_int_equal(cordon_cgroup_create(&caps,
-					      &(struct cordon_cgroup_options){
-						  .name = "fake-dead", .limits = &lim, .required = 0, .owner = owner},
-					      &dead, NULL, NULL),
-			 0);
+	assert_int_equal(
+		cordon_cgroup_create(&caps,
+				     &(struct cordon_cgroup_options){
+					     .name = "fake-dead", .limits = &lim, .required = 0, .owner = owner },
+				     &dead, NULL, NULL),
+		0);
 	assert_int_equal(cordon_cgroup_create(
-			     &caps, &(struct cordon_cgroup_options){.name = "fake-live", .limits = &lim, .required = 0},
-			     &live, NULL, NULL),
+				 &caps,
+				 &(struct cordon_cgroup_options){ .name = "fake-live", .limits = &lim, .required = 0 },
+				 &live, NULL, NULL),
 			 0);
 	snprintf(dead_path, sizeof(dead_path), "%s", cordon_cgroup_v2_path(dead));
 	assert_int_equal(kill(owner, SIGKILL), 0);
@@ -319,12 +323,12 @@ static void test_v2_stale_cleanup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_v2_limits_written),
-	    cmocka_unit_test(test_v2_stats),
-	    cmocka_unit_test(test_v2_enter),
-	    cmocka_unit_test(test_v2_controller_not_offered),
-	    cmocka_unit_test(test_v2_subtree_control_unwritable),
-	    cmocka_unit_test(test_v2_stale_cleanup),
+		cmocka_unit_test(test_v2_limits_written),
+		cmocka_unit_test(test_v2_stats),
+		cmocka_unit_test(test_v2_enter),
+		cmocka_unit_test(test_v2_controller_not_offered),
+		cmocka_unit_test(test_v2_subtree_control_unwritable),
+		cmocka_unit_test(test_v2_stale_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

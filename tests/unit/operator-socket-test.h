@@ -137,8 +137,7 @@ static inline const char *response_code(const char *line, char *out, size_t size
 		 !v ? "unparsable"
 		 : json_is_true(json_object_get(v, "ok"))
 			 ? "ok"
-			 : (json_string_value(json_object_get(json_object_get(v, "error"), "code"))
-				    ?: "no-code"));
+			 : (json_string_value(json_object_get(json_object_get(v, "error"), "code")) ?: "no-code"));
 	json_decref(v);
 	return out;
 }

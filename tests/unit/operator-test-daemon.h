@@ -27,8 +27,8 @@ struct cordon_daemon {
 	struct cordon_loop *loop;
 	const char *health;
 	json_t *caps;
-	json_t *args;	 /* approval id -> arguments held by "waiting calls" */
-	json_t *events;	 /* notifications received, as strings */
+	json_t *args;	      /* approval id -> arguments held by "waiting calls" */
+	json_t *events;	      /* notifications received, as strings */
 	unsigned uncommitted; /* notifications that arrived before their change was visible */
 	bool have_verifier;
 };

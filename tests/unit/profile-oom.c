@@ -87,32 +87,32 @@ char *__wrap_strndup(const char *s, size_t n)
 
 /* Every section, so every allocation site is reached. */
 static const char profile[] =
-    "version: 1\n"
-    "connector:\n"
-    "  description: d\n"
-    "  command: [/usr/bin/node, /x.js, a]\n"
-    "  workdir: /work\n"
-    "  env: {pass: [LANG, TZ], set: {A: b, C: d}}\n"
-    "  credentials: [{env: T, file: /etc/t}]\n"
-    "sandbox:\n"
-    "  user: nobody\n"
-    "  filesystem:\n"
-    "    system: [{path: /usr, access: read-exec}, {path: /etc, access: read}]\n"
-    "    roots: [{path: /srv/p, access: read-write, at: /work}, {path: /srv/q, access: read}]\n"
-    "    ceiling: [/srv, /opt]\n"
-    "    tmp: 8M\n"
-    "  network:\n"
-    "    mode: allowlist\n"
-    "    allow: [{cidr: 10.0.0.0/8, ports: [443, 80]}, {cidr: \"::/0\", ports: [53], protocol: any}]\n"
-    "  limits: {memory: 64M, pids: 8, cpu: 0.5, nofile: 64}\n"
-    "  seccomp: {allow: [ptrace, mount], deny: [kexec_load]}\n"
-    "  require: [landlock, seccomp]\n"
-    "tools:\n"
-    "  risk: {a: read, b: write, c: critical}\n"
-    "  replay: {a: safe, b: unsafe}\n"
-    "  grant: [a]\n"
-    "client_requests: [sampling]\n"
-    "approval: {ttl: 1m}\n";
+	"version: 1\n"
+	"connector:\n"
+	"  description: d\n"
+	"  command: [/usr/bin/node, /x.js, a]\n"
+	"  workdir: /work\n"
+	"  env: {pass: [LANG, TZ], set: {A: b, C: d}}\n"
+	"  credentials: [{env: T, file: /etc/t}]\n"
+	"sandbox:\n"
+	"  user: nobody\n"
+	"  filesystem:\n"
+	"    system: [{path: /usr, access: read-exec}, {path: /etc, access: read}]\n"
+	"    roots: [{path: /srv/p, access: read-write, at: /work}, {path: /srv/q, access: read}]\n"
+	"    ceiling: [/srv, /opt]\n"
+	"    tmp: 8M\n"
+	"  network:\n"
+	"    mode: allowlist\n"
+	"    allow: [{cidr: 10.0.0.0/8, ports: [443, 80]}, {cidr: \"::/0\", ports: [53], protocol: any}]\n"
+	"  limits: {memory: 64M, pids: 8, cpu: 0.5, nofile: 64}\n"
+	"  seccomp: {allow: [ptrace, mount], deny: [kexec_load]}\n"
+	"  require: [landlock, seccomp]\n"
+	"tools:\n"
+	"  risk: {a: read, b: write, c: critical}\n"
+	"  replay: {a: safe, b: unsafe}\n"
+	"  grant: [a]\n"
+	"client_requests: [sampling]\n"
+	"approval: {ttl: 1m}\n";
 
 static void run_until_success(const char *yaml, size_t len, bool with_diags)
 {
@@ -160,8 +160,8 @@ static void test_every_allocation_fails_cleanly(void **state)
 static void test_bad_profile_under_oom(void **state)
 {
 	static const char bad[] =
-	    "version: 1\nconnector: {command: [x]}\nsandbox: {filesystem: {system: [{path: a}]}}\n"
-	    "tools: {risk: {a: maybe}, grant: [b]}\n";
+		"version: 1\nconnector: {command: [x]}\nsandbox: {filesystem: {system: [{path: a}]}}\n"
+		"tools: {risk: {a: maybe}, grant: [b]}\n";
 
 	for (long n = 0; n < 400; n++) {
 		struct cordon_profile *p = NULL;
@@ -179,8 +179,8 @@ static void test_bad_profile_under_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_allocation_fails_cleanly),
-	    cmocka_unit_test(test_bad_profile_under_oom),
+		cmocka_unit_test(test_every_allocation_fails_cleanly),
+		cmocka_unit_test(test_bad_profile_under_oom),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -476,7 +476,6 @@ static void test_operator_queue_lists_outcome_unknown(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-
 /* The worker died while the action was dispatched: outcome_unknown at once,
  * only from dispatched, and only once. */
 static void test_worker_lost_marks_outcome_unknown(void **state)

@@ -79,9 +79,9 @@ static void test_insertion_order_does_not_matter(void **state)
 
 static void test_changed_top_level_argument_fails(void **state)
 {
-	assert_int_equal(approve_then_call(*state, "{\"path\":\"/a\",\"content\":\"x\"}",
-					   "{\"path\":\"/b\",\"content\":\"x\"}"),
-			 -EBADMSG);
+	assert_int_equal(
+		approve_then_call(*state, "{\"path\":\"/a\",\"content\":\"x\"}", "{\"path\":\"/b\",\"content\":\"x\"}"),
+		-EBADMSG);
 }
 
 static void test_changed_nested_argument_fails(void **state)
@@ -166,7 +166,8 @@ static void test_wrong_connector_fails(void **state)
 			adv[i] = t->adv[i].advert;
 		assert_int_equal(cordon_inventory_sync(t->db, &t->sys, "gh", adv, t->n_adv, NULL), 0);
 		for (size_t i = 0; i < t->n_adv; i++)
-			assert_int_equal(cordon_inventory_review(t->db, &t->op, "gh", adv[i].name, adv[i].fingerprint), 0);
+			assert_int_equal(cordon_inventory_review(t->db, &t->op, "gh", adv[i].name, adv[i].fingerprint),
+					 0);
 	}
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_approve(t, &a.call, id);
@@ -608,7 +609,6 @@ static void test_tick_expires_and_checkpoints(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
 
 /* A client's cancellation withdraws only its own still-requested approval. */
 static void test_client_cancel_withdraws_own_pending(void **state)

@@ -158,12 +158,8 @@ static void test_missing_database_exits_two(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_pass_exits_zero),
-		T(test_gap_exits_one),
-		T(test_deleted_checkpoints_exit_one),
-		T(test_other_key_is_bad_sig),
-		T(test_wrong_origin_is_bad_sig),
-		T(test_missing_database_exits_two),
+		T(test_pass_exits_zero),      T(test_gap_exits_one),	       T(test_deleted_checkpoints_exit_one),
+		T(test_other_key_is_bad_sig), T(test_wrong_origin_is_bad_sig), T(test_missing_database_exits_two),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

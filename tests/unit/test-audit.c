@@ -46,8 +46,9 @@ static void add_events(struct bt *t, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
-						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
-						 .tier = CORDON_RISK_READ, .decision = "allow" };
+						 .actor = &t->s1,	  .connector = "fs",
+						 .tool = "read_file",	  .tier = CORDON_RISK_READ,
+						 .decision = "allow" };
 		assert_int_equal(cordon_audit_append(t->db, &ev), 0);
 	}
 }
@@ -138,12 +139,14 @@ static void test_tampered_record_and_leaf_is_break_at_successor(void **state)
 	{
 		sqlite3_stmt *st;
 		uint8_t leaf[32];
-		assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit WHERE seq = ?1", -1, &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(s, "SELECT record FROM audit WHERE seq = ?1", -1, &st, NULL),
+				 SQLITE_OK);
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)target);
 		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 		cordon_merkle_leaf_hash(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), leaf);
 		sqlite3_finalize(st);
-		assert_int_equal(sqlite3_prepare_v2(s, "UPDATE audit SET leaf = ?1 WHERE seq = ?2", -1, &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(s, "UPDATE audit SET leaf = ?1 WHERE seq = ?2", -1, &st, NULL),
+				 SQLITE_OK);
 		sqlite3_bind_blob(st, 1, leaf, 32, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)target);
 		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
@@ -241,7 +244,8 @@ static void test_truncated_unsigned_tail_is_truncation(void **state)
 	/* And the broker refuses to append to a truncated log. */
 	add_events(t, 0);
 	{
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1 };
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+						 .actor = &t->s1 };
 		assert_int_equal(cordon_audit_append(t->db, &ev), -EBADMSG);
 	}
 }
@@ -251,9 +255,10 @@ static void insert_checkpoint(struct bt *t, const char *note)
 	sqlite3 *s = raw_open(t);
 	sqlite3_stmt *st;
 
-	assert_int_equal(sqlite3_prepare_v2(s, "INSERT INTO checkpoints(size, root, note, created_at) VALUES (1, x'00', ?1, 0)",
-					    -1, &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(s, "INSERT INTO checkpoints(size, root, note, created_at) VALUES (1, x'00', ?1, 0)",
+				   -1, &st, NULL),
+		SQLITE_OK);
 	sqlite3_bind_blob(st, 1, note, (int)strlen(note), SQLITE_TRANSIENT);
 	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);
@@ -513,9 +518,8 @@ static void test_no_argument_or_result_reaches_the_database_file(void **state)
 {
 	struct bt *t = *state;
 	static const char *const secrets[] = {
-		"SECRET-ARG-READ-7f3a",	  "SECRET-ARG-WRITE-91bc", "SECRET-TOKEN-ghp_4bd2",
-		"SECRET-ARG-DENY-c0de",	  "SECRET-ARG-CRIT-5e5e",  "SECRET-RESULT-d00d",
-		"SECRET-RESULT-FAIL-beef",
+		"SECRET-ARG-READ-7f3a", "SECRET-ARG-WRITE-91bc", "SECRET-TOKEN-ghp_4bd2",   "SECRET-ARG-DENY-c0de",
+		"SECRET-ARG-CRIT-5e5e", "SECRET-RESULT-d00d",	 "SECRET-RESULT-FAIL-beef",
 	};
 	struct cordon_action_begin_result res;
 	struct bt_call r, w, d, c, w2;
@@ -524,8 +528,9 @@ static void test_no_argument_or_result_reaches_the_database_file(void **state)
 	/* Read tier, allowed, completed with a result echoing the secret. */
 	bt_call_init(t, &r, "s1", "read_file", "{\"path\":\"SECRET-ARG-READ-7f3a\"}");
 	{
-		struct cordon_decide_request dr = { .session = "s1", .connector = "fs", .tool = "read_file",
-						    .fingerprint = bt_fp(t, "read_file") };
+		struct cordon_decide_request dr = {
+			.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+		};
 		struct cordon_broker_decision dec;
 		assert_int_equal(cordon_broker_decide(t->db, &dr, &dec), 0);
 		assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
@@ -541,9 +546,8 @@ static void test_no_argument_or_result_reaches_the_database_file(void **state)
 	bt_approve(t, &w.call, id);
 	assert_int_equal(bt_begin(t, &w.call, id, "idem-1", &res), 0);
 	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
-	assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, "{\"echo\":\"SECRET-RESULT-d00d\"}",
-						 29),
-			 0);
+	assert_int_equal(
+		cordon_action_complete(t->db, t->key, res.action_id, true, "{\"echo\":\"SECRET-RESULT-d00d\"}", 29), 0);
 	cordon_action_begin_result_done(&res);
 	/* Replay: stored result comes back (sealed on disk). */
 	assert_int_equal(bt_begin(t, &w.call, NULL, "idem-1", &res), 0);
@@ -594,10 +598,12 @@ static void test_audit_failure_fails_closed_above_read(void **state)
 	struct cordon_approval_info info;
 	struct bt_call w, r;
 	char id[CORDON_ID_STRING_MAX];
-	struct cordon_decide_request wr = { .session = "s1", .connector = "fs", .tool = "write_file",
-					    .fingerprint = bt_fp(t, "write_file") };
-	struct cordon_decide_request rr = { .session = "s1", .connector = "fs", .tool = "read_file",
-					    .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_decide_request wr = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = bt_fp(t, "write_file")
+	};
+	struct cordon_decide_request rr = {
+		.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
 
 	bt_call_init(t, &w, "s1", "write_file", "{\"path\":\"/a\"}");
 	bt_call_init(t, &r, "s1", "read_file", "{\"path\":\"/a\"}");
@@ -689,7 +695,8 @@ static struct cordon_db *open_second_handle(struct bt *t, uint64_t every)
 {
 	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 	struct cordon_db_options o = { .clock = &t->clock.clock, .busy_timeout_ms = 200 };
-	struct cordon_audit_options ao = { .origin = "cordon.test/audit", .checkpoint_every = every,
+	struct cordon_audit_options ao = { .origin = "cordon.test/audit",
+					   .checkpoint_every = every,
 					   .checkpoint_interval_usec = 3600 * SEC };
 	struct cordon_note_signer *s = NULL;
 	struct cordon_db *db = NULL;
@@ -707,8 +714,9 @@ static void append_via(struct cordon_db *db, struct bt *t, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
-						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
-						 .tier = CORDON_RISK_READ, .decision = "allow" };
+						 .actor = &t->s1,	  .connector = "fs",
+						 .tool = "read_file",	  .tier = CORDON_RISK_READ,
+						 .decision = "allow" };
 		assert_int_equal(cordon_audit_append(db, &ev), 0);
 	}
 }
@@ -726,7 +734,7 @@ static void test_two_handles_interleaved_keep_chain(void **state)
 	bt_setup_audit(t, 3, 3600 * SEC);
 	b = open_second_handle(t, 3);
 	append_via(t->db, t, 2);
-	append_via(b, t, 4);	  /* B folds in A's records; a checkpoint falls due in B */
+	append_via(b, t, 4);	 /* B folds in A's records; a checkpoint falls due in B */
 	append_via(t->db, t, 5); /* A folds in B's records and checkpoints */
 	append_via(b, t, 1);
 	assert_int_equal(cordon_audit_checkpoint(b), 1);
@@ -750,8 +758,9 @@ static void test_two_handles_interleaved_keep_chain(void **state)
 static void test_foreign_record_that_does_not_chain_fails_closed(void **state)
 {
 	struct bt *t = *state;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1,
-					 .connector = "fs", .tool = "read_file", .tier = CORDON_RISK_READ,
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+					 .actor = &t->s1,	  .connector = "fs",
+					 .tool = "read_file",	  .tier = CORDON_RISK_READ,
 					 .decision = "allow" };
 	struct cordon_db_counters c0, c1;
 	char sql[300];
@@ -782,8 +791,9 @@ static void test_foreign_record_that_does_not_chain_fails_closed(void **state)
 static void test_own_tail_rewritten_fails_closed(void **state)
 {
 	struct bt *t = *state;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION, .actor = &t->s1,
-					 .connector = "fs", .tool = "read_file", .tier = CORDON_RISK_READ,
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
+					 .actor = &t->s1,	  .connector = "fs",
+					 .tool = "read_file",	  .tier = CORDON_RISK_READ,
 					 .decision = "allow" };
 	sqlite3 *s;
 
@@ -824,8 +834,8 @@ static void test_two_processes_append_concurrently(void **state)
 		    cordon_audit_setup(db, &ao, s, &d) < 0)
 			_exit(2);
 		for (int i = 0; i < 60; i++) {
-			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
-							 .connector = "fs", .tool = "read_file",
+			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,  .event = CORDON_AUDIT_DECISION,
+							 .connector = "fs",	   .tool = "read_file",
 							 .tier = CORDON_RISK_READ, .decision = "allow" };
 			if (cordon_audit_append(db, &ev) < 0)
 				_exit(3);
@@ -835,8 +845,9 @@ static void test_two_processes_append_concurrently(void **state)
 	}
 	for (int i = 0; i < 60; i++) {
 		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_DECISION,
-						 .actor = &t->s1, .connector = "fs", .tool = "read_file",
-						 .tier = CORDON_RISK_READ, .decision = "allow" };
+						 .actor = &t->s1,	  .connector = "fs",
+						 .tool = "read_file",	  .tier = CORDON_RISK_READ,
+						 .decision = "allow" };
 		int r = cordon_audit_append(t->db, &ev);
 
 		if (r < 0) {
@@ -911,7 +922,6 @@ static void test_newest_checkpoint_deleted_is_missing_checkpoint(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
 
 /* /health's view of the log: last sequence and the newest checkpoint. */
 static void test_audit_position(void **state)

@@ -49,12 +49,9 @@ static void base(struct fixture *f, const char *tool)
 						  .state = CORDON_INVENTORY_REVIEWED,
 						  .fingerprint = FP_A,
 						  .pinned_fingerprint = FP_A };
-	f->req = (struct cordon_authz_request){ .session = "s1",
-						.connector = "fs",
-						.tool = tool,
-						.fingerprint = FP_A,
-						.policy_epoch = 7,
-						.now = 1000 };
+	f->req = (struct cordon_authz_request){
+		.session = "s1", .connector = "fs", .tool = tool, .fingerprint = FP_A, .policy_epoch = 7, .now = 1000
+	};
 	f->dels[0] = (struct cordon_delegation_view){ .id = "dl_1",
 						      .session = "s1",
 						      .connector = "fs",
@@ -253,7 +250,7 @@ static const struct cordon_authz_input *apply(struct fixture *f, enum mutation m
 		f->pol.default_risk = (enum cordon_risk)9;
 		break;
 	case M_BAD_NAMED_TIER:
-		f->bad_risk = (struct cordon_tool_risk){ .tool = (char *)f->in.tool, .risk = (enum cordon_risk)-1 };
+		f->bad_risk = (struct cordon_tool_risk){ .tool = (char *)f->in.tool, .risk = (enum cordon_risk) - 1 };
 		f->pol.risk = &f->bad_risk;
 		f->pol.n_risk = 1;
 		break;

@@ -56,8 +56,9 @@ static void run(unsigned seed)
 		case 0:
 		case 1:
 		case 2: { /* a call: decide, then request or begin */
-			struct cordon_decide_request dr = { .session = session, .connector = "fs", .tool = tool,
-							    .fingerprint = bt_fp(t, tool) };
+			struct cordon_decide_request dr = {
+				.session = session, .connector = "fs", .tool = tool, .fingerprint = bt_fp(t, tool)
+			};
 			struct cordon_broker_decision dec;
 			struct cordon_action_begin_result res;
 
@@ -107,7 +108,8 @@ static void run(unsigned seed)
 				if (r == 0) {
 					assert_true(exact);
 					assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
-					assert_int_equal(cordon_action_complete(t->db, t->key, res.action_id, true, NULL, 0), 0);
+					assert_int_equal(
+						cordon_action_complete(t->db, t->key, res.action_id, true, NULL, 0), 0);
 					dispatched++;
 					cordon_action_begin_result_done(&res);
 				}
@@ -149,7 +151,7 @@ static void run(unsigned seed)
 	assert_int_equal(count(t, "SELECT count(*) FROM actions a JOIN approvals p ON p.id = a.approval_id "
 				  "WHERE p.state != 5"),
 			 0);
-	assert_int_equal(count(t, "SELECT count(*) FROM approvals WHERE state = 5") ,
+	assert_int_equal(count(t, "SELECT count(*) FROM approvals WHERE state = 5"),
 			 count(t, "SELECT count(*) FROM actions WHERE approval_id IS NOT NULL"));
 	{
 		struct cordon_audit_report rep;

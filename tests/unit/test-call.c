@@ -78,15 +78,13 @@ static void test_idempotency_key_from_meta(void **state)
 	struct cordon_diag d;
 
 	(void)state;
-	assert_int_equal(parse("{\"name\":\"w\",\"_meta\":{\"io.cordon/idempotency-key\":\"gw-42\",\"other\":1}}", &c,
-			       &d),
-			 0);
+	assert_int_equal(
+		parse("{\"name\":\"w\",\"_meta\":{\"io.cordon/idempotency-key\":\"gw-42\",\"other\":1}}", &c, &d), 0);
 	assert_string_equal(c.idempotency_key, "gw-42");
 	cordon_tool_call_done(&c);
 	/* The key inside the arguments is just an argument: the model cannot set it. */
-	assert_int_equal(parse("{\"name\":\"w\",\"arguments\":{\"_meta\":{\"io.cordon/idempotency-key\":\"x\"}}}", &c,
-			       &d),
-			 0);
+	assert_int_equal(
+		parse("{\"name\":\"w\",\"arguments\":{\"_meta\":{\"io.cordon/idempotency-key\":\"x\"}}}", &c, &d), 0);
 	assert_null(c.idempotency_key);
 	cordon_tool_call_done(&c);
 }

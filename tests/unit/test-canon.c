@@ -64,14 +64,14 @@ static void check_canon(const char *in, const char *want)
 static void test_invalid_utf8(void **state)
 {
 	check_reject("\"\xff\"", EILSEQ, "invalid UTF-8 byte 0xff", 1, 2);
-	check_reject("\"ab\xc0\x80\"", EILSEQ, "invalid UTF-8 byte 0xc0", 1, 4); /* overlong NUL */
-	check_reject("\"\xe0\x80\xaf\"", EILSEQ, "invalid UTF-8", 1, 2);	  /* overlong '/' */
-	check_reject("\"\xed\xa0\x80\"", EILSEQ, "invalid UTF-8 byte 0xed", 1, 2); /* encoded surrogate */
+	check_reject("\"ab\xc0\x80\"", EILSEQ, "invalid UTF-8 byte 0xc0", 1, 4);       /* overlong NUL */
+	check_reject("\"\xe0\x80\xaf\"", EILSEQ, "invalid UTF-8", 1, 2);	       /* overlong '/' */
+	check_reject("\"\xed\xa0\x80\"", EILSEQ, "invalid UTF-8 byte 0xed", 1, 2);     /* encoded surrogate */
 	check_reject("\"\xf4\x90\x80\x80\"", EILSEQ, "invalid UTF-8 byte 0xf4", 1, 2); /* > U+10FFFF */
-	check_reject("\"\xe2\x82\"", EILSEQ, "invalid UTF-8 byte 0xe2", 1, 2);	  /* truncated */
-	check_reject("\"\x80\"", EILSEQ, "invalid UTF-8 byte 0x80", 1, 2);	  /* lone continuation */
-	check_reject("{\"k\xfe\":1}", EILSEQ, "invalid UTF-8 byte 0xfe", 1, 4);	  /* in a member name */
-	check_reject("[1,\n \xff]", EILSEQ, "invalid UTF-8", 2, 2);		  /* outside strings */
+	check_reject("\"\xe2\x82\"", EILSEQ, "invalid UTF-8 byte 0xe2", 1, 2);	       /* truncated */
+	check_reject("\"\x80\"", EILSEQ, "invalid UTF-8 byte 0x80", 1, 2);	       /* lone continuation */
+	check_reject("{\"k\xfe\":1}", EILSEQ, "invalid UTF-8 byte 0xfe", 1, 4);	       /* in a member name */
+	check_reject("[1,\n \xff]", EILSEQ, "invalid UTF-8", 2, 2);		       /* outside strings */
 	/* Columns count characters, like jansson: "é" is one column. */
 	check_reject("[\"\xc3\xa9\",\"\xff\"]", EILSEQ, "(byte 7)", 1, 7);
 }
@@ -344,12 +344,18 @@ static void test_utf8_valid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_invalid_utf8),   cmocka_unit_test(test_lone_surrogates),
-		cmocka_unit_test(test_nul),	       cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_depth),	       cmocka_unit_test(test_size),
-		cmocka_unit_test(test_integers),       cmocka_unit_test(test_real_overflow),
-		cmocka_unit_test(test_syntax),	       cmocka_unit_test(test_admit_in_memory),
-		cmocka_unit_test(test_arguments_helper), cmocka_unit_test(test_limits_default),
+		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_lone_surrogates),
+		cmocka_unit_test(test_nul),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_integers),
+		cmocka_unit_test(test_real_overflow),
+		cmocka_unit_test(test_syntax),
+		cmocka_unit_test(test_admit_in_memory),
+		cmocka_unit_test(test_arguments_helper),
+		cmocka_unit_test(test_limits_default),
 		cmocka_unit_test(test_utf8_valid),
 	};
 

@@ -25,9 +25,9 @@ static const uint8_t root8[32] = { 0x5d, 0xc9, 0xda, 0x79, 0xa7, 0x06, 0x59, 0xa
 /* Computed independently with pyca/cryptography from seed 0x42 × 32: the
  * exact bytes of a cordon checkpoint (docs/formats.md). */
 #define GOLDEN_NAME "cordon.test/audit"
-#define GOLDEN_NOTE                                                                          \
-	"cordon.test/audit\n8\nXcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=\n\n"              \
-	"\xe2\x80\x94 cordon.test/audit "                                                    \
+#define GOLDEN_NOTE                                                                                                    \
+	"cordon.test/audit\n8\nXcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=\n\n"                                       \
+	"\xe2\x80\x94 cordon.test/audit "                                                                              \
 	"c7FDCY6WoK2IBAsKHmL/gx+Ot+DMlwJvGqMf/VuXDLKOCjl7R9xGH/Hhww42PxsoSeYpf+4jZ9390vmrmJQKVaJaGwg=\n"
 #define GOLDEN_VKEY "cordon.test/audit+73b14309+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS"
 
@@ -36,8 +36,8 @@ static const uint8_t root8[32] = { 0x5d, 0xc9, 0xda, 0x79, 0xa7, 0x06, 0x59, 0xa
 #define GO_SKEY "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz"
 #define GO_VKEY "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
 #define GO_TEXT "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
-#define GO_NOTE                                                                                           \
-	GO_TEXT "\n\xe2\x80\x94 PeterNeumann "                                                            \
+#define GO_NOTE                                                                                                        \
+	GO_TEXT "\n\xe2\x80\x94 PeterNeumann "                                                                         \
 		"x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
 
 struct fixture {
@@ -268,8 +268,9 @@ static void test_wrong_verifier(void **state)
 	{
 		struct cordon_diag d = {};
 
-		assert_int_equal(cordon_checkpoint_verify(GOLDEN_NOTE, strlen(GOLDEN_NOTE), &f->v, "other/log", NULL, &d),
-				 -EINVAL);
+		assert_int_equal(
+			cordon_checkpoint_verify(GOLDEN_NOTE, strlen(GOLDEN_NOTE), &f->v, "other/log", NULL, &d),
+			-EINVAL);
 		assert_string_equal(d.message, "checkpoint origin 'cordon.test/audit' is not the expected 'other/log'");
 	}
 }
@@ -285,7 +286,8 @@ static void test_other_signatures(void **state)
 	sprintf(t, "%s%s", GOLDEN_NOTE, witness);
 	assert_int_equal(verify(f, t, NULL), 0);
 	free(t);
-	t = replace(GOLDEN_NOTE, "\n\n\xe2\x80\x94", "\n\n\xe2\x80\x94 witness.example/w1 AAAAAAECAwQFBgcICQ==\n\xe2\x80\x94");
+	t = replace(GOLDEN_NOTE, "\n\n\xe2\x80\x94",
+		    "\n\n\xe2\x80\x94 witness.example/w1 AAAAAAECAwQFBgcICQ==\n\xe2\x80\x94");
 	assert_int_equal(verify(f, t, NULL), 0);
 	free(t);
 	/* Post-quantum cosignatures are kilobytes long (ML-DSA-44: 2420 bytes);
@@ -300,7 +302,8 @@ static void test_other_signatures(void **state)
 		for (int i = 0; i < 15; i++) {
 			p += sprintf(p, "\xe2\x80\x94 w.example/%c ", 'a' + i);
 			for (size_t j = 0; j < sig_b64; j++)
-				*p++ = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7 + j) % 64];
+				*p++ = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7 + j) %
+													  64];
 			*p++ = '\n';
 		}
 		*p = 0;
@@ -355,7 +358,9 @@ static void test_format_errors(void **state)
 	t = replace(g, "RgQyg=", "RgQyg");
 	expect_fail(f, t, -EBADMSG, "line 3: root hash");
 	free(t);
-	t = replace(g, "Xcnaeac", "Xcna\xc3\xa9" "c"); /* valid UTF-8, not base64 */
+	t = replace(g, "Xcnaeac",
+		    "Xcna\xc3\xa9"
+		    "c"); /* valid UTF-8, not base64 */
 	expect_fail(f, t, -EBADMSG, "line 3: root hash");
 	free(t);
 	t = replace(g, "cordon.test/audit\n8", "cordon test/audit\n8");
@@ -450,27 +455,27 @@ static void test_verifier_parse(void **state)
 	assert_int_equal(cordon_note_verifier_parse(GOLDEN_VKEY, &v, &d), 0);
 	assert_string_equal(v.name, GOLDEN_NAME);
 	assert_int_equal(v.key_id, 0x73b14309);
-	assert_int_equal(cordon_note_verifier_parse("cordon.test/audit+73b14308+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "cordon.test/audit+73b14308+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS", &v, &d),
 			 -EINVAL);
 	assert_non_null(strstr(d.message, "does not match the key"));
-	assert_int_equal(cordon_note_verifier_parse("cordon.test/audit+73B14309+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "cordon.test/audit+73B14309+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS", &v, &d),
 			 -EINVAL); /* uppercase hex */
-	assert_int_equal(cordon_note_verifier_parse("cordon.test/audit+73b14309+AiFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "cordon.test/audit+73b14309+AiFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS", &v, &d),
 			 -EINVAL); /* type 0x02 */
 	assert_int_equal(cordon_note_verifier_parse("cordon.test/audit+73b14309+ASFS", &v, &d), -EINVAL);
 	/* Bytes outside the base64 alphabet (libsodium alone would skip over
 	 * some of them; found by fuzz-checkpoint). */
-	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq\xafLDE4izWy10TW",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq\xafLDE4izWy10TW", &v, &d),
 			 -EINVAL);
-	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq LDE4izWy10TW",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq LDE4izWy10TW", &v, &d),
 			 -EINVAL);
-	assert_int_equal(cordon_note_verifier_parse("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10T=W",
-						    &v, &d),
+	assert_int_equal(cordon_note_verifier_parse(
+				 "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10T=W", &v, &d),
 			 -EINVAL);
 	assert_int_equal(cordon_note_verifier_parse("+73b14309+ASFS+NGbeR0kRTJC4V8uq2y3z/p7al7TAJeWDgaYgdsS", &v, &d),
 			 -EINVAL);
@@ -552,7 +557,8 @@ static void test_key_file_create_and_reload(void **state)
 
 	/* Another name for the same file: refused, the file is untouched. */
 	assert_int_equal(cordon_note_signer_load_or_create(path, "other.example/log", &a, NULL, &d), -EINVAL);
-	assert_non_null(strstr(d.message, "holds the key of 'host.example/cordon-audit', expected 'other.example/log'"));
+	assert_non_null(
+		strstr(d.message, "holds the key of 'host.example/cordon-audit', expected 'other.example/log'"));
 	unlink(path);
 }
 
@@ -612,7 +618,7 @@ static void test_key_file_refusals(void **state)
 	/* Malformed contents. */
 	static const char *bad[] = {
 		"",
-		"PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz", /* no newline */
+		"PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz",   /* no newline */
 		"PRIVATE+KEY+PeterNeumann+c74f20a4+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz\n", /* id */
 		"PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDF\n",  /* b64 */
 		"PRIVATE+KEY+PeterNeumann+c74f20a3+AoEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz\n", /* type */

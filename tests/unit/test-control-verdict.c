@@ -92,7 +92,7 @@ static void test_every_control_present_missing_required_preferred(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		for (int missing = 0; missing <= 1; missing++)
 			for (int required = 0; required <= 1; required++) {
-				struct cordon_diag d = {0};
+				struct cordon_diag d = { 0 };
 				enum cordon_probe_status st = 99;
 				unsigned degraded = 0xdead;
 				char why[160] = "x";
@@ -102,11 +102,12 @@ static void test_every_control_present_missing_required_preferred(void **state)
 				if (missing)
 					rows[i].take_away();
 				prof.require = required ? (unsigned)rows[i].control : 0;
-				printf("%s missing=%d required=%d\n", cordon_control_to_string(rows[i].control), missing,
-				       required);
+				printf("%s missing=%d required=%d\n", cordon_control_to_string(rows[i].control),
+				       missing, required);
 
-				assert_int_equal(cordon_control_verdict(&caps, &prof, rows[i].control, &st, why, sizeof(why)),
-						 0);
+				assert_int_equal(
+					cordon_control_verdict(&caps, &prof, rows[i].control, &st, why, sizeof(why)),
+					0);
 				assert_int_equal(st, missing ? CORDON_PROBE_MISSING : CORDON_PROBE_AVAILABLE);
 				if (!missing)
 					assert_string_equal(why, "");
@@ -138,7 +139,7 @@ static void test_every_control_present_missing_required_preferred(void **state)
  * cordon_spawn() always did; the user namespace only degrades. */
 static void test_cgroup_namespace_is_needed_user_namespace_is_not(void **state)
 {
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	unsigned degraded = 0;
 
 	(void)state;
@@ -161,7 +162,7 @@ static void test_cgroup_namespace_is_needed_user_namespace_is_not(void **state)
  * the eBPF hooks too it is missing. */
 static void test_mode_none_without_netns(void **state)
 {
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	enum cordon_probe_status st;
 	char why[160];
 
@@ -195,10 +196,10 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_control_present_missing_required_preferred),
-	    cmocka_unit_test(test_cgroup_namespace_is_needed_user_namespace_is_not),
-	    cmocka_unit_test(test_mode_none_without_netns),
-	    cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_every_control_present_missing_required_preferred),
+		cmocka_unit_test(test_cgroup_namespace_is_needed_user_namespace_is_not),
+		cmocka_unit_test(test_mode_none_without_netns),
+		cmocka_unit_test(test_bad_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,8 +167,8 @@ static void test_connect_errors(void **state)
 	struct fx *f = *state;
 	char env[4200];
 
-	assert_int_equal(ctl_as(f, (uid_t)-1, true, (const char *[]){ "--socket", "/nonexistent/op.sock", "status", NULL }),
-			 3);
+	assert_int_equal(
+		ctl_as(f, (uid_t)-1, true, (const char *[]){ "--socket", "/nonexistent/op.sock", "status", NULL }), 3);
 	assert_non_null(strstr(f->err, "cannot connect to /nonexistent/op.sock"));
 	/* CORDON_OPERATOR_SOCKET is honoured when --socket is absent */
 	snprintf(env, sizeof(env), "%s", f->path);
@@ -304,7 +304,8 @@ static void test_grants_inventory_audit(void **state)
 	assert_non_null(strstr(f->out, "claims:        {\"readOnlyHint\":true}"));
 	assert_int_equal(CTL(f, "inventory", "show", "fs", "write_file"), 0);
 	assert_non_null(strstr(f->out, "NOTE:          the connector claims readOnlyHint, cordon's tier is write"));
-	assert_int_equal(CTL(f, "inventory", "review", "fs", "read_file", "--fingerprint", bt_fp(f->t, "read_file")), 1);
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "read_file", "--fingerprint", bt_fp(f->t, "read_file")),
+			 1);
 	assert_non_null(strstr(f->err, "already-decided"));
 
 	assert_int_equal(CTL(f, "audit", "tail", "--count", "2", "--json"), 0);
@@ -413,8 +414,8 @@ static void test_mcp_relay(void **state)
 	close(gfd);
 
 	/* no gateway: exit 3 */
-	assert_int_equal(ctl_as(f, (uid_t)-1, true, (const char *[]){ "mcp", "--socket", "/nonexistent/gw.sock", NULL }),
-			 3);
+	assert_int_equal(
+		ctl_as(f, (uid_t)-1, true, (const char *[]){ "mcp", "--socket", "/nonexistent/gw.sock", NULL }), 3);
 }
 
 int main(void)

@@ -134,7 +134,8 @@ static void test_resource_shares(void **state)
 			      &c, &d),
 			 0);
 	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
-	assert_string_equal(d.message, "held_arguments_per_uid (33554432 bytes) exceeds held_arguments_max (16777216 bytes)");
+	assert_string_equal(d.message,
+			    "held_arguments_per_uid (33554432 bytes) exceeds held_arguments_max (16777216 bytes)");
 	cordon_daemon_config_done(&c);
 }
 
@@ -196,10 +197,8 @@ static void test_flag_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_file),
-		cmocka_unit_test(test_rejects),
-		cmocka_unit_test(test_resource_shares),
-		cmocka_unit_test(test_flags_override_file),
+		cmocka_unit_test(test_full_file),	cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_resource_shares), cmocka_unit_test(test_flags_override_file),
 		cmocka_unit_test(test_flag_errors),
 	};
 	int r;

@@ -166,9 +166,10 @@ static void test_schema_migrated_and_wal(void **state)
 
 	assert_int_equal(open_db(f, &db, NULL), 0);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), CORDON_DB_SCHEMA_VERSION);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-					  "('connectors','tool_inventory','grants','risk_policy','approvals',"
-					  "'delegations','idempotency','actions','locks','audit','checkpoints','meta')"),
+	assert_int_equal(raw_int(f->path,
+				 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+				 "('connectors','tool_inventory','grants','risk_policy','approvals',"
+				 "'delegations','idempotency','actions','locks','audit','checkpoints','meta')"),
 			 12);
 	assert_int_equal(cordon_db_policy_epoch(db, &epoch), 0);
 	assert_int_equal(epoch, 1);
@@ -237,21 +238,22 @@ static void test_migration_2_scopes_idempotency_rows(void **state)
 	assert_int_equal(sqlite3_open_v2(f->path, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(s, "PRAGMA journal_mode = WAL", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(s, cordon_db_migrations[0], NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(s,
-				      "PRAGMA user_version = 1;"
-				      "INSERT INTO connectors(id, default_risk, approval_ttl_sec, installed_at) "
-				      "VALUES ('fs', 2, 60, 1);"
-				      "INSERT INTO actions(id, session, connector, tool, tier, replay, request_hash, state, "
-				      "created_at, updated_at) VALUES "
-				      "('ac_1', 'gw-7-u1000-0123456789abcdef', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1),"
-				      "('ac_2', 's9', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1),"
-				      "('ac_3', 'gw-8-uxx-0123', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1);"
-				      "INSERT INTO idempotency(connector, key, request_hash, action_id, result, created_at) "
-				      "VALUES ('fs', 'k1', zeroblob(32), 'ac_1', x'0102', 1),"
-				      "('fs', 'k2', zeroblob(32), 'ac_2', NULL, 1),"
-				      "('fs', 'k3', zeroblob(32), 'ac_3', NULL, 1);",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(s,
+			     "PRAGMA user_version = 1;"
+			     "INSERT INTO connectors(id, default_risk, approval_ttl_sec, installed_at) "
+			     "VALUES ('fs', 2, 60, 1);"
+			     "INSERT INTO actions(id, session, connector, tool, tier, replay, request_hash, state, "
+			     "created_at, updated_at) VALUES "
+			     "('ac_1', 'gw-7-u1000-0123456789abcdef', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1),"
+			     "('ac_2', 's9', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1),"
+			     "('ac_3', 'gw-8-uxx-0123', 'fs', 'w', 2, 1, zeroblob(32), 2, 1, 1);"
+			     "INSERT INTO idempotency(connector, key, request_hash, action_id, result, created_at) "
+			     "VALUES ('fs', 'k1', zeroblob(32), 'ac_1', x'0102', 1),"
+			     "('fs', 'k2', zeroblob(32), 'ac_2', NULL, 1),"
+			     "('fs', 'k3', zeroblob(32), 'ac_3', NULL, 1);",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
 	sqlite3_close(s);
 
 	assert_int_equal(open_db(f, &db, &d), 0);
@@ -261,24 +263,26 @@ static void test_migration_2_scopes_idempotency_rows(void **state)
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM idempotency WHERE key = 'k1' AND subject = 'uid:1000' "
 					  "AND action_id = 'ac_1' AND result = x'0102'"),
 			 1);
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM idempotency WHERE key = 'k2' AND subject = 'session:s9'"),
-			 1);
+	assert_int_equal(
+		raw_int(f->path, "SELECT count(*) FROM idempotency WHERE key = 'k2' AND subject = 'session:s9'"), 1);
 	/* Not a well-formed gateway id: the session's own scope, never a uid. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM idempotency WHERE key = 'k3' AND "
 					  "subject = 'session:gw-8-uxx-0123'"),
 			 1);
 	/* The key is now (connector, subject, key): one key, two subjects. */
 	assert_int_equal(sqlite3_open_v2(f->path, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(s,
-				      "INSERT INTO idempotency(connector, subject, key, request_hash, action_id, created_at) "
-				      "VALUES ('fs', 'uid:0', 'k1', zeroblob(32), 'ac_2', 2)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_exec(s,
-				      "INSERT INTO idempotency(connector, subject, key, request_hash, action_id, created_at) "
-				      "VALUES ('fs', 'uid:0', 'k1', zeroblob(32), 'ac_3', 3)",
-				      NULL, NULL, NULL),
-			 SQLITE_CONSTRAINT);
+	assert_int_equal(
+		sqlite3_exec(s,
+			     "INSERT INTO idempotency(connector, subject, key, request_hash, action_id, created_at) "
+			     "VALUES ('fs', 'uid:0', 'k1', zeroblob(32), 'ac_2', 2)",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(s,
+			     "INSERT INTO idempotency(connector, subject, key, request_hash, action_id, created_at) "
+			     "VALUES ('fs', 'uid:0', 'k1', zeroblob(32), 'ac_3', 3)",
+			     NULL, NULL, NULL),
+		SQLITE_CONSTRAINT);
 	sqlite3_close(s);
 }
 

@@ -87,8 +87,8 @@ static void test_request_is_pending_and_grants_nothing(void **state)
 	struct cordon_delegation_info d, *act = NULL;
 	size_t n = 9;
 
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
 	assert_int_equal(d.state, CORDON_DELEGATION_PENDING);
 	assert_int_equal(cordon_delegations_active(f->t->db, "fs", &act, &n), 0);
 	assert_int_equal(n, 0);
@@ -115,13 +115,14 @@ static void test_only_operator_activates(void **state)
 	struct fx *f = *state;
 	struct cordon_delegation_info d;
 
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
 	assert_int_equal(cordon_delegation_activate(f->t->db, &f->t->s1, d.id, NULL), -EPERM);
 	assert_int_equal(cordon_delegation_activate(f->t->db, &f->t->sys, d.id, NULL), -EPERM);
 	/* And only sessions request. */
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->op, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 -EPERM);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->op, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+		-EPERM);
 }
 
 static void test_symlink_escape_refused(void **state)
@@ -179,9 +180,9 @@ static void test_non_canonical_path_refused_at_request(void **state)
 	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", p, CORDON_ACCESS_READ, 0, &d), -EINVAL);
 	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", "relative/x", CORDON_ACCESS_READ, 0, &d),
 			 -EINVAL);
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work"), CORDON_ACCESS_READ_EXEC, 0,
-						   &d),
-			 -EINVAL);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work"), CORDON_ACCESS_READ_EXEC, 0, &d),
+		-EINVAL);
 }
 
 static void test_resolve_directly(void **state)
@@ -205,11 +206,13 @@ static void test_expiry_enforced_by_broker_clock(void **state)
 	struct bt *t = f->t;
 	struct cordon_delegation_info d;
 	uint64_t n;
-	struct cordon_decide_request r = { .session = "s1", .connector = "fs", .tool = "read_file",
-					   .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
 	struct cordon_broker_decision dec;
 
-	assert_int_equal(cordon_delegation_request(t->db, &t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 60, &d), 0);
+	assert_int_equal(cordon_delegation_request(t->db, &t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 60, &d),
+			 0);
 	assert_int_equal(cordon_delegation_activate(t->db, &t->op, d.id, &d), 0);
 	assert_int_equal(d.expires_at, T0 + 60 * SEC);
 	r.delegation = d.id;
@@ -230,8 +233,9 @@ static void test_read_delegation_cannot_back_a_write(void **state)
 	struct fx *f = *state;
 	struct bt *t = f->t;
 	struct cordon_delegation_info d;
-	struct cordon_decide_request r = { .session = "s1", .connector = "fs", .tool = "write_file",
-					   .fingerprint = bt_fp(t, "write_file") };
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = bt_fp(t, "write_file")
+	};
 	struct cordon_broker_decision dec;
 
 	assert_int_equal(request_and_activate(f, "work/proj", CORDON_ACCESS_READ, &d), 0);
@@ -280,7 +284,8 @@ static void test_operator_refuses_pending(void **state)
 	struct bt *t = f->t;
 	struct cordon_delegation_info d;
 
-	assert_int_equal(cordon_delegation_request(t->db, &t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
+	assert_int_equal(cordon_delegation_request(t->db, &t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+			 0);
 	assert_int_equal(cordon_delegation_refuse(t->db, &t->s1, d.id), -EPERM);
 	assert_int_equal(cordon_delegation_refuse(t->db, &t->op, d.id), 0);
 	assert_int_equal(cordon_delegation_activate(t->db, &t->op, d.id, NULL), -EALREADY);
@@ -293,9 +298,9 @@ static void test_list_by_state(void **state)
 	size_t n = 0;
 
 	assert_int_equal(request_and_activate(f, "work/proj", CORDON_ACCESS_READ, &d), 0);
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj/sub"), CORDON_ACCESS_READ, 0,
-						   &d),
-			 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj/sub"), CORDON_ACCESS_READ, 0, &d),
+		0);
 	assert_int_equal(cordon_delegations_list(f->t->db, "fs", CORDON_DELEGATION_PENDING, &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].id, d.id);
@@ -315,25 +320,27 @@ static void test_pending_requests_capped_per_session(void **state)
 	int64_t before, after;
 
 	for (unsigned i = 0; i < CORDON_DELEGATION_PENDING_PER_SESSION; i++) {
-		assert_int_equal(
-		    cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
+		assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"),
+							   CORDON_ACCESS_READ, 0, &d),
+				 0);
 		if (i == 0)
 			first = d;
 	}
 	assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &before), 0);
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 -EDQUOT);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
+		-EDQUOT);
 	assert_string_equal(cordon_db_last_error(f->t->db),
 			    "session has 16 pending delegation requests (the cap is 16); wait for the operator to "
 			    "approve or deny them");
 	/* Nothing stored, nothing audited. */
 	assert_int_equal(cordon_db_meta_get(f->t->db, "audit_last_seq", &after), 0);
 	assert_int_equal(after, before);
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s2, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s2, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
 	assert_int_equal(cordon_delegation_refuse(f->t->db, &f->t->op, first.id), 0);
-	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d),
-			 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d), 0);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -18,8 +18,9 @@ static int teardown(void **state)
 
 static struct cordon_decision decide(struct bt *t, const char *session, const char *tool)
 {
-	struct cordon_decide_request r = { .session = session, .connector = "fs", .tool = tool,
-					   .fingerprint = bt_fp(t, tool) };
+	struct cordon_decide_request r = {
+		.session = session, .connector = "fs", .tool = tool, .fingerprint = bt_fp(t, tool)
+	};
 	struct cordon_broker_decision d;
 
 	assert_int_equal(cordon_broker_decide(t->db, &r, &d), 0);
@@ -63,8 +64,9 @@ static void test_no_grant_row_means_no_tool(void **state)
 {
 	struct bt *t = *state;
 	struct cordon_profile p;
-	struct cordon_decide_request r = { .session = "s1", .connector = "bare", .tool = "read_file",
-					   .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "bare", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
 	struct cordon_broker_decision d;
 	char **g = NULL;
 	size_t n = 99;
@@ -178,11 +180,20 @@ static void test_stale_epoch_snapshot_denied(void **state)
 	{
 		uint64_t now_epoch;
 		assert_int_equal(cordon_db_policy_epoch(t->db, &now_epoch), 0);
-		struct cordon_authz_request req = { .session = "s1", .connector = "fs", .tool = "read_file",
-						    .fingerprint = rec.fingerprint, .policy_epoch = epoch };
-		struct cordon_authz_input in = { .connector = "fs", .tool = "read_file", .inventory = &e,
-						 .grant = grant, .n_grant = 1, .have_grant_row = true,
-						 .policy = &pol.policy, .policy_epoch = now_epoch, .request = &req };
+		struct cordon_authz_request req = { .session = "s1",
+						    .connector = "fs",
+						    .tool = "read_file",
+						    .fingerprint = rec.fingerprint,
+						    .policy_epoch = epoch };
+		struct cordon_authz_input in = { .connector = "fs",
+						 .tool = "read_file",
+						 .inventory = &e,
+						 .grant = grant,
+						 .n_grant = 1,
+						 .have_grant_row = true,
+						 .policy = &pol.policy,
+						 .policy_epoch = now_epoch,
+						 .request = &req };
 		d = cordon_authz_decide(&in);
 	}
 	assert_int_equal(d.reason, CORDON_DENY_STALE_POLICY);
@@ -259,8 +270,9 @@ static void test_begin_rechecks_grant(void **state)
 static void test_unknown_connector_denied_and_audited(void **state)
 {
 	struct bt *t = *state;
-	struct cordon_decide_request r = { .session = "s1", .connector = "nope", .tool = "read_file",
-					   .fingerprint = bt_fp(t, "read_file") };
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "nope", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
 	struct cordon_broker_decision d;
 	int64_t before, after;
 
@@ -291,7 +303,6 @@ static void test_replay_class_from_profile_only(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-
 
 /* Removal: operator or system only, refused while an action is unresolved,
  * and the connector is gone afterwards. */

@@ -121,7 +121,8 @@ static void test_health(void **state)
 	assert_null(strstr(out, "{\"status\""));
 	/* a query string does not change the resource */
 	f->d->health = "ok";
-	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "http://localhost/health?x=1", NULL }), 200);
+	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "http://localhost/health?x=1", NULL }),
+			 200);
 	stop(f);
 }
 
@@ -162,21 +163,23 @@ static void test_errors(void **state)
 	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "http://localhost/health/", NULL }), 404);
 	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "http://localhost/../etc/passwd", NULL }),
 			 404);
-	assert_int_equal(
-		curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "-i", "-X", "POST", "http://localhost/health", NULL }),
-		405);
+	assert_int_equal(curl(f, out, sizeof(out),
+			      (const char *[]){ UNIX(f), "-i", "-X", "POST", "http://localhost/health", NULL }),
+			 405);
 	assert_non_null(strstr(out, "Allow: GET, HEAD"));
 	assert_int_equal(curl(f, out, sizeof(out),
 			      (const char *[]){ UNIX(f), "-X", "DELETE", "http://localhost/metrics", NULL }),
 			 405);
 	/* a body is refused */
-	assert_int_equal(curl(f, out, sizeof(out),
-			      (const char *[]){ UNIX(f), "-X", "GET", "--data", "x=1", "http://localhost/health", NULL }),
-			 413);
+	assert_int_equal(
+		curl(f, out, sizeof(out),
+		     (const char *[]){ UNIX(f), "-X", "GET", "--data", "x=1", "http://localhost/health", NULL }),
+		413);
 	/* headers beyond the per-connection memory limit (16 KiB) */
 	snprintf(big, sizeof(big), "X-Big: %0*d", 20000, 0);
-	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "-H", big, "http://localhost/health", NULL }),
-			 431);
+	assert_int_equal(
+		curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "-H", big, "http://localhost/health", NULL }),
+		431);
 	/* and the server is fine afterwards */
 	assert_int_equal(curl(f, out, sizeof(out), (const char *[]){ UNIX(f), "http://localhost/health", NULL }), 200);
 	stop(f);

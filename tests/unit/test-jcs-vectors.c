@@ -50,18 +50,19 @@ static void test_rfc8785_sample(void **state)
 /* RFC 8785 §3.2.3: sorting by UTF-16 code units. */
 static void test_rfc8785_sort(void **state)
 {
-	check_canon("{\n"
-		    "  \"\\u20ac\": \"Euro Sign\",\n"
-		    "  \"\\r\": \"Carriage Return\",\n"
-		    "  \"\\ufb33\": \"Hebrew Letter Dalet With Dagesh\",\n"
-		    "  \"1\": \"One\",\n"
-		    "  \"\\ud83d\\ude00\": \"Emoji: Grinning Face\",\n"
-		    "  \"\\u0080\": \"Control\",\n"
-		    "  \"\\u00f6\": \"Latin Small Letter O With Diaeresis\"\n"
-		    "}",
-		    "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\","
-		    "\"\xc3\xb6\":\"Latin Small Letter O With Diaeresis\",\"\xe2\x82\xac\":\"Euro Sign\","
-		    "\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\",\"\xef\xac\xb3\":\"Hebrew Letter Dalet With Dagesh\"}");
+	check_canon(
+		"{\n"
+		"  \"\\u20ac\": \"Euro Sign\",\n"
+		"  \"\\r\": \"Carriage Return\",\n"
+		"  \"\\ufb33\": \"Hebrew Letter Dalet With Dagesh\",\n"
+		"  \"1\": \"One\",\n"
+		"  \"\\ud83d\\ude00\": \"Emoji: Grinning Face\",\n"
+		"  \"\\u0080\": \"Control\",\n"
+		"  \"\\u00f6\": \"Latin Small Letter O With Diaeresis\"\n"
+		"}",
+		"{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\","
+		"\"\xc3\xb6\":\"Latin Small Letter O With Diaeresis\",\"\xe2\x82\xac\":\"Euro Sign\","
+		"\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\",\"\xef\xac\xb3\":\"Hebrew Letter Dalet With Dagesh\"}");
 }
 
 static void test_compare_keys(void **state)
@@ -319,8 +320,8 @@ static size_t put_utf8(char *p, uint32_t cp)
 
 static uint32_t random_cp(void)
 {
-	static const uint32_t special[] = { '"', '\\', '/', '\b', '\f', '\n', '\r', '\t', 0x1f, 0x7f, 0x80,
-					    0xe9, 0x2028, 0xfeff, 0xfb33, 0xffff, 0x1f600, 0x10ffff, 0xe000 };
+	static const uint32_t special[] = { '"',  '\\', '/',	'\b',	'\f',	'\n',	'\r',	 '\t',	   0x1f,  0x7f,
+					    0x80, 0xe9, 0x2028, 0xfeff, 0xfb33, 0xffff, 0x1f600, 0x10ffff, 0xe000 };
 	uint32_t cp;
 
 	switch (rnd() % 5) {
@@ -437,8 +438,10 @@ static json_t *random_value(unsigned depth)
 
 static void test_roundtrip_property(void **state)
 {
-	static const size_t flags[] = { JSON_COMPACT, JSON_INDENT(2), JSON_ENSURE_ASCII, JSON_SORT_KEYS,
-					JSON_ENSURE_ASCII | JSON_INDENT(1), JSON_ESCAPE_SLASH };
+	static const size_t flags[] = {
+		JSON_COMPACT,	  JSON_INDENT(2), JSON_ENSURE_ASCII, JSON_SORT_KEYS, JSON_ENSURE_ASCII | JSON_INDENT(1),
+		JSON_ESCAPE_SLASH
+	};
 
 	rng_state = 0x5eed1234abcd9876ULL;
 	for (int i = 0; i < 5000; i++) {
@@ -496,11 +499,16 @@ static void test_number_roundtrip_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rfc8785_sample),	    cmocka_unit_test(test_rfc8785_sort),
-		cmocka_unit_test(test_compare_keys),	    cmocka_unit_test(test_rfc8785_numbers),
-		cmocka_unit_test(test_number_thresholds),   cmocka_unit_test(test_number_lexemes),
-		cmocka_unit_test(test_escaping),	    cmocka_unit_test(test_encode_errors),
-		cmocka_unit_test(test_insertion_order),	    cmocka_unit_test(test_roundtrip_property),
+		cmocka_unit_test(test_rfc8785_sample),
+		cmocka_unit_test(test_rfc8785_sort),
+		cmocka_unit_test(test_compare_keys),
+		cmocka_unit_test(test_rfc8785_numbers),
+		cmocka_unit_test(test_number_thresholds),
+		cmocka_unit_test(test_number_lexemes),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_insertion_order),
+		cmocka_unit_test(test_roundtrip_property),
 		cmocka_unit_test(test_number_roundtrip_random),
 	};
 

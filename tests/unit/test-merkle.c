@@ -79,7 +79,10 @@ static void test_leaf_and_node_prefixes(void **state)
 
 	/* Leaf: SHA-256(0x00 ‖ data). */
 	cordon_merkle_leaf_hash("abc", 3, h);
-	crypto_hash_sha256(want, (const uint8_t *)"\x00" "abc", 4);
+	crypto_hash_sha256(want,
+			   (const uint8_t *)"\x00"
+					    "abc",
+			   4);
 	assert_memory_equal(h, want, 32);
 
 	/* Node: SHA-256(0x01 ‖ left ‖ right), and order matters. */

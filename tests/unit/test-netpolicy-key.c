@@ -26,8 +26,7 @@ static struct cordon_net_rule rule(int family, const char *addr, unsigned plen)
 	return r;
 }
 
-static void expect_key(const struct cordon_netpolicy_key *k, uint64_t cgid, int family, const char *addr,
-		       unsigned plen)
+static void expect_key(const struct cordon_netpolicy_key *k, uint64_t cgid, int family, const char *addr, unsigned plen)
 {
 	uint8_t want[16] = { 0 };
 
@@ -179,8 +178,8 @@ static void test_event_format(void **state)
 	assert_int_equal((size_t)n, strlen(line));
 	assert_null(strchr(line, '\n'));
 	static const char prefix[] = "{\"event\":\"net-deny\",\"hook\":\"connect6\",\"cgroup_id\":12345,\"pid\":4242,"
-				  "\"comm\":\"node\",\"family\":\"inet\",\"addr\":\"127.0.0.3\",\"port\":8443,"
-				  "\"protocol\":\"tcp\",\"sock_type\":\"stream\",\"mapped\":true,\"time\":\"";
+				     "\"comm\":\"node\",\"family\":\"inet\",\"addr\":\"127.0.0.3\",\"port\":8443,"
+				     "\"protocol\":\"tcp\",\"sock_type\":\"stream\",\"mapped\":true,\"time\":\"";
 	assert_memory_equal(line, prefix, strlen(prefix));
 
 	o = json_loads(line, 0, &err);
@@ -211,7 +210,8 @@ static void test_event_format_v6_and_sock_create(void **state)
 	assert_int_equal(inet_pton(AF_INET6, "2606:50c0::1", ev.addr), 1);
 	assert_true(cordon_netpolicy_event_format(&ev, line, sizeof(line)) > 0);
 	assert_non_null(strstr(line, "\"hook\":\"sendmsg6\""));
-	assert_non_null(strstr(line, "\"family\":\"inet6\",\"addr\":\"2606:50c0::1\",\"port\":443,\"protocol\":\"udp\""));
+	assert_non_null(
+		strstr(line, "\"family\":\"inet6\",\"addr\":\"2606:50c0::1\",\"port\":443,\"protocol\":\"udp\""));
 
 	memset(&ev, 0, sizeof(ev));
 	ev.time_ns = mono_now();
@@ -221,7 +221,8 @@ static void test_event_format_v6_and_sock_create(void **state)
 	ev.hook = CORDON_NETPOLICY_HOOK_SOCK_CREATE;
 	assert_true(cordon_netpolicy_event_format(&ev, line, sizeof(line)) > 0);
 	assert_non_null(strstr(line, "\"hook\":\"sock_create\""));
-	assert_non_null(strstr(line, "\"family\":\"packet\",\"addr\":\"\",\"port\":0,\"protocol\":\"768\",\"sock_type\":\"raw\""));
+	assert_non_null(strstr(
+		line, "\"family\":\"packet\",\"addr\":\"\",\"port\":0,\"protocol\":\"768\",\"sock_type\":\"raw\""));
 }
 
 static void test_event_format_hostile_comm(void **state)

@@ -20,13 +20,36 @@
 static void test_secret_keys(void **state)
 {
 	static const char *const yes[] = {
-		"token", "access_token", "refreshToken", "GITHUB_TOKEN", "secret", "client_secret", "password",
-		"Passwd", "passphrase", "Authorization", "proxy-authorization", "api_key", "apiKey", "X-API-Key",
-		"aws_access_key_id", "private_key", "privateKey", "credentials", "Cookie", "set-cookie", "auth", "pwd",
-		"PIN", "otp", "bearer", "session_key", "signature",
+		"token",
+		"access_token",
+		"refreshToken",
+		"GITHUB_TOKEN",
+		"secret",
+		"client_secret",
+		"password",
+		"Passwd",
+		"passphrase",
+		"Authorization",
+		"proxy-authorization",
+		"api_key",
+		"apiKey",
+		"X-API-Key",
+		"aws_access_key_id",
+		"private_key",
+		"privateKey",
+		"credentials",
+		"Cookie",
+		"set-cookie",
+		"auth",
+		"pwd",
+		"PIN",
+		"otp",
+		"bearer",
+		"session_key",
+		"signature",
 	};
-	static const char *const no[] = { "path", "content", "key", "name", "author", "keyword",
-					  "description", "pinned", "options", "authority_host" };
+	static const char *const no[] = { "path",    "content",	    "key",    "name",	 "author",
+					  "keyword", "description", "pinned", "options", "authority_host" };
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(yes); i++)
@@ -62,8 +85,8 @@ static void test_secret_values(void **state)
 		"hello world",
 		"/home/user/projects/cordon/README.md",
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", /* sha256 hex */
-		"da39a3ee5e6b4b0d3255bfef95601890afd80709",			      /* sha1 hex */
-		"123e4567-e89b-12d3-a456-426614174000",				      /* uuid */
+		"da39a3ee5e6b4b0d3255bfef95601890afd80709",			    /* sha1 hex */
+		"123e4567-e89b-12d3-a456-426614174000",				    /* uuid */
 		"sk-",
 		"AKIA",
 		"https://example.com/a:b@c",
@@ -84,10 +107,10 @@ static void test_secret_values(void **state)
 
 static void test_hidden_codepoints(void **state)
 {
-	static const uint32_t hidden[] = { 0x00,   0x1b,   0x7f,   0x85,   0xa0,    0xad,    0x061c,  0x200b,
-					   0x200d, 0x200e, 0x200f, 0x202a, 0x202e,  0x2066,  0x2069,  0x2060,
-					   0x2062, 0xfeff, 0xfe0f, 0x3164, 0xe0041, 0xe007f, 0xe0100, 0xe000,
-					   0x10fffd, 0x2028, 0x2029, 0x3000, 0x115f, 0x180e };
+	static const uint32_t hidden[] = { 0x00,     0x1b,   0x7f,   0x85,   0xa0,    0xad,    0x061c,	0x200b,
+					   0x200d,   0x200e, 0x200f, 0x202a, 0x202e,  0x2066,  0x2069,	0x2060,
+					   0x2062,   0xfeff, 0xfe0f, 0x3164, 0xe0041, 0xe007f, 0xe0100, 0xe000,
+					   0x10fffd, 0x2028, 0x2029, 0x3000, 0x115f,  0x180e };
 	static const uint32_t visible[] = { 'a', ' ', '\n', '\t', 0xe9, 0x4e2d, 0x1f600, 0x2014, 0x0627, 0x05d0 };
 
 	(void)state;
@@ -104,9 +127,11 @@ static void test_escape(void **state)
 	_cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
 	size_t n;
 	/* "report" + RLO + "fdp.exe": reads "reportexe.pdf" on screen */
-	const char rlo[] = "report\xe2\x80\xae" "fdp.exe";
+	const char rlo[] = "report\xe2\x80\xae"
+			   "fdp.exe";
 	/* Unicode tags carrying hidden ASCII "hi", and a zero-width space */
-	const char tags[] = "ok\xf3\xa0\x81\xa8\xf3\xa0\x81\xa9 a\xe2\x80\x8b" "b";
+	const char tags[] = "ok\xf3\xa0\x81\xa8\xf3\xa0\x81\xa9 a\xe2\x80\x8b"
+			    "b";
 	const char forge[] = "\\u{202E}\xff\tx\ny \xc3\xa9";
 
 	(void)state;
@@ -327,13 +352,14 @@ static void test_mixed_scripts(void **state)
 	assert_false(cordon_display_mixed_scripts("path", 4, true, NULL, 0));
 	assert_false(cordon_display_mixed_scripts("\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world", 19, false,
 						  NULL, 0));
-	assert_true(cordon_display_mixed_scripts("\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world", 19, true, buf,
-						 sizeof(buf)));
+	assert_true(cordon_display_mixed_scripts("\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world", 19, true,
+						 buf, sizeof(buf)));
 	assert_false(cordon_display_mixed_scripts("file2\xe6\x96\x87\xe4\xbb\xb6", 11, false, NULL, 0));
 	assert_false(cordon_display_mixed_scripts("abc123", 6, false, NULL, 0));
 	{
-		json_t *v = json_pack("{s:s, s:s, s:s}", cyr_key, "/etc/passwd", "url", "https://p\xd0\xb0ypal.com/login",
-				      "note", "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world");
+		json_t *v =
+			json_pack("{s:s, s:s, s:s}", cyr_key, "/etc/passwd", "url", "https://p\xd0\xb0ypal.com/login",
+				  "note", "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, world");
 		json_t *warnings = json_array();
 		struct cordon_display_options o = { .mask = true, .warnings = warnings };
 		_cleanup_free_ char *text = NULL;

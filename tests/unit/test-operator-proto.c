@@ -83,7 +83,8 @@ static void test_envelope(void **state)
 	REFUSE("{\"v\":\"1\",\"id\":5,\"op\":\"status\"}", EPROTO, CORDON_OP_E_VERSION, NULL);
 	REFUSE("{\"v\":1.0,\"id\":5,\"op\":\"status\"}", EPROTO, CORDON_OP_E_VERSION, NULL);
 	REFUSE("{\"v\":1,\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "no member \"id\"");
-	assert_int_equal(REFUSE("{\"v\":1,\"id\":-1,\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "non-negative"), -1);
+	assert_int_equal(REFUSE("{\"v\":1,\"id\":-1,\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "non-negative"),
+			 -1);
 	REFUSE("{\"v\":1,\"id\":\"1\",\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "non-negative");
 	REFUSE("{\"v\":1,\"id\":1.5,\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "non-negative");
 	REFUSE("{\"v\":1,\"id\":null,\"op\":\"status\"}", EINVAL, CORDON_OP_E_INVALID, "non-negative");
@@ -139,7 +140,8 @@ static void test_arguments(void **state)
 	       CORDON_OP_E_BAD_ARG, "element 1 of argument \"tools\"");
 	{
 		char big[8192];
-		int n = snprintf(big, sizeof(big), "{\"v\":1,\"id\":1,\"op\":\"grants.show\",\"args\":{\"connector\":\"");
+		int n = snprintf(big, sizeof(big),
+				 "{\"v\":1,\"id\":1,\"op\":\"grants.show\",\"args\":{\"connector\":\"");
 
 		memset(big + n, 'a', 4097);
 		strcpy(big + n + 4097, "\"}}");
@@ -151,7 +153,8 @@ static void test_arguments(void **state)
 		_cleanup_free_ char *big = malloc(cap);
 
 		assert_non_null(big);
-		off = (size_t)sprintf(big, "{\"v\":1,\"id\":1,\"op\":\"grants.set\",\"args\":{\"connector\":\"fs\",\"tools\":[");
+		off = (size_t)sprintf(
+			big, "{\"v\":1,\"id\":1,\"op\":\"grants.set\",\"args\":{\"connector\":\"fs\",\"tools\":[");
 		for (int i = 0; i < 1025; i++)
 			off += (size_t)sprintf(big + off, "%s\"t\"", i ? "," : "");
 		strcpy(big + off, "]}}");
@@ -174,7 +177,9 @@ static void test_valid(void **state)
 	assert_int_equal(json_integer_value(req.id), 0);
 	cordon_op_request_done(&req);
 
-	s = "  {\"op\":\"approvals.approve\",\"args\":{\"code\":\"ABCD2345\",\"id\":\"ap_1\"},\"id\":9007199254740991,\"v\":1}\r\n ";
+	s = "  "
+	    "{\"op\":\"approvals.approve\",\"args\":{\"code\":\"ABCD2345\",\"id\":\"ap_1\"},\"id\":9007199254740991,"
+	    "\"v\":1}\r\n ";
 	assert_int_equal(cordon_op_request_decode(s, strlen(s), &req, &e), 0);
 	assert_string_equal(cordon_op_arg_string(&req, "id"), "ap_1");
 	assert_string_equal(cordon_op_arg_string(&req, "code"), "ABCD2345");
@@ -199,7 +204,7 @@ static void test_valid(void **state)
 				continue;
 			json_object_set_new(args, op->args[i].name,
 					    op->args[i].type == CORDON_OP_ARG_STRING_LIST ? json_pack("[s]", "x")
-											   : json_string("x"));
+											  : json_string("x"));
 		}
 		assert_int_equal(cordon_op_request_encode(5, op->name, args, &line, &len), 0);
 		assert_int_equal(line[len - 1], '\n');
@@ -246,8 +251,9 @@ static void test_responses(void **state)
 	assert_string_equal(json_string_value(json_object_get(got, "code")), "not-found");
 	json_decref(got);
 	assert_int_equal(cordon_op_response_decode("{\"v\":1}", 7, 1, &is_ok, &got, &e), -EBADMSG);
-	assert_int_equal(cordon_op_response_decode("{\"v\":1,\"id\":1,\"ok\":false,\"error\":5}", 35, 1, &is_ok, &got, &e),
-			 -EBADMSG);
+	assert_int_equal(
+		cordon_op_response_decode("{\"v\":1,\"id\":1,\"ok\":false,\"error\":5}", 35, 1, &is_ok, &got, &e),
+		-EBADMSG);
 	assert_int_equal(cordon_op_response_decode("nope", 4, 1, &is_ok, &got, &e), -EBADMSG);
 	json_decref(id);
 	json_decref(res);
@@ -270,8 +276,8 @@ static void test_errno_codes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_not_json),   cmocka_unit_test(test_too_large), cmocka_unit_test(test_envelope),
-		cmocka_unit_test(test_unknown_op), cmocka_unit_test(test_arguments), cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_not_json),   cmocka_unit_test(test_too_large),   cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_unknown_op), cmocka_unit_test(test_arguments),   cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_responses),  cmocka_unit_test(test_errno_codes),
 	};
 

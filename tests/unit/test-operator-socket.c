@@ -185,8 +185,8 @@ static void test_client_that_does_not_read(void **state)
 	(void)state;
 	/* A response above the pending-output bound is refused, not buffered. */
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &one, sizeof(one)), 0);
-	assert_true(roundtrip(f->d->loop, fd, "{\"v\":1,\"id\":1,\"op\":\"audit.tail\",\"args\":{\"count\":1000}}\n", buf,
-			      sizeof(buf)) > 0);
+	assert_true(roundtrip(f->d->loop, fd, "{\"v\":1,\"id\":1,\"op\":\"audit.tail\",\"args\":{\"count\":1000}}\n",
+			      buf, sizeof(buf)) > 0);
 	assert_string_equal(response_code(buf, code, sizeof(code)), "failed");
 	assert_non_null(strstr(buf, "output limit"));
 	close(fd);
@@ -227,8 +227,8 @@ static void test_peer_check_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip_and_pipelining), cmocka_unit_test(test_oversized_line_closes),
-		cmocka_unit_test(test_connection_limit),	 cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_roundtrip_and_pipelining),  cmocka_unit_test(test_oversized_line_closes),
+		cmocka_unit_test(test_connection_limit),	  cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_client_that_does_not_read), cmocka_unit_test(test_peer_check_self),
 	};
 

@@ -185,13 +185,13 @@ static void test_path_is_beneath(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_u64),
-	    cmocka_unit_test(test_parse_size),
-	    cmocka_unit_test(test_parse_duration_sec),
-	    cmocka_unit_test(test_parse_decimal_micro),
-	    cmocka_unit_test(test_connector_id_is_valid),
-	    cmocka_unit_test(test_path_is_absolute_canonical),
-	    cmocka_unit_test(test_path_is_beneath),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_duration_sec),
+		cmocka_unit_test(test_parse_decimal_micro),
+		cmocka_unit_test(test_connector_id_is_valid),
+		cmocka_unit_test(test_path_is_absolute_canonical),
+		cmocka_unit_test(test_path_is_beneath),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

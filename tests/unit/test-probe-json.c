@@ -158,7 +158,8 @@ static void check_schema(json_t *root)
 			fail_msg("key %s has JSON type %d", schema[i].path, t);
 	}
 
-	json_object_foreach(json_object_get(lookup(root, "cgroup"), "controllers"), key, v) {
+	json_object_foreach(json_object_get(lookup(root, "cgroup"), "controllers"), key, v)
+	{
 		assert_int_equal(json_object_size(v), sizeof(ctrl_keys) / sizeof(ctrl_keys[0]));
 		for (size_t i = 0; i < sizeof(ctrl_keys) / sizeof(ctrl_keys[0]); i++)
 			assert_non_null(json_object_get(v, ctrl_keys[i]));
@@ -239,7 +240,8 @@ static void test_landlock_rights_per_abi(void **state)
 	assert_int_equal(cordon_landlock_net_rights_for_abi(4),
 			 LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP);
 	assert_int_equal(cordon_landlock_scopes_for_abi(5), 0);
-	assert_int_equal(cordon_landlock_scopes_for_abi(6), LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
+	assert_int_equal(cordon_landlock_scopes_for_abi(6),
+			 LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
 }
 
 static void test_json_full(void **state)
@@ -278,8 +280,9 @@ static void test_json_full(void **state)
 
 	/* Everything available: every section and control says so. */
 	for (size_t i = 0; i < json_array_size(lookup(root, "controls")); i++)
-		assert_string_equal(json_string_value(json_object_get(json_array_get(lookup(root, "controls"), i), "status")),
-				    "available");
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(lookup(root, "controls"), i), "status")),
+			"available");
 	for (size_t i = 2; i < 8; i++) {
 		char key[64];
 
@@ -391,8 +394,9 @@ static void test_landlock_disabled_errno(void **state)
 	c.landlock_errno = EOPNOTSUPP;
 	root = parse_report(&c);
 	assert_string_equal(str_at(root, "landlock.errno"), "EOPNOTSUPP");
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(lookup(root, "controls"), 0), "detail")),
-			       "disabled at boot"));
+	assert_non_null(
+		strstr(json_string_value(json_object_get(json_array_get(lookup(root, "controls"), 0), "detail")),
+		       "disabled at boot"));
 	json_decref(root);
 }
 

@@ -18,8 +18,8 @@
 #include "probe.h"
 #include "profile.h"
 
-#define ALL_CONTROLS                                                                                      \
-	(CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_CGROUP | CORDON_CONTROL_NAMESPACES | \
+#define ALL_CONTROLS                                                                                                   \
+	(CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_CGROUP | CORDON_CONTROL_NAMESPACES |        \
 	 CORDON_CONTROL_NETWORK)
 
 static struct cordon_caps caps;
@@ -226,7 +226,8 @@ static void test_always_required(void **state)
 	(void)state;
 	prof.require = 0;
 	caps.caller_caps_effective &= ~(1ULL << 7); /* CAP_SETUID */
-	check_refused(EPERM, "cordon-launch lacks cap_setuid (cap_sys_admin, cap_setuid and cap_setgid build the sandbox)");
+	check_refused(EPERM,
+		      "cordon-launch lacks cap_setuid (cap_sys_admin, cap_setuid and cap_setgid build the sandbox)");
 	caps.no_new_privs = false;
 	check_refused(EOPNOTSUPP, "no_new_privs is not supported by this kernel; every launch is refused");
 }

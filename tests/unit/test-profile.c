@@ -92,9 +92,10 @@ static void test_allow_uid0_owner(void **state)
 	check_error(HEAD "sandbox:\n  filesystem:\n    system: []\n"
 			 "    roots: [{path: /srv, access: read-write, allow_uid0_owner: yes}]\n" TOOLS,
 		    7, 64, "sandbox.filesystem.roots[0].allow_uid0_owner: must be one of false, true (got \"yes\")");
-	check_error(HEAD "sandbox:\n  filesystem:\n    system: [{path: /usr, access: read, allow_uid0_owner: true}]\n"
-		    TOOLS,
-		    6, 41, "sandbox.filesystem.system[0].allow_uid0_owner: unknown key (expected one of: path, access)");
+	check_error(HEAD
+		    "sandbox:\n  filesystem:\n    system: [{path: /usr, access: read, allow_uid0_owner: true}]\n" TOOLS,
+		    6, 41,
+		    "sandbox.filesystem.system[0].allow_uid0_owner: unknown key (expected one of: path, access)");
 	p = parse_ok(HEAD "sandbox:\n  filesystem:\n    system: []\n"
 			  "    roots: [{path: /srv/a, access: read-write, allow_uid0_owner: true},\n"
 			  "            {path: /srv/b, access: read-write},\n"
@@ -341,8 +342,9 @@ static void test_dotdot_path(void **state)
 	check_error(HEAD "sandbox:\n  filesystem:\n    system: []\n    ceiling: [/srv/./x]\n" TOOLS, 7, 15,
 		    "sandbox.filesystem.ceiling[0]: must be an absolute canonical path (got \"/srv/./x\")");
 	check_error(
-	    HEAD "sandbox:\n  filesystem:\n    system: []\n    roots: [{path: /srv, access: read, at: /w//x}]\n" TOOLS,
-	    7, 44, "sandbox.filesystem.roots[0].at: must be an absolute canonical path (got \"/w//x\")");
+		HEAD
+		"sandbox:\n  filesystem:\n    system: []\n    roots: [{path: /srv, access: read, at: /w//x}]\n" TOOLS,
+		7, 44, "sandbox.filesystem.roots[0].at: must be an absolute canonical path (got \"/w//x\")");
 	check_error(HEAD "  credentials: [{env: T, file: /etc/x/}]\n" SANDBOX TOOLS, 4, 32,
 		    "connector.credentials[0].file: must be an absolute canonical path (got \"/etc/x/\")");
 }
@@ -381,13 +383,13 @@ static void test_sizes_and_ranges(void **state)
 	check_error(HEAD "sandbox:\n  filesystem: {system: [], tmp: 64X}\n" TOOLS, 5, 33,
 		    "sandbox.filesystem.tmp: must be a size from 1M to 16G (K, M, G are powers of 1024; got \"64X\")");
 	check_error(
-	    HEAD "sandbox:\n  filesystem: {system: [], tmp: 1023K}\n" TOOLS, 5, 33,
-	    "sandbox.filesystem.tmp: must be a size from 1M to 16G (K, M, G are powers of 1024; got \"1023K\")");
+		HEAD "sandbox:\n  filesystem: {system: [], tmp: 1023K}\n" TOOLS, 5, 33,
+		"sandbox.filesystem.tmp: must be a size from 1M to 16G (K, M, G are powers of 1024; got \"1023K\")");
 	check_error(HEAD SANDBOX "  limits: {memory: 3M}\n" TOOLS, 7, 20,
 		    "sandbox.limits.memory: must be a size from 4M to 1024G (K, M, G are powers of 1024; got \"3M\")");
 	check_error(
-	    HEAD SANDBOX "  limits: {memory: 1025G}\n" TOOLS, 7, 20,
-	    "sandbox.limits.memory: must be a size from 4M to 1024G (K, M, G are powers of 1024; got \"1025G\")");
+		HEAD SANDBOX "  limits: {memory: 1025G}\n" TOOLS, 7, 20,
+		"sandbox.limits.memory: must be a size from 4M to 1024G (K, M, G are powers of 1024; got \"1025G\")");
 	check_error(HEAD SANDBOX "  limits: {pids: 0}\n" TOOLS, 7, 18,
 		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"0\")");
 	check_error(HEAD SANDBOX "  limits: {pids: 1048577}\n" TOOLS, 7, 18,
@@ -400,16 +402,16 @@ static void test_sizes_and_ranges(void **state)
 	check_error(MINIMAL "approval: {ttl: 01m}\n", 9, 17,
 		    "approval.ttl: must be a duration from 1s to 24h with an s, m or h suffix (got \"01m\")");
 	check_error(
-	    HEAD SANDBOX "  limits: {cpu: 00.5}\n" TOOLS, 7, 17,
-	    "sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"00.5\")");
+		HEAD SANDBOX "  limits: {cpu: 00.5}\n" TOOLS, 7, 17,
+		"sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"00.5\")");
 	check_error(HEAD SANDBOX "  limits: {pids: \"64\"}\n" TOOLS, 7, 18,
 		    "sandbox.limits.pids: must be an integer from 1 to 1048576 (got \"64\")");
 	check_error(
-	    HEAD SANDBOX "  limits: {cpu: 0.009}\n" TOOLS, 7, 17,
-	    "sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"0.009\")");
+		HEAD SANDBOX "  limits: {cpu: 0.009}\n" TOOLS, 7, 17,
+		"sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"0.009\")");
 	check_error(
-	    HEAD SANDBOX "  limits: {cpu: 1024.5}\n" TOOLS, 7, 17,
-	    "sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"1024.5\")");
+		HEAD SANDBOX "  limits: {cpu: 1024.5}\n" TOOLS, 7, 17,
+		"sandbox.limits.cpu: must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got \"1024.5\")");
 	check_error(HEAD SANDBOX "  limits: {nofile: 15}\n" TOOLS, 7, 20,
 		    "sandbox.limits.nofile: must be an integer from 16 to 1048576 (got \"15\")");
 	check_error(HEAD SANDBOX "  limits: {nofile: 1048577}\n" TOOLS, 7, 20,
@@ -474,15 +476,17 @@ static void test_network_rules(void **state)
 	check_error(HEAD SANDBOX "  network:\n    allow: [{cidr: 10.0.0.0/8, ports: [443]}]\n" TOOLS, 8, 12,
 		    "sandbox.network.allow: mode none allows no destinations (set mode: allowlist or remove allow)");
 	check_error(
-	    HEAD SANDBOX "  network: {mode: allowlist}\n" TOOLS, 7, 19,
-	    "sandbox.network.mode: an allowlist needs at least one allow entry (use mode: none for no network)");
-	check_error(
-	    HEAD SANDBOX "  network: {mode: allowlist, allow: [{cidr: 140.82.112.1/20, ports: [443]}]}\n" TOOLS, 7, 45,
-	    "sandbox.network.allow[0].cidr: host bits are set in \"140.82.112.1/20\" (the network is 140.82.112.0/20)");
-	check_error(
-	    HEAD SANDBOX "  network: {mode: allowlist, allow: [{cidr: \"2001:db8::1/32\", ports: [443]}]}\n" TOOLS, 7,
-	    45,
-	    "sandbox.network.allow[0].cidr: host bits are set in \"2001:db8::1/32\" (the network is 2001:db8::/32)");
+		HEAD SANDBOX "  network: {mode: allowlist}\n" TOOLS, 7, 19,
+		"sandbox.network.mode: an allowlist needs at least one allow entry (use mode: none for no network)");
+	check_error(HEAD SANDBOX "  network: {mode: allowlist, allow: [{cidr: 140.82.112.1/20, ports: [443]}]}\n" TOOLS,
+		    7, 45,
+		    "sandbox.network.allow[0].cidr: host bits are set in \"140.82.112.1/20\" (the network is "
+		    "140.82.112.0/20)");
+	check_error(HEAD SANDBOX
+		    "  network: {mode: allowlist, allow: [{cidr: \"2001:db8::1/32\", ports: [443]}]}\n" TOOLS,
+		    7, 45,
+		    "sandbox.network.allow[0].cidr: host bits are set in \"2001:db8::1/32\" (the network is "
+		    "2001:db8::/32)");
 	check_error(HEAD SANDBOX "  network: {mode: allowlist, allow: [{cidr: 10.0.0.0, ports: [443]}]}\n" TOOLS, 7, 45,
 		    "sandbox.network.allow[0].cidr: must be an IPv4 or IPv6 network with a prefix length, like "
 		    "192.0.2.0/24 or 2001:db8::/32 (got \"10.0.0.0\")");
@@ -527,12 +531,12 @@ static void test_network_rules(void **state)
 	assert_int_equal(p->net_allow[1].n_ports, 2);
 	assert_int_equal(p->net_allow[1].ports[1], 80);
 	assert_int_equal(p->net_allow[2].protocols, CORDON_PROTO_UDP);
-	assert_memory_equal(p->net_allow[2].addr, ((uint8_t[]){192, 0, 2, 7}), 4);
+	assert_memory_equal(p->net_allow[2].addr, ((uint8_t[]){ 192, 0, 2, 7 }), 4);
 	assert_int_equal(p->net_allow[2].prefix_len, 32);
 	assert_int_equal(p->net_allow[3].protocols, CORDON_PROTO_ANY);
 	assert_int_equal(p->net_allow[3].prefix_len, 128);
 	assert_memory_equal(p->net_allow[3].addr,
-			    ((uint8_t[]){0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), 16);
+			    ((uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }), 16);
 	cordon_profile_free(p);
 }
 
@@ -603,8 +607,8 @@ static void test_sandbox_rules(void **state)
 
 	check_error(HEAD SANDBOX "  user: root\n" TOOLS, 7, 9, "sandbox.user: a connector never runs as root");
 	check_error(
-	    HEAD SANDBOX "  user: Bad.User\n" TOOLS, 7, 9,
-	    "sandbox.user: must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got \"Bad.User\")");
+		HEAD SANDBOX "  user: Bad.User\n" TOOLS, 7, 9,
+		"sandbox.user: must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got \"Bad.User\")");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [no_such_call]}\n" TOOLS, 7, 21,
 		    "sandbox.seccomp.allow[0]: unknown system call \"no_such_call\"");
 	check_error(HEAD SANDBOX "  seccomp: {allow: [io_uring_enter]}\n" TOOLS, 7, 21,
@@ -617,8 +621,8 @@ static void test_sandbox_rules(void **state)
 	check_error(HEAD SANDBOX "  seccomp: {base: loose}\n" TOOLS, 7, 19,
 		    "sandbox.seccomp.base: must be one of default, strict (got \"loose\")");
 	check_error(
-	    HEAD SANDBOX "  require: [landlock, apparmor]\n" TOOLS, 7, 23,
-	    "sandbox.require[1]: must be one of landlock, seccomp, cgroup, namespaces, network (got \"apparmor\")");
+		HEAD SANDBOX "  require: [landlock, apparmor]\n" TOOLS, 7, 23,
+		"sandbox.require[1]: must be one of landlock, seccomp, cgroup, namespaces, network (got \"apparmor\")");
 	check_error(HEAD SANDBOX "  require: [landlock, landlock]\n" TOOLS, 7, 23,
 		    "sandbox.require[1]: \"landlock\" is listed twice (first at line 7)");
 
@@ -750,7 +754,7 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(p->n_seccomp_allow, 0);
 	assert_int_equal(p->n_seccomp_deny, 0);
 	assert_int_equal(p->require, CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_CGROUP |
-					 CORDON_CONTROL_NAMESPACES);
+					     CORDON_CONTROL_NAMESPACES);
 	assert_int_equal(p->default_risk, CORDON_RISK_HIGH);
 	assert_int_equal(p->n_risk, 0);
 	assert_int_equal(p->n_replay, 0);
@@ -764,59 +768,59 @@ static void test_minimal_defaults(void **state)
 
 /* The example of the format of record, every key given, every value checked. */
 static const char full_profile[] =
-    "version: 1\n"
-    "connector:\n"
-    "  description: Read and write files in the project folder\n"
-    "  command: [/usr/bin/node, /opt/mcp/server-filesystem/dist/index.js, /work]  # argv\n"
-    "  workdir: /work\n"
-    "  env:\n"
-    "    pass: [LANG, TZ]\n"
-    "    set: {NODE_OPTIONS: \"--max-old-space-size=128\"}\n"
-    "  credentials:\n"
-    "    - {env: GITHUB_TOKEN, file: /etc/cordon/credentials/github-token}\n"
-    "  instances: shared\n"
-    "\n"
-    "sandbox:\n"
-    "  user: nobody\n"
-    "  filesystem:\n"
-    "    system:\n"
-    "      - {path: /usr, access: read-exec}\n"
-    "      - {path: /etc/ssl/certs, access: read}\n"
-    "    roots:\n"
-    "      - {path: /srv/projects/demo, access: read-write, at: /work}\n"
-    "      - {path: /srv/shared, access: read}\n"
-    "    ceiling: [/srv/projects, /srv/other]\n"
-    "    tmp: 32M\n"
-    "  network:\n"
-    "    mode: allowlist\n"
-    "    allow:\n"
-    "      - {cidr: 140.82.112.0/20, ports: [443]}\n"
-    "      - {cidr: 192.0.2.53/32, ports: [53], protocol: udp}\n"
-    "  limits: {memory: 256M, pids: 64, cpu: 0.5, nofile: 256}\n"
-    "  seccomp:\n"
-    "    base: strict\n"
-    "    allow: [ptrace]\n"
-    "    deny: [mount, umount2]\n"
-    "    action: log\n"
-    "  require: [landlock, seccomp, network]\n"
-    "\n"
-    "tools:\n"
-    "  default_risk: destructive\n"
-    "  risk:\n"
-    "    read_file: read\n"
-    "    list_directory: read\n"
-    "    write_file: write\n"
-    "    move_file: write\n"
-    "    delete_file: destructive\n"
-    "    run: critical\n"
-    "    other: high\n"
-    "  replay: {write_file: safe, move_file: unsafe}\n"
-    "  grant: [read_file, list_directory]\n"
-    "resources: read\n"
-    "prompts: read\n"
-    "client_requests: [sampling, elicitation]\n"
-    "approval:\n"
-    "  ttl: 5m\n";
+	"version: 1\n"
+	"connector:\n"
+	"  description: Read and write files in the project folder\n"
+	"  command: [/usr/bin/node, /opt/mcp/server-filesystem/dist/index.js, /work]  # argv\n"
+	"  workdir: /work\n"
+	"  env:\n"
+	"    pass: [LANG, TZ]\n"
+	"    set: {NODE_OPTIONS: \"--max-old-space-size=128\"}\n"
+	"  credentials:\n"
+	"    - {env: GITHUB_TOKEN, file: /etc/cordon/credentials/github-token}\n"
+	"  instances: shared\n"
+	"\n"
+	"sandbox:\n"
+	"  user: nobody\n"
+	"  filesystem:\n"
+	"    system:\n"
+	"      - {path: /usr, access: read-exec}\n"
+	"      - {path: /etc/ssl/certs, access: read}\n"
+	"    roots:\n"
+	"      - {path: /srv/projects/demo, access: read-write, at: /work}\n"
+	"      - {path: /srv/shared, access: read}\n"
+	"    ceiling: [/srv/projects, /srv/other]\n"
+	"    tmp: 32M\n"
+	"  network:\n"
+	"    mode: allowlist\n"
+	"    allow:\n"
+	"      - {cidr: 140.82.112.0/20, ports: [443]}\n"
+	"      - {cidr: 192.0.2.53/32, ports: [53], protocol: udp}\n"
+	"  limits: {memory: 256M, pids: 64, cpu: 0.5, nofile: 256}\n"
+	"  seccomp:\n"
+	"    base: strict\n"
+	"    allow: [ptrace]\n"
+	"    deny: [mount, umount2]\n"
+	"    action: log\n"
+	"  require: [landlock, seccomp, network]\n"
+	"\n"
+	"tools:\n"
+	"  default_risk: destructive\n"
+	"  risk:\n"
+	"    read_file: read\n"
+	"    list_directory: read\n"
+	"    write_file: write\n"
+	"    move_file: write\n"
+	"    delete_file: destructive\n"
+	"    run: critical\n"
+	"    other: high\n"
+	"  replay: {write_file: safe, move_file: unsafe}\n"
+	"  grant: [read_file, list_directory]\n"
+	"resources: read\n"
+	"prompts: read\n"
+	"client_requests: [sampling, elicitation]\n"
+	"approval:\n"
+	"  ttl: 5m\n";
 
 static void test_full_profile(void **state)
 {
@@ -863,12 +867,12 @@ static void test_full_profile(void **state)
 	assert_int_equal(p->net_mode, CORDON_NET_ALLOWLIST);
 	assert_int_equal(p->n_net_allow, 2);
 	assert_int_equal(p->net_allow[0].family, AF_INET);
-	assert_memory_equal(p->net_allow[0].addr, ((uint8_t[]){140, 82, 112, 0}), 4);
+	assert_memory_equal(p->net_allow[0].addr, ((uint8_t[]){ 140, 82, 112, 0 }), 4);
 	assert_int_equal(p->net_allow[0].prefix_len, 20);
 	assert_int_equal(p->net_allow[0].protocols, CORDON_PROTO_TCP);
 	assert_int_equal(p->net_allow[0].n_ports, 1);
 	assert_int_equal(p->net_allow[0].ports[0], 443);
-	assert_memory_equal(p->net_allow[1].addr, ((uint8_t[]){192, 0, 2, 53}), 4);
+	assert_memory_equal(p->net_allow[1].addr, ((uint8_t[]){ 192, 0, 2, 53 }), 4);
 	assert_int_equal(p->net_allow[1].prefix_len, 32);
 	assert_int_equal(p->net_allow[1].protocols, CORDON_PROTO_UDP);
 	assert_int_equal(p->net_allow[1].ports[0], 53);
@@ -983,8 +987,8 @@ static void test_load_file(void **state)
 
 static void test_load_bad_file_names(void **state)
 {
-	static const char *const names[] = {"Bad_Name.yaml", "github.yml", ".yaml",
-					    "-x.yaml",	     "github",	   "abcdefghijklmnopqrstuvwxyz0123456.yaml"};
+	static const char *const names[] = { "Bad_Name.yaml", "github.yml", ".yaml",
+					     "-x.yaml",	      "github",	    "abcdefghijklmnopqrstuvwxyz0123456.yaml" };
 	char *dir = cordon_test_mkdtemp("profile");
 
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
@@ -1048,7 +1052,7 @@ static void test_load_not_regular(void **state)
 /* The shipped samples: valid, and their default grant holds read-only tools. */
 static void test_sample_profiles(void **state)
 {
-	static const char *const ids[] = {"filesystem", "shell", "github", "x-posting", "memory", "everything"};
+	static const char *const ids[] = { "filesystem", "shell", "github", "x-posting", "memory", "everything" };
 	const char *src = cordon_test_env("CORDON_SOURCE_DIR", NULL);
 
 	if (!src)
@@ -1075,47 +1079,47 @@ static void test_sample_profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_file),
-	    cmocka_unit_test(test_only_comments),
-	    cmocka_unit_test(test_binary_nul),
-	    cmocka_unit_test(test_binary_invalid_utf8),
-	    cmocka_unit_test(test_control_character),
-	    cmocka_unit_test(test_too_large_buffer),
-	    cmocka_unit_test(test_size_boundary),
-	    cmocka_unit_test(test_nesting_too_deep),
-	    cmocka_unit_test(test_anchor_refused),
-	    cmocka_unit_test(test_alias_refused),
-	    cmocka_unit_test(test_tag_refused),
-	    cmocka_unit_test(test_two_documents),
-	    cmocka_unit_test(test_syntax_error),
-	    cmocka_unit_test(test_duplicate_key),
-	    cmocka_unit_test(test_tabs),
-	    cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_unknown_keys),
-	    cmocka_unit_test(test_missing_required),
-	    cmocka_unit_test(test_version),
-	    cmocka_unit_test(test_file_name_not_an_id),
-	    cmocka_unit_test(test_relative_path),
-	    cmocka_unit_test(test_dotdot_path),
-	    cmocka_unit_test(test_filesystem_rules),
-	    cmocka_unit_test(test_allow_uid0_owner),
-	    cmocka_unit_test(test_sizes_and_ranges),
-	    cmocka_unit_test(test_network_rules),
-	    cmocka_unit_test(test_tools_rules),
-	    cmocka_unit_test(test_connector_rules),
-	    cmocka_unit_test(test_sandbox_rules),
-	    cmocka_unit_test(test_client_requests_and_surfaces),
-	    cmocka_unit_test(test_quoted_values_bounded),
-	    cmocka_unit_test(test_all_errors_collected),
-	    cmocka_unit_test(test_minimal_defaults),
-	    cmocka_unit_test(test_full_profile),
-	    cmocka_unit_test(test_string_styles),
-	    cmocka_unit_test(test_crlf_and_bom),
-	    cmocka_unit_test(test_load_file),
-	    cmocka_unit_test(test_load_bad_file_names),
-	    cmocka_unit_test(test_load_ten_mib_file),
-	    cmocka_unit_test(test_load_not_regular),
-	    cmocka_unit_test(test_sample_profiles),
+		cmocka_unit_test(test_empty_file),
+		cmocka_unit_test(test_only_comments),
+		cmocka_unit_test(test_binary_nul),
+		cmocka_unit_test(test_binary_invalid_utf8),
+		cmocka_unit_test(test_control_character),
+		cmocka_unit_test(test_too_large_buffer),
+		cmocka_unit_test(test_size_boundary),
+		cmocka_unit_test(test_nesting_too_deep),
+		cmocka_unit_test(test_anchor_refused),
+		cmocka_unit_test(test_alias_refused),
+		cmocka_unit_test(test_tag_refused),
+		cmocka_unit_test(test_two_documents),
+		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_duplicate_key),
+		cmocka_unit_test(test_tabs),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_missing_required),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_file_name_not_an_id),
+		cmocka_unit_test(test_relative_path),
+		cmocka_unit_test(test_dotdot_path),
+		cmocka_unit_test(test_filesystem_rules),
+		cmocka_unit_test(test_allow_uid0_owner),
+		cmocka_unit_test(test_sizes_and_ranges),
+		cmocka_unit_test(test_network_rules),
+		cmocka_unit_test(test_tools_rules),
+		cmocka_unit_test(test_connector_rules),
+		cmocka_unit_test(test_sandbox_rules),
+		cmocka_unit_test(test_client_requests_and_surfaces),
+		cmocka_unit_test(test_quoted_values_bounded),
+		cmocka_unit_test(test_all_errors_collected),
+		cmocka_unit_test(test_minimal_defaults),
+		cmocka_unit_test(test_full_profile),
+		cmocka_unit_test(test_string_styles),
+		cmocka_unit_test(test_crlf_and_bom),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_bad_file_names),
+		cmocka_unit_test(test_load_ten_mib_file),
+		cmocka_unit_test(test_load_not_regular),
+		cmocka_unit_test(test_sample_profiles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

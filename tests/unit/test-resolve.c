@@ -152,8 +152,8 @@ static void test_inside_paths(void **state)
 {
 	(void)state;
 	expect_read("a/b/file", 0, "inside");
-	expect_read("/a/b/file", 0, "inside");	   /* absolute = relative to the root */
-	expect_read("a//b///file", 0, "inside");   /* "//" */
+	expect_read("/a/b/file", 0, "inside");	 /* absolute = relative to the root */
+	expect_read("a//b///file", 0, "inside"); /* "//" */
 	expect_read("./a/./b/file", 0, "inside");
 	expect_read("a/../a/b/file", 0, "inside"); /* ".." inside the root */
 	/* A directory open with a mode set (ignored without O_CREAT). */

@@ -105,7 +105,8 @@ static void test_policy_hash_canonical(void **state)
 
 	struct policy_in def = { CORDON_SECCOMP_DEFAULT, CORDON_SECCOMP_ERRNO, NULL, 0, NULL, 0 };
 	prog = compile_ok(&def, NULL);
-	sha256_hex("cordon-seccomp-policy/2\nbase=default\naction=errno\narch=c000003e\nkill=process\nallow=\ndeny=\nopts=\n",
+	sha256_hex("cordon-seccomp-policy/"
+		   "2\nbase=default\naction=errno\narch=c000003e\nkill=process\nallow=\ndeny=\nopts=\n",
 		   want);
 	assert_string_equal(prog->policy_hash, want);
 	cordon_seccomp_program_free(prog);
@@ -355,7 +356,8 @@ static void test_name_known(void **state)
 	assert_false(cordon_seccomp_syscall_name_known("READ"));
 	assert_false(cordon_seccomp_syscall_name_known(""));
 	assert_false(cordon_seccomp_syscall_name_known(NULL));
-	assert_false(cordon_seccomp_syscall_name_known("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	assert_false(cordon_seccomp_syscall_name_known(
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 }
 
 static void test_null_args(void **state)

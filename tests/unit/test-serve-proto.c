@@ -68,7 +68,7 @@ static void msg_free(struct cordon_serve_msg *m)
 static struct cordon_serve_msg *round_trip(const struct cordon_serve_msg *in)
 {
 	struct cordon_serve_msg *out = malloc(sizeof(*out));
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int n;
 
 	assert_non_null(out);
@@ -147,7 +147,7 @@ static void test_round_trip_spawn(void **state)
 
 static void test_round_trip_replies(void **state)
 {
-	static const uint16_t types[] = {CORDON_SERVE_PROBE_REPLY, CORDON_SERVE_SPAWN_REPLY, CORDON_SERVE_KILL_REPLY};
+	static const uint16_t types[] = { CORDON_SERVE_PROBE_REPLY, CORDON_SERVE_SPAWN_REPLY, CORDON_SERVE_KILL_REPLY };
 
 	(void)state;
 	for (size_t i = 0; i < 3; i++) {
@@ -183,7 +183,7 @@ static void test_round_trip_replies(void **state)
 
 static void test_round_trip_events(void **state)
 {
-	static const uint16_t types[] = {CORDON_SERVE_EXITED, CORDON_SERVE_NET_DENIED};
+	static const uint16_t types[] = { CORDON_SERVE_EXITED, CORDON_SERVE_NET_DENIED };
 
 	(void)state;
 	for (size_t i = 0; i < 2; i++) {
@@ -305,13 +305,13 @@ static void p_done(struct pkt *p)
 {
 	uint32_t pl = (uint32_t)(p->n - 16);
 
-	memcpy(p->b + 12, (uint8_t[]){(uint8_t)pl, (uint8_t)(pl >> 8), (uint8_t)(pl >> 16), (uint8_t)(pl >> 24)}, 4);
+	memcpy(p->b + 12, (uint8_t[]){ (uint8_t)pl, (uint8_t)(pl >> 8), (uint8_t)(pl >> 16), (uint8_t)(pl >> 24) }, 4);
 }
 
 static void assert_bad(const uint8_t *b, size_t n, const char *want)
 {
 	struct cordon_serve_msg m;
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 
 	assert_int_equal(cordon_serve_decode(b, n, &m, &d), -EBADMSG);
 	assert_int_equal(d.error, EBADMSG);
@@ -488,7 +488,7 @@ static void test_decode_rejections_replies(void **state)
 		{
 			uint32_t l = CORDON_SERVE_MAX_JSON + 1;
 
-			memcpy(buf + n, (uint8_t[]){(uint8_t)l, (uint8_t)(l >> 8), (uint8_t)(l >> 16), 0}, 4);
+			memcpy(buf + n, (uint8_t[]){ (uint8_t)l, (uint8_t)(l >> 8), (uint8_t)(l >> 16), 0 }, 4);
 		}
 		n += 4;
 		memset(buf + n, ' ', CORDON_SERVE_MAX_JSON + 1);
@@ -496,7 +496,7 @@ static void test_decode_rejections_replies(void **state)
 		{
 			uint32_t pl = (uint32_t)(n - 16);
 
-			memcpy(buf + 12, (uint8_t[]){(uint8_t)pl, (uint8_t)(pl >> 8), (uint8_t)(pl >> 16), 0}, 4);
+			memcpy(buf + 12, (uint8_t[]){ (uint8_t)pl, (uint8_t)(pl >> 8), (uint8_t)(pl >> 16), 0 }, 4);
 		}
 		assert_bad(buf, n, "field 'json' at byte 32: too long");
 	}
@@ -526,7 +526,7 @@ static void test_decode_every_prefix(void **state)
 		if (len >= 16) {
 			uint32_t pl = (uint32_t)(len - 16);
 
-			memcpy(c + 12, (uint8_t[]){(uint8_t)pl, (uint8_t)(pl >> 8), 0, 0}, 4);
+			memcpy(c + 12, (uint8_t[]){ (uint8_t)pl, (uint8_t)(pl >> 8), 0, 0 }, 4);
 		}
 		assert_int_equal(cordon_serve_decode(c, (size_t)len, &out, &d), -EBADMSG);
 		free(c);
@@ -551,7 +551,7 @@ static size_t count_fds(void)
 static void test_fd_passing(void **state)
 {
 	struct cordon_serve_msg *m = msg_new(CORDON_SERVE_SPAWN_REPLY, 11), *r = msg_new(0, 0);
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	int sv[2], pipes[3][2];
 	char c;
 
@@ -598,8 +598,8 @@ static void send_raw(int sock, const void *b, size_t n, const int *fds, unsigned
 		char buf[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
 	} c;
-	struct iovec iov = {.iov_base = (void *)b, .iov_len = n};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct iovec iov = { .iov_base = (void *)b, .iov_len = n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	if (n_fds) {
 		struct cmsghdr *h;
@@ -619,7 +619,7 @@ static void send_raw(int sock, const void *b, size_t n, const int *fds, unsigned
 static void test_fds_refused_and_closed(void **state)
 {
 	struct cordon_serve_msg *r = msg_new(0, 0);
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct pkt p;
 	int sv[2], pp[2], five[5];
 	size_t before;
@@ -641,7 +641,7 @@ static void test_fds_refused_and_closed(void **state)
 	cordon_serve_msg_init(r, CORDON_SERVE_SPAWN_REPLY, 1);
 	{
 		int len = cordon_serve_encode(r, buf, BUFSZ);
-		int four[4] = {pp[0], pp[1], pp[0], pp[1]};
+		int four[4] = { pp[0], pp[1], pp[0], pp[1] };
 
 		assert_true(len > 0);
 		send_raw(sv[0], buf, (size_t)len, four, 4);
@@ -675,7 +675,7 @@ static void test_fds_refused_and_closed(void **state)
 static void test_truncated_packet_and_eof(void **state)
 {
 	struct cordon_serve_msg *r = msg_new(0, 0);
-	struct cordon_diag d = {0};
+	struct cordon_diag d = { 0 };
 	struct pkt p;
 	int sv[2], sz = 1024 * 1024;
 
@@ -720,19 +720,19 @@ static void test_type_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip_probe_and_kill),
-	    cmocka_unit_test(test_round_trip_spawn),
-	    cmocka_unit_test(test_round_trip_replies),
-	    cmocka_unit_test(test_round_trip_events),
-	    cmocka_unit_test(test_encode_rejections),
-	    cmocka_unit_test(test_decode_rejections_header),
-	    cmocka_unit_test(test_decode_rejections_fields),
-	    cmocka_unit_test(test_decode_rejections_replies),
-	    cmocka_unit_test(test_decode_every_prefix),
-	    cmocka_unit_test(test_fd_passing),
-	    cmocka_unit_test(test_fds_refused_and_closed),
-	    cmocka_unit_test(test_truncated_packet_and_eof),
-	    cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_round_trip_probe_and_kill),
+		cmocka_unit_test(test_round_trip_spawn),
+		cmocka_unit_test(test_round_trip_replies),
+		cmocka_unit_test(test_round_trip_events),
+		cmocka_unit_test(test_encode_rejections),
+		cmocka_unit_test(test_decode_rejections_header),
+		cmocka_unit_test(test_decode_rejections_fields),
+		cmocka_unit_test(test_decode_rejections_replies),
+		cmocka_unit_test(test_decode_every_prefix),
+		cmocka_unit_test(test_fd_passing),
+		cmocka_unit_test(test_fds_refused_and_closed),
+		cmocka_unit_test(test_truncated_packet_and_eof),
+		cmocka_unit_test(test_type_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,7 +29,7 @@
 static char *base;
 static char profiles[4096], work[4096 + 16];
 static int profiles_fd = -EBADF;
-static int sv[2] = {-EBADF, -EBADF}; /* sv[0]: "cordond", sv[1]: the server's */
+static int sv[2] = { -EBADF, -EBADF }; /* sv[0]: "cordond", sv[1]: the server's */
 static struct cordon_server *server;
 static struct cordon_caps caps;
 static char log_lines[8][640];
@@ -112,12 +112,12 @@ static int server_start(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	n_log_lines = 0;
 	memset(&caps, 0, sizeof(caps));
-	assert_int_equal(cordon_server_new(&(struct cordon_server_options){.sock = sv[1],
-									   .profiles_fd = profiles_fd,
-									   .profiles_dir = profiles,
-									   .caps = &caps,
-									   .sigfd = -EBADF,
-									   .log = on_log},
+	assert_int_equal(cordon_server_new(&(struct cordon_server_options){ .sock = sv[1],
+									    .profiles_fd = profiles_fd,
+									    .profiles_dir = profiles,
+									    .caps = &caps,
+									    .sigfd = -EBADF,
+									    .log = on_log },
 					   &server),
 			 0);
 	return 0;
@@ -137,7 +137,7 @@ static int server_stop(void **state)
 /* Lets the server handle the one packet waiting, asserts it keeps serving. */
 static void serve_one(void)
 {
-	struct pollfd p = {.fd = sv[1], .events = POLLIN};
+	struct pollfd p = { .fd = sv[1], .events = POLLIN };
 
 	assert_int_equal(poll(&p, 1, 5000), 1);
 	assert_int_equal(cordon_server_handle_one(server, p.revents), 0);
@@ -158,8 +158,8 @@ static void request(void)
 /* The next packet from the server is the reply, exactly. */
 static void assert_reply(uint16_t type, uint32_t id, int error, const char *step, const char *message)
 {
-	struct pollfd p = {.fd = sv[0], .events = POLLIN};
-	struct cordon_diag d = {0};
+	struct pollfd p = { .fd = sv[0], .events = POLLIN };
+	struct cordon_diag d = { 0 };
 
 	assert_int_equal(poll(&p, 1, 5000), 1);
 	cordon_serve_msg_clear(&rep);
@@ -176,7 +176,7 @@ static void assert_reply(uint16_t type, uint32_t id, int error, const char *step
 /* Nothing more came from the server. */
 static void assert_no_reply(void)
 {
-	struct pollfd p = {.fd = sv[0], .events = POLLIN};
+	struct pollfd p = { .fd = sv[0], .events = POLLIN };
 
 	assert_int_equal(poll(&p, 1, 0), 0);
 }
@@ -199,7 +199,7 @@ static void spawn_request(uint32_t id, const char *connector, const char *host, 
  * the request's own id and type, and logged once. */
 static void test_malformed_request(void **state)
 {
-	uint8_t b[16] = {'C', 'D', 'N', '1', CORDON_SERVE_SPAWN, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0};
+	uint8_t b[16] = { 'C', 'D', 'N', '1', CORDON_SERVE_SPAWN, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 
 	(void)state;
 	send_raw(b, sizeof(b));
@@ -306,7 +306,7 @@ static void test_root_not_canonical(void **state)
 /* EOF from cordond ends the server's loop. */
 static void test_eof_ends(void **state)
 {
-	struct pollfd p = {.fd = sv[1], .events = POLLIN};
+	struct pollfd p = { .fd = sv[1], .events = POLLIN };
 
 	(void)state;
 	closep(&sv[0]);
@@ -320,11 +320,11 @@ static void test_eof_ends(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_malformed_request),	    T(test_not_a_request_dropped),
-	    T(test_unknown_profile),	    T(test_invalid_connector_id),
-	    T(test_world_writable_profile), T(test_root_outside_ceiling),
-	    T(test_root_without_ceiling),   T(test_root_over_system_view),
-	    T(test_root_not_canonical),	    T(test_eof_ends),
+		T(test_malformed_request),	T(test_not_a_request_dropped),
+		T(test_unknown_profile),	T(test_invalid_connector_id),
+		T(test_world_writable_profile), T(test_root_outside_ceiling),
+		T(test_root_without_ceiling),	T(test_root_over_system_view),
+		T(test_root_not_canonical),	T(test_eof_ends),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

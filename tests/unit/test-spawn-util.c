@@ -66,7 +66,7 @@ static void test_access_rights(void **state)
 
 static void test_ruleset_refused_without_landlock(void **state)
 {
-	struct cordon_landlock_masks want = cordon_landlock_abi_masks(7), eff = {1, 1, 1};
+	struct cordon_landlock_masks want = cordon_landlock_abi_masks(7), eff = { 1, 1, 1 };
 	int fd = 12345;
 
 	(void)state;
@@ -121,12 +121,12 @@ static void test_control_state_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_abi_masks_fallthrough),
-	    cmocka_unit_test(test_access_rights),
-	    cmocka_unit_test(test_ruleset_refused_without_landlock),
-	    cmocka_unit_test(test_sha256_vectors),
-	    cmocka_unit_test(test_exit_codes),
-	    cmocka_unit_test(test_control_state_names),
+		cmocka_unit_test(test_abi_masks_fallthrough),
+		cmocka_unit_test(test_access_rights),
+		cmocka_unit_test(test_ruleset_refused_without_landlock),
+		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_control_state_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,6 @@
 #include "cleanup.h"
 #include "fd-util.h"
 
-
 /* Versions this server speaks, newest first. */
 static const char *const protocol_versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
 
@@ -118,13 +117,27 @@ static void out_escaped(struct out *o, const char *s, size_t n, unsigned level)
 		c = (unsigned char)*s;
 		seq[0] = '\\';
 		switch (c) {
-		case '"': seq[1] = '"'; break;
-		case '\\': seq[1] = '\\'; break;
-		case '\b': seq[1] = 'b'; break;
-		case '\f': seq[1] = 'f'; break;
-		case '\n': seq[1] = 'n'; break;
-		case '\r': seq[1] = 'r'; break;
-		case '\t': seq[1] = 't'; break;
+		case '"':
+			seq[1] = '"';
+			break;
+		case '\\':
+			seq[1] = '\\';
+			break;
+		case '\b':
+			seq[1] = 'b';
+			break;
+		case '\f':
+			seq[1] = 'f';
+			break;
+		case '\n':
+			seq[1] = 'n';
+			break;
+		case '\r':
+			seq[1] = 'r';
+			break;
+		case '\t':
+			seq[1] = 't';
+			break;
 		default:
 			k = (size_t)snprintf(seq, sizeof(seq), "\\u%04X", c);
 		}
@@ -163,7 +176,8 @@ static void out_value(struct out *o, json_t *v, unsigned level)
 		bool first = true;
 
 		OUT_LIT(o, "{", level);
-		json_object_foreach(v, key, m) {
+		json_object_foreach(v, key, m)
+		{
 			if (!first)
 				OUT_LIT(o, ",", level);
 			first = false;
@@ -179,7 +193,8 @@ static void out_value(struct out *o, json_t *v, unsigned level)
 		json_t *m;
 
 		OUT_LIT(o, "[", level);
-		json_array_foreach(v, i, m) {
+		json_array_foreach(v, i, m)
+		{
 			if (i)
 				OUT_LIT(o, ",", level);
 			out_value(o, m, level);
@@ -248,7 +263,8 @@ static int send_json(int fd, json_t *msg)
 
 static int send_result(int fd, json_t *id, json_t *result)
 {
-	_cleanup_(json_decrefp) json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+	_cleanup_(json_decrefp) json_t *msg =
+		json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 
 	if (!msg)
 		return -ENOMEM;
@@ -257,9 +273,9 @@ static int send_result(int fd, json_t *id, json_t *result)
 
 static int send_error(int fd, json_t *id, int code, const char *message)
 {
-	_cleanup_(json_decrefp) json_t *msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-							 id ? id : json_null(), "error", "code", code, "message",
-							 message);
+	_cleanup_(json_decrefp) json_t *msg =
+		json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code",
+			  code, "message", message);
 
 	if (!msg)
 		return -ENOMEM;
@@ -344,8 +360,8 @@ static int send_tool_result(int fd, json_t *id, struct mcp_call_result *res, boo
 		res->structured = NULL;
 		if (!res->error[0])
 			snprintf(res->error, sizeof(res->error), "tool failed");
-		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res->error, "isError",
-				   1);
+		result =
+			json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", res->error, "isError", 1);
 	} else {
 		/* Streamed: the same bytes as json_pack("{s:[{s:s, s:s}], s:o,
 		 * s:b}", ..., json_dumps(structured), structured, false) inside
@@ -583,7 +599,8 @@ int mcp_args_only(json_t *args, const char *const *allowed, struct mcp_call_resu
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(args, key, v) {
+	json_object_foreach(args, key, v)
+	{
 		bool ok = false;
 
 		for (const char *const *a = allowed; *a; a++)

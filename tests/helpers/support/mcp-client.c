@@ -58,7 +58,8 @@ json_t *mcp_peer_read(struct mcp_peer *p, int timeout_ms)
 	for (;;) {
 		/* Scan only what is new since the last read: a long message
 		 * arrives in many chunks. */
-		char *nl = p->buf && p->len > p->scanned ? memchr(p->buf + p->scanned, '\n', p->len - p->scanned) : NULL;
+		char *nl =
+			p->buf && p->len > p->scanned ? memchr(p->buf + p->scanned, '\n', p->len - p->scanned) : NULL;
 		struct pollfd pfd = { .fd = p->from, .events = POLLIN };
 		ssize_t n;
 		long left;
@@ -160,8 +161,8 @@ json_t *mcp_peer_initialize(struct mcp_peer *p, const char *version)
 
 json_t *mcp_peer_call(struct mcp_peer *p, const char *tool, json_t *args, int timeout_ms)
 {
-	json_t *r = mcp_peer_request(p, "tools/call", json_pack("{s:s, s:o}", "name", tool, "arguments", args),
-				     timeout_ms);
+	json_t *r =
+		mcp_peer_request(p, "tools/call", json_pack("{s:s, s:o}", "name", tool, "arguments", args), timeout_ms);
 	json_t *res;
 
 	if (!r)

@@ -23,27 +23,29 @@ void cordon_test_require_root(void);
  * (they longjmp into the copied runner). CHILD_CHECK prints the failed
  * condition and _exits with a distinctive status; the parent asserts the exit
  * status with cordon_test_wait_exit(). */
-#define CHILD_CHECK(cond)                                                                       \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "CHILD_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			fflush(stderr);                                                         \
-			_exit(99);                                                              \
-		}                                                                               \
+#define CHILD_CHECK(cond)                                                                                              \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			fprintf(stderr, "CHILD_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);               \
+			fflush(stderr);                                                                                \
+			_exit(99);                                                                                     \
+		}                                                                                                      \
 	} while (0)
 
 /* CHILD_CHECK_ERRNO(expr, e): expr must return -1 with errno == e. */
-#define CHILD_CHECK_ERRNO(expr, e)                                                                     \
-	do {                                                                                           \
-		errno = 0;                                                                             \
-		long _r = (long)(expr);                                                                \
-		int _e = errno;                                                                        \
-		if (_r != -1 || _e != (e)) {                                                           \
-			fprintf(stderr, "CHILD_CHECK_ERRNO failed at %s:%d: %s returned %ld errno %d (%s), want errno %d (%s)\n", \
-				__FILE__, __LINE__, #expr, _r, _e, strerror(_e), (e), strerror(e));   \
-			fflush(stderr);                                                                \
-			_exit(98);                                                                     \
-		}                                                                                      \
+#define CHILD_CHECK_ERRNO(expr, e)                                                                                     \
+	do {                                                                                                           \
+		errno = 0;                                                                                             \
+		long _r = (long)(expr);                                                                                \
+		int _e = errno;                                                                                        \
+		if (_r != -1 || _e != (e)) {                                                                           \
+			fprintf(stderr,                                                                                \
+				"CHILD_CHECK_ERRNO failed at %s:%d: %s returned %ld errno %d (%s), want errno %d "     \
+				"(%s)\n",                                                                              \
+				__FILE__, __LINE__, #expr, _r, _e, strerror(_e), (e), strerror(e));                    \
+			fflush(stderr);                                                                                \
+			_exit(98);                                                                                     \
+		}                                                                                                      \
 	} while (0)
 
 /* Waits for pid; returns the raw wait status, or -errno. */
@@ -74,13 +76,13 @@ uint64_t cordon_test_now_ms(void);
  * timeout_ms have passed; evaluates to its last value (true: it happened).
  * Synchronisation for tests: wait for the state a test needs instead of
  * sleeping a fixed time and hoping it was reached. */
-#define wait_until(cond, timeout_ms)                                                       \
-	({                                                                                 \
-		const uint64_t _wu_deadline = cordon_test_now_ms() + (uint64_t)(timeout_ms); \
-		bool _wu_ok;                                                               \
-		while (!(_wu_ok = !!(cond)) && cordon_test_now_ms() < _wu_deadline)        \
-			usleep(10 * 1000);                                                 \
-		_wu_ok;                                                                    \
+#define wait_until(cond, timeout_ms)                                                                                   \
+	({                                                                                                             \
+		const uint64_t _wu_deadline = cordon_test_now_ms() + (uint64_t)(timeout_ms);                           \
+		bool _wu_ok;                                                                                           \
+		while (!(_wu_ok = !!(cond)) && cordon_test_now_ms() < _wu_deadline)                                    \
+			usleep(10 * 1000);                                                                             \
+		_wu_ok;                                                                                                \
 	})
 
 /* Number of newline characters in the file at path (0 when it does not
