@@ -3,6 +3,12 @@
  * loaded in the child as the last step before execve. docs/seccomp.md is the
  * rule-by-rule explanation; this file keeps the tables and the mechanics.
  *
+ * Why it is one file of ~1050 lines: about half of it is the syscall tables
+ * (refused sets, argument guards, the names newer than libseccomp), which are
+ * read together with the compiler that turns them into one program; split
+ * them out when the syscall-name table moves to its own module (it is what
+ * ties profile.c to this file, see tools/check-layers).
+ *
  * Shape of the program:
  *
  *   base: default  One libseccomp filter, "guard filter" below: default
