@@ -78,7 +78,7 @@ static inline void evil_profile(const char *mode, const char *arg, const char *c
 	assert_int_equal(fclose(f), 0);
 }
 
-static json_t *evil_operator(const char *name, json_t *args)
+static inline json_t *evil_operator(const char *name, json_t *args)
 {
 	static long id;
 	char path[700], *line;
@@ -100,7 +100,7 @@ static json_t *evil_operator(const char *name, json_t *args)
 	return r;
 }
 
-/* Reviews every advertised tool of `fake` that is not reviewed yet. */
+/* Reviews every advertised tool of `fake`; each review must succeed. */
 static inline void evil_review_all(void)
 {
 	json_t *inv = evil_operator("inventory.show", json_pack("{s:s, s:b}", "connector", "fake", "all", 1)), *t, *r;
@@ -112,12 +112,13 @@ static inline void evil_review_all(void)
 				  json_pack("{s:s, s:s, s:s}", "connector", "fake", "tool",
 					    json_string_value(json_object_get(t, "tool")), "fingerprint",
 					    json_string_value(json_object_get(t, "fingerprint"))));
+		assert_true(json_is_true(json_object_get(r, "ok")));
 		json_decref(r);
 	}
 	json_decref(inv);
 }
 
-/* tag: the temp dir's tag. setup (may be NULL) runs after harness_setup. */
+/* tag: the temp dir's tag; credential_file as for evil_profile(). */
 static inline void evil_start(const char *tag, const char *mode, const char *arg, const char *credential_file)
 {
 	harness_setup(&H, tag);
@@ -144,7 +145,7 @@ static inline void evil_session(struct mcp_peer *p)
 }
 
 /* The response to id; counts notifications/tools/list_changed seen before. */
-static json_t *evil_response(struct mcp_peer *p, long id, int timeout_ms, unsigned *list_changed)
+static inline json_t *evil_response(struct mcp_peer *p, long id, int timeout_ms, unsigned *list_changed)
 {
 	for (;;) {
 		json_t *m = mcp_peer_read(p, timeout_ms);
@@ -195,7 +196,7 @@ static inline long long evil_db_bytes(void)
 }
 
 /* The daemon's log (heap, NUL-terminated; "" when absent). */
-static char *evil_log(void)
+static inline char *evil_log(void)
 {
 	char path[700], *buf = NULL;
 	size_t len = 0;
