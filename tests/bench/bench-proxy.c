@@ -67,23 +67,6 @@ static double pct(double *v, size_t n, double p)
 	return v[(size_t)((double)(n - 1) * p)];
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmRSS:", 6))
-			kib = strtol(line + 6, NULL, 10);
-	fclose(f);
-	return kib;
-}
-
 static void echo_call(struct mcp_peer *p, const char *tool)
 {
 	json_t *r = mcp_peer_call(p, tool, json_pack("{s:s}", "text", "bench"), 10000);
@@ -229,7 +212,7 @@ int main(void)
 		return 1;
 	json_decref(mcp_peer_initialize(&p, "2025-11-25"));
 	echo_call(&p, "fake__echo");
-	rss_idle = rss_kib(h.daemon_pid);
+	rss_idle = cordon_test_rss_kib(h.daemon_pid);
 	latency(&p, "fake__echo", n_lat, &b50, &b99);
 	printf("bench-proxy: tools/call of a granted read tool, %zu calls each\n", n_lat);
 	printf("  direct (stdio):   p50 %8.1f us   p99 %8.1f us\n", d50, d99);
@@ -250,7 +233,7 @@ int main(void)
 			json_decref(mcp_peer_initialize(&ps[i], "2025-11-25"));
 			echo_call(&ps[i], "fakeps__echo");
 		}
-		rss_50 = rss_kib(h.daemon_pid);
+		rss_50 = cordon_test_rss_kib(h.daemon_pid);
 		for (int i = 0; i < 50; i++)
 			mcp_peer_disconnect(&ps[i]);
 	}
@@ -260,13 +243,13 @@ int main(void)
 	/* RSS across many calls. */
 	for (size_t i = 0; i < n_rss / 10; i++)
 		echo_call(&p, "fake__echo");
-	rss_a = rss_kib(h.daemon_pid);
+	rss_a = cordon_test_rss_kib(h.daemon_pid);
 	{
 		double t0 = now_us();
 
 		for (size_t i = 0; i < n_rss - n_rss / 10; i++)
 			echo_call(&p, "fake__echo");
-		rss_b = rss_kib(h.daemon_pid);
+		rss_b = cordon_test_rss_kib(h.daemon_pid);
 		printf("  RSS after %zu calls %ld KiB, after %zu calls %ld KiB (growth %+ld KiB; %.0f calls/s)\n",
 		       n_rss / 10, rss_a, n_rss, rss_b, rss_b - rss_a,
 		       (double)(n_rss - n_rss / 10) / ((now_us() - t0) / 1e6));

@@ -162,23 +162,6 @@ static inline json_t *evil_response(struct mcp_peer *p, long id, int timeout_ms,
 	}
 }
 
-static inline long evil_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* The database's size on disk (main file and WAL), in bytes. */
 static inline long long evil_db_bytes(void)
 {

@@ -78,7 +78,7 @@ static void test_flood_through_cordond(void **state)
 
 	(void)state;
 	evil_start("sec-gwevil", "flood", "1073741824", NULL);
-	rss0 = evil_rss_kib(H.daemon_pid);
+	rss0 = cordon_test_rss_kib(H.daemon_pid);
 	evil_session(&p);
 	id = mcp_peer_send_request(&p, "tools/call", json_pack("{s:s, s:{}}", "name", "fake__append", "arguments"));
 	r = response_to(&p, id, 60000, &foreign);
@@ -92,7 +92,7 @@ static void test_flood_through_cordond(void **state)
 	assert_true(json_object_get(r, "error") ||
 		    json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
 	json_decref(r);
-	rss1 = evil_rss_kib(H.daemon_pid);
+	rss1 = cordon_test_rss_kib(H.daemon_pid);
 	printf("  cordond RSS %ld -> %ld KiB\n", rss0, rss1);
 	assert_true(rss1 - rss0 < 32 * 1024);
 	mcp_peer_disconnect(&p);

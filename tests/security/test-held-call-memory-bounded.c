@@ -82,23 +82,6 @@
 static struct harness H;
 static char *text;
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* Sends CALLS identical big write calls and a ping; collects every error
  * message up to the ping's answer. Returns the number of errors; each must
  * equal `want` (code -32001). Held calls get no answer yet. */
@@ -229,7 +212,7 @@ static void test_held_call_memory_bounded(void **state)
 	assert_non_null(r);
 	assert_false(json_is_true(json_object_get(r, "isError")));
 	json_decref(r);
-	before = rss_kib(H.daemon_pid);
+	before = cordon_test_rss_kib(H.daemon_pid);
 	assert_true(before > 0);
 
 	/* Session 0: all 6 held (24 000 066 bytes). Session 1: 2 held (8 in
@@ -267,7 +250,7 @@ static void test_held_call_memory_bounded(void **state)
 	/* Identical calls of one session coalesced: one approval each for
 	 * sessions 0 and 1 and the child's (session 2 holds nothing). */
 	assert_int_equal(harness_count_approvals(&H, 0), 3);
-	held = rss_kib(H.daemon_pid);
+	held = cordon_test_rss_kib(H.daemon_pid);
 	print_message("cordond VmRSS: before %ld KiB, with 12 calls (48 000 132 bytes) held %ld KiB\n", before, held);
 	assert_true(held - before >= 40 * 1024);
 
@@ -281,7 +264,7 @@ static void test_held_call_memory_bounded(void **state)
 	for (int i = 0; i < 200; i++) {
 		struct pollfd none = { .fd = -1 };
 
-		after = rss_kib(H.daemon_pid);
+		after = cordon_test_rss_kib(H.daemon_pid);
 		if (after >= 0 && after <= before + RETURN_BOUND_KIB)
 			break;
 		(void)poll(&none, 1, 100); /* poll-until, at most 20 s */

@@ -202,23 +202,6 @@ static void review_via_operator(const char *connector)
 	mcp_peer_disconnect(&op);
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -312,7 +295,7 @@ static void test_load_64_sessions(void **state)
 			printf("  warm-up session %d: %ld errors, first: %s\n", i, w[i].errors, w[i].first_error);
 	}
 	assert_int_equal(errors, 0);
-	rss0 = rss_kib(H.daemon_pid);
+	rss0 = cordon_test_rss_kib(H.daemon_pid);
 
 	deadline_ns = now_ns() + (uint64_t)seconds * 1000000000u;
 	t0 = now_ns();
@@ -326,7 +309,7 @@ static void test_load_64_sessions(void **state)
 		pthread_join(w[i].th, NULL);
 	stop_flag = 1;
 	pthread_join(approver, NULL);
-	rss1 = rss_kib(H.daemon_pid);
+	rss1 = cordon_test_rss_kib(H.daemon_pid);
 
 	all_r = calloc((size_t)SESSIONS * MAX_SAMPLES, sizeof(uint32_t));
 	all_w = calloc((size_t)SESSIONS * MAX_SAMPLES, sizeof(uint32_t));

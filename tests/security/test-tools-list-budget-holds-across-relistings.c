@@ -53,7 +53,7 @@ static void storm(const char *mode, const char *reason, long want_requests, long
 	evil_profile(mode, lists, NULL);
 	harness_start(&H);
 	evil_review_all();
-	rss0 = evil_rss_kib(H.daemon_pid);
+	rss0 = cordon_test_rss_kib(H.daemon_pid);
 	db0 = evil_db_bytes();
 
 	evil_session(&p);
@@ -66,7 +66,7 @@ static void storm(const char *mode, const char *reason, long want_requests, long
 	/* The storm runs until cordond stops the instance. */
 	assert_true(evil_log_wait(reason, 60000));
 	requests = evil_read_number(lists);
-	rss1 = evil_rss_kib(H.daemon_pid);
+	rss1 = cordon_test_rss_kib(H.daemon_pid);
 	db1 = evil_db_bytes();
 	printf("  %s: %ld tools/list requests to the instance; cordond RSS %ld -> %ld KiB; db %lld -> %lld bytes\n",
 	       mode, requests, rss0, rss1, db0, db1);

@@ -88,6 +88,23 @@ const char *cordon_test_env(const char *name, const char *fallback)
 	return v && *v ? v : fallback;
 }
 
+long cordon_test_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
 bool cordon_test_int80_available(void)
 {
 	static int cached = -1;

@@ -62,6 +62,10 @@ int cordon_test_rm_rf(const char *path);
 /* Environment lookups with a fallback; the paths ctest exports. */
 const char *cordon_test_env(const char *name, const char *fallback);
 
+/* VmRSS of process pid from /proc/PID/status, in KiB; -1 when it cannot be
+ * read (the process is gone). */
+long cordon_test_rss_kib(pid_t pid);
+
 /* Whether this machine delivers the i386 system call entry (int 0x80) to a
  * 64-bit process. Some kernels and paravirtualised VMs do not: there int 0x80
  * raises SIGSEGV with no filter at all, so a test of seccomp's i386 kill must
