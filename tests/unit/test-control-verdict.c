@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "diag.h"
+#include "caps-test.h"
 #include "probe-util.h"
 #include "probe.h"
 #include "profile.h"
@@ -26,26 +27,7 @@ static struct cordon_profile prof;
 
 static void full_kernel(void)
 {
-	memset(&caps, 0, sizeof(caps));
-	caps.landlock_abi = 7;
-	caps.landlock_fs_handled = cordon_landlock_fs_rights_for_abi(7);
-	caps.landlock_net_handled = cordon_landlock_net_rights_for_abi(7);
-	caps.landlock_scoped = cordon_landlock_scopes_for_abi(7);
-	caps.landlock_log_flags = true;
-	caps.seccomp_filter = caps.seccomp_kill_process = caps.seccomp_log = true;
-	caps.seccomp_user_notif = caps.seccomp_tsync = true;
-	caps.namespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-			  CLONE_NEWCGROUP | CLONE_NEWTIME;
-	caps.cgroup_layout = CORDON_CGROUP_V2;
-	strcpy(caps.cgroup2_mount, "/sys/fs/cgroup");
-	for (int i = 0; i < _CORDON_CTRL_MAX; i++) {
-		caps.ctrl[i].available = caps.ctrl[i].can_create = caps.ctrl[i].v2 = true;
-		strcpy(caps.ctrl[i].path, "/sys/fs/cgroup");
-	}
-	caps.cgroup_kill = caps.clone_into_cgroup = true;
-	caps.bpf_syscall = caps.bpf_cgroup_sock_addr = caps.btf_vmlinux = true;
-	caps.no_new_privs = caps.pidfd_open = caps.close_range = true;
-	caps.caller_caps_effective = caps.caller_caps_bounding = 0x000001fffeffffffULL;
+	caps_test_full(&caps, false);
 
 	memset(&prof, 0, sizeof(prof));
 	/* Allowlist mode: the network control then has its own layers (eBPF,
