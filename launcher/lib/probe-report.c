@@ -392,7 +392,14 @@ static void rows_bpf(const struct cordon_caps *c, struct cordon_probe_row *rows,
 		appendf(r->detail, sizeof(r->detail), "LSM list unreadable (no securityfs)");
 	if (!c->bpf_lsm)
 		appendf(r->consequence, sizeof(r->consequence),
-			"no BPF LSM hooks; cordon does not depend on them (Landlock and seccomp enforce)");
+			"no BPF LSM hooks: no root guard (bpf-lsm-cgroup); Landlock and seccomp still enforce");
+
+	r = row_add(rows, n, max, "bpf-lsm-cgroup", c->bpf_lsm_cgroup ? CORDON_PROBE_AVAILABLE : CORDON_PROBE_MISSING);
+	appendf(r->detail, sizeof(r->detail), "%s", cordon_probe_lsm_cgroup_reason(c));
+	if (!c->bpf_lsm_cgroup)
+		appendf(r->consequence, sizeof(r->consequence),
+			"no root guard: a connector can change the permission bits of its read-write root directory "
+			"(profiles requiring root_guard are refused)");
 }
 
 static void rows_process(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t *n, size_t max)

@@ -28,6 +28,23 @@ uint64_t cordon_landlock_scopes_for_abi(int abi);
  * Modifies text (it is tokenised in place). Touches no other field. Returns 0. */
 int cordon_probe_parse_mountinfo(char *text, struct cordon_caps *c);
 
+/* The BTF type id of the function `name` (BTF_KIND_FUNC) in the raw BTF
+ * blob data[0..len) (e.g. /sys/kernel/btf/vmlinux), found by walking the
+ * type section. Returns 0 and writes *ret_id, -ENOENT when there is no
+ * such function, -EBADMSG for a blob it cannot walk (bad header, offsets
+ * out of range, a kind newer than this code), -EINVAL for NULL arguments. */
+int cordon_probe_btf_find_func(const void *data, size_t len, const char *name, uint32_t *ret_id);
+
+/* Fills bpf_lsm_cgroup and bpf_lsm_cgroup_errno of *c by loading an
+ * allow-everything BPF_LSM_CGROUP program on path_chmod and attaching it
+ * to the (empty) cgroup2 directory cg_fd with a link; both are closed
+ * before it returns. cg_fd < 0: ENODEV. Reads c->lsm and c->bpf_lsm. */
+void cordon_probe_lsm_cgroup(struct cordon_caps *c, int cg_fd);
+
+/* Why bpf_lsm_cgroup is false (or what was done when it is true), as a
+ * short static phrase for reports. */
+const char *cordon_probe_lsm_cgroup_reason(const struct cordon_caps *c);
+
 /* Status of one control in the report, as in docs/kernel-matrix.md. */
 enum cordon_probe_status {
 	CORDON_PROBE_AVAILABLE,

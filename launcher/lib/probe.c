@@ -10,9 +10,10 @@
  *   - a cgroup directory cordon-probe-<pid>-<seq> at the top of every v1
  *     controller hierarchy cordon uses and of the cgroup2 hierarchy, removed
  *     with rmdir; the cgroup2 one briefly holds one clone3 child (which only
- *     waits for EOF on a pipe and exits) and one BPF program (attached,
- *     detached, closed) that would only see sockets of processes in that
- *     empty directory;
+ *     waits for EOF on a pipe and exits) and two BPF programs (attached,
+ *     detached, closed) that would only see processes in that empty
+ *     directory: a connect4 program and a BPF LSM path_chmod program that
+ *     allows everything (probe-lsm.c);
  *   - two forked children, both reaped: one unshares each namespace type in
  *     turn (and, when the host has no securityfs mounted, mounts one in its
  *     own private mount namespace to read the LSM list), one drops to
@@ -687,6 +688,7 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 
 	if (!c->cgroup2_mount[0]) {
 		probe_bpf(c, -EBADF);
+		cordon_probe_lsm_cgroup(c, -EBADF);
 		return 0;
 	}
 
@@ -728,6 +730,7 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 		c->clone_into_cgroup = probe_clone_into_cgroup(cg_fd);
 	}
 	probe_bpf(c, cg_fd);
+	cordon_probe_lsm_cgroup(c, cg_fd);
 
 	closep(&cg_fd);
 	cg_fd = -EBADF;
@@ -849,6 +852,12 @@ int cordon_probe(struct cordon_caps *ret)
 		c.namespaces = (unsigned long)rep.namespaces;
 		if (need_securityfs && rep.lsm_len >= 0)
 			lsm_set(&c, rep.lsm, (size_t)rep.lsm_len);
+	}
+	/* Attached is not enough: the hooks run only when "bpf" is an active
+	 * LSM (known only now when securityfs was not mounted here). */
+	if (c.bpf_lsm_cgroup && !c.bpf_lsm) {
+		c.bpf_lsm_cgroup = false;
+		c.bpf_lsm_cgroup_errno = EOPNOTSUPP;
 	}
 	status = child_reap(&userns_pid);
 	c.userns_unprivileged = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == USERNS_OK;

@@ -83,6 +83,16 @@ struct cordon_caps {
 	bool no_new_privs_set; /* the caller itself already runs with no_new_privs */
 	char lsm[256];	       /* active LSMs, /sys/kernel/security/lsm; "" when unreadable */
 	uint64_t probe_usec;   /* how long cordon_probe() took */
+
+	/* BPF LSM programs per cgroup (BPF_LSM_CGROUP, Linux 6.0), what the
+	 * root guard needs: a path_chmod program was loaded and attached to a
+	 * cgroup2 directory, and "bpf" is an active LSM (otherwise the hooks
+	 * never run). bpf_lsm_cgroup_errno says why not: EOPNOTSUPP "bpf" is
+	 * not in the LSM list, ENOENT no kernel BTF or no such hook, ENODEV no
+	 * cgroup2 directory to attach to, else the kernel's answer to the load
+	 * or the attach (EPERM: the kernel refuses BPF LSM programs). */
+	bool bpf_lsm_cgroup;
+	int bpf_lsm_cgroup_errno;
 };
 
 /* Probes the kernel and fills *ret. Never fails for a missing feature (that

@@ -8,6 +8,7 @@
  * statuses and signals. Needs root. */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <dirent.h>
 #include <grp.h>
 #include <errno.h>
@@ -816,6 +817,96 @@ static void test_bpf_cgroup_sock_addr(void **state)
 	cg2_remove(&g);
 }
 
+/* In the cgroup dir (arg), chmod of a file of our own: errno wanted. */
+struct chmod_arg {
+	const char *dir;
+	const char *file;
+	int want_errno;
+};
+
+static void child_chmod(const void *p)
+{
+	const struct chmod_arg *a = p;
+	int r;
+
+	join_cgroup(a->dir);
+	r = chmod(a->file, 0640);
+	CHILD_CHECK(a->want_errno ? r == -1 && errno == a->want_errno : r == 0);
+}
+
+/* BPF LSM per cgroup (the root guard's mechanism), asked through libbpf:
+ * the hook's BTF id from libbpf's own BTF parse, a path_chmod program that
+ * denies everything, a link to a fresh cgroup2 directory, and a chmod from
+ * inside that directory refused with EPERM (from outside: allowed). The
+ * probe must agree, down to the errno of a refused load. */
+static void test_bpf_lsm_cgroup(void **state)
+{
+	const struct bpf_insn deny[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_LSM_CGROUP);
+	char file[] = "/tmp/cordon-test-probe-lsm-XXXXXX";
+	struct chmod_arg arg;
+	struct btf *btf;
+	struct cg2 g;
+	int prog, link, id, fd, err;
+
+	(void)state;
+	printf("probe: bpf_lsm_cgroup %d errno %d (%s)\n", caps.bpf_lsm_cgroup, caps.bpf_lsm_cgroup_errno,
+	       cordon_probe_lsm_cgroup_reason(&caps));
+	if (!caps.bpf_lsm) {
+		/* The hooks would never run: the probe does not count it. */
+		assert_false(caps.bpf_lsm_cgroup);
+		assert_int_equal(caps.bpf_lsm_cgroup_errno, EOPNOTSUPP);
+		return;
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		assert_false(caps.bpf_lsm_cgroup);
+		assert_int_equal(caps.bpf_lsm_cgroup_errno, ENOENT);
+		return;
+	}
+	id = btf__find_by_name_kind(btf, "bpf_lsm_path_chmod", BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id < 0) {
+		assert_false(caps.bpf_lsm_cgroup);
+		assert_int_equal(caps.bpf_lsm_cgroup_errno, ENOENT);
+		return;
+	}
+	opts.attach_btf_id = (__u32)id;
+	prog = bpf_prog_load(BPF_PROG_TYPE_LSM, "cordon_test", "GPL", deny, N_ELEM(deny), &opts);
+	if (prog < 0) {
+		err = errno;
+		printf("libbpf: loading a BPF_LSM_CGROUP program: %s\n", strerror(err));
+		assert_false(caps.bpf_lsm_cgroup);
+		assert_int_equal(caps.bpf_lsm_cgroup_errno, err);
+		return;
+	}
+	cg2_make(&g, "lsm");
+	link = bpf_link_create(prog, g.fd, BPF_LSM_CGROUP, NULL);
+	if (link < 0) {
+		err = errno;
+		assert_false(caps.bpf_lsm_cgroup);
+		assert_int_equal(caps.bpf_lsm_cgroup_errno, err);
+		close(prog);
+		cg2_remove(&g);
+		return;
+	}
+	assert_true(caps.bpf_lsm_cgroup);
+	assert_int_equal(caps.bpf_lsm_cgroup_errno, 0);
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	close(fd);
+	arg = (struct chmod_arg){ .dir = g.dir, .file = file, .want_errno = EPERM };
+	assert_exited_0(run_child(child_chmod, &arg));
+	assert_int_equal(chmod(file, 0640), 0); /* this process is outside the cgroup */
+	close(link);
+	close(prog);
+	cg2_remove(&g);
+	assert_int_equal(unlink(file), 0);
+}
+
 /* Reads the LSM list the way the kernel documents it, mounting securityfs in
  * a private mount namespace of a child when the host has none. */
 static void child_read_lsm(const void *arg)
@@ -1135,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_btf),
 		cmocka_unit_test(test_bpf_cgroup_sock_addr),
 		cmocka_unit_test(test_bpf_lsm),
+		cmocka_unit_test(test_bpf_lsm_cgroup),
 		cmocka_unit_test(test_lsm_securityfs_mounted),
 		cmocka_unit_test(test_process_features),
 		cmocka_unit_test(test_no_new_privs_set),

@@ -97,7 +97,7 @@ static const char *const control_names[] = {
 	"landlock", "landlock-net", "landlock-scope", "landlock-log", "seccomp", "openat2",
 	"namespaces", "userns-unprivileged", "cgroup", "cgroup-memory", "cgroup-pids",
 	"cgroup-cpu", "cgroup-cpuset", "cgroup-io", "cgroup-kill", "clone-into-cgroup",
-	"bpf", "bpf-cgroup-sock-addr", "btf", "bpf-lsm", "pidfd", "close-range",
+	"bpf", "bpf-cgroup-sock-addr", "btf", "bpf-lsm", "bpf-lsm-cgroup", "pidfd", "close-range",
 	"no-new-privs", "capabilities",
 };
 /* clang-format on */
@@ -217,7 +217,7 @@ static void fill_full(struct cordon_caps *c)
 		snprintf(c->ctrl[i].path, sizeof(c->ctrl[i].path), "/sys/fs/cgroup");
 	}
 	c->cgroup_kill = c->clone_into_cgroup = true;
-	c->bpf_syscall = c->btf_vmlinux = c->bpf_cgroup_sock_addr = c->bpf_lsm = true;
+	c->bpf_syscall = c->btf_vmlinux = c->bpf_cgroup_sock_addr = c->bpf_lsm = c->bpf_lsm_cgroup = true;
 	c->pidfd_open = c->close_range = c->no_new_privs = true;
 	c->caller_caps_effective = c->caller_caps_bounding = 0x000001ffffffffffULL;
 	snprintf(c->lsm, sizeof(c->lsm), "lockdown,capability,landlock,bpf");
@@ -436,7 +436,7 @@ static void test_human_aligned(void **state)
 	c.landlock_errno = ENOSYS;
 	out = human(&c);
 	assert_non_null(strstr(out, "no Landlock: filesystem confinement rests on the mount namespace alone"));
-	assert_non_null(strstr(out, "0 available, 1 degraded, 23 missing"));
+	assert_non_null(strstr(out, "0 available, 1 degraded, 24 missing"));
 
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *st;
