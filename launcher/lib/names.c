@@ -54,6 +54,8 @@ const char *cordon_control_to_string(enum cordon_control c)
 		return "namespaces";
 	case CORDON_CONTROL_NETWORK:
 		return "network";
+	case CORDON_CONTROL_ROOT_GUARD:
+		return "root_guard";
 	}
 	return NULL;
 }

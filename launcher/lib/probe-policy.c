@@ -170,6 +170,38 @@ static enum cordon_probe_status network_verdict(const struct cordon_caps *c, con
 	return CORDON_PROBE_AVAILABLE;
 }
 
+/* Whether the profile has a read-write root (a delegated one is added at
+ * spawn time and judged there the same way). */
+static bool has_read_write_root(const struct cordon_profile *p)
+{
+	for (size_t i = 0; i < p->n_fs_roots; i++)
+		if (p->fs_roots[i].access == CORDON_ACCESS_READ_WRITE)
+			return true;
+	return false;
+}
+
+/* The root guard (bpf/rootguard.bpf.c): without it the connector can
+ * change the mode of its read-write root directory on the host. It
+ * recognises a root as the root of a mount in the sandbox, so it needs the
+ * mount namespace too. Without a read-write root there is nothing to
+ * guard. */
+static enum cordon_probe_status root_guard_verdict(const struct cordon_caps *c, const struct cordon_profile *p,
+						   char *why, size_t size)
+{
+	if (!has_read_write_root(p))
+		return CORDON_PROBE_AVAILABLE;
+	if (!(c->namespaces & CLONE_NEWNS)) {
+		snprintf(why, size, "without a mount namespace a read-write root is not a mount of its own");
+		return CORDON_PROBE_MISSING;
+	}
+	if (!c->bpf_lsm_cgroup) {
+		snprintf(why, size, "BPF LSM programs cannot be attached to a cgroup here (%s)",
+			 cordon_probe_lsm_cgroup_reason(c));
+		return CORDON_PROBE_MISSING;
+	}
+	return CORDON_PROBE_AVAILABLE;
+}
+
 typedef enum cordon_probe_status (*verdict_fn)(const struct cordon_caps *c, const struct cordon_profile *p, char *why,
 					       size_t size);
 
@@ -190,6 +222,7 @@ static const struct {
 	{ CORDON_CONTROL_NAMESPACES, ns_verdict },
 	{ CORDON_CONTROL_CGROUP,     cgroup_verdict },
 	{ CORDON_CONTROL_NETWORK,    network_verdict },
+	{ CORDON_CONTROL_ROOT_GUARD, root_guard_verdict },
 };
 /* clang-format on */
 

@@ -495,7 +495,7 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 
 static int parse_require(struct ctx *c, const struct node *n, struct cordon_profile *p)
 {
-	static const char *const names[] = { "landlock", "seccomp", "cgroup", "namespaces", "network" };
+	static const char *const names[] = { "landlock", "seccomp", "cgroup", "namespaces", "network", "root_guard" };
 	int r, acc = 0;
 
 	r = profile_expect(c, n, NODE_SEQ);

@@ -72,6 +72,7 @@ enum cordon_control {
 	CORDON_CONTROL_CGROUP = 1 << 2,
 	CORDON_CONTROL_NAMESPACES = 1 << 3,
 	CORDON_CONTROL_NETWORK = 1 << 4,
+	CORDON_CONTROL_ROOT_GUARD = 1 << 5, /* the BPF LSM root guard (rootguard.h) */
 };
 
 /* Risk tiers, lowest first; the order is meaningful (comparisons). */

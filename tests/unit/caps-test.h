@@ -3,7 +3,7 @@
 
 /* A capability struct for a kernel that offers every control (Landlock ABI
  * 7, seccomp with every action, all namespaces, every cgroup controller,
- * cgroup BPF), as the unit tests of the control verdicts start from before
+ * cgroup BPF, BPF LSM per cgroup), as the unit tests of the control verdicts start from before
  * taking one control away. hybrid: v1 controllers under /sys/fs/cgroup/x and
  * cgroup2 at /sys/fs/cgroup/unified; otherwise pure v2 at /sys/fs/cgroup. */
 
@@ -35,6 +35,8 @@ static inline void caps_test_full(struct cordon_caps *c, bool hybrid)
 	}
 	c->cgroup_kill = c->clone_into_cgroup = true;
 	c->bpf_syscall = c->bpf_cgroup_sock_addr = c->btf_vmlinux = true;
+	c->bpf_lsm = c->bpf_lsm_cgroup = true;
+	strcpy(c->lsm, "lockdown,capability,landlock,bpf");
 	c->no_new_privs = c->pidfd_open = c->close_range = true;
 	c->caller_caps_effective = c->caller_caps_bounding = 0x000001fffeffffffULL;
 }

@@ -24,6 +24,7 @@
 
 static struct cordon_caps caps;
 static struct cordon_profile prof;
+static struct cordon_fs_entry rw_root = { .path = (char *)"/srv/data", .access = CORDON_ACCESS_READ_WRITE };
 
 static void full_kernel(void)
 {
@@ -37,6 +38,9 @@ static void full_kernel(void)
 	prof.pids_max = 64;
 	prof.cpu_micro = 500000;
 	prof.seccomp_action = CORDON_SECCOMP_ERRNO;
+	/* A read-write root: the root guard has something to guard. */
+	prof.fs_roots = &rw_root;
+	prof.n_fs_roots = 1;
 }
 
 /* clang-format off */
@@ -49,6 +53,7 @@ static void no_cgroups(void)    { caps.cgroup_layout = CORDON_CGROUP_NONE; caps.
 				  for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 					  caps.ctrl[i].available = caps.ctrl[i].can_create = false; }
 static void no_sock_addr(void)  { caps.bpf_cgroup_sock_addr = false; }
+static void no_lsm_cgroup(void) { caps.bpf_lsm_cgroup = false; caps.bpf_lsm_cgroup_errno = EPERM; }
 
 static const struct {
 	enum cordon_control control;
@@ -65,6 +70,8 @@ static const struct {
 	  "required control 'cgroup' is missing: no cgroup hierarchy is mounted" },
 	{ CORDON_CONTROL_NETWORK,    no_sock_addr,
 	  "required control 'network' is missing: the allowlist needs cgroup sock_addr BPF programs on a cgroup2 hierarchy" },
+	{ CORDON_CONTROL_ROOT_GUARD, no_lsm_cgroup,
+	  "required control 'root_guard' is missing: BPF LSM programs cannot be attached to a cgroup here (the kernel refuses to load BPF LSM programs (EPERM))" },
 };
 /* clang-format on */
 
@@ -162,6 +169,49 @@ static void test_mode_none_without_netns(void **state)
 				       "namespace, which cannot be created");
 }
 
+/* The root guard protects read-write roots: a profile without one needs
+ * nothing from it (available, never refused, even when required); with one
+ * it needs the BPF LSM per cgroup and a mount namespace (a root is a mount
+ * of its own only there), and names why it is missing. */
+static void test_root_guard_needs_a_read_write_root_and_a_mount_namespace(void **state)
+{
+	struct cordon_diag d = { 0 };
+	enum cordon_probe_status st;
+	unsigned degraded = 0xdead;
+	char why[160];
+
+	(void)state;
+	full_kernel();
+	prof.require = CORDON_CONTROL_ROOT_GUARD;
+	no_lsm_cgroup();
+	rw_root.access = CORDON_ACCESS_READ;
+	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);
+	assert_int_equal(st, CORDON_PROBE_AVAILABLE);
+	assert_int_equal(cordon_control_refuse(&caps, &prof, "require", &degraded, &d), 0);
+	assert_int_equal(degraded, 0);
+	rw_root.access = CORDON_ACCESS_READ_WRITE;
+
+	full_kernel();
+	prof.require = CORDON_CONTROL_ROOT_GUARD;
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNS;
+	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);
+	assert_int_equal(st, CORDON_PROBE_MISSING);
+	assert_string_equal(why, "without a mount namespace a read-write root is not a mount of its own");
+	assert_int_equal(cordon_control_refuse(&caps, &prof, "require", NULL, &d), -EOPNOTSUPP);
+
+	/* Each reason the probe can record is named. */
+	full_kernel();
+	caps.bpf_lsm_cgroup = false;
+	caps.bpf_lsm_cgroup_errno = EOPNOTSUPP;
+	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);
+	assert_string_equal(why, "BPF LSM programs cannot be attached to a cgroup here (\"bpf\" is not an active LSM "
+				 "(see lsm=))");
+	caps.bpf_lsm_cgroup_errno = EINVAL;
+	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);
+	assert_string_equal(why, "BPF LSM programs cannot be attached to a cgroup here (the kernel does not know "
+				 "BPF_LSM_CGROUP (Linux 6.0))");
+}
+
 static void test_bad_arguments(void **state)
 {
 	enum cordon_probe_status st;
@@ -181,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_every_control_present_missing_required_preferred),
 		cmocka_unit_test(test_cgroup_namespace_is_needed_user_namespace_is_not),
 		cmocka_unit_test(test_mode_none_without_netns),
+		cmocka_unit_test(test_root_guard_needs_a_read_write_root_and_a_mount_namespace),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -620,9 +620,9 @@ static void test_sandbox_rules(void **state)
 		    "sandbox.seccomp.action: must be one of errno, kill, log (got \"trap\")");
 	check_error(HEAD SANDBOX "  seccomp: {base: loose}\n" TOOLS, 7, 19,
 		    "sandbox.seccomp.base: must be one of default, strict (got \"loose\")");
-	check_error(
-		HEAD SANDBOX "  require: [landlock, apparmor]\n" TOOLS, 7, 23,
-		"sandbox.require[1]: must be one of landlock, seccomp, cgroup, namespaces, network (got \"apparmor\")");
+	check_error(HEAD SANDBOX "  require: [landlock, apparmor]\n" TOOLS, 7, 23,
+		    "sandbox.require[1]: must be one of landlock, seccomp, cgroup, namespaces, network, root_guard "
+		    "(got \"apparmor\")");
 	check_error(HEAD SANDBOX "  require: [landlock, landlock]\n" TOOLS, 7, 23,
 		    "sandbox.require[1]: \"landlock\" is listed twice (first at line 7)");
 
@@ -631,6 +631,12 @@ static void test_sandbox_rules(void **state)
 	assert_int_equal(p->require, 0);
 	assert_int_equal(p->seccomp_base, CORDON_SECCOMP_STRICT);
 	assert_int_equal(p->seccomp_action, CORDON_SECCOMP_KILL);
+	cordon_profile_free(p);
+
+	/* The root guard is opt-in: never in the default list. */
+	p = parse_ok(HEAD SANDBOX "  require: [landlock, root_guard]\n" TOOLS);
+	assert_int_equal(p->require, CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_ROOT_GUARD);
+	assert_string_equal(cordon_control_to_string(CORDON_CONTROL_ROOT_GUARD), "root_guard");
 	cordon_profile_free(p);
 }
 
