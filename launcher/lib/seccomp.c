@@ -600,7 +600,8 @@ static int add_socket_guards(const struct policy *pol, scmp_filter_ctx ctx, cons
  * refused all the same), mknod/mknodat (S_IFREG | 04755 makes a setuid
  * regular file). openat2 carries its mode in a struct: see
  * CORDON_SECCOMP_OPENAT2_ENOSYS. S_ISVTX stays allowed: the sticky bit
- * only restricts who may delete. mode is a umode_t and the open flags an
+ * only restricts who may delete (the root directory itself takes no chmod
+ * at all: the root guard, rootguard.h). mode is a umode_t and the open flags an
  * int: each bit is tested on its own (MASKED_EQ), so garbage in the upper
  * half changes nothing. Never lifted by `allow`. */
 static int add_special_mode_guards(const struct policy *pol, scmp_filter_ctx ctx, struct cordon_diag *reterr_diag)

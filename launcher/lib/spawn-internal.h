@@ -12,6 +12,7 @@
 #include "landlock.h"
 #include "probe.h"
 #include "profile.h"
+#include "rootguard.h"
 #include "spawn-child.h"
 #include "spawn.h"
 #include "strv.h"
@@ -37,7 +38,9 @@ struct spawn_plan {
 	bool ebpf;				  /* the eBPF egress policy will be attached */
 	char ebpf_reason[160];			  /* why not, when it is not */
 	unsigned cgroup_missing;		  /* CORDON_CTRL_* bits the cgroup module could not apply */
-	json_t *missing;			  /* array of {control, what, impact} */
+	enum cordon_control_state root_guard;	  /* the BPF LSM root guard (rootguard.h) */
+	char root_guard_reason[200];
+	json_t *missing; /* array of {control, what, impact} */
 };
 
 /* Appends one entry to plan->missing. Returns 0 or -ENOMEM. */
@@ -68,10 +71,12 @@ struct spawn_ctx {
 	char instance_name[64];
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
-	uint64_t t[6];				 /* phase timestamps (µs) for the report */
-	uint64_t ct[_CT_MAX];			 /* the child's, from MSG_EXECED */
-	int netns_fd;				 /* the spare network namespace handed to this child */
-	const struct cordon_cgroup_group *group; /* the policed group the instance lives in, or NULL */
+	uint64_t t[6];				    /* phase timestamps (µs) for the report */
+	uint64_t ct[_CT_MAX];			    /* the child's, from MSG_EXECED */
+	int netns_fd;				    /* the spare network namespace handed to this child */
+	const struct cordon_cgroup_group *group;    /* the policed group the instance lives in, or NULL */
+	struct cordon_rootguard_state *rg;	    /* the root guard, when the plan applies it */
+	struct cordon_rootguard_attachment *rg_att; /* its attachment to the instance (no group) */
 	bool placed_by_clone;
 };
 
@@ -85,6 +90,19 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
  * writes c->policy_hash. Returns a new reference, or NULL on -ENOMEM. */
 json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
 			   char *const *argv);
+
+/* spawn-rootguard.c: the root guard. spawn_plan_root_guard() (end of step
+ * 1) decides controls.root_guard and, when the sandbox has a read-write
+ * root, loads the programs once per process and sets c->rg; returns 0,
+ * -EOPNOTSUPP with *d set when root_guard is required and cannot run, or
+ * -ENOMEM. spawn_attach_root_guard() (step 8, before MSG_GO) attaches them
+ * to c->group, or to the instance's cgroup2 directory cgfd (c->rg_att);
+ * 0 or -errno with *d set. spawn_rootguard_release() closes the process's
+ * object at exit when nothing depends on it. */
+int spawn_plan_root_guard(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
+			  struct cordon_diag *d);
+int spawn_attach_root_guard(struct spawn_ctx *c, int cgfd, struct cordon_diag *d);
+void spawn_rootguard_release(void);
 
 /* spawn-prepare.c: steps 2 and 3 and the pinned namespaces. Each returns 0
  * or -errno with *d set, unless it says otherwise. */

@@ -3,10 +3,11 @@
  * cordon_spawn(): one connector instance in its sandbox.
  *
  * PARENT (the launcher, privileged, may allocate and log nothing):
- *  1. [validate_policy, plan_controls; spawn_decide_plan in spawn-report.c]
- *     Validate the policy and decide the plan against the capability struct.
- *     A control in `require` that the kernel lacks refuses the launch here,
- *     before anything is created, so a refusal leaves nothing behind.
+ *  1. [validate_policy, plan_controls; spawn_decide_plan in spawn-report.c,
+ *     spawn_plan_root_guard in spawn-rootguard.c] Validate the policy and
+ *     decide the plan against the capability struct (loading the BPF
+ *     programs it needs, once per process). A control in `require` that the
+ *     kernel lacks refuses here, before anything exists.
  *  2. [prepare_user_env] Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
@@ -32,14 +33,15 @@
  *     directory and namespaces atomically. No user namespace: the launcher
  *     is real root, so it can give the connector a real unprivileged host
  *     uid, which is what the rest of the host's permission checks understand.
- *  8. [place_in_cgroups, attach_egress, start_and_wait] While the child
- *     builds its sandbox: on hybrid/v1 hosts make the v1
- *     directories with their limits and move the child into them (each
- *     move waits for an RCU grace period; all of it overlaps the child's
- *     work), attach the eBPF egress policy to the instance's cgroup2
- *     directory when there is no group (the fallback), then MSG_GO. Init
- *     starts the connector only after MSG_GO, so limits and policy are in
- *     place before the connector's first instruction. While waiting for
+ *  8. [place_in_cgroups, attach_egress, spawn_attach_root_guard,
+ *     start_and_wait] While the child builds its sandbox: on hybrid/v1
+ *     hosts make the v1 directories with their limits and move the child
+ *     into them (each move waits for an RCU grace period; all of it
+ *     overlaps the child's work), attach the eBPF egress policy to the
+ *     instance's cgroup2 directory when there is no group (the fallback),
+ *     the root guard (once to the group, else to the instance), then
+ *     MSG_GO. Init starts the connector only after MSG_GO, so limits and
+ *     policies are in place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
  *     the next spawn (the launcher is idle then; see c.).
  *
@@ -138,6 +140,7 @@
 #include "landlock.h"
 #include "netpolicy.h"
 #include "parse-util.h"
+#include "rootguard.h"
 #include "seccomp.h"
 #include "spawn-child.h"
 #include "spawn-internal.h"
@@ -152,6 +155,8 @@
 struct cordon_instance {
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
+	struct cordon_rootguard_state *rg;
+	struct cordon_rootguard_attachment *rg_att;
 	int pidfd;
 	pid_t pid;
 	int sync_fd;
@@ -206,6 +211,8 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 	/* Detached only once nothing is left in the cgroup. */
 	if (c->np_att)
 		(void)cordon_netpolicy_detach(c->np, c->np_att);
+	if (c->rg_att)
+		(void)cordon_rootguard_detach(c->rg, c->rg_att);
 	close_reset(&c->uid_lock_fd);
 	for (int i = 0; i < 3; i++) {
 		close_reset(&c->pipes[i][0]);
@@ -229,6 +236,7 @@ static pid_t process_netpolicy_pid;
  * gone, and they die with the launcher). */
 __attribute__((destructor)) static void process_netpolicy_release(void)
 {
+	spawn_rootguard_release(); /* the root guard the same way (spawn-rootguard.c) */
 	if (process_netpolicy && process_netpolicy_pid == getpid() && cordon_netpolicy_is_idle(process_netpolicy)) {
 		cordon_netpolicy_close(process_netpolicy);
 		process_netpolicy = NULL;
@@ -345,6 +353,8 @@ static int validate_policy(const struct cordon_launch_policy *pol, const struct 
 static int plan_controls(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
 			 struct cordon_diag *d)
 {
+	int r;
+
 	/* Fail closed before creating anything. The egress policy
 	 * needs cgroup socket hooks, a cgroup2 directory for the instance and
 	 * the programs loaded (once per process). */
@@ -370,7 +380,10 @@ static int plan_controls(const struct cordon_launch_policy *pol, const struct co
 			snprintf(c->plan.ebpf_reason, sizeof(c->plan.ebpf_reason), "%s", process_netpolicy_reason);
 	}
 	c->plan.ebpf = c->np != NULL && !*c->plan.ebpf_reason;
-	return spawn_decide_plan(pol->profile, caps, &c->plan, d);
+	r = spawn_decide_plan(pol->profile, caps, &c->plan, d);
+	if (r < 0)
+		return r;
+	return spawn_plan_root_guard(pol, caps, c, d);
 }
 
 /* Step 2: user and environment. */
@@ -806,6 +819,8 @@ static int make_instance(const struct cordon_launch_policy *pol, const struct co
 	}
 	inst->np = c->np;
 	inst->np_att = TAKE_PTR(c->np_att);
+	inst->rg = c->rg;
+	inst->rg_att = TAKE_PTR(c->rg_att);
 	inst->uid_lock_fd = TAKE_FD(c->uid_lock_fd);
 	inst->uid = c->uid;
 	inst->gid = c->gid;
@@ -855,6 +870,9 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		goto fail;
 	c.t[3] = spawn_mono_usec();
 	r = attach_egress(pol->profile, &c, cgfd, d);
+	if (r < 0)
+		goto fail;
+	r = spawn_attach_root_guard(&c, cgfd, d);
 	if (r < 0)
 		goto fail;
 	c.t[4] = spawn_mono_usec();
@@ -988,6 +1006,8 @@ void cordon_instance_free(struct cordon_instance *inst)
 		(void)cordon_cgroup_destroy(inst->cg);
 	if (inst->np_att)
 		(void)cordon_netpolicy_detach(inst->np, inst->np_att);
+	if (inst->rg_att)
+		(void)cordon_rootguard_detach(inst->rg, inst->rg_att);
 	close_reset(&inst->pidfd);
 	close_reset(&inst->sync_fd);
 	for (int i = 0; i < 3; i++)

@@ -9,6 +9,17 @@
  *       DIR is a read-write root: setuid/setgid modes through every
  *       mode-setting syscall, device nodes, security/trusted xattrs,
  *       openat2, and the root directory itself, plus the allowed cases.
+ *   plant-probe rootnames DIR
+ *       DIR is a read-write root: every way of naming DIR itself (the
+ *       path, DIR/., DIR/sub/.., an O_DIRECTORY fd, an O_PATH fd,
+ *       /proc/self/fd/N) and, for contrast, a directory and a file inside
+ *       it, each asked with statx whether it is the root of its mount:
+ *       "mountroot-<how> 1|0" (-1 when statx cannot tell).
+ *   plant-probe rootmode DIR
+ *       chmod and chown of DIR itself through every syscall and naming,
+ *       to modes without special bits (0777, 1777, its own 0755) and to
+ *       the connector's own ids and others, then chmod/chown of a file
+ *       and chmod of a directory inside DIR (issue 11, finding 1).
  *   plant-probe fastopen ADDR DENIED_PORT ALLOWED_PORT
  *       TCP Fast Open to a port Landlock denies (sendto/sendmsg/sendmmsg
  *       with MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), a plain connect to it,
@@ -130,6 +141,93 @@ static int plant(void)
 	return 0;
 }
 
+/* 1 when statx says the name is the root of its mount, 0 when not, -1
+ * when it cannot tell. */
+static int mount_root(int dirfd, const char *name, int flags)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS, &stx) < 0 ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return -1;
+	return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+static int rootnames(void)
+{
+	char proc[64];
+	int dfd, pfd, fd;
+
+	(void)mkdir(at("sub"), 0755);
+	fd = open(at("file"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || pfd < 0)
+		return 201;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+	printf("mountroot-path %d\n", mount_root(AT_FDCWD, dir, 0));
+	printf("mountroot-dot %d\n", mount_root(AT_FDCWD, at("."), 0));
+	printf("mountroot-dotdot %d\n", mount_root(AT_FDCWD, at("sub/.."), 0));
+	printf("mountroot-fd %d\n", mount_root(dfd, "", AT_EMPTY_PATH));
+	printf("mountroot-opath %d\n", mount_root(pfd, "", AT_EMPTY_PATH));
+	printf("mountroot-procfd %d\n", mount_root(AT_FDCWD, proc, 0));
+	printf("mountroot-sub %d\n", mount_root(AT_FDCWD, at("sub"), 0));
+	printf("mountroot-file %d\n", mount_root(AT_FDCWD, at("file"), 0));
+	fflush(stdout);
+	return 0;
+}
+
+static int rootmode(void)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char proc[64];
+	int dfd, fd;
+
+	umask(0);
+	fd = open(at("file"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0 || mkdir(at("sub"), 0755) < 0)
+		return 201;
+	close(fd);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	say("root-open", dfd);
+	if (dfd < 0)
+		return 202;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+
+	/* The mode of the root itself: no special bit anywhere, so seccomp
+	 * lets each call through to the kernel. */
+	say("root-chmod-0777", chmod(dir, 0777));
+	say("root-chmod-1777", chmod(dir, 01777));
+	say("root-chmod-0755-same", chmod(dir, 0755));
+	say("root-fchmod-0777", fchmod(dfd, 0777));
+	say("root-fchmod-1777", fchmod(dfd, 01777));
+	say("root-fchmodat-0777", syscall(SYS_fchmodat, AT_FDCWD, dir, 0777));
+	say("root-fchmodat-fd-dot-1777", syscall(SYS_fchmodat, dfd, ".", 01777));
+	say("root-fchmodat2-empty-1777", syscall(__NR_fchmodat2, dfd, "", 01777, AT_EMPTY_PATH));
+	say("root-chmod-dot-0777", chmod(at("."), 0777));
+	say("root-chmod-dotdot-0777", chmod(at("sub/.."), 0777));
+	say("root-chmod-procfd-0777", chmod(proc, 0777));
+
+	/* Its owner: to the connector's own ids (what the id-mapped mount
+	 * maps back to the owner), to nothing (-1, -1), and to others. */
+	say("root-chown-own", chown(dir, uid, gid));
+	say("root-fchown-own", fchown(dfd, uid, gid));
+	say("root-lchown-none", lchown(dir, (uid_t)-1, (gid_t)-1));
+	say("root-fchownat-0", fchownat(AT_FDCWD, dir, 0, 0, 0));
+	say("root-chown-65534", chown(dir, 65534, 65534));
+	say("root-fchownat-empty-own", fchownat(dfd, "", uid, gid, AT_EMPTY_PATH));
+
+	/* Inside the root, the ordinary rules. */
+	say("file-chmod-0640", chmod(at("file"), 0640));
+	say("file-chown-own", chown(at("file"), uid, gid));
+	say("sub-chmod-0700", chmod(at("sub"), 0700));
+	close(dfd);
+	return 0;
+}
+
 static int fastopen(const char *addr, int denied, int allowed)
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)denied) };
@@ -188,8 +286,14 @@ int main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s", argv[2]);
 		return plant();
 	}
+	if (argc == 3 && (strcmp(argv[1], "rootnames") == 0 || strcmp(argv[1], "rootmode") == 0) &&
+	    strlen(argv[2]) < sizeof(dir)) {
+		snprintf(dir, sizeof(dir), "%s", argv[2]);
+		return strcmp(argv[1], "rootnames") == 0 ? rootnames() : rootmode();
+	}
 	if (argc == 5 && strcmp(argv[1], "fastopen") == 0)
 		return fastopen(argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: plant-probe plant DIR | fastopen ADDR DENIED_PORT ALLOWED_PORT\n");
+	fprintf(stderr, "usage: plant-probe plant DIR | rootnames DIR | rootmode DIR | fastopen ADDR DENIED_PORT "
+			"ALLOWED_PORT\n");
 	return 200;
 }

@@ -306,3 +306,50 @@ static inline const char *sbx_state(const json_t *report, const char *control)
 	return json_string_value(
 		json_object_get(json_object_get(json_object_get(report, "controls"), control), "state"));
 }
+
+/* The consequence the report names when the root guard is missing. */
+#define SBX_ROOT_GUARD_IMPACT "the connector can change the permission bits of its read-write root directory"
+
+/* The number of entries of the report's "missing" list for `control`. */
+static inline size_t sbx_missing_count(const json_t *report, const char *control)
+{
+	const json_t *m;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(report, "missing"), i, m) n +=
+		strcmp(json_string_value(json_object_get(m, "control")), control) == 0;
+	return n;
+}
+
+/* The root guard of a sandbox with a read-write root, as the report must
+ * state it: enforced where BPF LSM programs can be attached per cgroup
+ * (caps->bpf_lsm_cgroup), else unavailable, the report degraded and the
+ * consequence named once, never silently. */
+static inline void sbx_assert_root_guard_reported(const json_t *report, const struct cordon_caps *caps)
+{
+	const json_t *missing = json_object_get(report, "missing"), *m;
+	size_t i;
+
+	if (caps->bpf_lsm_cgroup) {
+		assert_string_equal(sbx_state(report, "root_guard"), "enforced");
+		assert_int_equal(sbx_missing_count(report, "root_guard"), 0);
+		return;
+	}
+	assert_string_equal(sbx_state(report, "root_guard"), "unavailable");
+	assert_true(json_is_true(json_object_get(report, "degraded")));
+	assert_int_equal(sbx_missing_count(report, "root_guard"), 1);
+	json_array_foreach(missing, i,
+			   m) if (strcmp(json_string_value(json_object_get(m, "control")), "root_guard") == 0)
+		assert_string_equal(json_string_value(json_object_get(m, "impact")), SBX_ROOT_GUARD_IMPACT);
+}
+
+/* A sandbox with a read-write root on a kernel offering everything else:
+ * not degraded, or degraded by exactly the root guard where the kernel
+ * cannot run it (sbx_assert_root_guard_reported). */
+static inline void sbx_assert_degraded_only_by_root_guard(const json_t *report, const struct cordon_caps *caps)
+{
+	sbx_assert_root_guard_reported(report, caps);
+	assert_int_equal(json_array_size(json_object_get(report, "missing")), caps->bpf_lsm_cgroup ? 0 : 1);
+	if (caps->bpf_lsm_cgroup)
+		assert_true(json_is_false(json_object_get(report, "degraded")));
+}

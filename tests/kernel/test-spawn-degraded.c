@@ -116,6 +116,49 @@ static void test_require_network_allowlist_without_ebpf_refuses(void **state)
 	expect_refused(&o, &caps, "require", "'network'");
 }
 
+/* The root guard is opt-in (never in the default list): required and
+ * missing, the launch is refused before anything exists, naming why. */
+static void test_require_root_guard_missing_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, namespaces, root_guard]" };
+
+	(void)state;
+	caps.bpf_lsm_cgroup = false;
+	caps.bpf_lsm_cgroup_errno = EPERM;
+	expect_refused(&o, &caps, "require",
+		       "required control 'root_guard' is missing: BPF LSM programs cannot be attached to a cgroup "
+		       "here (the kernel refuses to load BPF LSM programs (EPERM))");
+	/* A delegated read-write root needs the guard as much as the
+	 * profile's own (the verdict table sees only the profile's). */
+	caps.namespaces &= ~(unsigned long)CLONE_NEWNS;
+	o.require = "[landlock, seccomp, cgroup, root_guard]";
+	expect_refused(&o, &caps, "require",
+		       "required control 'root_guard' is missing: without a mount namespace a read-write root is not a "
+		       "mount of its own");
+}
+
+/* The probe says yes, but this launcher cannot load the programs (a
+ * runtime fact the caps cannot know; here: a kernel that refuses BPF LSM
+ * programs while the struct claims otherwise). Required: refused at the
+ * plan, with the loader's reason. Only where the kernel really refuses. */
+static void test_require_root_guard_load_failure_refuses(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, namespaces, root_guard]" };
+
+	(void)state;
+	if (S->caps.bpf_lsm_cgroup) {
+		printf("this kernel loads BPF LSM programs: nothing to refuse\n");
+		return;
+	}
+	caps.bpf_lsm_cgroup = true;
+	caps.bpf_lsm_cgroup_errno = 0;
+	expect_refused(&o, &caps, "require",
+		       "required control 'root_guard' is missing: the root guard could not be "
+		       "loaded: loading the BPF LSM programs:");
+}
+
 static void test_open_network_never_allowed(void **state)
 {
 	struct cordon_caps caps = S->caps;
@@ -373,6 +416,54 @@ static void test_netns_missing_ebpf_keeps_network_enforced(void **state)
 	cordon_profile_free(p);
 }
 
+/* The root guard missing and not required: the launch goes ahead, the
+ * report is degraded and names the consequence, every other control is
+ * on. Without a read-write root there is nothing to guard: neither
+ * degraded nor refused, even when required. */
+static void test_root_guard_missing_degraded(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct cordon_profile *p;
+	const json_t *rg;
+	json_t *rep;
+
+	(void)state;
+	caps.bpf_lsm_cgroup = false;
+	caps.bpf_lsm_cgroup_errno = EOPNOTSUPP;
+	p = sbx_profile(S, NULL);
+	rep = run_report(p, &caps);
+	sbx_assert_degraded_only_by_root_guard(rep, &caps);
+	rg = json_object_get(json_object_get(rep, "controls"), "root_guard");
+	assert_string_equal(
+		json_string_value(json_object_get(rg, "reason")),
+		"BPF LSM programs cannot be attached to a cgroup here: \"bpf\" is not an active LSM (see lsm=)");
+	assert_null(json_object_get(rg, "attached"));
+	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
+							   "capabilities", "no_new_privs", NULL };
+	     *c; c++)
+		assert_string_equal(sbx_state(rep, *c), "enforced");
+	json_decref(rep);
+	cordon_profile_free(p);
+
+	/* No read-write root (the /data root made read-only). */
+	{
+		struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, namespaces, root_guard]" };
+
+		p = sbx_profile(S, &o);
+		for (size_t i = 0; i < p->n_fs_roots; i++)
+			if (p->fs_roots[i].access == CORDON_ACCESS_READ_WRITE)
+				p->fs_roots[i].access = CORDON_ACCESS_READ;
+		rep = run_report(p, &caps);
+		assert_true(json_is_false(json_object_get(rep, "degraded")));
+		assert_false(missing_names(rep, "root_guard"));
+		assert_string_equal(sbx_state(rep, "root_guard"), "disabled_by_policy");
+		rg = json_object_get(json_object_get(rep, "controls"), "root_guard");
+		assert_string_equal(json_string_value(json_object_get(rg, "reason")), "no read-write root");
+		json_decref(rep);
+		cordon_profile_free(p);
+	}
+}
+
 static void test_full_kernel_not_degraded(void **state)
 {
 	struct cordon_profile *p;
@@ -381,8 +472,7 @@ static void test_full_kernel_not_degraded(void **state)
 	(void)state;
 	p = sbx_profile(S, NULL);
 	rep = run_report(p, &S->caps);
-	assert_true(json_is_false(json_object_get(rep, "degraded")));
-	assert_int_equal(json_array_size(json_object_get(rep, "missing")), 0);
+	sbx_assert_degraded_only_by_root_guard(rep, &S->caps);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "policy_hash"))), 64);
 	assert_int_equal(strlen(json_string_value(json_object_get(rep, "seccomp_program_hash"))), 64);
 	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
@@ -398,6 +488,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_new_privs_missing_refuses_always),
 		cmocka_unit_test(test_require_landlock_missing_refuses),
+		cmocka_unit_test(test_require_root_guard_missing_refuses),
+		cmocka_unit_test(test_require_root_guard_load_failure_refuses),
 		cmocka_unit_test(test_require_seccomp_missing_refuses),
 		cmocka_unit_test(test_require_cgroup_missing_refuses),
 		cmocka_unit_test(test_require_namespaces_missing_refuses),
@@ -411,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_missing_degraded),
 		cmocka_unit_test(test_netns_missing_degraded),
 		cmocka_unit_test(test_netns_missing_ebpf_keeps_network_enforced),
+		cmocka_unit_test(test_root_guard_missing_degraded),
 		cmocka_unit_test(test_full_kernel_not_degraded),
 	};
 
