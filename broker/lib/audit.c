@@ -55,7 +55,7 @@ struct cordon_audit_state {
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
 };
 
-void audit_state_free(struct cordon_audit_state *a)
+static void audit_state_free(struct cordon_audit_state *a)
 {
 	if (!a)
 		return;
@@ -64,7 +64,9 @@ void audit_state_free(struct cordon_audit_state *a)
 	free(a);
 }
 
-void audit_tx_end(struct cordon_db *db, bool committed)
+/* Called by db_commit()/db_rollback() through db_audit_ops: promotes or
+ * drops the Merkle state the transaction built. */
+static void audit_tx_end(struct cordon_db *db, bool committed)
 {
 	struct cordon_audit_state *a = db->audit;
 
@@ -80,6 +82,11 @@ void audit_tx_end(struct cordon_db *db, bool committed)
 		a->committed = a->pending;
 	a->pending_valid = false;
 }
+
+static const struct db_audit_ops audit_ops = {
+	.tx_end = audit_tx_end,
+	.free = audit_state_free,
+};
 
 /* Whether this handle's Merkle state is known to end at the table's tail
  * without reading it: nobody committed since this handle's last commit
@@ -620,8 +627,7 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 		if (sqlite3_column_bytes(st, 2) == 32)
 			memcpy(a->committed.leaf, sqlite3_column_blob(st, 2), 32);
 	}
-	audit_state_free(db->audit);
-	db->audit = a;
+	db_set_audit(db, a, &audit_ops);
 	return 0;
 fail:
 	audit_state_free(a);

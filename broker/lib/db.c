@@ -264,6 +264,20 @@ int db_begin(struct cordon_db *db)
 	return 0;
 }
 
+void db_set_audit(struct cordon_db *db, struct cordon_audit_state *a, const struct db_audit_ops *ops)
+{
+	if (db->audit && db->audit_ops)
+		db->audit_ops->free(db->audit);
+	db->audit = a;
+	db->audit_ops = a ? ops : NULL;
+}
+
+static void audit_tx_end(struct cordon_db *db, bool committed)
+{
+	if (db->audit && db->audit_ops)
+		db->audit_ops->tx_end(db, committed);
+}
+
 void db_rollback(struct cordon_db *db)
 {
 	if (!db->in_tx)
@@ -696,7 +710,7 @@ void cordon_db_close(struct cordon_db *db)
 		return;
 	if (db->in_tx)
 		db_rollback(db);
-	audit_state_free(db->audit);
+	db_set_audit(db, NULL, NULL);
 	/* sqlite3_close_v2 defers the close until every statement is finalised;
 	 * the cached ones go now, the rest are scope-bound, so this closes now. */
 	stmt_cache_drop(db->sql);
