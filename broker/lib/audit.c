@@ -969,3 +969,34 @@ int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *
 	*ret_cp_time = (int64_t)time;
 	return 0;
 }
+
+int cordon_audit_tail(struct cordon_db *db, uint64_t count, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return -ENOMEM;
+	r = db_prepare(db, "SELECT record FROM audit ORDER BY id DESC LIMIT ?1", &st);
+	if (r >= 0)
+		r = db_bind_int64(db, st, 1, count > INT64_MAX ? INT64_MAX : (int64_t)count);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		const void *b = sqlite3_column_blob(st, 0);
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+		json_t *rec = NULL;
+
+		/* Records are JCS; one that does not parse is shown as text
+		 * (cordon_audit_verify() is what judges it). */
+		if (cordon_canon_decode(b, n, NULL, &rec, NULL) < 0)
+			rec = json_stringn_nocheck(b, n);
+		if (!rec || json_array_insert_new(arr, 0, rec) < 0)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		json_decref(arr);
+		return r;
+	}
+	*ret = arr;
+	return 0;
+}

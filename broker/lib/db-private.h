@@ -71,6 +71,12 @@ int db_bind_text(struct cordon_db *db, sqlite3_stmt *st, int idx, const char *s)
 int db_bind_int64(struct cordon_db *db, sqlite3_stmt *st, int idx, int64_t v);
 int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p, size_t n);
 
+/* For "state IN (?first, ..., ?first+n-1)" over a table whose states are
+ * 0..n-1: binds each state whose CORDON_STATE_BIT() is in states (every
+ * state when states is 0), then -1 (which no row holds) for the rest. A
+ * bound IN list keeps the state index usable and no number in the SQL. */
+int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n, uint32_t states);
+
 /* Transactions. db_begin() issues BEGIN IMMEDIATE (takes the write lock up
  * front so two writers never deadlock on upgrade); nesting is a programming
  * error (-EBUSY). db_commit() fails closed: on error it rolls back. */

@@ -236,6 +236,27 @@ int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p,
 	return rc == SQLITE_OK ? 0 : db_fail(db, rc);
 }
 
+int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n, uint32_t states)
+{
+	int idx = first, r;
+
+	if (n == 0 || n > 32)
+		return db_failf(db, EINVAL, "invalid state set");
+	for (unsigned s = 0; s < n; s++)
+		if (states == 0 || (states & CORDON_STATE_BIT(s))) {
+			r = db_bind_int64(db, st, idx++, s);
+			if (r < 0)
+				return r;
+		}
+	/* No row is in state -1: fills the list without matching. */
+	while (idx < first + (int)n) {
+		r = db_bind_int64(db, st, idx++, -1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int exec_simple(struct cordon_db *db, const char *sql)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
