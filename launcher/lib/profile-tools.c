@@ -20,11 +20,6 @@
 #include "fd-util.h"
 #include "parse-util.h"
 
-static const char *const risk_names[] = {
-	[CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	  [CORDON_RISK_DESTRUCTIVE] = "destructive",
-	[CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
-};
-
 /* tools.risk and tools.replay: a mapping of tool name to one word of a
  * vocabulary, stored into the profile through the table's callbacks. */
 struct tool_table {
@@ -75,12 +70,10 @@ static void replay_set(struct cordon_profile *p, size_t i, unsigned value)
 	p->replay[i].replay = (enum cordon_replay)value;
 }
 
-static const char *const replay_names[] = { [CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe" };
-
 static const struct tool_table risk_table = {
 	.key = "risk",
-	.names = risk_names,
-	.n_names = ELEMENTSOF(risk_names),
+	.names = cordon_risk_names,
+	.n_names = CORDON_RISK_COUNT,
 	.alloc = risk_alloc,
 	.tool = risk_tool,
 	.set = risk_set,
@@ -88,8 +81,8 @@ static const struct tool_table risk_table = {
 
 static const struct tool_table replay_table = {
 	.key = "replay",
-	.names = replay_names,
-	.n_names = ELEMENTSOF(replay_names),
+	.names = cordon_replay_names,
+	.n_names = CORDON_REPLAY_COUNT,
 	/* A typo here would silently mean "unsafe". */
 	.must_be_risk_named = true,
 	.alloc = replay_alloc,
@@ -154,7 +147,7 @@ int profile_parse_tools(struct cordon_yaml_ctx *c, const struct cordon_yaml_node
 	if (v[0]) {
 		r = 0;
 		CORDON_YAML_WITH_KEY(c, "default_risk", &r,
-				     cordon_yaml_get_enum(c, v[0], risk_names, ELEMENTSOF(risk_names), &u));
+				     cordon_yaml_get_enum(c, v[0], cordon_risk_names, CORDON_RISK_COUNT, &u));
 		if (r < 0)
 			acc = r;
 		else
