@@ -503,9 +503,16 @@ const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, cons
 const char *cordon_daemon_health(struct cordon_daemon *d)
 {
 	struct cordon_db_counters cnt = {};
+	/* The kernel's verdict from the launcher's probe (the control-verdict
+	 * table, docs/kernel-matrix.md): unusable means every launch is
+	 * refused. A spawner whose report has no verdict (the tests' direct
+	 * spawner) adds nothing. */
+	const char *kernel = json_string_value(json_object_get(json_object_get(d->capabilities, "verdict"), "status"));
 	bool degraded = false;
 
 	if (d->helper_lost || (d->have_spawner && d->spawner.alive && !d->spawner.alive(d->spawner.userdata)))
+		return "failing";
+	if (kernel && strcmp(kernel, "unusable") == 0)
 		return "failing";
 	cordon_db_get_counters(d->db, &cnt);
 	if (cnt.audit_append_failures)
@@ -513,7 +520,7 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 	for (size_t i = 0; i < d->n_conns; i++)
 		if (d->conns[i].failing)
 			return "failing";
-	if (json_is_true(json_object_get(d->capabilities, "degraded")))
+	if (kernel && strcmp(kernel, "ok") != 0)
 		degraded = true;
 	if (d->n_bad_profiles_total > 0)
 		degraded = true;

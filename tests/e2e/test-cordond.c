@@ -25,6 +25,8 @@
 
 #include "cordond-runner.h"
 #include "daemon-harness.h"
+#include "probe-util.h"
+#include "probe.h"
 #include "test-support.h"
 
 static struct rcd C;
@@ -198,6 +200,43 @@ static void test_real_broker(void **state_)
 	body = strstr(http_get("/health", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
 	assert_true(strstr(body, "\"ok\"") || strstr(body, "\"degraded\""));
+	/* The kernel part of health is the launcher helper's probe verdict
+	 * (the control-verdict table): equal to this process's own probe of
+	 * the same kernel, every control of the table listed in the detail,
+	 * and on a kernel that lacks none /health is ok. */
+	{
+		struct cordon_probe_row rows[CORDON_PROBE_MAX_ROWS];
+		enum cordon_kernel_verdict kv;
+		struct cordon_caps caps;
+		json_t *h, *d, *ctl;
+		size_t n;
+		int hs;
+
+		assert_int_equal(cordon_probe(&caps), 0);
+		n = cordon_probe_rows(&caps, rows, CORDON_PROBE_MAX_ROWS);
+		kv = cordon_probe_verdict(rows, n);
+		d = rcd_http_json(&C, "/health/detail", &hs);
+		assert_int_equal(hs, 200);
+		assert_string_equal(json_string_value(json_object_get(
+					    json_object_get(json_object_get(d, "capabilities"), "verdict"), "status")),
+				    cordon_kernel_verdict_to_string(kv));
+		ctl = json_object_get(json_object_get(d, "capabilities"), "controls");
+		assert_int_equal(json_array_size(ctl), n);
+		for (size_t k = 0; k < n; k++)
+			assert_string_equal(json_string_value(json_object_get(json_array_get(ctl, k), "control")),
+					    rows[k].control);
+		h = rcd_http_json(&C, "/health", &hs);
+		printf("/health: %s (kernel verdict %s, %zu controls)\n",
+		       json_string_value(json_object_get(h, "status")), cordon_kernel_verdict_to_string(kv), n);
+		if (kv == CORDON_KERNEL_OK) {
+			assert_null(json_object_get(h, "kernel"));
+			assert_string_equal(json_string_value(json_object_get(h, "status")), "ok");
+		} else
+			assert_true(json_equal(json_object_get(h, "kernel"),
+					       json_object_get(json_object_get(d, "capabilities"), "verdict")));
+		json_decref(h);
+		json_decref(d);
+	}
 	body = strstr(http_get("/health/detail", http, sizeof(http)), "\r\n\r\n");
 	assert_non_null(body);
 	assert_non_null(strstr(body, "\"report\""));
