@@ -76,6 +76,9 @@ int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p,
  * state when states is 0), then -1 (which no row holds) for the rest. A
  * bound IN list keeps the state index usable and no number in the SQL. */
 int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n, uint32_t states);
+/* Runs `sql`, a "SELECT count(*) ... WHERE state IN (?1 .. ?n)", with the
+ * state set bound as db_bind_states() does. */
+int db_count_in_states(struct cordon_db *db, const char *sql, unsigned n, uint32_t states, uint64_t *ret);
 
 /* Transactions. db_begin() issues BEGIN IMMEDIATE (takes the write lock up
  * front so two writers never deadlock on upgrade); nesting is a programming

@@ -257,6 +257,23 @@ int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n
 	return 0;
 }
 
+int db_count_in_states(struct cordon_db *db, const char *sql, unsigned n, uint32_t states, uint64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, sql, &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_states(db, st, 1, n, states)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	*ret = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	return 0;
+}
+
 static int exec_simple(struct cordon_db *db, const char *sql)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;

@@ -496,19 +496,8 @@ int delegations_prune_tx(struct cordon_db *db, uint64_t cutoff, uint64_t *ret_n)
 
 int delegations_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = db_prepare(db, "SELECT count(*) FROM delegations WHERE state IN (?1, ?2, ?3, ?4, ?5)", &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_states(db, st, 1, N_STATES, states)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	*ret = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-	return 0;
+	return db_count_in_states(db, "SELECT count(*) FROM delegations WHERE state IN (?1, ?2, ?3, ?4, ?5)", N_STATES,
+				  states, ret);
 }
 
 void cordon_delegations_free(struct cordon_delegation_info *v)

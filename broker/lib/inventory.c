@@ -185,19 +185,8 @@ int cordon_inventory_list(struct cordon_db *db, const char *connector, uint32_t 
 
 int inventory_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = db_prepare(db, "SELECT count(*) FROM tool_inventory WHERE state IN (?1, ?2, ?3, ?4)", &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_states(db, st, 1, N_STATES, states)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	*ret = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-	return 0;
+	return db_count_in_states(db, "SELECT count(*) FROM tool_inventory WHERE state IN (?1, ?2, ?3, ?4)", N_STATES,
+				  states, ret);
 }
 
 static int audit_inventory(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
