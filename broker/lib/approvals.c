@@ -513,19 +513,8 @@ int cordon_approvals_list(struct cordon_db *db, const struct cordon_list_filter 
 
 int approvals_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = db_prepare(db, "SELECT count(*) FROM approvals WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)", &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_states(db, st, 1, CORDON_APPROVAL_CONSUMED + 1, states)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	*ret = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-	return 0;
+	return db_count_in_states(db, "SELECT count(*) FROM approvals WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)",
+				  CORDON_APPROVAL_CONSUMED + 1, states, ret);
 }
 
 int approvals_prune_tx(struct cordon_db *db, uint64_t cutoff, uint64_t *ret_n)
