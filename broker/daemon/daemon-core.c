@@ -47,6 +47,7 @@
 #include "http.h"
 #include "log.h"
 #include "operator.h"
+#include "worker-denials.h"
 #include "worker.h"
 
 #define TICK_MS 100

@@ -76,6 +76,14 @@ struct dwreq {
 	struct dwreq *next;
 };
 
+/* Egress denials of one instance, audited at most once a second
+ * (worker-denials.c). */
+struct ddenials {
+	uint64_t audit_ms; /* last network.denied record */
+	uint64_t pending;  /* denials not yet in an audit record */
+	char hook[16];	   /* the egress hook of the latest of them */
+};
+
 struct dworker {
 	struct cordon_daemon *d;
 	struct dconn *conn;
@@ -100,11 +108,11 @@ struct dworker {
 	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
 	bool inventory_synced;
 	unsigned list_pages;
-	uint64_t denial_audit_ms; /* last network.denied record for this instance */
-	uint64_t denials_pending; /* denials not yet in an audit record (rate limit) */
-	size_t n_roots;		  /* delegated roots it was started with */
-	json_t *delegated;	  /* their sandbox paths */
-	bool for_install;	  /* launched by connector_add only to take the inventory */
+	struct ddenials denials; /* egress denials (worker-denials.c) */
+	bool exit_reported;	 /* the spawner reported its exit */
+	size_t n_roots;		 /* delegated roots it was started with */
+	json_t *delegated;	 /* their sandbox paths */
+	bool for_install;	 /* launched by connector_add only to take the inventory */
 	char tag[64];
 	/* issue 11 finding 4: tools/list budgets per instance over a window
 	 * (not per listing), one listing at a time, re-listings rate-limited. */
@@ -120,6 +128,17 @@ struct dworker {
 	struct dcall *waiting; /* calls queued until ready */
 	struct dworker *next;  /* in the daemon's list */
 	int refs;
+};
+
+/* An instance the broker stopped whose exit the launcher helper has not
+ * reported yet: its egress denials may still arrive (worker-denials.c). */
+struct dgone {
+	uint32_t instance;
+	char *connector, *session;
+	char tag[64];
+	uint64_t generation;
+	struct ddenials denials;
+	struct dgone *next;
 };
 
 enum dcall_kind {
@@ -279,7 +298,9 @@ struct cordon_daemon {
 	size_t n_bad_profiles, n_bad_profiles_total;
 	struct dsession *sessions;
 	unsigned n_sessions;
-	struct dworker *workers;		   /* every live worker */
+	struct dworker *workers; /* every live worker */
+	struct dgone *gone;	 /* stopped, exit not yet reported */
+	unsigned n_gone;
 	const struct worker_events *worker_events; /* NULL until gateway_start */
 	int gateway_fd, operator_fd, http_fd;
 	int signal_fd;

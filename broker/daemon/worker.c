@@ -39,6 +39,7 @@
 #include "grants.h"
 #include "inventory.h"
 #include "log.h"
+#include "worker-denials.h"
 #include "worker-io.h"
 #include "worker-log.h"
 #include "worker.h"
@@ -543,9 +544,10 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 	w->state = DW_DEAD;
 	if (d->have_spawner) {
 		d->spawner.kill(d->spawner.userdata, w->instance);
-		if (d->spawner.reap)
-			(void)d->spawner.reap(d->spawner.userdata, w->instance);
+		if (d->spawner.reap && d->spawner.reap(d->spawner.userdata, w->instance) >= 0)
+			w->exit_reported = true;
 	}
+	denials_worker_ended(w, w->exit_reported);
 	unlink_worker(w);
 	/* Per-session: the instance no longer belongs to its session. */
 	w->session = NULL;
@@ -826,6 +828,7 @@ void workers_kill_all(struct cordon_daemon *d)
 {
 	while (d->workers)
 		worker_died(d->workers, "broker shutting down", false);
+	denials_forget_all(d); /* no exit is waited for any more */
 }
 
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report)
@@ -838,50 +841,11 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
+			w->exit_reported = true;
 			worker_died(w, "exited", true);
 			return;
 		}
-}
-
-/* A denial by the egress policy is audited (connector, session, hook; the
- * destination goes to the broker log, not the audit record) and logged. A
- * connector that hammers a denied destination must not turn the audit log
- * into a denial of service on the broker: one record per instance per
- * second at most, carrying the count of denials it stands for. */
-#define DENIAL_AUDIT_INTERVAL_MS 1000
-
-void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event)
-{
-	struct dworker *w = NULL;
-	uint64_t now = cordon_loop_now_ms();
-
-	for (struct dworker *i = d->workers; i; i = i->next)
-		if (i->instance == instance)
-			w = i;
-	if (!w)
-		return;
-	w->denials_pending++;
-	if (w->denial_audit_ms && now - w->denial_audit_ms < DENIAL_AUDIT_INTERVAL_MS)
-		return;
-	{
-		struct cordon_actor sys = cordon_actor_system();
-		_cleanup_free_ char *line = json_dumps(event, JSON_COMPACT);
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_NETWORK_DENIED,
-						 .actor = &sys,
-						 .session = w->session ? w->session->id : NULL,
-						 .connector = w->conn->id,
-						 .reason = "egress-denied",
-						 .state = json_string_value(json_object_get(event, "hook")),
-						 .generation = (int64_t)w->generation,
-						 .count = (int64_t)w->denials_pending };
-
-		(void)cordon_audit_append(d->db, &ev);
-		worker_log(w, LOG_LEVEL_WARNING, "egress denied (%llu since the last report): %s",
-			   (unsigned long long)w->denials_pending, line ? line : "{}");
-		w->denials_pending = 0;
-		w->denial_audit_ms = now;
-	}
+	denials_instance_exited(d, instance);
 }
 
 /* An instance that does not finish initialize + tools/list in time is

@@ -46,5 +46,3 @@ void workers_tick(struct cordon_daemon *d, uint64_t now);
 void workers_delegations_changed(struct cordon_daemon *d, const char *connector);
 /* Spawner events (daemon-core.c forwards them). */
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report);
-/* The launcher's egress policy refused a connection of this instance. */
-void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event);
