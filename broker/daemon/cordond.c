@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cordond: the broker daemon. A thin main over the daemon core
- * (broker/lib/daemon*.c); see docs/architecture.md for the process model. */
+ * (broker/daemon/daemon-core.c); see docs/architecture.md for the process model. */
 #include <stdio.h>
 #include <stdlib.h>
 

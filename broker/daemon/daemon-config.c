@@ -1,21 +1,83 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordond's configuration: the YAML file and the flags (daemon-config.h).
+ *
+ * The file is read on the strict YAML layer the profile loader uses
+ * (launcher/lib/yaml-strict.h): at most 64 KiB, UTF-8 without NULs or
+ * control characters, no anchors, aliases, tags or duplicate keys, one
+ * document whose top level is a mapping of the keys in the table below.
+ * Each key's value is checked by the same typed getter whether it comes
+ * from the file or from its flag, so both accept the same values and say
+ * the same thing about a bad one. Every allocation is checked; nothing of a
+ * bad file is applied. */
 #include "daemon-config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "cleanup.h"
-#include "fd-util.h"
 #include "parse-util.h"
+#include "yaml-strict.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024)
+
+enum key_kind {
+	KIND_PATH,     /* char *: absolute and canonical in the file; a flag may be relative */
+	KIND_NAME,     /* char *: a user or group name */
+	KIND_HTTP,     /* char *: "127.0.0.1:PORT" */
+	KIND_DURATION, /* uint64_t milliseconds, written in s, m or h */
+	KIND_SIZE,     /* uint64_t bytes, with an optional K, M or G */
+	KIND_COUNT,    /* unsigned */
+};
+
+struct config_key {
+	const char *key;  /* in the file */
+	const char *flag; /* its flag, with the "--"; NULL: the file only */
+	enum key_kind kind;
+	uint64_t min, max; /* durations in seconds */
+	const char *range; /* min to max, as a message says them */
+	size_t offset;	   /* of the field in struct cordon_daemon_config */
+};
+
+#define F(field) offsetof(struct cordon_daemon_config, field)
+
+/* clang-format off */
+static const struct config_key config_keys[] = {
+	{ "profiles",               "--profiles",       KIND_PATH,     0, 0, NULL, F(profiles_dir) },
+	{ "state",                  "--state",          KIND_PATH,     0, 0, NULL, F(state_dir) },
+	{ "runtime",                "--runtime",        KIND_PATH,     0, 0, NULL, F(runtime_dir) },
+	{ "user",                   "--user",           KIND_NAME,     0, 0, NULL, F(user) },
+	{ "operator_group",         "--operator-group", KIND_NAME,     0, 0, NULL, F(operator_group) },
+	{ "gateway_group",          "--gateway-group",  KIND_NAME,     0, 0, NULL, F(gateway_group) },
+	{ "http",                   "--http",           KIND_HTTP,     0, 0, NULL, F(http_listen) },
+	{ "approval_wait",          "--approval-wait",  KIND_DURATION, 1, 3600, "1s to 1h", F(approval_wait_ms) },
+	{ "result_cap",             "--result-cap",     KIND_SIZE,     1024, 64ull << 20, "1K to 64M", F(result_cap) },
+	{ "launcher",               "--launcher",       KIND_PATH,     0, 0, NULL, F(launcher) },
+	{ "max_sessions",           "--max-sessions",   KIND_COUNT,    1, 65536, NULL, F(max_sessions) },
+	/* Resource shares (issue 11 findings 3 and 6). */
+	{ "held_arguments_max",     NULL,               KIND_SIZE,     1ull << 20, 64ull << 30, "1M to 64G", F(held_max) },
+	{ "held_arguments_per_uid", NULL,               KIND_SIZE,     1ull << 20, 64ull << 30, "1M to 64G", F(held_per_uid) },
+	{ "sessions_per_uid",       NULL,               KIND_COUNT,    1, 65536, NULL, F(sessions_per_uid) },
+	{ "initialize_timeout",     NULL,               KIND_DURATION, 1, 3600, "1s to 1h", F(initialize_timeout_ms) },
+};
+/* clang-format on */
+
+#undef F
+
+static bool kind_is_string(enum key_kind k)
+{
+	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP;
+}
+
+static char **field_str(struct cordon_daemon_config *c, const struct config_key *k)
+{
+	return (char **)((char *)c + k->offset);
+}
 
 void cordon_daemon_config_init(struct cordon_daemon_config *c)
 {
@@ -32,25 +94,37 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c)
 
 void cordon_daemon_config_done(struct cordon_daemon_config *c)
 {
-	free(c->profiles_dir);
-	free(c->state_dir);
-	free(c->runtime_dir);
-	free(c->user);
-	free(c->operator_group);
-	free(c->gateway_group);
-	free(c->http_listen);
-	free(c->launcher);
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+		if (kind_is_string(config_keys[i].kind))
+			free(*field_str(c, &config_keys[i]));
 	*c = (struct cordon_daemon_config){};
 }
 
-static int set_str(char **field, const char *v)
+/* A deep copy of src into *ret, so a file can be applied to the copy and
+ * dropped whole when any of it is bad. */
+static int config_copy(const struct cordon_daemon_config *src, struct cordon_daemon_config *ret)
 {
-	char *s = strdup(v);
+	struct cordon_daemon_config tmp = *src;
 
-	if (!s)
-		return -ENOMEM;
-	free(*field);
-	*field = s;
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+		if (kind_is_string(config_keys[i].kind))
+			*field_str(&tmp, &config_keys[i]) = NULL;
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++) {
+		const struct config_key *k = &config_keys[i];
+		const char *s;
+
+		if (!kind_is_string(k->kind))
+			continue;
+		s = *(char *const *)((const char *)src + k->offset);
+		if (!s)
+			continue;
+		*field_str(&tmp, k) = strdup(s);
+		if (!*field_str(&tmp, k)) {
+			cordon_daemon_config_done(&tmp);
+			return -ENOMEM;
+		}
+	}
+	*ret = tmp;
 	return 0;
 }
 
@@ -78,191 +152,172 @@ static bool name_valid(const char *s)
 	return true;
 }
 
-/* One key=value setting, shared by the YAML loader and the flags. from_file
- * requires absolute paths (a config file has no meaningful working
- * directory); flags may be relative and are made absolute later. */
-static int apply(struct cordon_daemon_config *c, const char *key, const char *v, bool from_file, char *err,
-		 size_t errsz)
+/* Checks the value v of key k (its path pushed by the caller) and stores it
+ * in c. A file requires absolute paths (it has no meaningful working
+ * directory); a flag may be relative and is made absolute by
+ * cordon_daemon_config_finish(). Returns 0 or -errno, the error in y. */
+static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, const struct cordon_yaml_node *v,
+		      bool from_file, struct cordon_daemon_config *c)
 {
+	char *s = NULL;
 	uint64_t u;
+	int r;
 
-	if (!strcmp(key, "profiles") || !strcmp(key, "state") || !strcmp(key, "runtime") || !strcmp(key, "launcher")) {
-		char **f = !strcmp(key, "profiles")  ? &c->profiles_dir
-			   : !strcmp(key, "state")   ? &c->state_dir
-			   : !strcmp(key, "runtime") ? &c->runtime_dir
-						     : &c->launcher;
-		if (!*v || strlen(v) >= PATH_MAX || (from_file && !path_is_absolute_canonical(v))) {
-			snprintf(err, errsz, "%s: must be an absolute, canonical path", key);
-			return -EINVAL;
-		}
-		return set_str(f, v);
-	}
-	if (!strcmp(key, "user") || !strcmp(key, "operator_group") || !strcmp(key, "gateway_group")) {
-		char **f = !strcmp(key, "user")		    ? &c->user
-			   : !strcmp(key, "operator_group") ? &c->operator_group
-							    : &c->gateway_group;
-		if (!name_valid(v)) {
-			snprintf(err, errsz, "%s: not a valid user or group name", key);
-			return -EINVAL;
-		}
-		return set_str(f, v);
-	}
-	if (!strcmp(key, "http")) {
-		if (!http_listen_valid(v)) {
-			snprintf(err, errsz, "http: must be 127.0.0.1:PORT");
-			return -EINVAL;
-		}
-		return set_str(&c->http_listen, v);
-	}
-	if (!strcmp(key, "approval_wait")) {
-		if (parse_duration_sec(v, &u) < 0 || u == 0 || u > 3600) {
-			snprintf(err, errsz, "approval_wait: must be a duration between 1s and 1h");
-			return -EINVAL;
-		}
-		c->approval_wait_ms = u * 1000;
-		return 0;
-	}
-	if (!strcmp(key, "result_cap")) {
-		if (parse_size(v, &u) < 0 || u < 1024 || u > 64u * 1024 * 1024) {
-			snprintf(err, errsz, "result_cap: must be a size between 1K and 64M");
-			return -EINVAL;
-		}
-		c->result_cap = u;
-		return 0;
-	}
-	if (!strcmp(key, "max_sessions")) {
-		if (parse_u64(v, &u) < 0 || u == 0 || u > 65536) {
-			snprintf(err, errsz, "max_sessions: must be between 1 and 65536");
-			return -EINVAL;
-		}
-		c->max_sessions = (unsigned)u;
-		return 0;
-	}
-	/* Resource shares (issue 11 findings 3 and 6). */
-	if (!strcmp(key, "held_arguments_max") || !strcmp(key, "held_arguments_per_uid")) {
-		if (parse_size(v, &u) < 0 || u < 1024 * 1024 || u > 64ull * 1024 * 1024 * 1024) {
-			snprintf(err, errsz, "%s: must be a size between 1M and 64G", key);
-			return -EINVAL;
-		}
-		if (!strcmp(key, "held_arguments_max"))
-			c->held_max = u;
+	switch (k->kind) {
+	case KIND_PATH:
+		if (from_file)
+			r = cordon_yaml_get_path(y, v, &s);
+		else if (v->len == 0)
+			r = cordon_yaml_err(y, v, "must be a path");
 		else
-			c->held_per_uid = u;
-		return 0;
+			r = cordon_yaml_get_string(y, v, PATH_MAX - 1, &s);
+		break;
+	case KIND_NAME:
+	case KIND_HTTP:
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r >= 0 && k->kind == KIND_NAME && !name_valid(v->value))
+			r = cordon_yaml_err(y, v,
+					    "not a valid user or group name (1 to 32 of A-Z a-z 0-9 _ - .; got %s)",
+					    cordon_yaml_quote(v).s);
+		else if (r >= 0 && k->kind == KIND_HTTP && !http_listen_valid(v->value))
+			r = cordon_yaml_err(y, v, "must be 127.0.0.1:PORT (got %s)", cordon_yaml_quote(v).s);
+		if (r >= 0)
+			r = cordon_yaml_get_string(y, v, 64, &s);
+		break;
+	case KIND_DURATION:
+		r = cordon_yaml_get_duration(y, v, k->min, k->max, k->range, &u);
+		if (r >= 0)
+			*(uint64_t *)((char *)c + k->offset) = u * 1000;
+		return r;
+	case KIND_SIZE:
+		r = cordon_yaml_get_size(y, v, k->min, k->max, k->range, &u);
+		if (r >= 0)
+			*(uint64_t *)((char *)c + k->offset) = u;
+		return r;
+	case KIND_COUNT:
+		r = cordon_yaml_get_uint(y, v, k->min, k->max, &u);
+		if (r >= 0)
+			*(unsigned *)((char *)c + k->offset) = (unsigned)u;
+		return r;
+	default:
+		return cordon_yaml_err_at(y, EINVAL, 0, 0, "internal error: key kind %d", (int)k->kind);
 	}
-	if (!strcmp(key, "sessions_per_uid")) {
-		if (parse_u64(v, &u) < 0 || u == 0 || u > 65536) {
-			snprintf(err, errsz, "sessions_per_uid: must be between 1 and 65536");
-			return -EINVAL;
-		}
-		c->sessions_per_uid = (unsigned)u;
-		return 0;
+	if (r < 0)
+		return r;
+	free(*field_str(c, k));
+	*field_str(c, k) = s;
+	return 0;
+}
+
+/* The first error collected, as the caller's diag; a file's errors are
+ * prefixed with its name (at most its last 80 bytes, so the message keeps
+ * room for what is wrong). Returns -error. */
+static int first_error(const struct cordon_yaml_ctx *y, const char *name, struct cordon_diag *diag)
+{
+	const struct cordon_diag *e = &y->errs[0];
+	size_t n = name ? strlen(name) : 0;
+
+	if (y->n_errs == 0)
+		return cordon_diag_set(diag, EINVAL, "config", "%s: invalid configuration", name ? name : "");
+	if (!name)
+		return cordon_diag_set_at(diag, e->error, "config", e->line, e->column, "%s", e->message);
+	return cordon_diag_set_at(diag, e->error, "config", e->line, e->column, "%s%s: %s", n > 80 ? "..." : "",
+				  n > 80 ? name + n - 77 : name, e->message);
+}
+
+DEFINE_CLEANUP(yaml_node_freep, struct cordon_yaml_node *, cordon_yaml_node_free)
+
+int cordon_daemon_config_load_buffer(struct cordon_daemon_config *c, const char *name, const char *buf, size_t len,
+				     struct cordon_diag *diag)
+{
+	_cleanup_(yaml_node_freep) struct cordon_yaml_node *root = NULL;
+	_cleanup_free_ struct cordon_yaml_ctx *y = NULL;
+	const struct cordon_yaml_node *vals[ELEMENTSOF(config_keys)];
+	const char *names[ELEMENTSOF(config_keys)];
+	struct cordon_daemon_config tmp;
+	int r;
+
+	y = calloc(1, sizeof(*y));
+	if (!y)
+		return cordon_diag_set(diag, ENOMEM, "config", "%s: out of memory", name);
+	y->step = "config";
+	r = cordon_yaml_parse(y, buf, len, CONFIG_MAX_BYTES, &root);
+	if (r < 0)
+		return first_error(y, name, diag);
+	if (root->type != CORDON_YAML_MAP) {
+		cordon_yaml_err(y, root, "the top level must be a mapping (got %s)", cordon_yaml_describe(root).s);
+		return first_error(y, name, diag);
 	}
-	if (!strcmp(key, "initialize_timeout")) {
-		if (parse_duration_sec(v, &u) < 0 || u == 0 || u > 3600) {
-			snprintf(err, errsz, "initialize_timeout: must be a duration between 1s and 1h");
-			return -EINVAL;
-		}
-		c->initialize_timeout_ms = u * 1000;
-		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+		names[i] = config_keys[i].key;
+	/* Unknown keys, keys that are not strings and duplicates: reported,
+	 * and the known keys' values are still checked, so that every error
+	 * of the file is collected before the first is reported. */
+	(void)cordon_yaml_map_fields(y, root, names, ELEMENTSOF(config_keys), vals);
+
+	/* Applied to a copy, so that nothing of a bad file is applied. */
+	r = config_copy(c, &tmp);
+	if (r < 0)
+		return cordon_diag_set(diag, ENOMEM, "config", "%s: out of memory", name);
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+		if (vals[i])
+			CORDON_YAML_WITH_KEY(y, config_keys[i].key, &r,
+					     config_set(y, &config_keys[i], vals[i], true, &tmp));
+	if (r < 0 || y->n_errs > 0) {
+		cordon_daemon_config_done(&tmp);
+		return first_error(y, name, diag);
 	}
-	snprintf(err, errsz, "unknown key '%s'", key);
-	return -ENOKEY;
+	cordon_daemon_config_done(c);
+	*c = tmp;
+	return 0;
 }
 
 int cordon_daemon_config_load(struct cordon_daemon_config *c, const char *path, struct cordon_diag *diag)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	yaml_node_t *root;
-	struct cordon_daemon_config tmp;
-	char err[160];
+	struct cordon_diag d;
+	size_t len;
 	int r;
 
-	r = read_file_bounded(AT_FDCWD, path, CONFIG_MAX_BYTES, &buf, &len);
+	r = cordon_yaml_read_file(path, CONFIG_MAX_BYTES, "config", &buf, &len, &d);
+	if (r < 0) {
+		size_t n = strlen(path);
+
+		return cordon_diag_set(diag, d.error, "config", "%s%s: %s", n > 80 ? "..." : "",
+				       n > 80 ? path + n - 77 : path, d.message);
+	}
+	return cordon_daemon_config_load_buffer(c, path, buf, len, diag);
+}
+
+/* One flag's value, checked as the file's value would be: a scalar node of
+ * its own, plain for numbers (so "30s" reads as the file's 30s does) and
+ * quoted for strings (so "null" is a name, not an empty value). */
+static int config_flag(struct cordon_daemon_config *c, const char *key, char *value, struct cordon_diag *diag)
+{
+	_cleanup_free_ struct cordon_yaml_ctx *y = NULL;
+	const struct config_key *k = NULL;
+	struct cordon_yaml_node v;
+	int r = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(config_keys) && !k; i++)
+		if (config_keys[i].flag && strcmp(config_keys[i].key, key) == 0)
+			k = &config_keys[i];
+	if (!k)
+		return cordon_diag_set(diag, EINVAL, "config", "no flag for '%s'", key);
+	y = calloc(1, sizeof(*y));
+	if (!y)
+		return cordon_diag_set(diag, ENOMEM, "config", "%s: out of memory", k->flag);
+	y->step = "config";
+	v = (struct cordon_yaml_node){
+		.type = CORDON_YAML_SCALAR,
+		.plain = !kind_is_string(k->kind),
+		.value = value,
+		.len = strlen(value),
+	};
+	CORDON_YAML_WITH_KEY(y, k->flag, &r, config_set(y, k, &v, false, c));
 	if (r < 0)
-		return cordon_diag_set(diag, -r, "config", "%s: cannot read (at most %u bytes)", path,
-				       CONFIG_MAX_BYTES);
-	if (!yaml_parser_initialize(&parser))
-		return cordon_diag_set(diag, ENOMEM, "config", "%s: out of memory", path);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		r = cordon_diag_set_at(diag, EINVAL, "config", (unsigned)parser.problem_mark.line + 1,
-				       (unsigned)parser.problem_mark.column + 1, "%s: %s", path,
-				       parser.problem ? parser.problem : "YAML syntax error");
-		yaml_parser_delete(&parser);
-		return r;
-	}
-	yaml_parser_delete(&parser);
-
-	/* Work on a copy so that nothing of a bad file is applied. */
-	tmp = *c;
-	tmp.profiles_dir = c->profiles_dir ? strdup(c->profiles_dir) : NULL;
-	tmp.state_dir = c->state_dir ? strdup(c->state_dir) : NULL;
-	tmp.runtime_dir = c->runtime_dir ? strdup(c->runtime_dir) : NULL;
-	tmp.user = c->user ? strdup(c->user) : NULL;
-	tmp.operator_group = c->operator_group ? strdup(c->operator_group) : NULL;
-	tmp.gateway_group = c->gateway_group ? strdup(c->gateway_group) : NULL;
-	tmp.http_listen = c->http_listen ? strdup(c->http_listen) : NULL;
-	tmp.launcher = c->launcher ? strdup(c->launcher) : NULL;
-
-	root = yaml_document_get_root_node(&doc);
-	if (!root) {
-		r = cordon_diag_set(diag, EINVAL, "config", "%s: empty document", path);
-		goto out;
-	}
-	if (root->type != YAML_MAPPING_NODE) {
-		r = cordon_diag_set_at(diag, EINVAL, "config", (unsigned)root->start_mark.line + 1,
-				       (unsigned)root->start_mark.column + 1, "%s: top level must be a mapping", path);
-		goto out;
-	}
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&doc, p->key), *v = yaml_document_get_node(&doc, p->value);
-		const char *ks;
-
-		if (!k || k->type != YAML_SCALAR_NODE) {
-			r = cordon_diag_set_at(diag, EINVAL, "config", k ? (unsigned)k->start_mark.line + 1 : 0,
-					       k ? (unsigned)k->start_mark.column + 1 : 0, "%s: keys must be scalars",
-					       path);
-			goto out;
-		}
-		ks = (const char *)k->data.scalar.value;
-		/* Duplicate keys: libyaml accepts them; a config where the second
-		 * value silently wins is a trap, so refuse. */
-		for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < p; q++) {
-			yaml_node_t *kq = yaml_document_get_node(&doc, q->key);
-
-			if (kq && kq->type == YAML_SCALAR_NODE && !strcmp((const char *)kq->data.scalar.value, ks)) {
-				r = cordon_diag_set_at(diag, EINVAL, "config", (unsigned)k->start_mark.line + 1,
-						       (unsigned)k->start_mark.column + 1, "%s: duplicate key '%s'",
-						       path, ks);
-				goto out;
-			}
-		}
-		if (!v || v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0 ||
-		    strlen((const char *)v->data.scalar.value) != v->data.scalar.length) {
-			r = cordon_diag_set_at(diag, EINVAL, "config", (unsigned)(v ? v : k)->start_mark.line + 1,
-					       (unsigned)(v ? v : k)->start_mark.column + 1,
-					       "%s: %s: must be a non-empty scalar", path, ks);
-			goto out;
-		}
-		r = apply(&tmp, ks, (const char *)v->data.scalar.value, true, err, sizeof(err));
-		if (r < 0) {
-			r = cordon_diag_set_at(diag, -r, "config", (unsigned)k->start_mark.line + 1,
-					       (unsigned)k->start_mark.column + 1, "%s: %s", path, err);
-			goto out;
-		}
-	}
-	cordon_daemon_config_done(c);
-	*c = tmp;
-	tmp = (struct cordon_daemon_config){};
-	r = 0;
-out:
-	cordon_daemon_config_done(&tmp);
-	yaml_document_delete(&doc);
-	return r;
+		return first_error(y, NULL, diag);
+	return 0;
 }
 
 int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, char **argv, struct cordon_diag *diag)
@@ -284,7 +339,6 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	char err[160];
 	const char *config = NULL;
 	int o, r;
 
@@ -353,9 +407,9 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 		}
 		if (!key)
 			continue;
-		r = apply(c, key, optarg, false, err, sizeof(err));
+		r = config_flag(c, key, optarg, diag);
 		if (r < 0)
-			return cordon_diag_set(diag, -r, "config", "--%s", err);
+			return r;
 	}
 	return 0;
 }

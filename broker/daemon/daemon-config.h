@@ -2,9 +2,11 @@
 #pragma once
 
 /* cordond's configuration: one strict YAML file (--config) and/or flags
- * (flags override the file). Unknown keys, wrong types, relative paths,
- * out-of-range values and duplicate keys are errors naming file, line,
- * column and key; nothing of a bad file is applied.
+ * (flags override the file). The file is read on the strict YAML layer of
+ * launcher/lib/yaml-strict.h: at most 64 KiB of UTF-8; anchors, aliases,
+ * tags, duplicate keys, unknown keys, wrong types, relative paths and
+ * out-of-range values are errors naming the file, line, column and key;
+ * nothing of a bad file is applied.
  *
  *   profiles: /etc/cordon/profiles      # connector profiles (root-owned)
  *   state: /var/lib/cordon              # SQLite database, audit signing key (0700)
@@ -23,6 +25,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -64,8 +67,14 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c);
 void cordon_daemon_config_done(struct cordon_daemon_config *c);
 
 /* Loads a YAML config file over c (set keys replace the current values).
- * Returns 0 or -errno with diag (line/column, message naming the key). */
+ * Returns 0 or -errno with diag (line/column, message naming the file and
+ * the key); c is unchanged on error. */
 int cordon_daemon_config_load(struct cordon_daemon_config *c, const char *path, struct cordon_diag *diag);
+
+/* The same for len bytes at buf (a file's contents; name is what messages
+ * call it). */
+int cordon_daemon_config_load_buffer(struct cordon_daemon_config *c, const char *name, const char *buf, size_t len,
+				     struct cordon_diag *diag);
 
 /* Parses argv flags (after the program name). Returns 0, 1 when --help was
  * asked for (the caller prints usage), or -errno with diag. */

@@ -9,38 +9,37 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon-private.h"
+#include "daemon-launcher.h"
 #include "launcher-client.h"
+#include "profile.h"
 
 struct lspawner {
 	struct cordon_launcher_client *lc;
-	struct cordon_daemon *d;
+	struct cordon_spawner_events ev; /* from attach; unset members: dropped */
 };
 
 static void on_exited(void *userdata, uint32_t instance, int wait_status, const json_t *report)
 {
 	struct lspawner *ls = userdata;
 
-	if (ls->d)
-		cordon_daemon_instance_exited(ls->d, instance, wait_status, report);
+	if (ls->ev.exited)
+		ls->ev.exited(ls->ev.userdata, instance, wait_status, report);
 }
 
 static void on_net_denied(void *userdata, uint32_t instance, const json_t *event)
 {
 	struct lspawner *ls = userdata;
 
-	if (ls->d) {
-		ls->d->m.network_denials++;
-		worker_network_denied(ls->d, instance, event);
-	}
+	if (ls->ev.net_denied)
+		ls->ev.net_denied(ls->ev.userdata, instance, event);
 }
 
 static void on_helper_lost(void *userdata, const struct cordon_diag *why)
 {
 	struct lspawner *ls = userdata;
 
-	if (ls->d)
-		cordon_daemon_helper_lost(ls->d, why);
+	if (ls->ev.helper_lost)
+		ls->ev.helper_lost(ls->ev.userdata, why);
 }
 
 /* Takes the helper's "scrub_values" out of the report (it must never be
@@ -124,9 +123,11 @@ static bool ls_alive(void *userdata)
 	return cordon_launcher_client_alive(((struct lspawner *)userdata)->lc);
 }
 
-static void ls_attach(void *userdata, struct cordon_daemon *d)
+static void ls_attach(void *userdata, const struct cordon_spawner_events *events)
 {
-	((struct lspawner *)userdata)->d = d;
+	struct lspawner *ls = userdata;
+
+	ls->ev = events ? *events : (struct cordon_spawner_events){};
 }
 
 static void ls_free(void *userdata)

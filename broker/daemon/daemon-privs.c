@@ -7,16 +7,19 @@
  *    needed to sandbox connectors, so it must be forked before we lose
  *    them), bind the sockets (runtime directories like /run are root-owned,
  *    and the operator socket's group ownership needs chown).
- * 2. drop: setgroups to none, setresgid/setresuid to the run user (all three
- *    ids so no saved id can regain root), clear every capability set incl.
- *    bounding and ambient (libcap-ng), then PR_SET_NO_NEW_PRIVS so no exec
- *    can regain privileges.
- * 3. self-sandbox: Landlock limits the filesystem to the state and runtime
- *    directories (read-write) and the profiles directory (read-only), denies
- *    TCP bind/connect (the HTTP listener is already bound) and scopes
- *    abstract sockets and signals. A broker compromised through a parsing bug
- *    then cannot read credentials, profiles of other systems or the helper's
- *    files, and cannot connect anywhere.
+ * 2. drop: libcordon's privilege drop (launcher/lib/privdrop.h, the one a
+ *    sandboxed connector gets): as root the bounding set, locked
+ *    securebits, no supplementary groups, setresgid/setresuid to the run
+ *    user (all three ids so no saved id can regain root); then every
+ *    capability set incl. ambient (libcap-ng); then PR_SET_NO_NEW_PRIVS so
+ *    no exec can regain privileges.
+ * 3. self-sandbox: libcordon's Landlock (launcher/lib/landlock.h) limits the
+ *    filesystem to the state and runtime directories (read-write, no
+ *    execute, devices, FIFOs or sockets) and the profiles directory
+ *    (read-only), denies TCP bind/connect (the HTTP listener is already
+ *    bound) and scopes abstract sockets and signals. A broker compromised
+ *    through a parsing bug then cannot read credentials, profiles of other
+ *    systems or the helper's files, and cannot connect anywhere.
  * Only after that does the daemon open the database and read any traffic. */
 #include <cap-ng.h>
 #include <errno.h>
@@ -35,9 +38,11 @@
 
 #include "cleanup.h"
 #include "daemon-private.h"
+#include "landlock-uapi.h"
+#include "landlock.h"
 #include "parse-util.h"
 #include "paths.h"
-#include "landlock-uapi.h"
+#include "privdrop.h"
 
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
 {
@@ -180,28 +185,22 @@ int unix_listen(const char *path, mode_t mode, uid_t uid, gid_t gid, int *ret_fd
 
 int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag)
 {
-	if (geteuid() == 0) {
-		/* The bounding and ambient sets first: changing the bounding set
-		 * needs CAP_SETPCAP, which the uid change below takes away. */
-		capng_clear(CAPNG_SELECT_ALL);
-		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-			return cordon_diag_set(diag, EPERM, "privileges", "cannot clear the capability bounding set");
-#ifdef CAPNG_SELECT_AMBIENT
-		(void)capng_apply(CAPNG_SELECT_AMBIENT);
-#endif
-		/* Supplementary groups next: after setresuid we could not. */
-		if (setgroups(0, NULL) < 0)
-			return cordon_diag_set(diag, errno, "privileges", "setgroups: %m");
-		if (setresgid(d->run_gid, d->run_gid, d->run_gid) < 0)
-			return cordon_diag_set(diag, errno, "privileges", "setresgid(%u): %m", (unsigned)d->run_gid);
-		if (setresuid(d->run_uid, d->run_uid, d->run_uid) < 0)
-			return cordon_diag_set(diag, errno, "privileges", "setresuid(%u): %m", (unsigned)d->run_uid);
-	}
-	/* Effective, permitted and inheritable: a broker that was told to run
-	 * as root (tests) still holds no capability. */
+	/* libcordon's drop (privdrop.h), as a sandboxed connector's: as root
+	 * the bounding set, locked securebits, groups, gid and uid (all three
+	 * ids, so no saved id can regain root); then, as any user, the
+	 * effective, permitted, inheritable and ambient sets, so a broker
+	 * told to run as root (tests) still holds no capability. */
+	const struct cordon_privdrop pd = {
+		.uid = d->run_uid, .gid = d->run_gid, .cap_last = cordon_cap_last(), .ids = geteuid() == 0
+	};
+	const char *step = NULL, *what = NULL;
+	int r;
+
+	/* Initialises libcap-ng's per-thread state (privdrop.h). */
 	capng_clear(CAPNG_SELECT_BOTH);
-	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
-		return cordon_diag_set(diag, EPERM, "privileges", "cannot clear capabilities");
+	r = cordon_privdrop(&pd, &step, &what);
+	if (r < 0)
+		return cordon_diag_set(diag, -r, "privileges", "%s: %s: %s", step, what, strerror(-r));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cordon_diag_set(diag, errno, "privileges", "no_new_privs: %m");
 	if (geteuid() != d->run_uid || getuid() != d->run_uid)
@@ -209,86 +208,72 @@ int privs_drop(struct cordon_daemon *d, struct cordon_diag *diag)
 	return 0;
 }
 
-static uint64_t fs_all(int abi)
-{
-	uint64_t a = (1ULL << 13) - 1; /* ABI 1: execute .. make_sym */
-
-	if (abi >= 2)
-		a |= LANDLOCK_ACCESS_FS_REFER;
-	if (abi >= 3)
-		a |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	if (abi >= 5)
-		a |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	return a;
-}
-
-static int add_path(int rfd, const char *path, uint64_t access, struct cordon_diag *diag)
+static int add_path(int rfd, const struct cordon_landlock_masks *handled, const char *path, uint64_t access,
+		    struct cordon_diag *diag)
 {
 	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
-	struct cordon_landlock_path_beneath_attr pb = { .allowed_access = access, .parent_fd = -1 };
+	int r;
 
 	if (fd < 0)
 		return cordon_diag_set(diag, errno, "landlock", "cannot open '%s': %m", path);
-	pb.parent_fd = fd;
-	if (sys_landlock_add_rule(rfd, CORDON_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
-		return cordon_diag_set(diag, errno, "landlock", "cannot add a rule for '%s': %m", path);
+	r = cordon_landlock_allow_fd(rfd, handled, fd, access);
+	if (r < 0)
+		return cordon_diag_set(diag, -r, "landlock", "cannot add a rule for '%s': %s", path, strerror(-r));
 	return 0;
 }
 
 int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cordon_diag *diag)
 {
-	struct cordon_landlock_ruleset_attr attr = {};
+	/* The state and runtime directories: read, write, create and remove
+	 * files and directories, symlinks, rename (refer) and truncate, as
+	 * SQLite and the socket files need; never execute, device nodes,
+	 * device ioctls, FIFOs or sockets (the sockets are bound before this
+	 * domain applies). The profiles directory: read only. The spawner's
+	 * own directories (a test spawner that executes in process): read and
+	 * execute, or the read-write set. */
+	const uint64_t rw = cordon_landlock_fs_access(CORDON_ACCESS_READ_WRITE) &
+			    ~(uint64_t)(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO);
+	const uint64_t ro = cordon_landlock_fs_access(CORDON_ACCESS_READ);
+	const uint64_t rx = cordon_landlock_fs_access(CORDON_ACCESS_READ_EXEC);
+	struct cordon_landlock_masks want, handled;
 	_cleanup_close_ int rfd = -EBADF;
-	size_t size;
-	uint64_t all, ro;
 	int abi, r;
 
-	abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	abi = cordon_landlock_abi();
 	if (abi < 0) {
 		/* Best effort: a kernel without Landlock still gets the
 		 * privilege drop; health reports the broker unconfined. */
-		*ret_report = json_pack("{s:s, s:s}", "landlock", "unavailable", "reason", strerror(errno));
+		*ret_report = json_pack("{s:s, s:s}", "landlock", "unavailable", "reason", strerror(-abi));
 		return 0;
 	}
-	all = fs_all(abi);
-	/* read_file | read_dir only. */
-	ro = (1ULL << 2) | (1ULL << 3);
-	attr.handled_access_fs = all;
-	size = offsetof(struct cordon_landlock_ruleset_attr, handled_access_net);
-	if (abi >= 4) {
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
-		size = offsetof(struct cordon_landlock_ruleset_attr, scoped);
-	}
-	if (abi >= 6) {
-		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
-		size = sizeof(attr);
-	}
-	rfd = sys_landlock_create_ruleset(&attr, size, 0);
-	if (rfd < 0)
-		return cordon_diag_set(diag, errno, "landlock", "create_ruleset: %m");
-	/* The state and runtime directories: everything but execute, device
-	 * ioctls and special files. */
-	uint64_t rw = all & ~((1ULL << 0) /* execute */ | (1ULL << 9) /* make_char */ | (1ULL << 10) /* make_block */ |
-			      (1ULL << 11) /* make_fifo */);
-	if (abi >= 5)
-		rw &= ~LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	if ((r = add_path(rfd, d->cfg.state_dir, rw, diag)) < 0)
+	/* Handle every right, TCP bind and connect, and the scopes of
+	 * abstract sockets and signals this ABI knows: none is granted
+	 * beyond the rules below, so TCP bind/connect (the HTTP listener is
+	 * already bound) and signals or abstract sockets leaving the domain
+	 * are denied. */
+	want = cordon_landlock_abi_masks(abi);
+	r = cordon_landlock_ruleset_new(abi, &want, &handled, &rfd);
+	if (r < 0)
+		return cordon_diag_set(diag, -r, "landlock", "create_ruleset: %s", strerror(-r));
+	if ((r = add_path(rfd, &handled, d->cfg.state_dir, rw, diag)) < 0)
 		return r;
-	if (strcmp(d->cfg.runtime_dir, d->cfg.state_dir) != 0 && (r = add_path(rfd, d->cfg.runtime_dir, rw, diag)) < 0)
+	if (strcmp(d->cfg.runtime_dir, d->cfg.state_dir) != 0 &&
+	    (r = add_path(rfd, &handled, d->cfg.runtime_dir, rw, diag)) < 0)
 		return r;
-	if ((r = add_path(rfd, d->cfg.profiles_dir, ro, diag)) < 0)
+	if ((r = add_path(rfd, &handled, d->cfg.profiles_dir, ro, diag)) < 0)
 		return r;
 	for (const char *const *p = d->spawner.sandbox_exec; p && *p; p++)
-		if ((r = add_path(rfd, *p, ro | (1ULL << 0), diag)) < 0)
+		if ((r = add_path(rfd, &handled, *p, rx, diag)) < 0)
 			return r;
 	for (const char *const *p = d->spawner.sandbox_rw; p && *p; p++)
-		if ((r = add_path(rfd, *p, rw, diag)) < 0)
+		if ((r = add_path(rfd, &handled, *p, rw, diag)) < 0)
 			return r;
-	if (sys_landlock_restrict_self(rfd, 0) < 0)
-		return cordon_diag_set(diag, errno, "landlock", "restrict_self: %m");
+	r = cordon_landlock_restrict(rfd);
+	if (r < 0)
+		return cordon_diag_set(diag, -r, "landlock", "restrict_self: %s", strerror(-r));
 	*ret_report = json_pack("{s:s, s:i, s:[sss], s:b, s:b}", "landlock", "enforced", "abi", abi, "paths",
-				d->cfg.state_dir, d->cfg.runtime_dir, d->cfg.profiles_dir, "tcp_denied", abi >= 4,
-				"scoped", abi >= 6);
+				d->cfg.state_dir, d->cfg.runtime_dir, d->cfg.profiles_dir, "tcp_denied",
+				handled.net != 0, "scoped", handled.scoped != 0);
 	return 0;
 }
 

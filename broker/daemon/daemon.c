@@ -1,480 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cordond's core: start-up phases, the main loop, and the daemon.h API the
- * operator surfaces use.
- *
- * Start-up, in this order (see daemon-privs.c for the why of each privilege
- * phase):
- *   1. load the profiles (and credential values, only to scrub them from
- *      connector stderr) while the files are still readable; a file that
- *      fails is kept with its error (health degraded, named);
- *   2. start the launcher helper — it keeps the privileges connectors need;
- *   3. create the state/runtime directories and bind the sockets;
- *   4. drop to the run user, clear every capability, no_new_privs;
- *   5. sandbox ourselves (Landlock: state, runtime, profiles only);
- *   6. open the database (0600), set up the audit signing key, draw the
- *      approval key (locked memory);
- *   7. recover (prepared -> abandoned, dispatched -> outcome_unknown,
- *      outstanding approvals revoked: the old process key is gone);
- *   8. serve; READY=1 to systemd.
- * The daemon core is the edge of the program: it logs once per event. */
-#include <dirent.h>
+/* The daemon.h contract: what the operator surfaces (operator.c,
+ * operator-ops.c, http.c) read of cordond's core and the commands they give
+ * it after a committed change. Below the surfaces and daemon-core.c (which
+ * starts them), above the gateway and the workers, whose I/O these commands
+ * cause (a waiting call goes on, instances end or launch, sessions hear
+ * list_changed). The daemon core is the edge of the program: it logs once
+ * per event. */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "audit.h"
 #include "broker.h"
 #include "cleanup.h"
-#include "crypto.h"
-#include "daemon-private.h"
-#include "delegations.h"
-#include "fd-util.h"
-#include "grants.h"
 #include "connectors.h"
-#include "inventory.h"
+#include "daemon-state.h"
+#include "daemon.h"
+#include "gateway-call.h"
+#include "gateway-session.h"
+#include "grants.h"
 #include "log.h"
 #include "parse-util.h"
-
-#define TICK_MS 100
-
-static inline void closedir_p(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-#define CREDENTIAL_MAX 65536
-
-struct dconn *daemon_conn(struct cordon_daemon *d, const char *id)
-{
-	for (size_t i = 0; i < d->n_conns; i++)
-		if (!strcmp(d->conns[i].id, id))
-			return &d->conns[i];
-	return NULL;
-}
-
-bool daemon_conn_installed(struct cordon_daemon *d, const char *id)
-{
-	uint64_t g;
-
-	return cordon_connector_generation(d->db, id, &g) == 0;
-}
-
-void daemon_surface_changed(struct cordon_daemon *d, const char *connector)
-{
-	for (size_t i = 0; i < d->n_conns; i++)
-		if (!connector || !strcmp(d->conns[i].id, connector))
-			json_object_clear(d->conns[i].surface_cache);
-}
-
-void daemon_spawn_observed(struct cordon_daemon *d, uint64_t ms)
-{
-	static const uint64_t le[] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000 };
-	size_t i;
-
-	for (i = 0; i < ELEMENTSOF(le); i++)
-		if (ms <= le[i])
-			break;
-	d->m.spawn_buckets[i]++;
-	d->m.spawn_sum_ms += (double)ms;
-	d->m.spawn_count++;
-}
-
-/* Credential values the profile injects (read while still privileged). The
- * broker keeps them only to scrub them from connector stderr. */
-static void load_secrets(struct dconn *c)
-{
-	const struct cordon_profile *p = c->profile;
-
-	if (!p->n_credentials)
-		return;
-	c->secrets = calloc(p->n_credentials, sizeof(char *));
-	if (!c->secrets)
-		return;
-	for (size_t i = 0; i < p->n_credentials; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-
-		if (read_file_bounded(AT_FDCWD, p->credentials[i].file, CREDENTIAL_MAX, &buf, &len) < 0)
-			continue;
-		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-			buf[--len] = 0;
-		if (len)
-			c->secrets[c->n_secrets++] = buf;
-		else
-			free(buf);
-	}
-}
-
-static int load_profiles(struct cordon_daemon *d, struct cordon_diag *diag)
-{
-	_cleanup_(closedir_p) DIR *dir = NULL;
-	struct dirent *de;
-
-	dir = opendir(d->cfg.profiles_dir);
-	if (!dir)
-		return cordon_diag_set(diag, errno, "profiles", "cannot open '%s': %m", d->cfg.profiles_dir);
-	while ((de = readdir(dir))) {
-		size_t n = strlen(de->d_name);
-		char path[PATH_MAX];
-		struct cordon_profile *p = NULL;
-		struct cordon_diag pd = {};
-		struct dconn *nc;
-
-		if (n < 6 || strcmp(de->d_name + n - 5, ".yaml") != 0 || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, de->d_name);
-		if (cordon_profile_load(path, &p, &pd) < 0) {
-			/* One bad profile does not take the others down, but it
-			 * is not hidden either: health is degraded and names it,
-			 * and connectors.add of its id prints this error. */
-			log_warning("profile %s:%u:%u: %s", path, pd.line, pd.column, pd.message);
-			if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
-				struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
-
-				snprintf(b->file, sizeof(b->file), "%s", de->d_name);
-				b->diag = pd;
-			}
-			d->n_bad_profiles_total++;
-			continue;
-		}
-		nc = realloc(d->conns, (d->n_conns + 1) * sizeof(*d->conns));
-		if (!nc) {
-			cordon_profile_free(p);
-			return cordon_diag_set(diag, ENOMEM, "profiles", "out of memory");
-		}
-		d->conns = nc;
-		memset(&d->conns[d->n_conns], 0, sizeof(*d->conns));
-		snprintf(d->conns[d->n_conns].id, sizeof(d->conns[d->n_conns].id), "%s", p->id);
-		d->conns[d->n_conns].profile = p;
-		load_secrets(&d->conns[d->n_conns]);
-		d->n_conns++;
-	}
-	return 0;
-}
-
-static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
-{
-	char path[PATH_MAX];
-	int r;
-
-	/* gateway.sock: 0666 unless a gateway group is configured (then 0660
-	 * root:group). Any local process may speak MCP; what it may do is
-	 * decided per call, and its SO_PEERCRED is the subject. */
-	snprintf(path, sizeof(path), "%s/gateway.sock", d->cfg.runtime_dir);
-	r = unix_listen(path, d->gateway_gid != (gid_t)-1 ? 0660 : 0666, d->run_uid,
-			d->gateway_gid != (gid_t)-1 ? d->gateway_gid : d->run_gid, &d->gateway_fd, diag);
-	if (r < 0)
-		return r;
-	/* operator.sock and http.sock: 0660, owner root (or us), group the
-	 * operator group; the operator surface re-checks SO_PEERCRED. */
-	snprintf(path, sizeof(path), "%s/operator.sock", d->cfg.runtime_dir);
-	r = unix_listen(path, 0660, geteuid() == 0 ? 0 : d->run_uid, d->operator_gid, &d->operator_fd, diag);
-	if (r < 0)
-		return r;
-	snprintf(path, sizeof(path), "%s/http.sock", d->cfg.runtime_dir);
-	return unix_listen(path, 0660, geteuid() == 0 ? 0 : d->run_uid, d->operator_gid, &d->http_fd, diag);
-}
-
-static void on_signal(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
-{
-	struct signalfd_siginfo si;
-
-	(void)revents;
-	(void)userdata;
-	while (read(fd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-			log_info("signal %u: shutting down", si.ssi_signo);
-			cordon_loop_quit(loop, 0);
-		}
-}
-
-static void on_spawner(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
-{
-	struct cordon_daemon *d = userdata;
-
-	(void)loop;
-	(void)fd;
-	(void)revents;
-	if (d->spawner.dispatch)
-		d->spawner.dispatch(d->spawner.userdata);
-}
-
-static void on_tick(struct cordon_loop *loop, void *userdata)
-{
-	struct cordon_daemon *d = userdata;
-	static uint64_t last_sweep;
-	uint64_t now = cordon_loop_now_ms();
-
-	gateway_tick(d);
-	calls_tick(d);
-	workers_tick(d, now);
-	if (now - last_sweep >= 5000) {
-		last_sweep = now;
-		(void)cordon_approvals_expire(d->db, NULL);
-		uint64_t expired = 0;
-
-		/* An expired delegation must leave the sandbox too: instances that
-		 * were started with it end and start again without it. */
-		if (cordon_delegations_expire(d->db, &expired) >= 0 && expired > 0)
-			cordon_daemon_delegations_changed(d, NULL);
-		(void)cordon_audit_maybe_checkpoint(d->db);
-		for (size_t i = 0; i < d->n_conns; i++)
-			if (d->conns[i].failing && now - d->conns[i].last_crash_ms > 300000)
-				d->conns[i].failing = false, d->conns[i].crashes = 0;
-	}
-	(void)cordon_loop_timer(loop, TICK_MS, on_tick, d, &d->tick);
-}
-
-int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner,
-		      struct cordon_daemon **ret, struct cordon_diag *diag)
-{
-	struct cordon_daemon *d;
-	struct cordon_broker_start_result rec = {};
-	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit" };
-	struct cordon_db_options dbo = {};
-	sigset_t mask;
-	int r;
-
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return cordon_diag_set(diag, ENOMEM, "daemon", "out of memory");
-	d->gateway_fd = d->operator_fd = d->http_fd = d->signal_fd = d->notify_fd = -EBADF;
-	d->started_ms = cordon_loop_now_ms();
-	/* Own copies of the config strings. */
-	d->cfg = *cfg;
-#define DUP(f) d->cfg.f = cfg->f ? strdup(cfg->f) : NULL
-	DUP(profiles_dir);
-	DUP(state_dir);
-	DUP(runtime_dir);
-	DUP(user);
-	DUP(operator_group);
-	DUP(gateway_group);
-	DUP(http_listen);
-	DUP(launcher);
-#undef DUP
-	if (!d->cfg.profiles_dir || !d->cfg.state_dir || !d->cfg.runtime_dir) {
-		r = cordon_diag_set(diag, EINVAL, "config", "profiles, state and runtime directories are required");
-		goto fail;
-	}
-	r = cordon_loop_new(&d->loop);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "daemon", "event loop: %s", strerror(-r));
-		goto fail;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	/* Every session and worker holds fds: use the hard limit. */
-	{
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-		}
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (d->signal_fd < 0) {
-		r = cordon_diag_set(diag, errno, "daemon", "signalfd: %m");
-		goto fail;
-	}
-
-	/* 1. Profiles and credential values, while readable. */
-	r = privs_resolve(d, diag);
-	if (r < 0)
-		goto fail;
-	r = load_profiles(d, diag);
-	if (r < 0)
-		goto fail;
-
-	/* 2. The launcher helper keeps the privileges connectors need; fork it
-	 * before we drop ours. */
-	if (spawner)
-		d->spawner = *spawner;
-	else {
-		r = cordon_daemon_launcher_spawner(d->cfg.launcher, d->cfg.profiles_dir, &d->spawner, diag);
-		if (r < 0)
-			goto fail;
-	}
-	d->have_spawner = true;
-	if (d->spawner.attach)
-		d->spawner.attach(d->spawner.userdata, d);
-	if (d->spawner.capabilities)
-		d->capabilities = d->spawner.capabilities(d->spawner.userdata);
-
-	/* 3. Directories and sockets (root-owned runtime dirs, chown). */
-	r = privs_prepare_dirs(d, diag);
-	if (r < 0)
-		goto fail;
-	r = bind_sockets(d, diag);
-	if (r < 0)
-		goto fail;
-	d->notify_fd = sd_notify_open();
-	/* The operator and HTTP surfaces: the optional TCP listener is bound
-	 * here, before the Landlock domain denies TCP bind. Their handlers
-	 * only run once the loop serves, after the database is open. */
-	r = cordon_operator_start(d, d->operator_fd, d->operator_gid, &d->op);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "operator", "cannot serve the operator socket");
-		goto fail;
-	}
-	r = cordon_http_start(d, d->http_fd, d->cfg.http_listen, &d->http, diag);
-	if (r < 0)
-		goto fail;
-
-	/* 4. Drop. 5. Sandbox ourselves: Landlock, then our seccomp allowlist. */
-	r = privs_drop(d, diag);
-	if (r < 0)
-		goto fail;
-	r = privs_sandbox_self(d, &d->self_sandbox, diag);
-	if (r < 0)
-		goto fail;
-	{
-		json_t *sc = NULL;
-
-		r = privs_seccomp_self(d, &sc, diag);
-		if (r < 0)
-			goto fail;
-		json_object_update(d->self_sandbox, sc);
-		json_decref(sc);
-	}
-
-	/* 6. Database (0600, owned by us), audit key, approval key. */
-	snprintf(d->db_path, sizeof(d->db_path), "%s/cordon.db", d->cfg.state_dir);
-	snprintf(d->key_path, sizeof(d->key_path), "%s/audit-signing.key", d->cfg.state_dir);
-	r = cordon_db_open(d->db_path, &dbo, &d->db, diag);
-	if (r < 0)
-		goto fail;
-	r = cordon_db_temp_store_memory(d->db);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "db", "cannot keep temp storage in memory: %s", cordon_db_last_error(d->db));
-		goto fail;
-	}
-	r = cordon_audit_setup_key_file(d->db, &ao, d->key_path, "cordond", &d->verifier, diag);
-	if (r < 0)
-		goto fail;
-	d->have_verifier = true;
-	r = cordon_key_new(&d->key);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "key",
-				"cannot create the approval key in locked memory: %s (raise RLIMIT_MEMLOCK)",
-				strerror(-r));
-		goto fail;
-	}
-
-	/* 7. Recovery. */
-	r = cordon_broker_start(d->db, &rec);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "recovery", "start-up recovery failed: %s", cordon_db_last_error(d->db));
-		goto fail;
-	}
-	if (rec.abandoned || rec.outcome_unknown || rec.approvals_revoked)
-		log_notice("recovery: %llu action(s) abandoned (never sent), %llu with unknown outcome (an operator "
-			   "must resolve them), %llu approval(s) revoked",
-			   (unsigned long long)rec.abandoned, (unsigned long long)rec.outcome_unknown,
-			   (unsigned long long)rec.approvals_revoked);
-
-	/* 8. Serve. */
-	r = cordon_loop_watch(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->w_signal);
-	if (r >= 0 && d->spawner.event_fd && d->spawner.event_fd(d->spawner.userdata) >= 0)
-		r = cordon_loop_watch(d->loop, d->spawner.event_fd(d->spawner.userdata), EPOLLIN, on_spawner, d,
-				      &d->w_spawner);
-	if (r >= 0)
-		r = gateway_start(d);
-	if (r >= 0)
-		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
-	if (r < 0) {
-		cordon_diag_set(diag, -r, "daemon", "cannot watch the sockets: %s", strerror(-r));
-		goto fail;
-	}
-	*ret = d;
-	return 0;
-fail:
-	cordon_daemon_free(d);
-	return r < 0 ? r : -EINVAL;
-}
-
-int cordon_daemon_run(struct cordon_daemon *d)
-{
-	sd_notify_send(d->notify_fd, "READY=1\nSTATUS=serving");
-	log_info("serving: gateway %s/gateway.sock, %zu connector profile(s)", d->cfg.runtime_dir, d->n_conns);
-	return cordon_loop_run(d->loop);
-}
-
-void cordon_daemon_free(struct cordon_daemon *d)
-{
-	if (!d)
-		return;
-	sd_notify_send(d->notify_fd, "STOPPING=1");
-	if (d->http)
-		cordon_http_free(d->http);
-	if (d->op)
-		cordon_operator_free(d->op);
-	d->http = NULL;
-	d->op = NULL;
-	if (d->loop)
-		gateway_stop(d);
-	workers_kill_all(d);
-	if (d->tick)
-		cordon_loop_timer_cancel(d->tick);
-	if (d->w_signal)
-		cordon_loop_unwatch(d->w_signal);
-	if (d->w_spawner)
-		cordon_loop_unwatch(d->w_spawner);
-	if (d->db) {
-		/* broker.stop record and the final signed checkpoint. */
-		(void)cordon_broker_stop(d->db);
-		cordon_db_close(d->db);
-	}
-	if (d->have_spawner && d->spawner.free)
-		d->spawner.free(d->spawner.userdata);
-	cordon_key_free(d->key);
-	if (d->gateway_fd >= 0)
-		close(d->gateway_fd);
-	if (d->operator_fd >= 0)
-		close(d->operator_fd);
-	if (d->http_fd >= 0)
-		close(d->http_fd);
-	if (d->signal_fd >= 0)
-		close(d->signal_fd);
-	if (d->notify_fd >= 0)
-		close(d->notify_fd);
-	if (d->cfg.runtime_dir) {
-		char path[PATH_MAX];
-
-		for (const char *const *n = (const char *const[]){ "gateway.sock", "operator.sock", "http.sock", NULL };
-		     *n; n++) {
-			snprintf(path, sizeof(path), "%s/%s", d->cfg.runtime_dir, *n);
-			(void)unlink(path);
-		}
-	}
-	for (size_t i = 0; i < d->n_conns; i++) {
-		for (size_t j = 0; j < d->conns[i].n_secrets; j++) {
-			explicit_bzero(d->conns[i].secrets[j], strlen(d->conns[i].secrets[j]));
-			free(d->conns[i].secrets[j]);
-		}
-		free(d->conns[i].secrets);
-		json_decref(d->conns[i].surface_cache);
-		cordon_profile_free(d->conns[i].profile);
-	}
-	free(d->conns);
-	json_decref(d->capabilities);
-	json_decref(d->self_sandbox);
-	if (d->loop)
-		cordon_loop_free(d->loop);
-	cordon_daemon_config_done(&d->cfg);
-	free(d);
-}
+#include "worker.h"
 
 /* ---- daemon.h ------------------------------------------------------------ */
 
@@ -503,9 +52,16 @@ const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, cons
 const char *cordon_daemon_health(struct cordon_daemon *d)
 {
 	struct cordon_db_counters cnt = {};
+	/* The kernel's verdict from the launcher's probe (the control-verdict
+	 * table, docs/kernel-matrix.md): unusable means every launch is
+	 * refused. A spawner whose report has no verdict (the tests' direct
+	 * spawner) adds nothing. */
+	const char *kernel = json_string_value(json_object_get(json_object_get(d->capabilities, "verdict"), "status"));
 	bool degraded = false;
 
 	if (d->helper_lost || (d->have_spawner && d->spawner.alive && !d->spawner.alive(d->spawner.userdata)))
+		return "failing";
+	if (kernel && strcmp(kernel, "unusable") == 0)
 		return "failing";
 	cordon_db_get_counters(d->db, &cnt);
 	if (cnt.audit_append_failures)
@@ -513,7 +69,7 @@ const char *cordon_daemon_health(struct cordon_daemon *d)
 	for (size_t i = 0; i < d->n_conns; i++)
 		if (d->conns[i].failing)
 			return "failing";
-	if (json_is_true(json_object_get(d->capabilities, "degraded")))
+	if (kernel && strcmp(kernel, "ok") != 0)
 		degraded = true;
 	if (d->n_bad_profiles_total > 0)
 		degraded = true;
@@ -741,22 +297,7 @@ void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector
 
 void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector)
 {
-	/* Landlock cannot widen a running process, and a removed root must
-	 * leave the sandbox: affected instances end and the next call starts
-	 * them again with the current roots. Shared instances never carry
-	 * delegations. With a connector: every per-session instance of it (one
-	 * of them may gain a root); without: those started with a root. */
-	for (struct dworker *w = d->workers; w;) {
-		if (!w->session || (connector ? strcmp(w->conn->id, connector) != 0 : w->n_roots == 0)) {
-			w = w->next;
-			continue;
-		}
-		worker_kill(w, "delegations changed; relaunching");
-		/* The kill fails that instance's calls, and their callbacks may
-		 * end other instances too, so a `next` saved before it can dangle:
-		 * rescan from the head (the dead one is already unlinked). */
-		w = d->workers;
-	}
+	workers_delegations_changed(d, connector);
 }
 
 unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
@@ -774,18 +315,6 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 	/* The surface is now empty. */
 	session_notify_all_list_changed(d);
 	return n;
-}
-
-void cordon_daemon_instance_exited(struct cordon_daemon *d, uint32_t instance, int wait_status, const json_t *report)
-{
-	worker_instance_exited(d, instance, wait_status, report);
-}
-
-void cordon_daemon_helper_lost(struct cordon_daemon *d, const struct cordon_diag *why)
-{
-	d->helper_lost = true;
-	log_error("launcher helper lost (%s): every connector is gone; health is failing", why ? why->message : "");
-	workers_kill_all(d);
 }
 
 /* A connectors.add that failed after the install committed: uninstall
@@ -859,11 +388,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)
 {
-	for (struct dsession *s = d->sessions; s; s = s->next)
-		for (struct dcall *c = s->calls; c; c = c->next)
-			if (c->approval_id[0] && !strcmp(c->approval_id, approval_id) && c->args_jcs)
-				return json_loadb(c->args_jcs, c->args_len, JSON_REJECT_DUPLICATES, NULL);
-	return NULL;
+	return call_approval_arguments(d, approval_id);
 }
 
 int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_verifier *ret)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The contract between cordond's core (daemon*.c: sessions, workers, the
- * MCP proxy and authorization flow) and its operator surfaces (operator.c:
- * the operator socket used by cordonctl; http.c: /health, /health/detail,
- * /metrics). The core owns `struct cordon_daemon` and the event loop; the
- * surfaces register their fds with the loop and call only these functions.
+/* The contract between cordond's core (sessions, workers, the MCP proxy and
+ * authorization flow) and its operator surfaces (operator.c: the operator
+ * socket used by cordonctl; http.c: /health, /health/detail, /metrics),
+ * implemented by daemon.c. The core owns `struct cordon_daemon` and the
+ * event loop; the surfaces register their fds with the loop and call only
+ * these functions. They sit above this contract: daemon-core.c starts them
+ * (operator.h, http.h), and the core never calls into them.
  *
  * Rule: an operator handler performs its state change through the broker
  * core library (db, grants, inventory, approvals, delegations, actions,
@@ -24,8 +26,6 @@ struct cordon_daemon;
 struct cordon_db;
 struct cordon_key;
 struct cordon_profile;
-
-/* ---- implemented by the daemon core ---- */
 
 struct cordon_loop *cordon_daemon_loop(struct cordon_daemon *d);
 struct cordon_db *cordon_daemon_db(struct cordon_daemon *d);
@@ -100,21 +100,3 @@ json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *ap
  * are not set up. */
 struct cordon_note_verifier;
 int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_verifier *ret);
-
-/* ---- implemented by the operator surfaces ---- */
-
-struct cordon_operator;
-struct cordon_http;
-
-/* Serves the operator protocol on an already bound and listening AF_UNIX
- * socket (mode 0660, root and operator_gid). Every request's SO_PEERCRED is
- * checked: uid 0 or a member of operator_gid. */
-int cordon_operator_start(struct cordon_daemon *d, int listen_fd, gid_t operator_gid, struct cordon_operator **ret);
-void cordon_operator_free(struct cordon_operator *op);
-
-/* Serves HTTP on an AF_UNIX listening socket (all endpoints) and optionally
- * on tcp_listen ("127.0.0.1:PORT": /health and /metrics only; never
- * /health/detail). */
-int cordon_http_start(struct cordon_daemon *d, int unix_listen_fd, const char *tcp_listen, struct cordon_http **ret,
-		      struct cordon_diag *diag);
-void cordon_http_free(struct cordon_http *h);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon-private.h"
+#include "dbuf.h"
 
 int dbuf_append(struct dbuf *b, const void *p, size_t n, size_t limit)
 {

@@ -11,7 +11,12 @@
  * consumes the approval by CAS and records the action; dispatched is
  * committed BEFORE the first byte goes out) → the canonical argument bytes
  * go to the connector → the result is relayed size-capped and never parsed
- * for policy (only isError is read, to record the action's outcome). */
+ * for policy (only isError is read, to record the action's outcome).
+ *
+ * Also the call object every kind of call shares (call_free): a call is
+ * queued on and sent by a worker, which reports back through the call's
+ * struct dcall_ops (tool_call_ops here; gateway-pass.c has its own). Calls
+ * down to gateway-session.c and worker.c only. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,13 +29,15 @@
 #include "call.h"
 #include "canon.h"
 #include "cleanup.h"
-#include "daemon-private.h"
 #include "delegations.h"
+#include "gateway-call.h"
+#include "gateway-session.h"
 #include "grants.h"
-#include "policy.h"
 #include "inventory.h"
 #include "log.h"
 #include "parse-util.h"
+#include "policy.h"
+#include "worker.h"
 
 #define PROGRESS_INTERVAL_MS 1000
 
@@ -90,7 +97,8 @@ void call_free(struct dcall *c)
 			}
 	if (c->w)
 		worker_dequeue(c->w, c);
-	pass_detach(c);
+	if (c->ops && c->ops->release)
+		c->ops->release(c);
 	json_decref(c->rpc_id);
 	json_decref(c->progress_token);
 	free(c->args_jcs);
@@ -413,8 +421,17 @@ void call_approval_decided(struct cordon_daemon *d, const char *approval_id)
 			}
 }
 
+json_t *call_approval_arguments(struct cordon_daemon *d, const char *approval_id)
+{
+	for (struct dsession *s = d->sessions; s; s = s->next)
+		for (struct dcall *c = s->calls; c; c = c->next)
+			if (c->approval_id[0] && !strcmp(c->approval_id, approval_id) && c->args_jcs)
+				return json_loadb(c->args_jcs, c->args_len, JSON_REJECT_DUPLICATES, NULL);
+	return NULL;
+}
+
 /* The worker is ready: decide, then approve or dispatch. */
-void call_worker_ready(struct dcall *c)
+static void call_worker_ready(struct dcall *c)
 {
 	struct cordon_daemon *d;
 	struct cordon_decide_request req;
@@ -426,14 +443,6 @@ void call_worker_ready(struct dcall *c)
 		return;
 	}
 	d = c->s->d;
-	if (c->kind == DCK_PASS) {
-		c->state = DC_IN_FLIGHT;
-		if (!c->w || worker_send_call(c->w, c) < 0) {
-			pass_result(c, NULL);
-			call_free(c);
-		}
-		return;
-	}
 	fp = c->w ? worker_fingerprint(c->w, c->tool) : NULL;
 	if (!fp) {
 		session_send_error(c->s, c->rpc_id, -32602, "Unknown tool: %s__%s", c->connector, c->tool);
@@ -495,25 +504,15 @@ void call_worker_ready(struct dcall *c)
 	}
 }
 
-void call_worker_failed(struct dcall *c, const char *why)
+static void call_worker_failed(struct dcall *c, const char *why)
 {
-	if (c->kind == DCK_PASS) {
-		pass_result(c, NULL);
-		call_free(c);
-		return;
-	}
 	call_fail(c, "cordon: connector %s is unavailable (%s); nothing was sent.", c->connector, why);
 }
 
-void call_worker_lost(struct dcall *c, const char *why)
+static void call_worker_lost(struct dcall *c, const char *why)
 {
 	struct cordon_daemon *d = c->d;
 
-	if (c->kind == DCK_PASS) {
-		pass_result(c, NULL);
-		call_free(c);
-		return;
-	}
 	if (c->state == DC_IN_FLIGHT && c->action_id[0] && d)
 		(void)cordon_action_worker_lost(d->db, c->action_id);
 	if (c->state == DC_IN_FLIGHT && c->action_id[0])
@@ -529,7 +528,7 @@ void call_worker_lost(struct dcall *c, const char *why)
 		call_worker_failed(c, why);
 }
 
-void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *msg)
+static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 {
 	struct cordon_daemon *d = c->d;
 	json_t *result = json_object_get(msg, "result");
@@ -537,13 +536,7 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 	size_t n = 0;
 	bool ok;
 
-	(void)line;
-	(void)len;
-	if (c->kind == DCK_PASS) {
-		pass_result(c, msg);
-		call_free(c);
-		return;
-	}
+	(void)line_len;
 	/* When the session went away meanwhile (c->s NULL) the ledger still
 	 * learns the outcome; only the answer has nobody to go to. */
 	if (!json_is_object(result)) {
@@ -583,6 +576,28 @@ void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *m
 	}
 	call_free(c);
 }
+
+/* The connector's progress for a call in flight, relayed with the
+ * client's own progress token. */
+static void call_progress(struct dcall *c, const json_t *params)
+{
+	json_t *p;
+
+	if (!c->s || !c->progress_token)
+		return;
+	p = json_deep_copy(params);
+	json_object_set(p, "progressToken", c->progress_token);
+	session_send_json(
+		c->s, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/progress", "params", p));
+}
+
+static const struct dcall_ops tool_call_ops = {
+	.ready = call_worker_ready,
+	.failed = call_worker_failed,
+	.lost = call_worker_lost,
+	.result = call_worker_result,
+	.progress = call_progress,
+};
 
 void call_cancel(struct dsession *s, const json_t *request_id)
 {
@@ -667,6 +682,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 	}
 	c->s = s;
 	c->d = d;
+	c->ops = &tool_call_ops;
 	c->rpc_id = json_deep_copy(id);
 	snprintf(c->connector, sizeof(c->connector), "%s", connector);
 	snprintf(c->tool, sizeof(c->tool), "%s", sep + 2);
@@ -875,7 +891,8 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 			tool_text_result(s, id, true, NULL, "Cannot release %s: %s.", did, cordon_db_last_error(d->db));
 		else {
 			tool_text_result(s, id, false, NULL, "Delegation %s released.", did);
-			cordon_daemon_delegations_changed(d, NULL);
+			/* Instances started with a root it no longer has end. */
+			workers_delegations_changed(d, NULL);
 		}
 		return true;
 	}

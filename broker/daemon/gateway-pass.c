@@ -8,15 +8,22 @@
  * listed each URI (and each URI template), so resources/read and
  * completion/complete route to that connector and nowhere else. A URI no
  * listing in this session produced is refused. List calls fan out to every
- * eligible connector and return the first page of each, merged. */
+ * eligible connector and return the first page of each, merged.
+ *
+ * A pass-through request is a call of kind DCK_PASS on gateway-call.c's call
+ * object, with its own struct dcall_ops (pass_call_ops): the worker that
+ * serves it reports through them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
-#include "daemon-private.h"
+#include "gateway-call.h"
+#include "gateway-pass.h"
+#include "gateway-session.h"
 #include "parse-util.h"
+#include "worker.h"
 
 struct dmulti {
 	struct dsession *s;
@@ -67,56 +74,8 @@ static void audit_pass(struct dsession *s, const char *connector, const char *me
 	(void)cordon_audit_append(s->d->db, &ev);
 }
 
-/* Starts one pass-through request to connector c; the answer goes to the
- * client directly (m NULL) or into the fan-out m. */
-static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const char *method, json_t *params,
-		    struct dmulti *m)
-{
-	struct cordon_daemon *d = s->d;
-	struct cordon_diag diag = {};
-	struct dworker *w;
-	struct dcall *call = calloc(1, sizeof(*call));
-
-	if (!call || session_calls(s) >= SESSION_CALLS_MAX * 2) {
-		/* Fan-outs count once per connector; the bound keeps a client
-		 * from queueing without limit. */
-		free(call);
-		json_decref(params);
-		if (m) {
-			m->pending--;
-			return -ENOBUFS;
-		}
-		session_send_error(s, id, -32000, "cordon: too many requests in flight on this session");
-		return -ENOBUFS;
-	}
-	call->d = d;
-	call->s = s;
-	call->kind = DCK_PASS;
-	call->rpc_id = json_deep_copy(id);
-	call->pass_method = strdup(method);
-	call->pass_params = params;
-	call->multi = m;
-	if (m)
-		m->refs++;
-	snprintf(call->connector, sizeof(call->connector), "%s", c->id);
-	call->next = s->calls;
-	s->calls = call;
-	audit_pass(s, c->id, method);
-	w = worker_get(d, c, s, true, &diag);
-	if (!w) {
-		call_worker_failed(call, diag.message);
-		return -EIO;
-	}
-	if (w->state == DW_READY) {
-		call->w = w;
-		call_worker_ready(call);
-	} else
-		worker_enqueue(w, call);
-	return 0;
-}
-
 /* The worker answered a pass-through (or failed: msg NULL). */
-void pass_result(struct dcall *c, json_t *msg)
+static void pass_result(struct dcall *c, json_t *msg)
 {
 	json_t *res = msg ? json_object_get(msg, "result") : NULL;
 
@@ -160,7 +119,7 @@ void pass_result(struct dcall *c, json_t *msg)
 		session_send_error(c->s, c->rpc_id, -32603, "connector %s answered with an error", c->connector);
 }
 
-void pass_detach(struct dcall *c)
+static void pass_detach(struct dcall *c)
 {
 	if (c->multi) {
 		struct dmulti *m = c->multi;
@@ -172,6 +131,91 @@ void pass_detach(struct dcall *c)
 	free(c->pass_method);
 	c->pass_params = NULL;
 	c->pass_method = NULL;
+}
+
+/* The instance could not serve it, or died with it in flight: the
+ * request fails (a fan-out part counts as answered with nothing). */
+static void pass_fail(struct dcall *c, const char *why)
+{
+	(void)why;
+	pass_result(c, NULL);
+	call_free(c);
+}
+
+static void pass_answered(struct dcall *c, json_t *msg, size_t line_len)
+{
+	(void)line_len;
+	pass_result(c, msg);
+	call_free(c);
+}
+
+/* The instance is ready: send the request as it is. */
+static void pass_ready(struct dcall *c)
+{
+	if (!c->s) {
+		call_free(c);
+		return;
+	}
+	c->state = DC_IN_FLIGHT;
+	if (!c->w || worker_send_call(c->w, c) < 0)
+		pass_fail(c, NULL);
+}
+
+static const struct dcall_ops pass_call_ops = {
+	.ready = pass_ready,
+	.failed = pass_fail,
+	.lost = pass_fail,
+	.result = pass_answered,
+	.release = pass_detach,
+};
+
+/* Starts one pass-through request to connector c; the answer goes to the
+ * client directly (m NULL) or into the fan-out m. */
+static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const char *method, json_t *params,
+		    struct dmulti *m)
+{
+	struct cordon_daemon *d = s->d;
+	struct cordon_diag diag = {};
+	struct dworker *w;
+	struct dcall *call = calloc(1, sizeof(*call));
+
+	if (!call || session_calls(s) >= SESSION_CALLS_MAX * 2) {
+		/* Fan-outs count once per connector; the bound keeps a client
+		 * from queueing without limit. */
+		free(call);
+		json_decref(params);
+		if (m) {
+			m->pending--;
+			return -ENOBUFS;
+		}
+		session_send_error(s, id, -32000, "cordon: too many requests in flight on this session");
+		return -ENOBUFS;
+	}
+	call->d = d;
+	call->s = s;
+	call->kind = DCK_PASS;
+	call->ops = &pass_call_ops;
+	call->rpc_id = json_deep_copy(id);
+	call->pass_method = strdup(method);
+	call->pass_params = params;
+	call->multi = m;
+	if (m)
+		m->refs++;
+	snprintf(call->connector, sizeof(call->connector), "%s", c->id);
+	call->next = s->calls;
+	s->calls = call;
+	audit_pass(s, c->id, method);
+	w = worker_get(d, c, s, true, &diag);
+	if (!w) {
+		pass_fail(call, diag.message);
+		return -EIO;
+	}
+	if (w->state == DW_READY) {
+		call->w = w;
+		pass_ready(call);
+	} else
+		worker_enqueue(w, call);
+	return 0;
 }
 
 void pass_session_closed(struct dsession *s)
@@ -201,7 +245,7 @@ static void fan_out(struct dsession *s, const json_t *id, const char *method, co
 			m->pending++;
 			if (pass_one(s, &d->conns[i], id, method, json_object(), m) < 0 && m->pending > 1) {
 				/* pass_one already failed that part through
-				 * call_worker_failed -> pass_result(NULL). */
+				 * pass_fail -> pass_result(NULL). */
 			}
 		}
 	multi_part_done(m);

@@ -8,13 +8,17 @@
  * only when exactly one session has a call in flight on it (otherwise it is
  * ambiguous whose user would be asked, and the request is refused). An
  * elicitation answer is data for the connector and nothing else: it never
- * counts as an approval, and nothing in the authorization path reads it. */
+ * counts as an approval, and nothing in the authorization path reads it.
+ * The worker hands requests up through worker_events.client_request
+ * (registered by gateway.c); answers go down through worker_answer(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon-private.h"
+#include "gateway-relay.h"
+#include "gateway-session.h"
+#include "worker-io.h"
 
 #define RELAYS_PER_SESSION_MAX 8
 
@@ -47,7 +51,7 @@ void relay_server_request(struct dworker *w, json_t *msg, unsigned bit)
 		json_t *err = json_pack("{s:i, s:s}", "code", -32601, "message",
 					"cordon: no client session that supports this request can be asked");
 
-		relay_answer_worker(w, id, NULL, err);
+		worker_answer(w, id, NULL, err);
 		json_decref(err);
 		return;
 	}
@@ -57,7 +61,7 @@ void relay_server_request(struct dworker *w, json_t *msg, unsigned bit)
 	if (!r) {
 		json_t *err = json_pack("{s:i, s:s}", "code", -32000, "message", "cordon: too many relayed requests");
 
-		relay_answer_worker(w, id, NULL, err);
+		worker_answer(w, id, NULL, err);
 		json_decref(err);
 		return;
 	}
@@ -113,7 +117,7 @@ bool relay_client_response(struct dsession *s, const json_t *msg)
 			if (!res && !json_is_object(err))
 				err = generic =
 					json_pack("{s:i, s:s}", "code", -32603, "message", "invalid client response");
-			relay_answer_worker(r->w, r->worker_id, res, err);
+			worker_answer(r->w, r->worker_id, res, err);
 			json_decref(generic);
 		}
 		json_decref(r->worker_id);
@@ -137,7 +141,7 @@ void relay_session_closed(struct dsession *s)
 			json_t *err =
 				json_pack("{s:i, s:s}", "code", -32000, "message", "cordon: the client session ended");
 
-			relay_answer_worker(r->w, r->worker_id, NULL, err);
+			worker_answer(r->w, r->worker_id, NULL, err);
 			json_decref(err);
 		}
 		json_decref(r->worker_id);

@@ -9,10 +9,14 @@
  * 2^53-1, depth) before anything else looks at it. The subject of a session
  * is the peer's SO_PEERCRED uid/gid/pid, never its clientInfo. Nothing on
  * this socket can reach an operator operation: the method table below is the
- * complete surface. */
+ * complete surface.
+ *
+ * The top of the gateway: requests go down to gateway-call.c (tools),
+ * gateway-pass.c (resources, prompts, completion) and gateway-relay.c
+ * (answers to relayed requests); output goes through gateway-session.c.
+ * What connector instances tell sessions comes up through the
+ * worker_events registered here. */
 #include <errno.h>
-#include <malloc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,61 +28,19 @@
 #include "approvals.h"
 #include "canon.h"
 #include "cleanup.h"
-#include "daemon-private.h"
+#include "dbuf.h"
+#include "gateway-call.h"
+#include "gateway-pass.h"
+#include "gateway-relay.h"
+#include "gateway-session.h"
+#include "gateway.h"
 #include "log.h"
-
-#define SESSION_WBUF_MAX (64u * 1024 * 1024)
+#include "worker.h"
 
 /* Newest first: the answer when the client's version is not supported. */
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
 
 static void session_close(struct dsession *s);
-
-/* ---- per-uid shares (issue 11 findings 3 and 6) -------------------------
- *
- * Any local user can reach the gateway, so no uid may take the broker's
- * memory or its session slots for itself: each uid holds at most
- * cfg.sessions_per_uid sessions, and the canonical argument bytes its calls
- * hold (queued for an instance, waiting for an approval, in flight) count
- * against cfg.held_per_uid and, with every other uid's, cfg.held_max. The
- * table is small (one entry per uid with a session or a held call) and
- * scanned linearly. */
-
-/* Held calls are freed in bulk (a session with 64 waiting 4 MiB calls
- * ends): glibc keeps such memory in its heap (the mmap threshold grows
- * after the first large free), so RSS would stay at its peak. Once this
- * much was released, malloc_trim(0) gives the free pages back, at most
- * once per interval. */
-#define TRIM_AFTER_BYTES (8u * 1024 * 1024)
-#define TRIM_INTERVAL_MS 1000u
-
-static struct duid *uid_get(struct cordon_daemon *d, uid_t uid, bool create)
-{
-	for (size_t i = 0; i < d->n_uids; i++)
-		if (d->uids[i].uid == uid)
-			return &d->uids[i];
-	if (!create)
-		return NULL;
-	if (d->n_uids == d->cap_uids) {
-		size_t nc = d->cap_uids ? d->cap_uids * 2 : 8;
-		struct duid *n = reallocarray(d->uids, nc, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		d->uids = n;
-		d->cap_uids = nc;
-	}
-	d->uids[d->n_uids] = (struct duid){ .uid = uid };
-	return &d->uids[d->n_uids++];
-}
-
-/* Drops an entry that holds nothing any more. */
-static void uid_put(struct cordon_daemon *d, struct duid *u)
-{
-	if (u->sessions || u->held_bytes)
-		return;
-	*u = d->uids[--d->n_uids];
-}
 
 static unsigned sessions_per_uid(const struct cordon_daemon *d)
 {
@@ -87,145 +49,6 @@ static unsigned sessions_per_uid(const struct cordon_daemon *d)
 	if (n > d->cfg.max_sessions)
 		n = d->cfg.max_sessions;
 	return n ? n : 1;
-}
-
-static const char *size_text(uint64_t b, char *buf, size_t size)
-{
-	if (b && b % (1024 * 1024) == 0)
-		snprintf(buf, size, "%llu MiB", (unsigned long long)(b / (1024 * 1024)));
-	else if (b && b % 1024 == 0)
-		snprintf(buf, size, "%llu KiB", (unsigned long long)(b / 1024));
-	else
-		snprintf(buf, size, "%llu bytes", (unsigned long long)b);
-	return buf;
-}
-
-int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size)
-{
-	struct duid *u = uid_get(d, uid, true);
-	char lim[32];
-
-	if (!u) {
-		snprintf(ret_msg, msg_size, "cordon: refused: out of memory; nothing was sent");
-		return -ENOMEM;
-	}
-	if (u->held_bytes + bytes > d->cfg.held_per_uid) {
-		snprintf(ret_msg, msg_size,
-			 "cordon: refused: the arguments held for uid %u would exceed the per-uid budget of %s "
-			 "(%llu bytes held, %llu in this call); nothing was sent",
-			 (unsigned)uid, size_text(d->cfg.held_per_uid, lim, sizeof(lim)),
-			 (unsigned long long)u->held_bytes, (unsigned long long)bytes);
-		uid_put(d, u);
-		return -EDQUOT;
-	}
-	if (d->held_bytes + bytes > d->cfg.held_max) {
-		snprintf(ret_msg, msg_size,
-			 "cordon: refused: the arguments held for all users would exceed the global budget of %s "
-			 "(%llu bytes held, %llu in this call); nothing was sent",
-			 size_text(d->cfg.held_max, lim, sizeof(lim)), (unsigned long long)d->held_bytes,
-			 (unsigned long long)bytes);
-		uid_put(d, u);
-		return -EDQUOT;
-	}
-	u->held_bytes += bytes;
-	d->held_bytes += bytes;
-	return 0;
-}
-
-void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes)
-{
-	struct duid *u = uid_get(d, uid, false);
-
-	if (u) {
-		u->held_bytes -= bytes < u->held_bytes ? bytes : u->held_bytes;
-		uid_put(d, u);
-	}
-	d->held_bytes -= bytes < d->held_bytes ? bytes : d->held_bytes;
-	d->held_released += bytes;
-}
-
-static void maybe_trim(struct cordon_daemon *d, uint64_t now)
-{
-	if (d->held_released < TRIM_AFTER_BYTES || now - d->last_trim_ms < TRIM_INTERVAL_MS)
-		return;
-	(void)malloc_trim(0);
-	d->held_released = 0;
-	d->last_trim_ms = now;
-}
-
-static void session_flush(struct dsession *s)
-{
-	while (s->wbuf.len > 0) {
-		ssize_t n = send(s->fd, s->wbuf.p, s->wbuf.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			/* Peer gone: the read side sees EOF and closes. */
-			dbuf_consume(&s->wbuf, s->wbuf.len);
-			s->closing = true;
-			break;
-		}
-		dbuf_consume(&s->wbuf, (size_t)n);
-	}
-	(void)cordon_loop_watch_modify(s->watch, EPOLLIN | (s->wbuf.len ? EPOLLOUT : 0));
-}
-
-void session_send(struct dsession *s, const char *bytes, size_t len)
-{
-	if (s->closing)
-		return;
-	if (dbuf_append(&s->wbuf, bytes, len, SESSION_WBUF_MAX) < 0 ||
-	    dbuf_append(&s->wbuf, "\n", 1, SESSION_WBUF_MAX) < 0) {
-		/* A client that does not read its responses cannot make the
-		 * broker buffer without bound: drop it. */
-		log_notice("session %s: output buffer full; closing", s->id);
-		s->closing = true;
-		return;
-	}
-	session_flush(s);
-}
-
-void session_send_json(struct dsession *s, json_t *msg)
-{
-	char *t;
-
-	if (!msg)
-		return;
-	t = json_dumps(msg, JSON_COMPACT);
-	json_decref(msg);
-	if (t) {
-		session_send(s, t, strlen(t));
-		free(t);
-	}
-}
-
-void session_send_error(struct dsession *s, const json_t *id, int code, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	s->d->m.gateway_errors++;
-	session_send_json(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-				       "error", "code", code, "message", msg));
-}
-
-void session_send_result(struct dsession *s, const json_t *id, json_t *result)
-{
-	session_send_json(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
-}
-
-void session_notify_all_list_changed(struct cordon_daemon *d)
-{
-	for (struct dsession *s = d->sessions; s; s = s->next)
-		if (s->initialized)
-			session_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}",
-				     strlen("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"));
 }
 
 static void do_initialize(struct dsession *s, const json_t *id, const json_t *params)
@@ -464,11 +287,11 @@ static void session_close(struct dsession *s)
 	}
 	(void)cordon_session_end(d->db, s->id);
 	{
-		struct duid *u = uid_get(d, s->cred.uid, false);
+		struct duid *u = uid_share_get(d, s->cred.uid, false);
 
 		if (u) {
 			u->sessions -= u->sessions > 0;
-			uid_put(d, u);
+			uid_share_put(d, u);
 		}
 	}
 	cordon_loop_unwatch(s->watch);
@@ -516,7 +339,7 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 		/* One uid's share: idle or not, its sessions cannot take every
 		 * slot (connections that never initialize are also closed after
 		 * cfg.initialize_timeout_ms, see gateway_tick). */
-		u = uid_get(d, cred.uid, true);
+		u = uid_share_get(d, cred.uid, true);
 		if (!u || u->sessions >= sessions_per_uid(d)) {
 			char busy[200];
 			int n = snprintf(busy, sizeof(busy),
@@ -527,14 +350,14 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			(void)send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			if (u)
-				uid_put(d, u);
+				uid_share_put(d, u);
 			d->m.sessions_refused++;
 			continue;
 		}
 		s = calloc(1, sizeof(*s));
 		if (!s) {
 			close(fd);
-			uid_put(d, u);
+			uid_share_put(d, u);
 			continue;
 		}
 		s->d = d;
@@ -555,7 +378,7 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			close(fd);
 			json_decref(s->res_routes);
 			free(s);
-			uid_put(d, u);
+			uid_share_put(d, u);
 			continue;
 		}
 		u->sessions++;
@@ -568,8 +391,61 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 	}
 }
 
+/* ---- what connector instances tell the sessions (worker_events) ---------- */
+
+static void on_tools_changed(struct cordon_daemon *d)
+{
+	session_notify_all_list_changed(d);
+}
+
+static void on_worker_notify(struct dworker *w, const char *method, const json_t *params)
+{
+	if (!strcmp(method, "notifications/message")) {
+		/* A connector's log message: to its own session's client only
+		 * (a per-session instance), labelled with the connector. */
+		if (w->session && w->session->initialized) {
+			json_t *p = json_deep_copy(params);
+
+			if (json_is_object(p)) {
+				char lg[80];
+
+				snprintf(lg, sizeof(lg), "%s", w->conn->id);
+				json_object_set_new(p, "logger", json_string(lg));
+				session_send_json(w->session, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+									"notifications/message", "params", p));
+			} else
+				json_decref(p);
+		}
+		return;
+	}
+	/* resources/prompts list_changed: to the sessions this instance serves. */
+	for (struct dsession *s = w->d->sessions; s; s = s->next)
+		if (s->initialized && (!w->session || w->session == s))
+			session_send_json(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
+}
+
+static void on_worker_gone(struct dworker *w)
+{
+	relay_worker_gone(w);
+	/* Calls held for an approval still name the instance they were
+	 * decided against: they must not dispatch to a dead one (the
+	 * approval is bound to its launch generation anyway). */
+	for (struct dsession *s = w->d->sessions; s; s = s->next)
+		for (struct dcall *call = s->calls; call; call = call->next)
+			if (call->w == w)
+				call->w = NULL;
+}
+
+static const struct worker_events gateway_worker_events = {
+	.tools_changed = on_tools_changed,
+	.notify = on_worker_notify,
+	.client_request = relay_server_request,
+	.gone = on_worker_gone,
+};
+
 int gateway_start(struct cordon_daemon *d)
 {
+	d->worker_events = &gateway_worker_events;
 	return cordon_loop_watch(d->loop, d->gateway_fd, EPOLLIN, on_accept, d, &d->w_gateway);
 }
 
@@ -580,6 +456,8 @@ void gateway_stop(struct cordon_daemon *d)
 	d->w_gateway = NULL;
 	while (d->sessions)
 		session_close(d->sessions);
+	/* No session is left to tell anything. */
+	d->worker_events = NULL;
 	/* Calls still in flight on shared instances release into nothing. */
 	free(d->uids);
 	d->uids = NULL;
@@ -606,5 +484,6 @@ void gateway_tick(struct cordon_daemon *d)
 		if (s->closing)
 			session_close(s);
 	}
-	maybe_trim(d, now);
+	held_trim(d, now);
+	calls_tick(d);
 }

@@ -312,7 +312,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
 	switch (ep) {
 	case EP_HEALTH: {
 		const char *s = cordon_daemon_health(h->d);
-		json_t *v, *bad = cordon_daemon_profile_errors(h->d);
+		json_t *v, *bad = cordon_daemon_profile_errors(h->d), *caps = cordon_daemon_capabilities(h->d);
+		json_t *kernel = json_object_get(caps, "verdict");
 
 		if (!s)
 			s = "failing";
@@ -321,7 +322,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
 		 * line at start-up. */
 		if (v && json_array_size(bad) > 0)
 			json_object_set(v, "profiles_failed", bad);
+		/* So is a control the kernel lacks (the probe's verdict). */
+		if (v && json_is_object(kernel) &&
+		    strcmp(json_string_value(json_object_get(kernel, "status")) ?: "", "ok") != 0)
+			json_object_set(v, "kernel", kernel);
 		json_decref(bad);
+		json_decref(caps);
 		return respond_json(connection, strcmp(s, "failing") == 0 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
 				    v);
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* cordond's HTTP surface (libmicrohttpd): cordon_http_start/free in
- * daemon.h, plus explicit limits for tests and configuration.
+/* cordond's HTTP surface (libmicrohttpd) over the daemon.h contract
+ * (started by daemon-core.c), with explicit limits for tests and
+ * configuration.
  *
  *   GET /health          {"status":"ok|degraded|failing"} and nothing else
  *                        (200, or 503 when failing): safe to expose.
@@ -30,6 +31,15 @@
 
 #include "daemon.h"
 #include "diag.h"
+
+struct cordon_http;
+
+/* Serves HTTP on an AF_UNIX listening socket (all endpoints) and optionally
+ * on tcp_listen ("127.0.0.1:PORT": /health and /metrics only; never
+ * /health/detail). */
+int cordon_http_start(struct cordon_daemon *d, int unix_listen_fd, const char *tcp_listen, struct cordon_http **ret,
+		      struct cordon_diag *diag);
+void cordon_http_free(struct cordon_http *h);
 
 struct cordon_http_options {
 	unsigned max_connections;    /* per listener; 0: 32 */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The operations of the operator socket. Each one either reads (short
- * autocommit SELECTs) or changes state through the broker library, which
- * commits in its own short transaction and audits with the operator actor;
- * only after the commit is the daemon core notified (daemon.h).
+/* The operations of the operator socket. Each one either reads or changes
+ * state through the broker library (which commits in its own short
+ * transaction and audits with the operator actor) and renders what the core
+ * returns; this file runs no SQL. Only after a change is committed is the
+ * daemon core notified (daemon.h).
  *
- * Why ~1000 lines: it still renders some lists with its own SQL (approvals,
- * actions, delegations, status counts); once the core returns those (issue
- * 12 item 2, not yet done), this file only renders, and shrinks well below. */
+ * Why ~1000 lines: one handler for each operation (about two dozen), with its
+ * arguments, its rendering and the error text an operator reads; they share
+ * the helpers at the top, so they stay in one file. */
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,12 +18,12 @@
 #include "actions.h"
 #include "approvals.h"
 #include "audit.h"
-#include "broker-private.h"
+#include "broker.h"
 #include "canon.h"
 #include "checkpoint.h"
 #include "cleanup.h"
+#include "connectors.h"
 #include "daemon.h"
-#include "db-private.h"
 #include "delegations.h"
 #include "grants.h"
 #include "policy.h"
@@ -30,9 +31,8 @@
 #include "operator-display.h"
 #include "operator.h"
 
+/* The newest rows an "all" listing shows. */
 #define LIST_ALL_LIMIT 200
-#define STRINGIFY_(x)  #x
-#define STRINGIFY(x)   STRINGIFY_(x)
 
 /* jansson provides json_decrefp(). */
 #define _cleanup_json_ _cleanup_(json_decrefp)
@@ -90,7 +90,7 @@ static int core_error(struct cordon_op_error *err, int r, const char *what, cons
 
 static int connector_check(struct cordon_db *db, const char *connector, struct cordon_op_error *err)
 {
-	int r = connector_exists_tx(db, connector);
+	int r = cordon_connector_exists(db, connector);
 
 	if (r == -ENOENT)
 		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "unknown connector \"%.64s\"",
@@ -100,45 +100,26 @@ static int connector_check(struct cordon_db *db, const char *connector, struct c
 	return 0;
 }
 
-static int count_query(struct cordon_db *db, const char *sql, int64_t *ret)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = db_prepare(db, sql, &st);
-
-	if (r < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	*ret = r ? sqlite3_column_int64(st, 0) : 0;
-	return 0;
-}
-
 /* ---- status, capabilities, connectors ---------------------------------- */
 
 static int op_status(struct cordon_daemon *d, json_t **ret, struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
 	struct cordon_db_counters c;
-	int64_t connectors = 0, approvals = 0, delegations = 0, unknown = 0, review = 0, last_seq = 0;
-	uint64_t epoch = 0;
+	struct cordon_broker_status st;
 	int r;
 
-	if ((r = count_query(db, "SELECT count(*) FROM connectors", &connectors)) < 0 ||
-	    (r = count_query(db, "SELECT count(*) FROM approvals WHERE state = 0", &approvals)) < 0 ||
-	    (r = count_query(db, "SELECT count(*) FROM delegations WHERE state = 0", &delegations)) < 0 ||
-	    (r = count_query(db, "SELECT count(*) FROM actions WHERE state IN (4, 5)", &unknown)) < 0 ||
-	    (r = count_query(db, "SELECT count(*) FROM tool_inventory WHERE state IN (0, 2)", &review)) < 0 ||
-	    (r = cordon_db_meta_get(db, "audit_last_seq", &last_seq)) < 0 ||
-	    (r = cordon_db_policy_epoch(db, &epoch)) < 0)
+	r = cordon_broker_status(db, &st);
+	if (r < 0)
 		return core_error(err, r, "reading", "status");
 	cordon_db_get_counters(db, &c);
 	*ret = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}", "health",
 			 cordon_daemon_health(d) ? cordon_daemon_health(d) : "failing", "profiles_failed",
-			 cordon_daemon_profile_errors(d), "connectors", (json_int_t)connectors, "approvals_pending",
-			 (json_int_t)approvals, "delegations_pending", (json_int_t)delegations, "actions_unresolved",
-			 (json_int_t)unknown, "inventory_to_review", (json_int_t)review, "policy_epoch",
-			 (json_int_t)epoch, "audit", "last_seq", (json_int_t)last_seq, "append_failures",
+			 cordon_daemon_profile_errors(d), "connectors", (json_int_t)st.connectors, "approvals_pending",
+			 (json_int_t)st.approvals_pending, "delegations_pending", (json_int_t)st.delegations_pending,
+			 "actions_unresolved", (json_int_t)st.actions_unresolved, "inventory_to_review",
+			 (json_int_t)st.inventory_to_review, "policy_epoch", (json_int_t)st.policy_epoch, "audit",
+			 "last_seq", (json_int_t)st.audit_last_seq, "append_failures",
 			 (json_int_t)c.audit_append_failures);
 	return *ret ? 0 : oom(err);
 }
@@ -249,51 +230,66 @@ static json_t *claim_notes(const json_t *claims, enum cordon_risk tier)
 	return notes;
 }
 
-static int inventory_entry_json(struct cordon_db *db, const char *connector, const char *name,
+static int inventory_entry_json(const char *connector, const struct cordon_inventory_record *rec,
 				const struct cordon_risk_policy *policy, char **grant, json_t **ret,
 				struct cordon_op_error *err)
 {
-	struct cordon_inventory_record rec = {};
 	_cleanup_free_ char *def_text = NULL, *pinned_text = NULL, *diff = NULL;
 	_cleanup_json_ json_t *claims = NULL, *warnings = json_array();
 	enum cordon_risk tier = CORDON_RISK_HIGH;
 	size_t escaped = 0;
 	bool tier_ok;
 	json_t *o;
-	int r;
 
-	r = cordon_inventory_get(db, connector, name, &rec);
-	if (r < 0)
-		return core_error(err, r, "inventory entry", name);
-	tier_ok = cordon_risk_policy_tier(policy, name, &tier);
-	if (!warnings) {
-		cordon_inventory_record_done(&rec);
+	tier_ok = cordon_risk_policy_tier(policy, rec->name, &tier);
+	if (!warnings)
 		return oom(err);
-	}
-	def_text = render_stored(rec.definition, &escaped, warnings);
-	if (rec.pinned_definition && rec.pinned_fingerprint && strcmp(rec.pinned_fingerprint, rec.fingerprint) != 0) {
-		pinned_text = render_stored(rec.pinned_definition, &escaped, NULL);
-		if (pinned_text && def_text && cordon_display_diff(pinned_text, def_text, &diff) < 0) {
-			cordon_inventory_record_done(&rec);
+	def_text = render_stored(rec->definition, &escaped, warnings);
+	if (rec->pinned_definition && rec->pinned_fingerprint &&
+	    strcmp(rec->pinned_fingerprint, rec->fingerprint) != 0) {
+		pinned_text = render_stored(rec->pinned_definition, &escaped, NULL);
+		if (pinned_text && def_text && cordon_display_diff(pinned_text, def_text, &diff) < 0)
 			return oom(err);
-		}
 	}
-	claims = parse_stored(rec.claims);
+	claims = parse_stored(rec->claims);
 	if (!claims)
 		claims = json_object();
 	o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o, s:s, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:s?, s:I}",
-		      "connector", connector, "tool", rec.name, "state", cordon_inventory_state_to_string(rec.state),
-		      "tier", tier_ok ? cordon_risk_name(tier) : "invalid", "granted", strv_contains(grant, rec.name),
-		      "claims", claims, "notes", claim_notes(claims, tier), "fingerprint", rec.fingerprint,
-		      "pinned_fingerprint", rec.pinned_fingerprint, "first_seen", time_json(rec.first_seen),
-		      "updated_at", time_json(rec.updated_at), "reviewed_at", time_json(rec.reviewed_at), "reviewed_by",
-		      rec.reviewed_by, "definition", def_text, "diff", diff, "escaped", (json_int_t)escaped);
-	cordon_inventory_record_done(&rec);
+		      "connector", connector, "tool", rec->name, "state", cordon_inventory_state_to_string(rec->state),
+		      "tier", tier_ok ? cordon_risk_name(tier) : "invalid", "granted", strv_contains(grant, rec->name),
+		      "claims", claims, "notes", claim_notes(claims, tier), "fingerprint", rec->fingerprint,
+		      "pinned_fingerprint", rec->pinned_fingerprint, "first_seen", time_json(rec->first_seen),
+		      "updated_at", time_json(rec->updated_at), "reviewed_at", time_json(rec->reviewed_at),
+		      "reviewed_by", rec->reviewed_by, "definition", def_text, "diff", diff, "escaped",
+		      (json_int_t)escaped);
 	if (!o || json_object_set(o, "warnings", warnings) < 0) {
 		json_decref(o);
 		return oom(err);
 	}
 	*ret = o;
+	return 0;
+}
+
+/* What an inventory walk renders each entry with. */
+struct inventory_render {
+	const char *connector;
+	const struct cordon_risk_policy *policy;
+	char **grant;
+	json_t *tools;
+	struct cordon_op_error *err;
+};
+
+static int inventory_render_one(const struct cordon_inventory_record *rec, void *userdata)
+{
+	struct inventory_render *w = userdata;
+	json_t *e = NULL;
+	int r;
+
+	r = inventory_entry_json(w->connector, rec, w->policy, w->grant, &e, w->err);
+	if (r < 0)
+		return r;
+	if (json_array_append_new(w->tools, e) < 0)
+		return oom(w->err);
 	return 0;
 }
 
@@ -303,9 +299,9 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 	struct cordon_db *db = cordon_daemon_db(d);
 	const char *connector = cordon_op_arg_string(req, "connector"), *tool = cordon_op_arg_string(req, "tool");
 	bool all = cordon_op_arg_bool(req, "all", false) || tool;
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	_cleanup_json_ json_t *arr = json_array();
 	struct cordon_risk_policy_owned pol = {};
+	struct inventory_render w = { .connector = connector, .tools = arr, .err = err };
 	char **grant = NULL;
 	size_t n_grant = 0;
 	int r;
@@ -315,34 +311,30 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 	r = connector_check(db, connector, err);
 	if (r < 0)
 		return r;
-	r = db_prepare(db,
-		       all ? "SELECT name FROM tool_inventory WHERE connector = ?1 AND (?2 IS NULL OR name = ?2) "
-			     "ORDER BY name"
-			   : "SELECT name FROM tool_inventory WHERE connector = ?1 AND state IN (0, 2) ORDER BY name",
-		       &st);
-	if (r < 0 || (r = db_bind_text(db, st, 1, connector)) < 0 || (all && (r = db_bind_text(db, st, 2, tool)) < 0))
-		return core_error(err, r, "inventory of", connector);
 	if ((r = cordon_risk_policy_load(db, connector, &pol)) < 0)
 		return core_error(err, r, "risk policy of", connector);
 	if ((r = cordon_grants_list(db, connector, &grant, &n_grant)) < 0) {
 		cordon_risk_policy_owned_done(&pol);
 		return core_error(err, r, "grant of", connector);
 	}
-	for (;;) {
-		json_t *e = NULL;
+	w.policy = &pol.policy;
+	w.grant = grant;
+	if (tool) {
+		struct cordon_inventory_record rec = {};
 
-		r = db_step_row(db, st);
-		if (r <= 0)
-			break;
-		r = inventory_entry_json(db, connector, (const char *)sqlite3_column_text(st, 0), &pol.policy, grant,
-					 &e, err);
-		if (r < 0)
-			break;
-		if (json_array_append_new(arr, e) < 0) {
-			r = oom(err);
-			break;
-		}
-	}
+		r = cordon_inventory_get(db, connector, tool, &rec);
+		if (r >= 0)
+			r = inventory_render_one(&rec, &w);
+		else if (r == -ENOENT)
+			r = 0; /* no such tool: the empty list below says so */
+		cordon_inventory_record_done(&rec);
+	} else
+		/* By default what needs an operator's review. */
+		r = cordon_inventory_list(db, connector,
+					  all ? 0
+					      : CORDON_STATE_BIT(CORDON_INVENTORY_PENDING_REVIEW) |
+							  CORDON_STATE_BIT(CORDON_INVENTORY_CHANGED),
+					  inventory_render_one, &w);
 	cordon_risk_policy_owned_done(&pol);
 	strv_free(grant);
 	if (r < 0)
@@ -381,19 +373,50 @@ static int op_inventory_review(struct cordon_daemon *d, const struct cordon_acto
 
 /* ---- grants ------------------------------------------------------------------ */
 
+/* One row of grants.show: a tool, its tier and its inventory state. */
+static json_t *grant_row_json(const struct cordon_risk_policy *policy, const char *tool, const char *inventory)
+{
+	enum cordon_risk tier = CORDON_RISK_HIGH;
+	bool ok = cordon_risk_policy_tier(policy, tool, &tier);
+
+	return json_pack("{s:s, s:s, s:s}", "tool", tool, "tier", ok ? cordon_risk_name(tier) : "invalid", "inventory",
+			 inventory);
+}
+
+/* Collects [name, state] of every inventory entry, by name. */
+static int inventory_state_one(const struct cordon_inventory_record *rec, void *userdata)
+{
+	return json_array_append_new(userdata, json_pack("[s, i]", rec->name, (int)rec->state)) < 0 ? -ENOMEM : 0;
+}
+
+/* The state a granted tool has in what inventory_state_one() collected. */
+static const char *inventory_state_of(const json_t *inventory, const char *tool)
+{
+	const json_t *e;
+	size_t k;
+
+	json_array_foreach(inventory, k, e)
+	{
+		if (strcmp(json_string_value(json_array_get(e, 0)), tool) == 0)
+			return cordon_inventory_state_to_string(
+				(enum cordon_inventory_state)json_integer_value(json_array_get(e, 1)));
+	}
+	return "not-advertised";
+}
+
 static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			  struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
 	const char *connector = cordon_op_arg_string(req, "connector");
-	_cleanup_json_ json_t *granted = json_array(), *available = json_array();
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_json_ json_t *granted = json_array(), *available = json_array(), *inventory = json_array();
 	struct cordon_risk_policy_owned pol = {};
+	const json_t *e;
 	char **grant = NULL;
-	size_t n = 0;
+	size_t n = 0, k;
 	int r;
 
-	if (!granted || !available)
+	if (!granted || !available || !inventory)
 		return oom(err);
 	r = connector_check(db, connector, err);
 	if (r < 0)
@@ -404,35 +427,21 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 		strv_free(grant);
 		return core_error(err, r, "risk policy of", connector);
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct cordon_inventory_record rec = {};
-		enum cordon_risk tier = CORDON_RISK_HIGH;
-		const char *state = "not-advertised";
-		bool ok = cordon_risk_policy_tier(&pol.policy, grant[i], &tier);
+	r = cordon_inventory_list(db, connector, 0, inventory_state_one, inventory);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		(void)json_array_append_new(
+			granted, grant_row_json(&pol.policy, grant[i], inventory_state_of(inventory, grant[i])));
+	/* Not granted: what the connector advertises now that the grant lacks. */
+	json_array_foreach(inventory, k, e)
+	{
+		const char *name = json_string_value(json_array_get(e, 0));
+		enum cordon_inventory_state state =
+			(enum cordon_inventory_state)json_integer_value(json_array_get(e, 1));
 
-		if (cordon_inventory_get(db, connector, grant[i], &rec) == 0)
-			state = cordon_inventory_state_to_string(rec.state);
-		(void)json_array_append_new(granted,
-					    json_pack("{s:s, s:s, s:s}", "tool", grant[i], "tier",
-						      ok ? cordon_risk_name(tier) : "invalid", "inventory", state));
-		cordon_inventory_record_done(&rec);
-	}
-	r = db_prepare(db, "SELECT name, state FROM tool_inventory WHERE connector = ?1 AND state != 3 ORDER BY name",
-		       &st);
-	if (r >= 0)
-		r = db_bind_text(db, st, 1, connector);
-	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		enum cordon_risk tier = CORDON_RISK_HIGH;
-		bool ok = cordon_risk_policy_tier(&pol.policy, name, &tier);
-
-		if (strv_contains(grant, name))
+		if (r < 0 || state == CORDON_INVENTORY_GONE || strv_contains(grant, name))
 			continue;
 		(void)json_array_append_new(available,
-					    json_pack("{s:s, s:s, s:s}", "tool", name, "tier",
-						      ok ? cordon_risk_name(tier) : "invalid", "inventory",
-						      cordon_inventory_state_to_string(
-							      (enum cordon_inventory_state)sqlite3_column_int(st, 1))));
+					    grant_row_json(&pol.policy, name, cordon_inventory_state_to_string(state)));
 	}
 	strv_free(grant);
 	cordon_risk_policy_owned_done(&pol);
@@ -561,35 +570,46 @@ static json_t *approval_json(struct cordon_db *db, const struct cordon_approval_
 			 a->expires_at <= cordon_db_now(db));
 }
 
+/* An "all" listing: the newest rows of every state; otherwise the given
+ * states, oldest first. */
+static struct cordon_list_filter list_filter(bool all, uint32_t states, const char *connector)
+{
+	return (struct cordon_list_filter){ .states = all ? 0 : states,
+					    .connector = connector,
+					    .newest_first = all,
+					    .limit = all ? LIST_ALL_LIMIT : 0 };
+}
+
+/* What a listing callback appends to. */
+struct list_render {
+	struct cordon_db *db;
+	json_t *arr;
+};
+
+static int approval_render_one(const struct cordon_approval_info *info, void *userdata)
+{
+	struct list_render *w = userdata;
+
+	return json_array_append_new(w->arr, approval_json(w->db, info)) < 0 ? -ENOMEM : 0;
+}
+
 static int op_approvals_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			     struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
-	const char *connector = cordon_op_arg_string(req, "connector");
-	bool all = cordon_op_arg_bool(req, "all", false);
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	_cleanup_json_ json_t *arr = json_array();
+	struct list_render w = { .db = db, .arr = arr };
+	struct cordon_list_filter f =
+		list_filter(cordon_op_arg_bool(req, "all", false),
+			    CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) | CORDON_STATE_BIT(CORDON_APPROVAL_APPROVED),
+			    cordon_op_arg_string(req, "connector"));
 	int r;
 
 	if (!arr)
 		return oom(err);
-	r = db_prepare(db,
-		       all ? "SELECT id FROM approvals WHERE (?1 IS NULL OR connector = ?1) "
-			     "ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
-			   : "SELECT id FROM approvals WHERE state IN (0, 1) AND (?1 IS NULL OR connector = ?1) "
-			     "ORDER BY created_at, id",
-		       &st);
-	if (r >= 0)
-		r = db_bind_text(db, st, 1, connector);
-	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
-		struct cordon_approval_info info;
-
-		r = cordon_approval_get(db, (const char *)sqlite3_column_text(st, 0), &info);
-		if (r < 0)
-			break;
-		if (json_array_append_new(arr, approval_json(db, &info)) < 0)
-			return oom(err);
-	}
+	r = cordon_approvals_list(db, &f, approval_render_one, &w);
+	if (r == -ENOMEM)
+		return oom(err);
 	if (r < 0)
 		return core_error(err, r, "listing", "approvals");
 	*ret = json_incref(arr);
@@ -718,23 +738,6 @@ static int op_approvals_decide(struct cordon_daemon *d, const struct cordon_acto
 
 /* ---- delegations --------------------------------------------------------------- */
 
-static const char *delegation_state(enum cordon_delegation_state s)
-{
-	switch (s) {
-	case CORDON_DELEGATION_PENDING:
-		return "pending";
-	case CORDON_DELEGATION_ACTIVE:
-		return "active";
-	case CORDON_DELEGATION_REVOKED:
-		return "revoked";
-	case CORDON_DELEGATION_EXPIRED:
-		return "expired";
-	case CORDON_DELEGATION_REFUSED:
-		return "refused";
-	}
-	return "invalid";
-}
-
 static json_t *delegation_json(const struct cordon_delegation_info *i)
 {
 	_cleanup_free_ char *path = NULL;
@@ -744,36 +747,33 @@ static json_t *delegation_json(const struct cordon_delegation_info *i)
 		return NULL;
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o}", "id", i->id, "session", i->session, "connector",
 			 i->connector, "path", path, "access", cordon_access_to_string(i->access), "state",
-			 delegation_state(i->state), "lifetime_seconds", (json_int_t)i->lifetime_sec, "expires_at",
-			 time_json(i->expires_at));
+			 cordon_delegation_state_to_string(i->state), "lifetime_seconds", (json_int_t)i->lifetime_sec,
+			 "expires_at", time_json(i->expires_at));
 }
 
 static int op_delegations_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			       struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
-	bool all = cordon_op_arg_bool(req, "all", false);
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	_cleanup_json_ json_t *arr = json_array();
+	struct cordon_list_filter f = list_filter(
+		cordon_op_arg_bool(req, "all", false),
+		CORDON_STATE_BIT(CORDON_DELEGATION_PENDING) | CORDON_STATE_BIT(CORDON_DELEGATION_ACTIVE), NULL);
+	struct cordon_delegation_info *v = NULL;
+	size_t n = 0;
 	int r;
 
 	if (!arr)
 		return oom(err);
-	r = db_prepare(db,
-		       all ? "SELECT id FROM delegations ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
-			   : "SELECT id FROM delegations WHERE state IN (0, 1) ORDER BY created_at, id",
-		       &st);
-	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
-		struct cordon_delegation_info info;
-
-		r = cordon_delegation_get(db, (const char *)sqlite3_column_text(st, 0), &info);
-		if (r < 0)
-			break;
-		if (json_array_append_new(arr, delegation_json(&info)) < 0)
-			return oom(err);
-	}
+	r = cordon_delegations_list(db, &f, &v, &n);
 	if (r < 0)
 		return core_error(err, r, "listing", "delegations");
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, delegation_json(&v[i])) < 0) {
+			cordon_delegations_free(v);
+			return oom(err);
+		}
+	cordon_delegations_free(v);
 	*ret = json_incref(arr);
 	return 0;
 }
@@ -812,40 +812,36 @@ static int op_delegations_change(struct cordon_daemon *d, const struct cordon_ac
 
 /* ---- actions ----------------------------------------------------------------- */
 
-static json_t *action_row_json(sqlite3_stmt *st)
+static int action_render_one(const struct cordon_action_info *a, void *userdata)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:s?}", "id", sqlite3_column_text(st, 0),
-			 "session", sqlite3_column_text(st, 1), "connector", sqlite3_column_text(st, 2), "tool",
-			 sqlite3_column_text(st, 3), "tier",
-			 cordon_risk_name((enum cordon_risk)sqlite3_column_int(st, 4)), "replay",
-			 sqlite3_column_int(st, 5) ? "safe" : "unsafe", "approval_id", sqlite3_column_text(st, 6),
-			 "state", cordon_action_state_to_string((enum cordon_action_state)sqlite3_column_int(st, 7)),
-			 "created_at", time_json((uint64_t)sqlite3_column_int64(st, 8)), "updated_at",
-			 time_json((uint64_t)sqlite3_column_int64(st, 9)), "resolved_by", sqlite3_column_text(st, 10));
-}
+	struct list_render *w = userdata;
+	json_t *o = json_pack(
+		"{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:o, s:o, s:s?}", "id", a->id, "session", a->session,
+		"connector", a->connector, "tool", a->tool, "tier", cordon_risk_name(a->tier), "replay",
+		cordon_replay_to_string(a->replay), "approval_id", a->approval_id[0] ? a->approval_id : NULL, "state",
+		cordon_action_state_to_string(a->state), "created_at", time_json(a->created_at), "updated_at",
+		time_json(a->updated_at), "resolved_by", a->resolved_by[0] ? a->resolved_by : NULL);
 
-#define ACTION_COLUMNS                                                                                                 \
-	"id, session, connector, tool, tier, replay, approval_id, state, created_at, updated_at, resolved_by"
+	return json_array_append_new(w->arr, o) < 0 ? -ENOMEM : 0;
+}
 
 static int op_actions_list(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			   struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
-	bool all = cordon_op_arg_bool(req, "all", false);
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	_cleanup_json_ json_t *arr = json_array();
+	struct list_render w = { .db = db, .arr = arr };
+	/* By default the operator's queue: what never ran for sure or may have. */
+	struct cordon_list_filter f = list_filter(
+		cordon_op_arg_bool(req, "all", false),
+		CORDON_STATE_BIT(CORDON_ACTION_ABANDONED) | CORDON_STATE_BIT(CORDON_ACTION_OUTCOME_UNKNOWN), NULL);
 	int r;
 
 	if (!arr)
 		return oom(err);
-	r = db_prepare(db,
-		       all ? "SELECT " ACTION_COLUMNS
-			     " FROM actions ORDER BY created_at DESC, id LIMIT " STRINGIFY(LIST_ALL_LIMIT)
-			   : "SELECT " ACTION_COLUMNS " FROM actions WHERE state IN (4, 5) ORDER BY created_at, id",
-		       &st);
-	while (r >= 0 && (r = db_step_row(db, st)) > 0)
-		if (json_array_append_new(arr, action_row_json(st)) < 0)
-			return oom(err);
+	r = cordon_actions_list(db, &f, action_render_one, &w);
+	if (r == -ENOMEM)
+		return oom(err);
 	if (r < 0)
 		return core_error(err, r, "listing", "actions");
 	*ret = json_incref(arr);
@@ -886,31 +882,12 @@ static int op_actions_resolve(struct cordon_daemon *d, const struct cordon_actor
 static int op_audit_tail(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
 			 struct cordon_op_error *err)
 {
-	struct cordon_db *db = cordon_daemon_db(d);
-	uint64_t count = cordon_op_arg_uint(req, "count", 20);
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	_cleanup_json_ json_t *arr = json_array();
-	int r;
+	int r = cordon_audit_tail(cordon_daemon_db(d), cordon_op_arg_uint(req, "count", 20), ret);
 
-	if (!arr)
+	if (r == -ENOMEM)
 		return oom(err);
-	r = db_prepare(db, "SELECT record FROM audit ORDER BY id DESC LIMIT ?1", &st);
-	if (r >= 0)
-		r = db_bind_int64(db, st, 1, (int64_t)count);
-	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
-		json_t *rec = NULL;
-
-		/* Records are JCS; one that does not parse is shown as text
-		 * (audit.verify is what judges it). */
-		if (cordon_canon_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), NULL, &rec,
-					NULL) < 0)
-			rec = json_stringn_nocheck(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
-		if (json_array_insert_new(arr, 0, rec) < 0)
-			return oom(err);
-	}
 	if (r < 0)
 		return core_error(err, r, "reading", "the audit log");
-	*ret = json_incref(arr);
 	return 0;
 }
 

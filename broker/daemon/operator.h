@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The operator socket server (cordon_operator_start/free in daemon.h) and
- * the operations behind it.
+/* The operator socket server and the operations behind it, over the
+ * daemon.h contract (started by daemon-core.c).
  *
  * Authority, checked again for EVERY request: the peer's credentials as the
  * kernel recorded them at connect() (SO_PEERCRED: uid and primary gid;
@@ -37,6 +37,14 @@
 #include "operator-proto.h"
 
 #define CORDON_OPERATOR_CHANNEL "operator-socket"
+
+struct cordon_operator;
+
+/* Serves the operator protocol on an already bound and listening AF_UNIX
+ * socket (mode 0660, root and operator_gid). Every request's SO_PEERCRED is
+ * checked: uid 0 or a member of operator_gid. */
+int cordon_operator_start(struct cordon_daemon *d, int listen_fd, gid_t operator_gid, struct cordon_operator **ret);
+void cordon_operator_free(struct cordon_operator *op);
 
 struct cordon_operator_options {
 	unsigned max_connections;  /* 0: 32 */

@@ -11,17 +11,14 @@
  * answered by the broker from the instance's own roots and never forwarded
  * (server-filesystem replaces its allowed directories with whatever roots a
  * client returns); sampling and elicitation are refused unless the profile
- * lists them in client_requests: then they are relayed to the session's
- * client, labelled with the connector (gateway-relay.c).
+ * lists them in client_requests: then the gateway relays them to the
+ * session's client, labelled with the connector (gateway-relay.c).
  *
- * Why this file is longer than ~1000 lines: it is one state machine (an
- * instance from launch through initialize, paginated tools/list, calls and
- * death), and its parts share the worker's request list, write buffer and
- * death path (worker_died) as statics. Split out already: stderr handling
- * (worker-stderr.c) and the bounded buffer (dbuf.c). The next cut is the
- * tools/list pagination and budgets (list_tools .. tools_listed) into a
- * worker-list.c once send_request and worker_died have declarations in a
- * worker header. */
+ * The worker sits below the gateway and calls nothing of it: how a call
+ * ends (ready, failed, lost, its result, its progress) goes to the call's
+ * own struct dcall_ops, and what the sessions must hear (tools changed, a
+ * connector's notifications and client requests, an instance gone) to the
+ * struct worker_events the gateway registered (daemon-state.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -35,15 +32,18 @@
 #include "canon.h"
 #include "cleanup.h"
 #include "crypto.h"
-#include "daemon-private.h"
-#include "fd-util.h"
-#include "delegations.h"
-#include "grants.h"
 #include "connectors.h"
+#include "dbuf.h"
+#include "delegations.h"
+#include "fd-util.h"
+#include "grants.h"
 #include "inventory.h"
 #include "log.h"
+#include "worker-denials.h"
+#include "worker-io.h"
+#include "worker-log.h"
+#include "worker.h"
 
-#define WORKER_WBUF_MAX (64u * 1024 * 1024)
 /* tools/list budgets (issue 11 finding 4). They hold per instance over a
  * window, across re-listings: a connector that sends list_changed every few
  * pages (or abandons a cursor chain) cannot reset them. Only one listing
@@ -61,142 +61,13 @@
 /* Sessions hear notifications/tools/list_changed only for a real change,
  * at most once per interval per connector (issue 11 finding 9a). */
 #define WORKER_NOTIFY_INTERVAL_MS 1000
-/* Protocol warnings (lines cordond ignores with a warning) per instance:
- * at most WORKER_WARN_BURST per window, then one "N suppressed" summary
- * (issue 11 finding 9d). */
-#define WORKER_WARN_BURST     10
-#define WORKER_WARN_WINDOW_MS 10000
-
 static void worker_died(struct dworker *w, const char *why, bool crashed);
 
-void worker_log(struct dworker *w, int lvl, const char *fmt, ...)
+/* The gateway's handlers (NULL before gateway_start and after
+ * gateway_stop, when there is no session to tell anything). */
+static const struct worker_events *events(const struct dworker *w)
 {
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_internal((enum log_level)lvl, 0, "connector %s instance %s: %s", w->conn->id, w->tag, msg);
-}
-
-/* Ends the window of protocol warnings: logs how many were suppressed. */
-static void warn_flush(struct dworker *w)
-{
-	if (w->warn_suppressed)
-		worker_log(w, LOG_LEVEL_WARNING, "%llu protocol warnings suppressed (rate limit: %u per %u s)",
-			   (unsigned long long)w->warn_suppressed, WORKER_WARN_BURST, WORKER_WARN_WINDOW_MS / 1000);
-	w->warn_suppressed = 0;
-	w->warn_window_n = 0;
-}
-
-/* A protocol warning about the connector's output: rate-limited per
- * instance, so a connector cannot flood the broker log with them. */
-static void wwarn(struct dworker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void wwarn(struct dworker *w, const char *fmt, ...)
-{
-	uint64_t now = cordon_loop_now_ms();
-	char msg[512];
-	va_list ap;
-
-	if (!w->warn_window_ms || now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
-		warn_flush(w);
-		w->warn_window_ms = now;
-	}
-	if (w->warn_window_n >= WORKER_WARN_BURST) {
-		w->warn_suppressed++;
-		return;
-	}
-	w->warn_window_n++;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	worker_log(w, LOG_LEVEL_WARNING, "%s", msg);
-}
-
-static void flush_out(struct dworker *w)
-{
-	while (w->wbuf.len > 0) {
-		ssize_t n = write(w->in_fd, w->wbuf.p, w->wbuf.len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			/* Never tear the worker down from inside a send (callers
-			 * are mid-operation): kill the instance; its stdout EOF
-			 * then runs the crash path from the loop. */
-			dbuf_consume(&w->wbuf, w->wbuf.len);
-			if (w->d->have_spawner)
-				w->d->spawner.kill(w->d->spawner.userdata, w->instance);
-			break;
-		}
-		dbuf_consume(&w->wbuf, (size_t)n);
-	}
-	if (w->w_in)
-		(void)cordon_loop_watch_modify(w->w_in, w->wbuf.len ? EPOLLOUT : 0);
-}
-
-static int send_line(struct dworker *w, const char *s, size_t n)
-{
-	int r;
-
-	if (w->state == DW_DEAD)
-		return -EPIPE;
-	if ((r = dbuf_append(&w->wbuf, s, n, WORKER_WBUF_MAX)) < 0 ||
-	    (r = dbuf_append(&w->wbuf, "\n", 1, WORKER_WBUF_MAX)) < 0)
-		return r;
-	flush_out(w);
-	return 0;
-}
-
-static int send_json(struct dworker *w, json_t *msg)
-{
-	_cleanup_free_ char *s = json_dumps(msg, JSON_COMPACT);
-
-	json_decref(msg);
-	if (!s)
-		return -ENOMEM;
-	return send_line(w, s, strlen(s));
-}
-
-static struct dwreq *req_new(struct dworker *w, enum dwreq_kind kind)
-{
-	struct dwreq *q = calloc(1, sizeof(*q));
-
-	if (!q)
-		return NULL;
-	q->id = w->next_id++;
-	q->kind = kind;
-	q->next = w->reqs;
-	w->reqs = q;
-	return q;
-}
-
-static struct dwreq *req_take(struct dworker *w, int64_t id)
-{
-	for (struct dwreq **p = &w->reqs; *p; p = &(*p)->next)
-		if ((*p)->id == id) {
-			struct dwreq *q = *p;
-
-			*p = q->next;
-			return q;
-		}
-	return NULL;
-}
-
-static int send_request(struct dworker *w, struct dwreq *q, const char *method, json_t *params)
-{
-	json_t *m = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)q->id, "method", method);
-
-	if (!m) {
-		json_decref(params);
-		return -ENOMEM;
-	}
-	if (params)
-		json_object_set_new(m, "params", params);
-	return send_json(w, m);
+	return w->d->worker_events;
 }
 
 const json_t *worker_tool(struct dworker *w, const char *tool)
@@ -253,12 +124,12 @@ static void list_tools(struct dworker *w, const char *cursor)
 		w->list_accum = json_array();
 	}
 	w->list_pages++;
-	q = req_new(w, DWREQ_TOOLS_LIST);
+	q = worker_req_new(w, DWREQ_TOOLS_LIST);
 	if (!q) {
 		worker_died(w, "out of memory", false);
 		return;
 	}
-	if (send_request(w, q, "tools/list", cursor ? json_pack("{s:s}", "cursor", cursor) : json_object()) < 0)
+	if (worker_send_request(w, q, "tools/list", cursor ? json_pack("{s:s}", "cursor", cursor) : json_object()) < 0)
 		worker_died(w, "cannot send tools/list", true);
 }
 
@@ -283,7 +154,8 @@ static void notify_list_changed(struct cordon_daemon *d, struct dconn *c, uint64
 		return;
 	c->notify_pending = false;
 	c->notify_last_ms = now;
-	session_notify_all_list_changed(d);
+	if (d->worker_events)
+		d->worker_events->tools_changed(d);
 }
 
 /* The complete list arrived: fingerprint every tool, sync the inventory,
@@ -352,32 +224,10 @@ static void tools_listed(struct dworker *w, json_t *tools)
 
 			w->waiting = c->next_waiting;
 			c->next_waiting = NULL;
-			call_worker_ready(c);
+			c->ops->ready(c);
 		}
 	}
 	relist_maybe(w, cordon_loop_now_ms());
-}
-
-void relay_answer_worker(struct dworker *w, json_t *id, json_t *result, json_t *error)
-{
-	json_t *m = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
-
-	if (result)
-		json_object_set(m, "result", result);
-	else
-		json_object_set(m, "error", error);
-	send_json(w, m);
-}
-
-static void answer(struct dworker *w, json_t *id, json_t *result)
-{
-	send_json(w, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
-}
-
-static void answer_error(struct dworker *w, json_t *id, int code, const char *msg)
-{
-	send_json(w, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code, "message",
-			       msg));
 }
 
 /* roots/list: from the instance's own roots, as the sandbox shows them. */
@@ -411,19 +261,22 @@ static void handle_server_request(struct dworker *w, json_t *msg)
 	json_t *id = json_object_get(msg, "id");
 
 	if (!strcmp(method, "roots/list"))
-		answer(w, id, instance_roots(w));
+		worker_answer_result(w, id, instance_roots(w));
 	else if (!strcmp(method, "ping"))
-		answer(w, id, json_object());
+		worker_answer_result(w, id, json_object());
 	else if (!strcmp(method, "sampling/createMessage") || !strcmp(method, "elicitation/create")) {
 		unsigned bit = method[0] == 's' ? CORDON_CLIENT_SAMPLING : CORDON_CLIENT_ELICITATION;
 
 		if (!(w->conn->profile->client_requests & bit))
-			answer_error(w, id, -32601,
-				     "cordon: the connector's profile does not permit this client request");
+			worker_answer_error(w, id, -32601,
+					    "cordon: the connector's profile does not permit this client request");
+		else if (!events(w))
+			worker_answer_error(w, id, -32601,
+					    "cordon: no client session that supports this request can be asked");
 		else
-			relay_server_request(w, msg, bit);
+			events(w)->client_request(w, msg, bit);
 	} else
-		answer_error(w, id, -32601, "method not available from the broker");
+		worker_answer_error(w, id, -32601, "method not available from the broker");
 }
 
 static void handle_notification(struct dworker *w, json_t *msg)
@@ -442,48 +295,33 @@ static void handle_notification(struct dworker *w, json_t *msg)
 
 		if (!json_is_integer(tok))
 			return;
+		/* The call it names hears it (the request id is the token the
+		 * broker sent). */
 		for (struct dwreq *q = w->reqs; q; q = q->next)
-			if (q->kind == DWREQ_CALL && q->id == json_integer_value(tok) && q->call && q->call->s &&
-			    q->call->progress_token) {
-				json_t *p = json_deep_copy(params);
-
-				json_object_set(p, "progressToken", q->call->progress_token);
-				session_send_json(q->call->s, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-									"notifications/progress", "params", p));
-			}
+			if (q->kind == DWREQ_CALL && q->id == json_integer_value(tok) && q->call &&
+			    q->call->ops->progress)
+				q->call->ops->progress(q->call, params);
 	} else if (!strcmp(method, "notifications/message")) {
 		/* Connector log messages go to per-session clients, labelled. */
-		if (w->session && w->session->initialized) {
-			json_t *p = json_deep_copy(params);
-
-			if (json_is_object(p)) {
-				char lg[80];
-
-				snprintf(lg, sizeof(lg), "%s", w->conn->id);
-				json_object_set_new(p, "logger", json_string(lg));
-				session_send_json(w->session, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-									"notifications/message", "params", p));
-			} else
-				json_decref(p);
-		}
+		if (events(w))
+			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
 		   (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
 		/* Passed on to the sessions this instance serves; the lists are
 		 * fetched (and routed) again when the client asks. */
-		for (struct dsession *s = w->d->sessions; s; s = s->next)
-			if (s->initialized && (!w->session || w->session == s))
-				session_send_json(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
+		if (events(w))
+			events(w)->notify(w, method, NULL);
 	}
 	/* Other notifications (resource updates, ...) are dropped. */
 }
 
-static void handle_response(struct dworker *w, json_t *msg, const char *line, size_t len)
+static void handle_response(struct dworker *w, json_t *msg, size_t len)
 {
 	json_t *id = json_object_get(msg, "id");
 	struct dwreq *q;
 
-	if (!json_is_integer(id) || !(q = req_take(w, json_integer_value(id)))) {
-		wwarn(w, "response to an unknown request id; ignored");
+	if (!json_is_integer(id) || !(q = worker_req_take(w, json_integer_value(id)))) {
+		worker_warn(w, "response to an unknown request id; ignored");
 		return;
 	}
 	switch (q->kind) {
@@ -498,7 +336,7 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 		w->server_caps = json_incref(json_object_get(res, "capabilities"));
 		if (json_is_string(json_object_get(res, "instructions")))
 			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
-		send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+		worker_send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 		w->state = DW_LISTING;
 		w->list_accum = json_array();
 		if (json_object_get(w->server_caps, "tools"))
@@ -559,24 +397,8 @@ static void handle_response(struct dworker *w, json_t *msg, const char *line, si
 			struct dcall *c = q->call;
 
 			c->w = NULL;
-			call_worker_result(c, line, len, msg);
+			c->ops->result(c, msg, len);
 		}
-		break;
-	case DWREQ_PASSTHROUGH:
-		if (q->session) {
-			json_t *out = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", q->client_id);
-
-			if (json_object_get(msg, "result"))
-				json_object_set(out, "result", json_object_get(msg, "result"));
-			else
-				json_object_set_new(out, "error",
-						    json_pack("{s:i, s:s}", "code", -32603, "message",
-							      "the connector returned an error"));
-			session_send_json(q->session, out);
-		}
-		json_decref(q->client_id);
-		break;
-	case DWREQ_PING:
 		break;
 	}
 	free(q);
@@ -608,7 +430,7 @@ static void handle_line(struct dworker *w, const char *line, size_t len)
 		else
 			handle_notification(w, msg);
 	} else
-		handle_response(w, msg, line, len);
+		handle_response(w, msg, len);
 	json_decref(msg);
 }
 
@@ -654,16 +476,6 @@ static void on_stdout(struct cordon_loop *loop, int fd, uint32_t revents, void *
 	}
 	if (--w->refs == 0 && w->state == DW_DEAD)
 		free(w);
-}
-
-static void on_stdin(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
-{
-	struct dworker *w = userdata;
-
-	(void)loop;
-	(void)fd;
-	(void)revents;
-	flush_out(w);
 }
 
 static void unlink_worker(struct dworker *w)
@@ -728,17 +540,17 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 
 	if (w->state == DW_DEAD)
 		return;
-	warn_flush(w);
+	worker_warn_flush(w);
 	w->state = DW_DEAD;
 	if (d->have_spawner) {
 		d->spawner.kill(d->spawner.userdata, w->instance);
-		if (d->spawner.reap)
-			(void)d->spawner.reap(d->spawner.userdata, w->instance);
+		if (d->spawner.reap && d->spawner.reap(d->spawner.userdata, w->instance) >= 0)
+			w->exit_reported = true;
 	}
+	denials_worker_ended(w, w->exit_reported);
 	unlink_worker(w);
-	relay_worker_gone(w);
-	if (w->session)
-		worker_detach_session(w);
+	/* Per-session: the instance no longer belongs to its session. */
+	w->session = NULL;
 	if (crashed) {
 		if (now - c->last_crash_ms > 60000)
 			c->crashes = 0;
@@ -757,10 +569,8 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 		w->reqs = q->next;
 		if (q->kind == DWREQ_CALL && q->call) {
 			q->call->w = NULL;
-			call_worker_lost(q->call, why);
-		} else if (q->kind == DWREQ_PASSTHROUGH && q->session)
-			session_send_error(q->session, q->client_id, -32603, "connector %s: %s", c->id, why);
-		json_decref(q->client_id);
+			q->call->ops->lost(q->call, why);
+		}
 		free(q);
 	}
 	while (w->waiting) {
@@ -769,15 +579,12 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 		w->waiting = call->next_waiting;
 		call->next_waiting = NULL;
 		call->w = NULL;
-		call_worker_failed(call, why);
+		call->ops->failed(call, why);
 	}
-	/* Calls held for an approval still name the instance they were
-	 * decided against: they must not dispatch to a dead one (the
-	 * approval is bound to its launch generation anyway). */
-	for (struct dsession *s = d->sessions; s; s = s->next)
-		for (struct dcall *call = s->calls; call; call = call->next)
-			if (call->w == w)
-				call->w = NULL;
+	/* The gateway forgets it: calls held for an approval that still name
+	 * it, relayed client requests that would answer it. */
+	if (events(w))
+		events(w)->gone(w);
 	worker_free_resources(w);
 	if (w->refs == 0)
 		free(w);
@@ -786,11 +593,6 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 void worker_kill(struct dworker *w, const char *why)
 {
 	worker_died(w, why, false);
-}
-
-void worker_detach_session(struct dworker *w)
-{
-	w->session = NULL;
 }
 
 int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
@@ -863,7 +665,7 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	w->next = d->workers;
 	d->workers = w;
 	if ((r = cordon_loop_watch(d->loop, w->out_fd, EPOLLIN, on_stdout, w, &w->w_out)) < 0 ||
-	    (r = cordon_loop_watch(d->loop, w->in_fd, 0, on_stdin, w, &w->w_in)) < 0 ||
+	    (r = cordon_loop_watch(d->loop, w->in_fd, 0, worker_on_stdin, w, &w->w_in)) < 0 ||
 	    (w->err_fd >= 0 &&
 	     (r = cordon_loop_watch(d->loop, w->err_fd, EPOLLIN, worker_on_stderr, w, &w->w_err)) < 0)) {
 		worker_died(w, "cannot watch its fds", false);
@@ -888,7 +690,7 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	}
 	if (!s && !for_install)
 		c->shared = w;
-	struct dwreq *q = req_new(w, DWREQ_INITIALIZE);
+	struct dwreq *q = worker_req_new(w, DWREQ_INITIALIZE);
 	json_t *caps = json_pack("{s:{s:b}}", "roots", "listChanged", 0);
 
 	/* Offer what the profile lets through to the client. */
@@ -902,9 +704,9 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 		worker_died(w, "out of memory", false);
 		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
 	}
-	r = send_request(w, q, "initialize",
-			 json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities", caps,
-				   "clientInfo", "name", "cordond", "version", "0.1"));
+	r = worker_send_request(w, q, "initialize",
+				json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities",
+					  caps, "clientInfo", "name", "cordond", "version", "0.1"));
 	if (r < 0) {
 		worker_died(w, "cannot send initialize", true);
 		return cordon_diag_set(diag, -r, "worker", "cannot send initialize");
@@ -976,13 +778,13 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 	int n;
 
 	if (c->kind == DCK_PASS) {
-		q = req_new(w, DWREQ_CALL);
+		q = worker_req_new(w, DWREQ_CALL);
 		if (!q)
 			return -ENOMEM;
 		q->call = c;
 		c->worker_req_id = q->id;
 		c->w = w;
-		return send_request(w, q, c->pass_method, json_incref(c->pass_params));
+		return worker_send_request(w, q, c->pass_method, json_incref(c->pass_params));
 	}
 	{
 		json_t *js = json_string(c->tool);
@@ -992,7 +794,7 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 	}
 	if (!name)
 		return -ENOMEM;
-	q = req_new(w, DWREQ_CALL);
+	q = worker_req_new(w, DWREQ_CALL);
 	if (!q)
 		return -ENOMEM;
 	q->call = c;
@@ -1007,28 +809,26 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 			     : "");
 	if (n < 0) {
 		line = NULL;
-		free(req_take(w, q->id));
+		free(worker_req_take(w, q->id));
 		return -ENOMEM;
 	}
-	return send_line(w, line, (size_t)n);
+	return worker_send_line(w, line, (size_t)n);
 }
 
 void worker_cancel_request(struct dworker *w, int64_t id, const char *reason)
 {
-	struct dwreq *q = req_take(w, id);
+	struct dwreq *q = worker_req_take(w, id);
 
-	if (q) {
-		json_decref(q->client_id);
-		free(q);
-	}
-	send_json(w, json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
-			       "params", "requestId", (json_int_t)id, "reason", reason));
+	free(q);
+	worker_send_json(w, json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+				      "params", "requestId", (json_int_t)id, "reason", reason));
 }
 
 void workers_kill_all(struct cordon_daemon *d)
 {
 	while (d->workers)
 		worker_died(d->workers, "broker shutting down", false);
+	denials_forget_all(d); /* no exit is waited for any more */
 }
 
 void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int status, const json_t *report)
@@ -1041,50 +841,11 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
+			w->exit_reported = true;
 			worker_died(w, "exited", true);
 			return;
 		}
-}
-
-/* A denial by the egress policy is audited (connector, session, hook; the
- * destination goes to the broker log, not the audit record) and logged. A
- * connector that hammers a denied destination must not turn the audit log
- * into a denial of service on the broker: one record per instance per
- * second at most, carrying the count of denials it stands for. */
-#define DENIAL_AUDIT_INTERVAL_MS 1000
-
-void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const json_t *event)
-{
-	struct dworker *w = NULL;
-	uint64_t now = cordon_loop_now_ms();
-
-	for (struct dworker *i = d->workers; i; i = i->next)
-		if (i->instance == instance)
-			w = i;
-	if (!w)
-		return;
-	w->denials_pending++;
-	if (w->denial_audit_ms && now - w->denial_audit_ms < DENIAL_AUDIT_INTERVAL_MS)
-		return;
-	{
-		struct cordon_actor sys = cordon_actor_system();
-		_cleanup_free_ char *line = json_dumps(event, JSON_COMPACT);
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_NETWORK_DENIED,
-						 .actor = &sys,
-						 .session = w->session ? w->session->id : NULL,
-						 .connector = w->conn->id,
-						 .reason = "egress-denied",
-						 .state = json_string_value(json_object_get(event, "hook")),
-						 .generation = (int64_t)w->generation,
-						 .count = (int64_t)w->denials_pending };
-
-		(void)cordon_audit_append(d->db, &ev);
-		worker_log(w, LOG_LEVEL_WARNING, "egress denied (%llu since the last report): %s",
-			   (unsigned long long)w->denials_pending, line ? line : "{}");
-		w->denials_pending = 0;
-		w->denial_audit_ms = now;
-	}
+	denials_instance_exited(d, instance);
 }
 
 /* An instance that does not finish initialize + tools/list in time is
@@ -1104,13 +865,30 @@ void workers_tick(struct cordon_daemon *d, uint64_t now)
 			worker_died(w, "stopped: a tools/list re-listing did not complete within 30 s", true);
 			continue;
 		}
-		if (w->warn_suppressed && now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
-			warn_flush(w);
-			w->warn_window_ms = 0;
-		}
+		worker_warn_tick(w, now);
 		relist_maybe(w, now); /* may free w */
 	}
 	for (size_t i = 0; i < d->n_conns; i++)
 		if (d->conns[i].notify_pending)
 			notify_list_changed(d, &d->conns[i], now);
+}
+
+void workers_delegations_changed(struct cordon_daemon *d, const char *connector)
+{
+	/* Landlock cannot widen a running process, and a removed root must
+	 * leave the sandbox: affected instances end and the next call starts
+	 * them again with the current roots. Shared instances never carry
+	 * delegations. With a connector: every per-session instance of it (one
+	 * of them may gain a root); without: those started with a root. */
+	for (struct dworker *w = d->workers; w;) {
+		if (!w->session || (connector ? strcmp(w->conn->id, connector) != 0 : w->n_roots == 0)) {
+			w = w->next;
+			continue;
+		}
+		worker_kill(w, "delegations changed; relaunching");
+		/* The kill fails that instance's calls, and their callbacks may
+		 * end other instances too, so a `next` saved before it can dangle:
+		 * rescan from the head (the dead one is already unlinked). */
+		w = d->workers;
+	}
 }

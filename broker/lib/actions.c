@@ -712,18 +712,29 @@ int cordon_action_state(struct cordon_db *db, const char *action_id, enum cordon
 	return 0;
 }
 
-int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata)
+#define N_STATES (CORDON_ACTION_OUTCOME_UNKNOWN + 1)
+
+int cordon_actions_list(struct cordon_db *db, const struct cordon_list_filter *f, cordon_action_cb cb, void *userdata)
 {
+	static const struct cordon_list_filter every = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
+	if (!f)
+		f = &every;
+#define COLUMNS "id, session, connector, tool, state, tier, replay, created_at, updated_at, approval_id, resolved_by"
 	r = db_prepare(db,
-		       "SELECT id, session, connector, tool, state, tier, replay, created_at, updated_at FROM actions "
-		       "WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id",
+		       f->newest_first ? "SELECT " COLUMNS " FROM actions WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6) "
+					 "AND (?7 IS NULL OR connector = ?7) ORDER BY created_at DESC, id LIMIT ?8"
+				       : "SELECT " COLUMNS " FROM actions WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6) "
+					 "AND (?7 IS NULL OR connector = ?7) ORDER BY created_at, id LIMIT ?8",
 		       &st);
+#undef COLUMNS
 	if (r < 0)
 		return r;
-	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+	if ((r = db_bind_states(db, st, 1, N_STATES, f->states)) < 0 ||
+	    (r = db_bind_text(db, st, 7, f->connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 8, f->limit ? (int64_t)f->limit : -1)) < 0)
 		return r;
 	for (;;) {
 		struct cordon_action_info a = {};
@@ -737,13 +748,84 @@ int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, vo
 		snprintf(a.tool, sizeof(a.tool), "%s", (const char *)sqlite3_column_text(st, 3));
 		a.state = (enum cordon_action_state)sqlite3_column_int(st, 4);
 		a.tier = (enum cordon_risk)sqlite3_column_int(st, 5);
-		a.replay = sqlite3_column_int(st, 6) ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
+		a.replay = sqlite3_column_int(st, 6) == CORDON_REPLAY_SAFE ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
 		a.created_at = (uint64_t)sqlite3_column_int64(st, 7);
 		a.updated_at = (uint64_t)sqlite3_column_int64(st, 8);
+		if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+			snprintf(a.approval_id, sizeof(a.approval_id), "%s", (const char *)sqlite3_column_text(st, 9));
+		if (sqlite3_column_type(st, 10) != SQLITE_NULL)
+			snprintf(a.resolved_by, sizeof(a.resolved_by), "%s", (const char *)sqlite3_column_text(st, 10));
 		r = cb(&a, userdata);
 		if (r < 0)
 			return r;
 	}
+}
+
+int actions_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
+{
+	return db_count_in_states(db, "SELECT count(*) FROM actions WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)", N_STATES,
+				  states, ret);
+}
+
+int actions_unresolved_tx(struct cordon_db *db, const char *connector, uint64_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, "SELECT count(*) FROM actions WHERE connector = ?1 AND state IN (?2, ?3, ?4)", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_ACTION_PREPARED)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_ACTION_DISPATCHED)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, CORDON_ACTION_OUTCOME_UNKNOWN)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, EIO, "cannot count actions");
+	*ret_n = (uint64_t)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+/* One prune statement: ?1 the cutoff, ?2..?4 the finished states. */
+static int prune_finished(struct cordon_db *db, const char *sql, uint64_t cutoff, uint64_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, sql, &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)cutoff)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_ACTION_SUCCEEDED)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_ACTION_FAILED)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, CORDON_ACTION_ABANDONED)) < 0)
+		return r;
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	*ret_n = (uint64_t)sqlite3_changes(db->sql);
+	return 0;
+}
+
+int actions_prune_tx(struct cordon_db *db, uint64_t cutoff, uint64_t *ret_idempotency, uint64_t *ret_actions)
+{
+	int r;
+
+	/* Identities first: an action an identity still names is kept. Never
+	 * an outcome_unknown action: that needs an operator. */
+	r = prune_finished(db,
+			   "DELETE FROM idempotency WHERE created_at < ?1 AND action_id IN "
+			   "(SELECT id FROM actions WHERE state IN (?2, ?3, ?4) AND updated_at < ?1)",
+			   cutoff, ret_idempotency);
+	if (r < 0)
+		return r;
+	return prune_finished(db,
+			      "DELETE FROM actions WHERE state IN (?2, ?3, ?4) AND updated_at < ?1 AND id NOT IN "
+			      "(SELECT action_id FROM idempotency)",
+			      cutoff, ret_actions);
 }
 
 /* ---- locks --------------------------------------------------------------- */

@@ -128,12 +128,16 @@ struct cordon_action_info {
 	enum cordon_risk tier;
 	enum cordon_replay replay;
 	uint64_t created_at, updated_at;
+	char approval_id[CORDON_ID_STRING_MAX]; /* "" when none (read tier) */
+	char resolved_by[128];			/* the operator who resolved it; "" when none */
 };
 
-/* Calls cb for each action in `state` (every state when < 0), oldest first:
- * the operator's queue is state CORDON_ACTION_OUTCOME_UNKNOWN. */
+/* Calls cb for each action the filter selects (NULL: every action, oldest
+ * first): the operator's queue is states abandoned and outcome_unknown. cb
+ * must not change the database (the walk holds a read cursor); returning
+ * < 0 stops the walk and is returned. */
 typedef int (*cordon_action_cb)(const struct cordon_action_info *info, void *userdata);
-int cordon_actions_list(struct cordon_db *db, int state, cordon_action_cb cb, void *userdata);
+int cordon_actions_list(struct cordon_db *db, const struct cordon_list_filter *f, cordon_action_cb cb, void *userdata);
 const char *cordon_action_state_to_string(enum cordon_action_state s);
 
 /* Request identity for idempotency: SHA-256(LP("cordon.request.v1") ‖

@@ -66,6 +66,15 @@ static int audit_approval(struct cordon_db *db, const struct cordon_actor *actor
 	return audit_append_tx(db, &ev);
 }
 
+/* "state IN (?i, ?i+1)": an outstanding approval (one that may still be
+ * used). */
+static int bind_outstanding(struct cordon_db *db, sqlite3_stmt *st, int i)
+{
+	int r = db_bind_int64(db, st, i, CORDON_APPROVAL_REQUESTED);
+
+	return r < 0 ? r : db_bind_int64(db, st, i + 1, CORDON_APPROVAL_APPROVED);
+}
+
 /* Loaded row. */
 struct arow {
 	char id[CORDON_ID_STRING_MAX];
@@ -172,12 +181,13 @@ static int expire_tx(struct cordon_db *db, uint64_t *ret_n)
 		struct arow a;
 
 		r = db_prepare(db,
-			       "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND expires_at <= ?1 "
+			       "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?2, ?3) AND expires_at <= ?1 "
 			       "LIMIT 1",
 			       &st);
 		if (r < 0)
 			return r;
-		if ((r = db_bind_int64(db, st, 1, (int64_t)cordon_db_now(db))) < 0)
+		if ((r = db_bind_int64(db, st, 1, (int64_t)cordon_db_now(db))) < 0 ||
+		    (r = bind_outstanding(db, st, 2)) < 0)
 			return r;
 		r = db_step_row(db, st);
 		if (r <= 0) {
@@ -220,37 +230,19 @@ int cordon_approvals_expire(struct cordon_db *db, uint64_t *ret_n)
 	return 0;
 }
 
-static int connector_ttl(struct cordon_db *db, const char *connector, uint64_t *ret)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = db_prepare(db, "SELECT approval_ttl_sec FROM connectors WHERE id = ?1", &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return db_failf(db, ENOENT, "unknown connector");
-	*ret = (uint64_t)sqlite3_column_int64(st, 0) * CORDON_USEC_PER_SEC;
-	return 0;
-}
-
 static int count_pending(struct cordon_db *db, const char *session, uint64_t *ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
 	r = db_prepare(db,
-		       session ? "SELECT count(*) FROM approvals WHERE state = 0 AND session = ?1"
-			       : "SELECT count(*) FROM approvals WHERE state = 0",
+		       session ? "SELECT count(*) FROM approvals WHERE state = ?2 AND session = ?1"
+			       : "SELECT count(*) FROM approvals WHERE state = ?2",
 		       &st);
 	if (r < 0)
 		return r;
-	if (session && (r = db_bind_text(db, st, 1, session)) < 0)
+	if ((session && (r = db_bind_text(db, st, 1, session)) < 0) ||
+	    (r = db_bind_int64(db, st, 2, CORDON_APPROVAL_REQUESTED)) < 0)
 		return r;
 	r = db_step_row(db, st);
 	if (r <= 0)
@@ -289,11 +281,11 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 		return r;
 
 	/* Coalescing: the same call again gets the same approval. */
-	r = db_prepare(db, "SELECT " AROW_COLUMNS " FROM approvals WHERE binding = ?1 AND state IN (0, 1) LIMIT 1",
+	r = db_prepare(db, "SELECT " AROW_COLUMNS " FROM approvals WHERE binding = ?1 AND state IN (?2, ?3) LIMIT 1",
 		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_blob(db, st, 1, binding, sizeof(binding))) < 0)
+	if ((r = db_bind_blob(db, st, 1, binding, sizeof(binding))) < 0 || (r = bind_outstanding(db, st, 2)) < 0)
 		return r;
 	r = db_step_row(db, st);
 	if (r < 0)
@@ -326,7 +318,7 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 		return db_failf(db, EDQUOT, "%llu approvals are pending in total (the cap is %llu)",
 				(unsigned long long)n, (unsigned long long)cap_total);
 
-	r = connector_ttl(db, call->connector, &ttl);
+	r = connector_approval_ttl(db, call->connector, &ttl);
 	if (r < 0)
 		return r;
 	db_new_id("ap", a.id, sizeof(a.id));
@@ -342,7 +334,7 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 	r = db_prepare(db,
 		       "INSERT INTO approvals(id, session, connector, generation, tool, fingerprint, policy_epoch, "
 		       "tier, binding, state, created_at, expires_at) "
-		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11)",
+		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?12, ?10, ?11)",
 		       &st);
 	if (r < 0)
 		return r;
@@ -353,7 +345,7 @@ int cordon_approval_request(struct cordon_db *db, struct cordon_key *key, const 
 	    (r = db_bind_int64(db, st, 7, (int64_t)call->policy_epoch)) < 0 ||
 	    (r = db_bind_int64(db, st, 8, a.tier)) < 0 || (r = db_bind_blob(db, st, 9, binding, sizeof(binding))) < 0 ||
 	    (r = db_bind_int64(db, st, 10, (int64_t)a.created_at)) < 0 ||
-	    (r = db_bind_int64(db, st, 11, (int64_t)a.expires_at)) < 0)
+	    (r = db_bind_int64(db, st, 11, (int64_t)a.expires_at)) < 0 || (r = db_bind_int64(db, st, 12, a.state)) < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r < 0)
@@ -450,7 +442,7 @@ int cordon_approval_decide(struct cordon_db *db, struct cordon_key *key, const s
 		}
 		sodium_memzero(expected, sizeof(expected));
 	}
-	r = connector_ttl(db, a.connector, &ttl);
+	r = connector_approval_ttl(db, a.connector, &ttl);
 	if (r < 0)
 		return r;
 	/* An approval is usable for one TTL after the decision, so the
@@ -480,16 +472,27 @@ int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_appr
 	return 0;
 }
 
-int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb, void *userdata)
+int cordon_approvals_list(struct cordon_db *db, const struct cordon_list_filter *f, cordon_approval_cb cb,
+			  void *userdata)
 {
+	static const struct cordon_list_filter every = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
-	r = db_prepare(db, "SELECT " AROW_COLUMNS " FROM approvals WHERE ?1 < 0 OR state = ?1 ORDER BY created_at, id",
+	if (!f)
+		f = &every;
+	r = db_prepare(db,
+		       f->newest_first
+			       ? "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6) "
+				 "AND (?7 IS NULL OR connector = ?7) ORDER BY created_at DESC, id LIMIT ?8"
+			       : "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6) "
+				 "AND (?7 IS NULL OR connector = ?7) ORDER BY created_at, id LIMIT ?8",
 		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_int64(db, st, 1, state)) < 0)
+	if ((r = db_bind_states(db, st, 1, CORDON_APPROVAL_CONSUMED + 1, f->states)) < 0 ||
+	    (r = db_bind_text(db, st, 7, f->connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 8, f->limit ? (int64_t)f->limit : -1)) < 0)
 		return r;
 	for (;;) {
 		struct cordon_approval_info info;
@@ -508,17 +511,52 @@ int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb
 	}
 }
 
+int approvals_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
+{
+	return db_count_in_states(db, "SELECT count(*) FROM approvals WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)",
+				  CORDON_APPROVAL_CONSUMED + 1, states, ret);
+}
+
+int approvals_prune_tx(struct cordon_db *db, uint64_t cutoff, uint64_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	/* The one read of another module's table in the core: actions.approval_id
+	 * is the foreign key that references approvals(id), and a referenced
+	 * approval cannot be deleted; the actions it names are pruned first
+	 * (actions_prune_tx()). */
+	r = db_prepare(
+		db,
+		"DELETE FROM approvals WHERE state IN (?2, ?3, ?4, ?5) AND coalesce(decided_at, created_at) < ?1 "
+		"AND id NOT IN (SELECT approval_id FROM actions WHERE approval_id IS NOT NULL)",
+		&st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)cutoff)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_APPROVAL_DENIED)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_APPROVAL_EXPIRED)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, CORDON_APPROVAL_REVOKED)) < 0 ||
+	    (r = db_bind_int64(db, st, 5, CORDON_APPROVAL_CONSUMED)) < 0)
+		return r;
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	*ret_n = (uint64_t)sqlite3_changes(db->sql);
+	return 0;
+}
+
 int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, enum approvals_scope scope,
 			const char *arg1, const char *arg2, const char *reason, uint64_t *ret_n)
 {
 	static const char *const queries[] = {
-		[APPROVALS_ALL] = "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) LIMIT 1",
+		[APPROVALS_ALL] = "SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?3, ?4) LIMIT 1",
 		[APPROVALS_SESSION] =
-			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
+			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?3, ?4) AND session = ?1 LIMIT 1",
 		[APPROVALS_CONNECTOR] =
-			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (0, 1) AND connector = ?1 LIMIT 1",
+			"SELECT " AROW_COLUMNS " FROM approvals WHERE state IN (?3, ?4) AND connector = ?1 LIMIT 1",
 		[APPROVALS_TOOL] = "SELECT " AROW_COLUMNS
-				   " FROM approvals WHERE state IN (0, 1) AND connector = ?1 AND tool = ?2 LIMIT 1",
+				   " FROM approvals WHERE state IN (?3, ?4) AND connector = ?1 AND tool = ?2 LIMIT 1",
 	};
 	uint64_t n = 0;
 	int r;
@@ -533,6 +571,8 @@ int approvals_revoke_tx(struct cordon_db *db, const struct cordon_actor *actor, 
 		if (arg1 && (r = db_bind_text(db, st, 1, arg1)) < 0)
 			return r;
 		if (arg2 && (r = db_bind_text(db, st, 2, arg2)) < 0)
+			return r;
+		if ((r = bind_outstanding(db, st, 3)) < 0)
 			return r;
 		r = db_step_row(db, st);
 		if (r < 0)
@@ -585,26 +625,6 @@ int cordon_approval_revoke(struct cordon_db *db, const struct cordon_actor *acto
 		return r < 0 ? r : db_failf(db, EALREADY, "approval changed concurrently");
 	r = audit_approval(db, actor, CORDON_AUDIT_APPROVAL_REVOKED, a.id, a.session, a.connector, a.tool, (int)a.tier,
 			   a.binding, "operator-revoked", NULL);
-	if (r < 0)
-		return r;
-	return db_tx_commit(&tx);
-}
-
-int cordon_session_end(struct cordon_db *db, const char *session)
-{
-	_cleanup_tx_ struct db_tx tx = {};
-	struct cordon_actor sys = cordon_actor_system();
-	int r;
-
-	if (!cordon_session_id_is_valid(session))
-		return db_failf(db, EINVAL, "invalid session id");
-	r = db_tx_begin(db, &tx);
-	if (r < 0)
-		return r;
-	r = approvals_revoke_tx(db, &sys, APPROVALS_SESSION, session, NULL, "session-end", NULL);
-	if (r < 0)
-		return r;
-	r = delegations_end_all_tx(db, &sys, session, "session-end", NULL);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);
@@ -742,8 +762,10 @@ int cordon_approval_resolve(struct cordon_db *db, const char *ref, char ret[stat
 	}
 	if (strlen(ref) != CORDON_DISPLAY_CODE_LEN)
 		return -ENOENT;
-	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (0, 1)", &st);
+	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (?1, ?2)", &st);
 	if (r < 0)
+		return r;
+	if ((r = bind_outstanding(db, st, 1)) < 0)
 		return r;
 	while ((r = db_step_row(db, st)) > 0) {
 		char code[CORDON_DISPLAY_CODE_LEN + 1];

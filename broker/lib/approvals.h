@@ -25,14 +25,7 @@
 #include "db.h"
 #include "profile.h"
 
-enum cordon_approval_state {
-	CORDON_APPROVAL_REQUESTED = 0,
-	CORDON_APPROVAL_APPROVED = 1,
-	CORDON_APPROVAL_DENIED = 2,
-	CORDON_APPROVAL_EXPIRED = 3,
-	CORDON_APPROVAL_REVOKED = 4,
-	CORDON_APPROVAL_CONSUMED = 5,
-};
+#include "approval-state.h"
 
 /* A call as the broker is about to forward it: everything the binding covers. */
 struct cordon_call {
@@ -101,17 +94,19 @@ int cordon_approval_cancel(struct cordon_db *db, const char *session, const char
 
 int cordon_approval_get(struct cordon_db *db, const char *id, struct cordon_approval_info *ret);
 
-/* Calls cb for each approval in `state` (or every state when state < 0),
- * oldest first, for the operator surface. cb returning < 0 stops the walk
- * and is returned. Returns 0 or -errno. */
+/* Calls cb for each approval the filter selects (NULL: every approval,
+ * oldest first), for the operator surface. cb must not change the database
+ * (the walk holds a read cursor); returning < 0 stops the walk and is
+ * returned. Returns 0 or -errno. */
 typedef int (*cordon_approval_cb)(const struct cordon_approval_info *info, void *userdata);
-int cordon_approvals_list(struct cordon_db *db, int state, cordon_approval_cb cb, void *userdata);
+int cordon_approvals_list(struct cordon_db *db, const struct cordon_list_filter *f, cordon_approval_cb cb,
+			  void *userdata);
 
 /* Marks every requested/approved approval past its expiry expired (audited).
  * Writes the count to *ret_n (may be NULL). */
 int cordon_approvals_expire(struct cordon_db *db, uint64_t *ret_n);
 
-/* Session end: revokes its approvals and ends its delegations. */
+/* Session end (lifecycle.c): revokes its approvals and ends its delegations. */
 int cordon_session_end(struct cordon_db *db, const char *session);
 
 /* Start-up: approvals die with the process key; revoke every outstanding one. */

@@ -55,7 +55,7 @@ struct cordon_audit_state {
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
 };
 
-void audit_state_free(struct cordon_audit_state *a)
+static void audit_state_free(struct cordon_audit_state *a)
 {
 	if (!a)
 		return;
@@ -64,7 +64,9 @@ void audit_state_free(struct cordon_audit_state *a)
 	free(a);
 }
 
-void audit_tx_end(struct cordon_db *db, bool committed)
+/* Called by db_commit()/db_rollback() through db_audit_ops: promotes or
+ * drops the Merkle state the transaction built. */
+static void audit_tx_end(struct cordon_db *db, bool committed)
 {
 	struct cordon_audit_state *a = db->audit;
 
@@ -80,6 +82,11 @@ void audit_tx_end(struct cordon_db *db, bool committed)
 		a->committed = a->pending;
 	a->pending_valid = false;
 }
+
+static const struct db_audit_ops audit_ops = {
+	.tx_end = audit_tx_end,
+	.free = audit_state_free,
+};
 
 /* Whether this handle's Merkle state is known to end at the table's tail
  * without reading it: nobody committed since this handle's last commit
@@ -620,8 +627,7 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 		if (sqlite3_column_bytes(st, 2) == 32)
 			memcpy(a->committed.leaf, sqlite3_column_blob(st, 2), 32);
 	}
-	audit_state_free(db->audit);
-	db->audit = a;
+	db_set_audit(db, a, &audit_ops);
 	return 0;
 fail:
 	audit_state_free(a);
@@ -961,5 +967,36 @@ int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *
 	*ret_last_seq = seq;
 	*ret_cp_size = (int64_t)size;
 	*ret_cp_time = (int64_t)time;
+	return 0;
+}
+
+int cordon_audit_tail(struct cordon_db *db, uint64_t count, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r;
+
+	if (!arr)
+		return -ENOMEM;
+	r = db_prepare(db, "SELECT record FROM audit ORDER BY id DESC LIMIT ?1", &st);
+	if (r >= 0)
+		r = db_bind_int64(db, st, 1, count > INT64_MAX ? INT64_MAX : (int64_t)count);
+	while (r >= 0 && (r = db_step_row(db, st)) > 0) {
+		const void *b = sqlite3_column_blob(st, 0);
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+		json_t *rec = NULL;
+
+		/* Records are JCS; one that does not parse is shown as text
+		 * (cordon_audit_verify() is what judges it). */
+		if (cordon_canon_decode(b, n, NULL, &rec, NULL) < 0)
+			rec = json_stringn_nocheck(b, n);
+		if (!rec || json_array_insert_new(arr, 0, rec) < 0)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		json_decref(arr);
+		return r;
+	}
+	*ret = arr;
 	return 0;
 }

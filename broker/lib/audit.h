@@ -10,6 +10,7 @@
  * credentials or free-form error text: struct cordon_audit_event has no field
  * that could carry them. Byte layout: docs/authorization.md. */
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -103,6 +104,12 @@ int cordon_audit_checkpoint(struct cordon_db *db);
  * and time (usec) of the newest checkpoint (0 and 0 when none). Returns 0 or
  * -errno; writes the out-parameters only on success. */
 int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *ret_cp_size, int64_t *ret_cp_time);
+
+/* The newest `count` records, oldest first, for display: a JSON array of
+ * the decoded records (a record that is not valid JCS appears as a string
+ * of its bytes; cordon_audit_verify() is what judges the log). Returns 0 and
+ * writes *ret (the caller's reference), or -errno. */
+int cordon_audit_tail(struct cordon_db *db, uint64_t count, json_t **ret);
 
 /* Writes a checkpoint when N records or T seconds have passed since the last.
  * Returns like cordon_audit_checkpoint(). */

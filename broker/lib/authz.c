@@ -59,19 +59,9 @@ const char *cordon_inventory_state_to_string(enum cordon_inventory_state s)
 
 const char *cordon_risk_name(enum cordon_risk r)
 {
-	switch (r) {
-	case CORDON_RISK_READ:
-		return "read";
-	case CORDON_RISK_WRITE:
-		return "write";
-	case CORDON_RISK_DESTRUCTIVE:
-		return "destructive";
-	case CORDON_RISK_HIGH:
-		return "high";
-	case CORDON_RISK_CRITICAL:
-		return "critical";
-	}
-	return "invalid";
+	const char *s = cordon_risk_to_string(r);
+
+	return s ? s : "invalid";
 }
 
 bool cordon_tool_name_is_valid(const char *s)

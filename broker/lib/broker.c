@@ -74,23 +74,6 @@ int cordon_broker_stop(struct cordon_db *db)
 	return r < 0 ? r : 0;
 }
 
-static int prune_one(struct cordon_db *db, const char *sql, uint64_t cutoff, uint64_t *ret_n)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = db_prepare(db, sql, &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_int64(db, st, 1, (int64_t)cutoff)) < 0)
-		return r;
-	r = db_step_done(db, st);
-	if (r < 0)
-		return r;
-	*ret_n = (uint64_t)sqlite3_changes(db->sql);
-	return 0;
-}
-
 int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, uint64_t max_age_usec,
 			struct cordon_prune_result *ret)
 {
@@ -107,28 +90,14 @@ int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, 
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	/* Children before parents, so foreign keys hold throughout. States:
-	 * actions 2 succeeded, 3 failed, 4 abandoned (never 5 outcome_unknown);
-	 * approvals 2..5 (decided); delegations 2..4 (ended). */
-	r = prune_one(db,
-		      "DELETE FROM idempotency WHERE created_at < ?1 AND action_id IN "
-		      "(SELECT id FROM actions WHERE state IN (2, 3, 4) AND updated_at < ?1)",
-		      cutoff, &res.idempotency);
+	/* Children before parents, so foreign keys hold throughout: finished
+	 * actions and their identities (never an outcome_unknown action), then
+	 * decided approvals no action refers to, then ended delegations. */
+	r = actions_prune_tx(db, cutoff, &res.idempotency, &res.actions);
 	if (r >= 0)
-		r = prune_one(db,
-			      "DELETE FROM actions WHERE state IN (2, 3, 4) AND updated_at < ?1 AND id NOT IN "
-			      "(SELECT action_id FROM idempotency)",
-			      cutoff, &res.actions);
+		r = approvals_prune_tx(db, cutoff, &res.approvals);
 	if (r >= 0)
-		r = prune_one(
-			db,
-			"DELETE FROM approvals WHERE state IN (2, 3, 4, 5) AND coalesce(decided_at, created_at) < ?1 "
-			"AND id NOT IN (SELECT approval_id FROM actions WHERE approval_id IS NOT NULL)",
-			cutoff, &res.approvals);
-	if (r >= 0)
-		r = prune_one(
-			db, "DELETE FROM delegations WHERE state IN (2, 3, 4) AND coalesce(ended_at, created_at) < ?1",
-			cutoff, &res.delegations);
+		r = delegations_prune_tx(db, cutoff, &res.delegations);
 	if (r < 0)
 		return r;
 	{
@@ -145,6 +114,27 @@ int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, 
 		return r;
 	if (ret)
 		*ret = res;
+	return 0;
+}
+
+int cordon_broker_status(struct cordon_db *db, struct cordon_broker_status *ret)
+{
+	struct cordon_broker_status s = {};
+	int r;
+
+	if ((r = connectors_count(db, &s.connectors)) < 0 ||
+	    (r = approvals_count(db, CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED), &s.approvals_pending)) < 0 ||
+	    (r = delegations_count(db, CORDON_STATE_BIT(CORDON_DELEGATION_PENDING), &s.delegations_pending)) < 0 ||
+	    (r = actions_count(
+		     db, CORDON_STATE_BIT(CORDON_ACTION_ABANDONED) | CORDON_STATE_BIT(CORDON_ACTION_OUTCOME_UNKNOWN),
+		     &s.actions_unresolved)) < 0 ||
+	    (r = inventory_count(
+		     db, CORDON_STATE_BIT(CORDON_INVENTORY_PENDING_REVIEW) | CORDON_STATE_BIT(CORDON_INVENTORY_CHANGED),
+		     &s.inventory_to_review)) < 0 ||
+	    (r = cordon_db_meta_get(db, "audit_last_seq", &s.audit_last_seq)) < 0 ||
+	    (r = cordon_db_policy_epoch(db, &s.policy_epoch)) < 0)
+		return r;
+	*ret = s;
 	return 0;
 }
 

@@ -55,3 +55,17 @@ struct cordon_prune_result {
 };
 int cordon_broker_prune(struct cordon_db *db, const struct cordon_actor *actor, uint64_t max_age_usec,
 			struct cordon_prune_result *ret);
+
+/* What needs an operator, and where the policy and the log stand: the
+ * counts of `cordonctl status`, each from the module that owns the table. */
+struct cordon_broker_status {
+	uint64_t connectors;	      /* installed */
+	uint64_t approvals_pending;   /* requested */
+	uint64_t delegations_pending; /* requested, not yet decided */
+	uint64_t actions_unresolved;  /* abandoned or outcome_unknown */
+	uint64_t inventory_to_review; /* pending_review or changed */
+	uint64_t policy_epoch;
+	int64_t audit_last_seq;
+};
+/* Returns 0 and fills *ret, or -errno (the db's last error says why). */
+int cordon_broker_status(struct cordon_db *db, struct cordon_broker_status *ret);

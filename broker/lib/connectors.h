@@ -4,7 +4,10 @@
 /* Connectors: the installed connector rows (default risk, approval TTL,
  * ceilings) and their launch generation. Removing a connector takes its
  * grants, inventory, risk policy, approvals, delegations and finished actions
- * with it (ON DELETE CASCADE); the audit log keeps their history. */
+ * with it (ON DELETE CASCADE); the audit log keeps their history.
+ *
+ * connectors.c owns the table; install, relaunch and removal change other
+ * tables in the same transaction and are implemented in lifecycle.c. */
 
 #include <stdint.h>
 
@@ -31,3 +34,7 @@ int cordon_connector_relaunch(struct cordon_db *db, const struct cordon_actor *a
 int cordon_connector_remove(struct cordon_db *db, const struct cordon_actor *actor, const char *connector);
 
 int cordon_connector_generation(struct cordon_db *db, const char *connector, uint64_t *ret);
+
+/* 0 when the connector is installed; -ENOENT (the db's last error says
+ * "unknown connector") or -errno otherwise. */
+int cordon_connector_exists(struct cordon_db *db, const char *connector);

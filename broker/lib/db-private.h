@@ -13,6 +13,18 @@
 
 struct cordon_audit_state;
 
+/* The calls the database makes into the audit module, which sits above it
+ * (audit.c appends through db_prepare() and friends): registered with the
+ * audit state by cordon_audit_setup() through db_set_audit(), so this module
+ * never calls up by name. */
+struct db_audit_ops {
+	/* db_commit()/db_rollback() ended a transaction: promote or drop the
+	 * audit module's in-memory state of it. */
+	void (*tx_end)(struct cordon_db *db, bool committed);
+	/* Frees the state (cordon_db_close(), or a later db_set_audit()). */
+	void (*free)(struct cordon_audit_state *a);
+};
+
 struct cordon_db {
 	sqlite3 *sql;
 	const struct cordon_clock *clock;
@@ -20,8 +32,13 @@ struct cordon_db {
 	bool in_tx;
 	unsigned faults;
 	struct cordon_db_counters counters;
-	struct cordon_audit_state *audit; /* owned; NULL until cordon_audit_setup() */
+	struct cordon_audit_state *audit;     /* owned; NULL until cordon_audit_setup() */
+	const struct db_audit_ops *audit_ops; /* non-NULL whenever audit is */
 };
+
+/* Installs the audit module's state and calls, freeing the state installed
+ * before (if any). */
+void db_set_audit(struct cordon_db *db, struct cordon_audit_state *a, const struct db_audit_ops *ops);
 
 /* Prepares sql (one statement). Statements come from a per-connection cache
  * (parsing SQL dominated a read call's cost): a cached statement is handed
@@ -53,6 +70,15 @@ int db_step_row(struct cordon_db *db, sqlite3_stmt *st);
 int db_bind_text(struct cordon_db *db, sqlite3_stmt *st, int idx, const char *s);
 int db_bind_int64(struct cordon_db *db, sqlite3_stmt *st, int idx, int64_t v);
 int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p, size_t n);
+
+/* For "state IN (?first, ..., ?first+n-1)" over a table whose states are
+ * 0..n-1: binds each state whose CORDON_STATE_BIT() is in states (every
+ * state when states is 0), then -1 (which no row holds) for the rest. A
+ * bound IN list keeps the state index usable and no number in the SQL. */
+int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n, uint32_t states);
+/* Runs `sql`, a "SELECT count(*) ... WHERE state IN (?1 .. ?n)", with the
+ * state set bound as db_bind_states() does. */
+int db_count_in_states(struct cordon_db *db, const char *sql, unsigned n, uint32_t states, uint64_t *ret);
 
 /* Transactions. db_begin() issues BEGIN IMMEDIATE (takes the write lock up
  * front so two writers never deadlock on upgrade); nesting is a programming
@@ -86,10 +112,3 @@ void db_new_id(const char *prefix, char *out, size_t size);
 
 /* Column text copied into a malloc'd string (NULL for SQL NULL); -ENOMEM. */
 int db_column_strdup(sqlite3_stmt *st, int col, char **ret);
-
-/* Frees db->audit (audit.c). */
-void audit_state_free(struct cordon_audit_state *a);
-
-/* Called by db_commit()/db_rollback(): promotes or drops the audit module's
- * in-memory state of the transaction (audit.c). */
-void audit_tx_end(struct cordon_db *db, bool committed);

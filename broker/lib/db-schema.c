@@ -4,6 +4,10 @@
 
 #include "db-schema.h"
 
+#include "action-state.h"
+#include "approval-state.h"
+#include "authz.h"
+
 /* Columns holding times are microseconds since the epoch (UTC). Enumerations
  * are stored as their C values (enum cordon_risk etc.), documented beside the
  * column; CHECK constraints keep a buggy caller from writing garbage. */
@@ -200,6 +204,33 @@ static const char migration_2[] =
 	"DROP TABLE idempotency;"
 	"ALTER TABLE idempotency_v2 RENAME TO idempotency;"
 	"CREATE INDEX idempotency_action ON idempotency(action_id);";
+
+/* The numbers the migrations above store, check and default to, tied to the
+ * enums the code binds in their place (no SQL statement spells a state as a
+ * number). Stored values never change: an enum that needs a new value gets
+ * it appended, with a migration widening the CHECK. */
+/* clang-format off */
+_Static_assert(CORDON_RISK_READ == 0 && CORDON_RISK_WRITE == 1 && CORDON_RISK_DESTRUCTIVE == 2 &&
+	       CORDON_RISK_HIGH == 3 && CORDON_RISK_CRITICAL == 4,
+	       "connectors.default_risk, risk_policy.tier, actions.tier: BETWEEN 0 AND 4; "
+	       "approvals.tier: BETWEEN 1 AND 4 (above read)");
+_Static_assert(CORDON_REPLAY_UNSAFE == 0 && CORDON_REPLAY_SAFE == 1,
+	       "risk_policy.replay, actions.replay: IN (0, 1), DEFAULT 0 (unsafe)");
+_Static_assert(CORDON_ACCESS_READ == 0 && CORDON_ACCESS_READ_WRITE == 2,
+	       "delegations.access: IN (0, 2)");
+_Static_assert(CORDON_INVENTORY_PENDING_REVIEW == 0 && CORDON_INVENTORY_REVIEWED == 1 &&
+	       CORDON_INVENTORY_CHANGED == 2 && CORDON_INVENTORY_GONE == 3,
+	       "tool_inventory.state: BETWEEN 0 AND 3");
+_Static_assert(CORDON_APPROVAL_REQUESTED == 0 && CORDON_APPROVAL_APPROVED == 1 && CORDON_APPROVAL_DENIED == 2 &&
+	       CORDON_APPROVAL_EXPIRED == 3 && CORDON_APPROVAL_REVOKED == 4 && CORDON_APPROVAL_CONSUMED == 5,
+	       "approvals.state: BETWEEN 0 AND 5");
+_Static_assert(CORDON_DELEGATION_PENDING == 0 && CORDON_DELEGATION_ACTIVE == 1 && CORDON_DELEGATION_REVOKED == 2 &&
+	       CORDON_DELEGATION_EXPIRED == 3 && CORDON_DELEGATION_REFUSED == 4,
+	       "delegations.state: BETWEEN 0 AND 4");
+_Static_assert(CORDON_ACTION_PREPARED == 0 && CORDON_ACTION_DISPATCHED == 1 && CORDON_ACTION_SUCCEEDED == 2 &&
+	       CORDON_ACTION_FAILED == 3 && CORDON_ACTION_ABANDONED == 4 && CORDON_ACTION_OUTCOME_UNKNOWN == 5,
+	       "actions.state: BETWEEN 0 AND 5");
+/* clang-format on */
 
 const char *const cordon_db_migrations[] = {
 	migration_1,

@@ -236,6 +236,44 @@ int db_bind_blob(struct cordon_db *db, sqlite3_stmt *st, int idx, const void *p,
 	return rc == SQLITE_OK ? 0 : db_fail(db, rc);
 }
 
+int db_bind_states(struct cordon_db *db, sqlite3_stmt *st, int first, unsigned n, uint32_t states)
+{
+	int idx = first, r;
+
+	if (n == 0 || n > 32)
+		return db_failf(db, EINVAL, "invalid state set");
+	for (unsigned s = 0; s < n; s++)
+		if (states == 0 || (states & CORDON_STATE_BIT(s))) {
+			r = db_bind_int64(db, st, idx++, s);
+			if (r < 0)
+				return r;
+		}
+	/* No row is in state -1: fills the list without matching. */
+	while (idx < first + (int)n) {
+		r = db_bind_int64(db, st, idx++, -1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int db_count_in_states(struct cordon_db *db, const char *sql, unsigned n, uint32_t states, uint64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, sql, &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_states(db, st, 1, n, states)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	*ret = r ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	return 0;
+}
+
 static int exec_simple(struct cordon_db *db, const char *sql)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -262,6 +300,20 @@ int db_begin(struct cordon_db *db)
 		return r;
 	db->in_tx = true;
 	return 0;
+}
+
+void db_set_audit(struct cordon_db *db, struct cordon_audit_state *a, const struct db_audit_ops *ops)
+{
+	if (db->audit && db->audit_ops)
+		db->audit_ops->free(db->audit);
+	db->audit = a;
+	db->audit_ops = a ? ops : NULL;
+}
+
+static void audit_tx_end(struct cordon_db *db, bool committed)
+{
+	if (db->audit && db->audit_ops)
+		db->audit_ops->tx_end(db, committed);
 }
 
 void db_rollback(struct cordon_db *db)
@@ -696,7 +748,7 @@ void cordon_db_close(struct cordon_db *db)
 		return;
 	if (db->in_tx)
 		db_rollback(db);
-	audit_state_free(db->audit);
+	db_set_audit(db, NULL, NULL);
 	/* sqlite3_close_v2 defers the close until every statement is finalised;
 	 * the cached ones go now, the rest are scope-bound, so this closes now. */
 	stmt_cache_drop(db->sql);

@@ -78,6 +78,16 @@ int cordon_db_meta_get(struct cordon_db *db, const char *key, int64_t *ret);
  * revoke-all; approvals bound to an older epoch no longer verify. */
 int cordon_db_policy_epoch(struct cordon_db *db, uint64_t *ret);
 
+/* Which rows a listing returns (the operator surface's lists of approvals,
+ * delegations and actions). A zeroed filter lists every row, oldest first. */
+struct cordon_list_filter {
+	uint32_t states;       /* CORDON_STATE_BIT(s) of each state wanted; 0: every state */
+	const char *connector; /* NULL: every connector */
+	bool newest_first;     /* by creation time, then id; false: oldest first */
+	uint32_t limit;	       /* at most this many rows; 0: no limit */
+};
+#define CORDON_STATE_BIT(s) (UINT32_C(1) << (s))
+
 /* In-memory counters for /metrics. */
 struct cordon_db_counters {
 	uint64_t audit_append_failures; /* appends that failed; each made its operation fail closed */

@@ -11,10 +11,11 @@
 
 #include "audit.h"
 #include "broker-private.h"
+#include "connectors.h"
 #include "parse-util.h"
 #include "syscall-compat.h"
 
-static const char *state_name(enum cordon_delegation_state s)
+const char *cordon_delegation_state_to_string(enum cordon_delegation_state s)
 {
 	switch (s) {
 	case CORDON_DELEGATION_PENDING:
@@ -134,7 +135,7 @@ static int audit_delegation(struct cordon_db *db, const struct cordon_actor *act
 					 .session = d->session,
 					 .connector = d->connector,
 					 .path = d->path,
-					 .state = state_name(state),
+					 .state = cordon_delegation_state_to_string(state),
 					 .access = cordon_access_to_string(d->access),
 					 .reason = reason };
 	return audit_append_tx(db, &ev);
@@ -146,10 +147,10 @@ static int count_pending(struct cordon_db *db, const char *session, uint64_t *re
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
-	r = db_prepare(db, "SELECT count(*) FROM delegations WHERE state = 0 AND (?1 IS NULL OR session = ?1)", &st);
+	r = db_prepare(db, "SELECT count(*) FROM delegations WHERE state = ?2 AND (?1 IS NULL OR session = ?1)", &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, session)) < 0)
+	if ((r = db_bind_text(db, st, 1, session)) < 0 || (r = db_bind_int64(db, st, 2, CORDON_DELEGATION_PENDING)) < 0)
 		return r;
 	r = db_step_row(db, st);
 	if (r < 0)
@@ -187,7 +188,7 @@ int cordon_delegation_request(struct cordon_db *db, const struct cordon_actor *a
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = connector_exists_tx(db, connector);
+	r = cordon_connector_exists(db, connector);
 	if (r < 0)
 		return r;
 	/* Pending requests cost a row and an operator's attention each; like
@@ -209,14 +210,15 @@ int cordon_delegation_request(struct cordon_db *db, const struct cordon_actor *a
 				(unsigned long long)n, CORDON_DELEGATION_PENDING_TOTAL);
 	r = db_prepare(db,
 		       "INSERT INTO delegations(id, session, connector, path, access, lifetime_sec, state, created_at) "
-		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7)",
+		       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7)",
 		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, d.id)) < 0 || (r = db_bind_text(db, st, 2, d.session)) < 0 ||
 	    (r = db_bind_text(db, st, 3, d.connector)) < 0 || (r = db_bind_text(db, st, 4, d.path)) < 0 ||
 	    (r = db_bind_int64(db, st, 5, access)) < 0 || (r = db_bind_int64(db, st, 6, (int64_t)lifetime_sec)) < 0 ||
-	    (r = db_bind_int64(db, st, 7, (int64_t)cordon_db_now(db))) < 0)
+	    (r = db_bind_int64(db, st, 7, (int64_t)cordon_db_now(db))) < 0 ||
+	    (r = db_bind_int64(db, st, 8, d.state)) < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r < 0)
@@ -229,31 +231,6 @@ int cordon_delegation_request(struct cordon_db *db, const struct cordon_actor *a
 		return r;
 	if (ret)
 		*ret = d;
-	return 0;
-}
-
-static int load_ceilings(struct cordon_db *db, const char *connector, json_t **ret)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	json_t *arr;
-	int r;
-
-	r = db_prepare(db, "SELECT ceilings FROM connectors WHERE id = ?1", &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return db_failf(db, ENOENT, "unknown connector");
-	arr = json_loads((const char *)sqlite3_column_text(st, 0), JSON_REJECT_DUPLICATES, NULL);
-	if (!json_is_array(arr)) {
-		json_decref(arr);
-		return db_failf(db, EBADMSG, "connector ceilings are corrupt");
-	}
-	*ret = arr;
 	return 0;
 }
 
@@ -295,8 +272,8 @@ int cordon_delegation_activate(struct cordon_db *db, const struct cordon_actor *
 	if (r < 0)
 		return r;
 	if (d.state != CORDON_DELEGATION_PENDING)
-		return db_failf(db, EALREADY, "delegation is %s", state_name(d.state));
-	r = load_ceilings(db, d.connector, &arr);
+		return db_failf(db, EALREADY, "delegation is %s", cordon_delegation_state_to_string(d.state));
+	r = connector_ceilings(db, d.connector, &arr);
 	if (r < 0)
 		return r;
 	n = json_array_size(arr);
@@ -332,14 +309,16 @@ int cordon_delegation_activate(struct cordon_db *db, const struct cordon_actor *
 	now = cordon_db_now(db);
 	d.expires_at = d.lifetime_sec ? now + d.lifetime_sec * CORDON_USEC_PER_SEC : 0;
 	r = db_prepare(db,
-		       "UPDATE delegations SET state = 1, ceiling = ?2, dev = ?3, ino = ?4, activated_at = ?5, "
-		       "expires_at = ?6 WHERE id = ?1 AND state = 0",
+		       "UPDATE delegations SET state = ?8, ceiling = ?2, dev = ?3, ino = ?4, activated_at = ?5, "
+		       "expires_at = ?6 WHERE id = ?1 AND state = ?7",
 		       &st);
 	if (r < 0)
 		goto out;
 	if ((r = db_bind_text(db, st, 1, id)) < 0 || (r = db_bind_text(db, st, 2, ceilings[which])) < 0 ||
 	    (r = db_bind_int64(db, st, 3, (int64_t)dev)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)ino)) < 0 ||
-	    (r = db_bind_int64(db, st, 5, (int64_t)now)) < 0)
+	    (r = db_bind_int64(db, st, 5, (int64_t)now)) < 0 ||
+	    (r = db_bind_int64(db, st, 7, CORDON_DELEGATION_PENDING)) < 0 ||
+	    (r = db_bind_int64(db, st, 8, CORDON_DELEGATION_ACTIVE)) < 0)
 		goto out;
 	r = d.expires_at ? db_bind_int64(db, st, 6, (int64_t)d.expires_at) : (sqlite3_bind_null(st, 6), 0);
 	if (r < 0)
@@ -384,7 +363,7 @@ static int end_one(struct cordon_db *db, const struct cordon_actor *actor, const
 	if (actor->kind == CORDON_ACTOR_SESSION && strcmp(actor->session_id, d.session) != 0)
 		return db_failf(db, EPERM, "a session may revoke only its own delegations");
 	if (d.state != CORDON_DELEGATION_PENDING && (pending_only || d.state != CORDON_DELEGATION_ACTIVE))
-		return db_failf(db, EALREADY, "delegation is %s", state_name(d.state));
+		return db_failf(db, EALREADY, "delegation is %s", cordon_delegation_state_to_string(d.state));
 	r = end_cas(db, id, d.state, to);
 	if (r < 0)
 		return r;
@@ -409,9 +388,14 @@ int cordon_delegation_revoke(struct cordon_db *db, const struct cordon_actor *ac
 		       actor->kind == CORDON_ACTOR_OPERATOR ? "operator-revoked" : "session-revoked", false);
 }
 
+#define N_STATES (CORDON_DELEGATION_REFUSED + 1)
+
+/* Ends, one at a time, every delegation select_sql finds: ?1 is arg_text
+ * (when not NULL) or arg_int (when >= 0), and "state IN (?2, ..., ?6)" is
+ * bound to from_states. */
 static int end_where(struct cordon_db *db, const struct cordon_actor *actor, const char *select_sql,
-		     const char *arg_text, int64_t arg_int, enum cordon_delegation_state to, const char *reason,
-		     uint64_t *ret_n)
+		     const char *arg_text, int64_t arg_int, uint32_t from_states, enum cordon_delegation_state to,
+		     const char *reason, uint64_t *ret_n)
 {
 	uint64_t n = 0;
 	int r;
@@ -426,6 +410,8 @@ static int end_where(struct cordon_db *db, const struct cordon_actor *actor, con
 		if (arg_text && (r = db_bind_text(db, st, 1, arg_text)) < 0)
 			return r;
 		if (!arg_text && arg_int >= 0 && (r = db_bind_int64(db, st, 1, arg_int)) < 0)
+			return r;
+		if ((r = db_bind_states(db, st, 2, N_STATES, from_states)) < 0)
 			return r;
 		r = db_step_row(db, st);
 		if (r < 0)
@@ -447,16 +433,19 @@ static int end_where(struct cordon_db *db, const struct cordon_actor *actor, con
 	return 0;
 }
 
+#define OUTSTANDING (CORDON_STATE_BIT(CORDON_DELEGATION_PENDING) | CORDON_STATE_BIT(CORDON_DELEGATION_ACTIVE))
+
 int delegations_end_all_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *session,
 			   const char *reason, uint64_t *ret_n)
 {
 	if (session)
 		return end_where(db, actor,
-				 "SELECT " DROW_COLUMNS
-				 " FROM delegations WHERE state IN (0, 1) AND session = ?1 LIMIT 1",
-				 session, -1, CORDON_DELEGATION_REVOKED, reason, ret_n);
-	return end_where(db, actor, "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (0, 1) LIMIT 1", NULL, -1,
-			 CORDON_DELEGATION_REVOKED, reason, ret_n);
+				 "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (?2, ?3, ?4, ?5, ?6) "
+				 "AND session = ?1 LIMIT 1",
+				 session, -1, OUTSTANDING, CORDON_DELEGATION_REVOKED, reason, ret_n);
+	return end_where(db, actor,
+			 "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (?2, ?3, ?4, ?5, ?6) LIMIT 1", NULL,
+			 -1, OUTSTANDING, CORDON_DELEGATION_REVOKED, reason, ret_n);
 }
 
 int cordon_delegations_expire(struct cordon_db *db, uint64_t *ret_n)
@@ -470,9 +459,10 @@ int cordon_delegations_expire(struct cordon_db *db, uint64_t *ret_n)
 	if (r < 0)
 		return r;
 	r = end_where(db, &sys,
-		      "SELECT " DROW_COLUMNS
-		      " FROM delegations WHERE state = 1 AND expires_at IS NOT NULL AND expires_at <= ?1 LIMIT 1",
-		      NULL, (int64_t)cordon_db_now(db), CORDON_DELEGATION_EXPIRED, "lifetime", &n);
+		      "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (?2, ?3, ?4, ?5, ?6) "
+		      "AND expires_at IS NOT NULL AND expires_at <= ?1 LIMIT 1",
+		      NULL, (int64_t)cordon_db_now(db), CORDON_STATE_BIT(CORDON_DELEGATION_ACTIVE),
+		      CORDON_DELEGATION_EXPIRED, "lifetime", &n);
 	if (r < 0)
 		return r;
 	r = db_tx_commit(&tx);
@@ -483,33 +473,45 @@ int cordon_delegations_expire(struct cordon_db *db, uint64_t *ret_n)
 	return 0;
 }
 
+int delegations_prune_tx(struct cordon_db *db, uint64_t cutoff, uint64_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(
+		db, "DELETE FROM delegations WHERE state IN (?2, ?3, ?4) AND coalesce(ended_at, created_at) < ?1", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)cutoff)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_DELEGATION_REVOKED)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, CORDON_DELEGATION_EXPIRED)) < 0 ||
+	    (r = db_bind_int64(db, st, 4, CORDON_DELEGATION_REFUSED)) < 0)
+		return r;
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	*ret_n = (uint64_t)sqlite3_changes(db->sql);
+	return 0;
+}
+
+int delegations_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
+{
+	return db_count_in_states(db, "SELECT count(*) FROM delegations WHERE state IN (?1, ?2, ?3, ?4, ?5)", N_STATES,
+				  states, ret);
+}
+
 void cordon_delegations_free(struct cordon_delegation_info *v)
 {
 	free(v);
 }
 
-int cordon_delegations_active(struct cordon_db *db, const char *connector, struct cordon_delegation_info **ret,
-			      size_t *ret_n)
+/* Collects the rows st returns into a malloc'd array. */
+static int drows_collect(struct cordon_db *db, sqlite3_stmt *st, struct cordon_delegation_info **ret, size_t *ret_n)
 {
-	return cordon_delegations_list(db, connector, CORDON_DELEGATION_ACTIVE, ret, ret_n);
-}
-
-int cordon_delegations_list(struct cordon_db *db, const char *connector, int state, struct cordon_delegation_info **ret,
-			    size_t *ret_n)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	struct cordon_delegation_info *v = NULL;
 	size_t n = 0;
 	int r;
 
-	r = db_prepare(db,
-		       "SELECT " DROW_COLUMNS " FROM delegations WHERE connector = ?1 AND (?2 < 0 OR state = ?2) "
-		       "ORDER BY created_at, id",
-		       &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_int64(db, st, 2, state)) < 0)
-		return r;
 	for (;;) {
 		struct cordon_delegation_info *nv;
 
@@ -531,6 +533,48 @@ int cordon_delegations_list(struct cordon_db *db, const char *connector, int sta
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+int cordon_delegations_active(struct cordon_db *db, const char *connector, struct cordon_delegation_info **ret,
+			      size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db,
+		       "SELECT " DROW_COLUMNS " FROM delegations WHERE connector = ?1 AND state = ?2 "
+		       "ORDER BY created_at, id",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, CORDON_DELEGATION_ACTIVE)) < 0)
+		return r;
+	return drows_collect(db, st, ret, ret_n);
+}
+
+int cordon_delegations_list(struct cordon_db *db, const struct cordon_list_filter *f,
+			    struct cordon_delegation_info **ret, size_t *ret_n)
+{
+	static const struct cordon_list_filter every = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!f)
+		f = &every;
+	r = db_prepare(db,
+		       f->newest_first ? "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (?1, ?2, ?3, ?4, ?5) "
+					 "AND (?6 IS NULL OR connector = ?6) ORDER BY created_at DESC, id LIMIT ?7"
+				       : "SELECT " DROW_COLUMNS " FROM delegations WHERE state IN (?1, ?2, ?3, ?4, ?5) "
+					 "AND (?6 IS NULL OR connector = ?6) ORDER BY created_at, id LIMIT ?7",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_states(db, st, 1, N_STATES, f->states)) < 0 ||
+	    (r = db_bind_text(db, st, 6, f->connector)) < 0 ||
+	    (r = db_bind_int64(db, st, 7, f->limit ? (int64_t)f->limit : -1)) < 0)
+		return r;
+	return drows_collect(db, st, ret, ret_n);
 }
 
 int cordon_delegations_views(const struct cordon_delegation_info *v, size_t n, struct cordon_delegation_view **ret)

@@ -79,9 +79,13 @@ int cordon_delegations_active(struct cordon_db *db, const char *connector, struc
 			      size_t *ret_n);
 void cordon_delegations_free(struct cordon_delegation_info *v);
 
-/* Every delegation of a connector in `state` (all states when < 0). */
-int cordon_delegations_list(struct cordon_db *db, const char *connector, int state, struct cordon_delegation_info **ret,
-			    size_t *ret_n);
+/* The delegations the filter selects (NULL: every delegation, oldest
+ * first), for the operator surface: a malloc'd array as above. */
+int cordon_delegations_list(struct cordon_db *db, const struct cordon_list_filter *f,
+			    struct cordon_delegation_info **ret, size_t *ret_n);
+
+/* "pending", "active", "revoked", "expired", "refused"; "invalid" out of range. */
+const char *cordon_delegation_state_to_string(enum cordon_delegation_state s);
 
 /* Views for cordon_authz_decide() borrowing v's strings; *ret is malloc'd. */
 int cordon_delegations_views(const struct cordon_delegation_info *v, size_t n, struct cordon_delegation_view **ret);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The grants table: the explicit set of tools each connector may call. */
+/* The grants table: the explicit set of tools each connector may call.
+ * Reads connectors (does the connector exist) and bumps the policy epoch
+ * (policy.c) on every change; revoke-all is composed in lifecycle.c. */
 #include "grants.h"
 
 #include <errno.h>
@@ -8,6 +10,7 @@
 #include "audit.h"
 #include "authz.h"
 #include "broker-private.h"
+#include "connectors.h"
 
 int grant_insert_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *connector, const char *tool)
 {
@@ -46,7 +49,7 @@ int cordon_grant_add(struct cordon_db *db, const struct cordon_actor *actor, con
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = connector_exists_tx(db, connector);
+	r = cordon_connector_exists(db, connector);
 	if (r < 0)
 		return r;
 	r = grant_insert_tx(db, actor, connector, tool);
@@ -69,7 +72,7 @@ int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, 
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = connector_exists_tx(db, connector);
+	r = cordon_connector_exists(db, connector);
 	if (r < 0)
 		return r;
 	r = db_prepare(db, "DELETE FROM grants WHERE connector = ?1 AND tool = ?2", &st);
@@ -141,44 +144,17 @@ fail:
 	return r;
 }
 
-int cordon_revoke_all(struct cordon_db *db, const struct cordon_actor *actor, struct cordon_revoke_all_result *ret)
+int grants_delete_all_tx(struct cordon_db *db, uint64_t *ret_n)
 {
-	_cleanup_tx_ struct db_tx tx = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	struct cordon_revoke_all_result res = {};
 	int r;
 
-	if (!cordon_actor_is_operator(actor))
-		return db_failf(db, EPERM, "only an operator may revoke all");
-	r = db_tx_begin(db, &tx);
-	if (r < 0)
-		return r;
 	r = db_prepare(db, "DELETE FROM grants", &st);
 	if (r < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r < 0)
 		return r;
-	res.grants = (uint64_t)sqlite3_changes(db->sql);
-	r = approvals_revoke_tx(db, actor, APPROVALS_ALL, NULL, NULL, "revoke-all", &res.approvals);
-	if (r < 0)
-		return r;
-	r = delegations_end_all_tx(db, actor, NULL, "revoke-all", &res.delegations);
-	if (r < 0)
-		return r;
-	r = db_meta_add_tx(db, "policy_epoch", 1, NULL);
-	if (r < 0)
-		return r;
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_GRANT, .actor = actor,
-					 .state = "revoke-all",
-					 .count = (int64_t)(res.grants + res.approvals + res.delegations) };
-	r = audit_append_tx(db, &ev);
-	if (r < 0)
-		return r;
-	r = db_tx_commit(&tx);
-	if (r < 0)
-		return r;
-	if (ret)
-		*ret = res;
+	*ret_n = (uint64_t)sqlite3_changes(db->sql);
 	return 0;
 }

@@ -26,7 +26,7 @@ int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, 
  * strings (free with strv_free, strv.h) and its length. */
 int cordon_grants_list(struct cordon_db *db, const char *connector, char ***ret, size_t *ret_n);
 
-/* revoke-all: in ONE transaction, empties every grant of every connector,
+/* revoke-all (lifecycle.c): in ONE transaction, empties every grant of every connector,
  * revokes every requested or approved approval and ends every pending or
  * active delegation; bumps the policy epoch. Operator only. */
 struct cordon_revoke_all_result {

@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "broker-private.h"
+#include "connectors.h"
 #include "canon.h"
 #include "crypto.h"
 #include "hex-util.h"
@@ -98,27 +99,16 @@ void cordon_inventory_record_view(const struct cordon_inventory_record *r, struc
 						.pinned_fingerprint = r->pinned_fingerprint };
 }
 
-static int load_record(struct cordon_db *db, const char *connector, const char *tool,
-		       struct cordon_inventory_record *ret)
+#define RECORD_COLUMNS                                                                                                 \
+	"connector, name, state, fingerprint, definition, claims, pinned_fingerprint, pinned_definition, first_seen, " \
+	"updated_at, coalesce(reviewed_at, 0), reviewed_by"
+
+/* One row of RECORD_COLUMNS into *ret (owning its strings). */
+static int record_read(sqlite3_stmt *st, struct cordon_inventory_record *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	struct cordon_inventory_record rec = {};
 	int r;
 
-	r = db_prepare(db,
-		       "SELECT connector, name, state, fingerprint, definition, claims, pinned_fingerprint, "
-		       "pinned_definition, first_seen, updated_at, coalesce(reviewed_at, 0), reviewed_by "
-		       "FROM tool_inventory WHERE connector = ?1 AND name = ?2",
-		       &st);
-	if (r < 0)
-		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, tool)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return db_failf(db, ENOENT, "tool not in the inventory");
 	rec.state = (enum cordon_inventory_state)sqlite3_column_int(st, 2);
 	rec.first_seen = (uint64_t)sqlite3_column_int64(st, 8);
 	rec.updated_at = (uint64_t)sqlite3_column_int64(st, 9);
@@ -136,61 +126,67 @@ static int load_record(struct cordon_db *db, const char *connector, const char *
 	return 0;
 }
 
+static int load_record(struct cordon_db *db, const char *connector, const char *tool,
+		       struct cordon_inventory_record *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, "SELECT " RECORD_COLUMNS " FROM tool_inventory WHERE connector = ?1 AND name = ?2", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, tool)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return db_failf(db, ENOENT, "tool not in the inventory");
+	return record_read(st, ret);
+}
+
 int cordon_inventory_get(struct cordon_db *db, const char *connector, const char *tool,
 			 struct cordon_inventory_record *ret)
 {
 	return load_record(db, connector, tool, ret);
 }
 
-int cordon_inventory_list(struct cordon_db *db, const char *connector, cordon_inventory_cb cb, void *userdata)
+#define N_STATES (CORDON_INVENTORY_GONE + 1)
+
+int cordon_inventory_list(struct cordon_db *db, const char *connector, uint32_t states, cordon_inventory_cb cb,
+			  void *userdata)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	char **names = NULL;
-	size_t n = 0;
 	int r;
 
-	r = db_prepare(db, "SELECT name FROM tool_inventory WHERE connector = ?1 ORDER BY name", &st);
+	r = db_prepare(db,
+		       "SELECT " RECORD_COLUMNS " FROM tool_inventory WHERE connector = ?1 "
+		       "AND state IN (?2, ?3, ?4, ?5) ORDER BY name",
+		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_states(db, st, 2, N_STATES, states)) < 0)
 		return r;
 	for (;;) {
-		char **nn;
-
-		r = db_step_row(db, st);
-		if (r < 0)
-			goto out;
-		if (r == 0)
-			break;
-		nn = reallocarray(names, n + 1, sizeof(char *));
-		if (!nn) {
-			r = -ENOMEM;
-			goto out;
-		}
-		names = nn;
-		r = db_column_strdup(st, 0, &names[n]);
-		if (r < 0)
-			goto out;
-		n++;
-	}
-	db_stmt_release(TAKE_PTR(st));
-	for (size_t i = 0; i < n; i++) {
 		struct cordon_inventory_record rec;
 
-		r = load_record(db, connector, names[i], &rec);
+		r = db_step_row(db, st);
+		if (r <= 0)
+			return r;
+		r = record_read(st, &rec);
 		if (r < 0)
-			goto out;
+			return r;
 		r = cb(&rec, userdata);
 		cordon_inventory_record_done(&rec);
 		if (r < 0)
-			goto out;
+			return r;
 	}
-	r = 0;
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return r;
+}
+
+int inventory_count(struct cordon_db *db, uint32_t states, uint64_t *ret)
+{
+	return db_count_in_states(db, "SELECT count(*) FROM tool_inventory WHERE state IN (?1, ?2, ?3, ?4)", N_STATES,
+				  states, ret);
 }
 
 static int audit_inventory(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
@@ -243,7 +239,7 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 
 		r = db_prepare(db,
 			       "INSERT INTO tool_inventory(connector, name, state, fingerprint, definition, claims, "
-			       "first_seen, updated_at) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?6, ?6)",
+			       "first_seen, updated_at) VALUES (?1, ?2, ?7, ?3, ?4, ?5, ?6, ?6)",
 			       &st);
 		if (r < 0)
 			return r;
@@ -251,7 +247,8 @@ static int sync_one(struct cordon_db *db, const struct cordon_actor *actor, cons
 		    (r = db_bind_text(db, st, 3, t->fingerprint)) < 0 ||
 		    (r = db_bind_text(db, st, 4, t->definition)) < 0 ||
 		    (r = db_bind_text(db, st, 5, t->claims ? t->claims : "{}")) < 0 ||
-		    (r = db_bind_int64(db, st, 6, (int64_t)now)) < 0)
+		    (r = db_bind_int64(db, st, 6, (int64_t)now)) < 0 ||
+		    (r = db_bind_int64(db, st, 7, CORDON_INVENTORY_PENDING_REVIEW)) < 0)
 			return r;
 		r = db_step_done(db, st);
 		if (r < 0)
@@ -301,10 +298,10 @@ static int mark_gone(struct cordon_db *db, const struct cordon_actor *actor, con
 	size_t n_gone = 0;
 	int r;
 
-	r = db_prepare(db, "SELECT name FROM tool_inventory WHERE connector = ?1 AND state != 3", &st);
+	r = db_prepare(db, "SELECT name FROM tool_inventory WHERE connector = ?1 AND state != ?2", &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_int64(db, st, 2, CORDON_INVENTORY_GONE)) < 0)
 		return r;
 	for (;;) {
 		const char *name;
@@ -336,12 +333,13 @@ static int mark_gone(struct cordon_db *db, const struct cordon_actor *actor, con
 	db_stmt_release(TAKE_PTR(st));
 	for (size_t i = 0; i < n_gone; i++) {
 		r = db_prepare(
-			db, "UPDATE tool_inventory SET state = 3, updated_at = ?3 WHERE connector = ?1 AND name = ?2",
+			db, "UPDATE tool_inventory SET state = ?4, updated_at = ?3 WHERE connector = ?1 AND name = ?2",
 			&st);
 		if (r < 0)
 			goto out;
 		if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, gone[i])) < 0 ||
-		    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0)
+		    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0 ||
+		    (r = db_bind_int64(db, st, 4, CORDON_INVENTORY_GONE)) < 0)
 			goto out;
 		r = db_step_done(db, st);
 		db_stmt_release(TAKE_PTR(st));
@@ -385,7 +383,7 @@ int cordon_inventory_sync(struct cordon_db *db, const struct cordon_actor *actor
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = connector_exists_tx(db, connector);
+	r = cordon_connector_exists(db, connector);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -435,14 +433,15 @@ int cordon_inventory_review(struct cordon_db *db, const struct cordon_actor *act
 
 	cordon_actor_describe(actor, who, sizeof(who));
 	r = db_prepare(db,
-		       "UPDATE tool_inventory SET state = 1, pinned_fingerprint = fingerprint, "
+		       "UPDATE tool_inventory SET state = ?5, pinned_fingerprint = fingerprint, "
 		       "pinned_definition = definition, reviewed_at = ?3, reviewed_by = ?4, updated_at = ?3 "
 		       "WHERE connector = ?1 AND name = ?2",
 		       &st);
 	if (r < 0)
 		return r;
 	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, tool)) < 0 ||
-	    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0 || (r = db_bind_text(db, st, 4, who)) < 0)
+	    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0 || (r = db_bind_text(db, st, 4, who)) < 0 ||
+	    (r = db_bind_int64(db, st, 5, CORDON_INVENTORY_REVIEWED)) < 0)
 		return r;
 	r = db_step_done(db, st);
 	if (r < 0)

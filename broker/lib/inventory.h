@@ -74,10 +74,14 @@ int cordon_inventory_get(struct cordon_db *db, const char *connector, const char
 			 struct cordon_inventory_record *ret);
 void cordon_inventory_record_done(struct cordon_inventory_record *r);
 
-/* Calls cb for each inventory entry of a connector, by name (the record is
- * borrowed for the call). cb returning < 0 stops and is returned. */
+/* Calls cb for each inventory entry of a connector in one of `states`
+ * (CORDON_STATE_BIT()s of enum cordon_inventory_state; 0: every state), by
+ * name, all read by one query. The record is borrowed for the call; cb must
+ * not change the database (the walk holds a read cursor). cb returning < 0
+ * stops and is returned. */
 typedef int (*cordon_inventory_cb)(const struct cordon_inventory_record *rec, void *userdata);
-int cordon_inventory_list(struct cordon_db *db, const char *connector, cordon_inventory_cb cb, void *userdata);
+int cordon_inventory_list(struct cordon_db *db, const char *connector, uint32_t states, cordon_inventory_cb cb,
+			  void *userdata);
 
 /* A view for cordon_authz_decide() borrowing r's strings. */
 void cordon_inventory_record_view(const struct cordon_inventory_record *r, struct cordon_inventory_entry *ret);

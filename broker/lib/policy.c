@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The first-party risk policy (risk_policy table) and the policy epoch. */
+/* The first-party risk policy (risk_policy table) and the policy epoch.
+ * Reads connectors (existence, default risk); an epoch bump revokes every
+ * outstanding approval (approvals.c). */
 #include "policy.h"
 
 #include <errno.h>
@@ -9,14 +11,28 @@
 #include "approvals.h"
 #include "audit.h"
 #include "broker-private.h"
+#include "connectors.h"
 
-int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *reason,
-			 uint64_t *ret_epoch)
+int policy_epoch_add_tx(struct cordon_db *db, uint64_t *ret_epoch)
 {
 	int64_t epoch;
 	int r;
 
 	r = db_meta_add_tx(db, "policy_epoch", 1, &epoch);
+	if (r < 0)
+		return r;
+	if (ret_epoch)
+		*ret_epoch = (uint64_t)epoch;
+	return 0;
+}
+
+int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *reason,
+			 uint64_t *ret_epoch)
+{
+	uint64_t epoch;
+	int r;
+
+	r = policy_epoch_add_tx(db, &epoch);
 	if (r < 0)
 		return r;
 	/* Bindings include the epoch, so old approvals could never verify
@@ -25,7 +41,7 @@ int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor,
 	if (r < 0)
 		return r;
 	if (ret_epoch)
-		*ret_epoch = (uint64_t)epoch;
+		*ret_epoch = epoch;
 	return 0;
 }
 
@@ -34,16 +50,18 @@ int policy_upsert_tx(struct cordon_db *db, const char *connector, const char *to
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
-	/* tier -1: keep (NULL = default); replay -1: keep. */
+	/* tier -1: keep (NULL = default); replay -1: keep (a new row: ?5,
+	 * unsafe). */
 	r = db_prepare(db,
-		       "INSERT INTO risk_policy(connector, tool, tier, replay) VALUES (?1, ?2, ?3, coalesce(?4, 0)) "
+		       "INSERT INTO risk_policy(connector, tool, tier, replay) VALUES (?1, ?2, ?3, coalesce(?4, ?5)) "
 		       "ON CONFLICT(connector, tool) DO UPDATE SET "
 		       "tier = coalesce(excluded.tier, risk_policy.tier), "
 		       "replay = coalesce(?4, risk_policy.replay)",
 		       &st);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, tool)) < 0)
+	if ((r = db_bind_text(db, st, 1, connector)) < 0 || (r = db_bind_text(db, st, 2, tool)) < 0 ||
+	    (r = db_bind_int64(db, st, 5, CORDON_REPLAY_UNSAFE)) < 0)
 		return r;
 	r = tier >= 0 ? db_bind_int64(db, st, 3, tier) : (sqlite3_bind_null(st, 3), 0);
 	if (r < 0)
@@ -67,7 +85,7 @@ int cordon_risk_set(struct cordon_db *db, const struct cordon_actor *actor, cons
 	r = db_tx_begin(db, &tx);
 	if (r < 0)
 		return r;
-	r = connector_exists_tx(db, connector);
+	r = cordon_connector_exists(db, connector);
 	if (r < 0)
 		return r;
 	r = policy_upsert_tx(db, connector, tool, (int)tier, -1);
@@ -105,19 +123,9 @@ int cordon_risk_policy_load(struct cordon_db *db, const char *connector, struct 
 	struct cordon_risk_policy_owned p = {};
 	int r;
 
-	r = db_prepare(db, "SELECT default_risk FROM connectors WHERE id = ?1", &st);
+	r = connector_default_risk(db, connector, &p.policy.default_risk);
 	if (r < 0)
 		return r;
-	if ((r = db_bind_text(db, st, 1, connector)) < 0)
-		return r;
-	r = db_step_row(db, st);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return db_failf(db, ENOENT, "unknown connector");
-	p.policy.default_risk = (enum cordon_risk)sqlite3_column_int(st, 0);
-	db_stmt_release(TAKE_PTR(st));
-
 	r = db_prepare(db, "SELECT tool, tier FROM risk_policy WHERE connector = ?1 AND tier IS NOT NULL", &st);
 	if (r < 0)
 		return r;
@@ -166,6 +174,6 @@ int cordon_tool_replay_class(struct cordon_db *db, const char *connector, const 
 	if (r < 0)
 		return r;
 	/* Unsafe unless the profile says safe: idempotentHint is never consulted. */
-	*ret = (r && sqlite3_column_int(st, 0) == 1) ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
+	*ret = (r && sqlite3_column_int(st, 0) == CORDON_REPLAY_SAFE) ? CORDON_REPLAY_SAFE : CORDON_REPLAY_UNSAFE;
 	return 0;
 }

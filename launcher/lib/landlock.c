@@ -33,6 +33,13 @@
 		  LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE)
 /* clang-format on */
 
+int cordon_landlock_abi(void)
+{
+	int abi = sys_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi < 0 ? negative_errno() : abi;
+}
+
 struct cordon_landlock_masks cordon_landlock_abi_masks(int abi)
 {
 	struct cordon_landlock_masks m = { 0, 0, 0 };

@@ -24,6 +24,10 @@ struct cordon_landlock_masks {
 	uint64_t scoped;
 };
 
+/* The running kernel's Landlock ABI version (>= 1), or -errno: -ENOSYS
+ * (not built in), -EOPNOTSUPP (disabled at boot). */
+int cordon_landlock_abi(void);
+
 /* Access rights every ABI up to `abi` handles (0 for abi <= 0). */
 struct cordon_landlock_masks cordon_landlock_abi_masks(int abi);
 

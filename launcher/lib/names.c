@@ -6,26 +6,40 @@
 #include "probe.h"
 #include "profile.h"
 
-static const char *const risk_names[] = {
+/* The only table of tier names: the profile loader parses with it, the
+ * broker binds approvals to and audits with these words. */
+const char *const cordon_risk_names[CORDON_RISK_COUNT] = {
 	[CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	  [CORDON_RISK_DESTRUCTIVE] = "destructive",
 	[CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
 };
 
 const char *cordon_risk_to_string(enum cordon_risk r)
 {
-	if ((unsigned)r >= sizeof(risk_names) / sizeof(risk_names[0]))
+	if ((unsigned)r >= CORDON_RISK_COUNT)
 		return NULL;
-	return risk_names[r];
+	return cordon_risk_names[r];
 }
 
 int cordon_risk_from_string(const char *s, enum cordon_risk *ret)
 {
-	for (unsigned i = 0; i < sizeof(risk_names) / sizeof(risk_names[0]); i++)
-		if (s && strcmp(s, risk_names[i]) == 0) {
+	for (unsigned i = 0; i < CORDON_RISK_COUNT; i++)
+		if (s && strcmp(s, cordon_risk_names[i]) == 0) {
 			*ret = (enum cordon_risk)i;
 			return 0;
 		}
 	return -EINVAL;
+}
+
+const char *const cordon_replay_names[CORDON_REPLAY_COUNT] = {
+	[CORDON_REPLAY_UNSAFE] = "unsafe",
+	[CORDON_REPLAY_SAFE] = "safe",
+};
+
+const char *cordon_replay_to_string(enum cordon_replay r)
+{
+	if ((unsigned)r >= CORDON_REPLAY_COUNT)
+		return NULL;
+	return cordon_replay_names[r];
 }
 
 const char *cordon_access_to_string(enum cordon_fs_access a)

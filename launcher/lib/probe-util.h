@@ -3,8 +3,8 @@
 
 /* Helpers around the probe: rights per Landlock ABI, the mountinfo parser
  * (exposed for unit tests) and the per-control verdicts that the JSON and
- * human reports print and that the launcher can use to name a missing
- * control. */
+ * human reports print, the launcher's refusals and cordond's /health all
+ * read (the control-verdict table, probe-policy.c). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,10 +54,22 @@ enum cordon_probe_status {
 
 const char *cordon_probe_status_to_string(enum cordon_probe_status s);
 
+/* What a control that is not available means for a launch (the
+ * control-verdict table's "refuses" column). */
+enum cordon_control_kind {
+	CORDON_CONTROL_PROFILE, /* a profile control: refused when sandbox.require lists it, else run degraded */
+	CORDON_CONTROL_ALWAYS,	/* every launch needs it: refused when missing, whatever the profile */
+	CORDON_CONTROL_NEVER,	/* never refuses on its own (part of a profile control, or informational) */
+};
+
+/* "when-required", "always", "never". */
+const char *cordon_control_kind_to_string(enum cordon_control_kind k);
+
 /* One line of the report: a control, its verdict, what the kernel offers and,
  * unless available, what that means for a connector. */
 struct cordon_probe_row {
 	const char *control; /* stable name, e.g. "landlock", "cgroup-memory" */
+	enum cordon_control_kind kind;
 	enum cordon_probe_status status;
 	char detail[160];
 	char consequence[240]; /* "" when available */
@@ -65,36 +77,69 @@ struct cordon_probe_row {
 
 #define CORDON_PROBE_MAX_ROWS 32
 
-/* Fills rows[0..n) with the verdict on every control, in report order, and
- * returns n (at most max). */
-size_t cordon_probe_rows(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t max);
-
 struct cordon_profile;
 struct cordon_diag;
 
+/* The control-verdict table (probe-policy.c), one entry per control, in
+ * report order. cordon_control_rows() fills rows[0..n) with every entry's
+ * verdict for profile p and returns n (at most max); p NULL is the kernel on
+ * its own, where a profile control's state is the worst any profile meets.
+ * cordon_probe_rows() is that for no profile: the probe's report. */
+size_t cordon_control_rows(const struct cordon_caps *c, const struct cordon_profile *p, struct cordon_probe_row *rows,
+			   size_t max);
+size_t cordon_probe_rows(const struct cordon_caps *c, struct cordon_probe_row *rows, size_t max);
+
+/* The kernel's overall verdict, from the report's rows: unusable when a
+ * control every launch needs is missing (every launch is refused), degraded
+ * when a profile or always-required control is not available (launches
+ * that do not require it run without it; cordond's /health says degraded and
+ * names it), ok otherwise. Rows of kind never do not count. */
+enum cordon_kernel_verdict {
+	CORDON_KERNEL_OK,
+	CORDON_KERNEL_DEGRADED,
+	CORDON_KERNEL_UNUSABLE,
+};
+
+enum cordon_kernel_verdict cordon_probe_verdict(const struct cordon_probe_row *rows, size_t n);
+
+/* "ok", "degraded", "unusable". */
+const char *cordon_kernel_verdict_to_string(enum cordon_kernel_verdict v);
+
+/* Writes the capabilities cordon-launch needs and the caller lacks to
+ * ret_caps (capability numbers, in the order docs/kernel-matrix.md lists
+ * them; at most max) and returns how many it wrote. */
+size_t cordon_probe_caps_missing(const struct cordon_caps *c, unsigned *ret_caps, size_t max);
+
+/* Names for the report: "v2", "hybrid", "v1", "none"; "x86_64", "aarch64",
+ * ... ("unknown" for others). */
+const char *cordon_cgroup_layout_name(enum cordon_cgroup_layout l);
+const char *cordon_audit_arch_name(uint32_t audit_arch);
+
 /* What this kernel means for one profile, as docs/kernel-matrix.md
- * ("Controls") specifies. Returns 0 when the launch may go ahead and writes
- * *ret_degraded (if non-NULL) with the enum cordon_control bits whose control
- * is missing or degraded here (for /health: these ran without it, every other
- * control stayed on). Returns -EOPNOTSUPP and fills reterr_diag (step
- * "kernel", message naming the control and why) when a control the profile
- * requires is missing or the kernel lacks no_new_privs; -EPERM when the
- * caller lacks a capability every sandbox needs (CAP_SYS_ADMIN, CAP_SETUID,
- * CAP_SETGID). */
+ * ("Controls") specifies: cordon_control_refuse() with step "kernel".
+ * Returns 0 when the launch may go ahead and writes *ret_degraded (if
+ * non-NULL) with the enum cordon_control bits whose control is missing or
+ * degraded here (for /health: these ran without it, every other control
+ * stayed on). Returns -EOPNOTSUPP and fills reterr_diag (message naming the
+ * control and why) when a control the profile requires is missing or the
+ * kernel lacks no_new_privs; -EPERM when the caller lacks a capability every
+ * sandbox needs (CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID). */
 int cordon_probe_check_profile(const struct cordon_caps *c, const struct cordon_profile *p, unsigned *ret_degraded,
 			       struct cordon_diag *reterr_diag);
 
-/* The control-verdict table (probe-policy.c), one row per profile control.
- * cordon_control_verdict() writes the state of `control` for this kernel and
- * profile and, unless available, why (NUL-terminated, truncated to size);
- * returns 0, or -EINVAL for an unknown control or NULL arguments.
- * cordon_control_refuse() walks the table in order: the first control that
- * is missing and in p->require refuses, -EOPNOTSUPP with reterr_diag set
- * (step `step`, "required control '<name>' is missing: <why>"); otherwise
- * returns 0 and writes *ret_degraded (if non-NULL) with the bits of the
- * controls that are missing or degraded. The profile's choices only: the
- * always-required parts (no_new_privs, the caller's capabilities) are the
- * caller's. */
+/* cordon_control_verdict() writes the state of profile control `control`
+ * for this kernel and profile and, unless available, why (the row's detail,
+ * NUL-terminated, truncated to size); returns 0, or -EINVAL for an unknown
+ * control or NULL arguments.
+ * cordon_control_refuse() is the one place a launch is refused for a
+ * control: it walks the table's always-required entries, then its profile
+ * controls, each in table order. The first always-required control that is
+ * missing refuses with its own errno (-EOPNOTSUPP for no-new-privs, -EPERM
+ * for capabilities) and the row's detail as the message; then the first
+ * profile control that is missing and in p->require refuses, -EOPNOTSUPP
+ * with "required control '<name>' is missing: <detail>". reterr_diag gets
+ * step `step`. Otherwise it returns 0 and writes *ret_degraded (if non-NULL)
+ * with the bits of the profile controls that are missing or degraded. */
 int cordon_control_verdict(const struct cordon_caps *c, const struct cordon_profile *p, enum cordon_control control,
 			   enum cordon_probe_status *ret_status, char *why, size_t size);
 int cordon_control_refuse(const struct cordon_caps *c, const struct cordon_profile *p, const char *step,

@@ -75,152 +75,154 @@ static int parse_cidr(const char *s, struct cordon_net_rule *rule, char *fixed, 
 	return 0;
 }
 
-static int parse_ports(struct ctx *c, const struct node *n, struct cordon_net_rule *rule)
+static int parse_ports(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_net_rule *rule)
 {
 	int r, acc = 0;
 
-	r = profile_expect(c, n, NODE_SEQ);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_SEQ);
 	if (r < 0)
 		return r;
 	if (n->n_items == 0)
-		return profile_err(c, n, "must list at least 1 port");
+		return cordon_yaml_err(c, n, "must list at least 1 port");
 	if (n->n_items > 65535)
-		return profile_err(c, n, "must list at most 65535 ports");
+		return cordon_yaml_err(c, n, "must list at most 65535 ports");
 	rule->ports = calloc(n->n_items, sizeof(*rule->ports));
 	if (!rule->ports)
-		return profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+		return cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 	rule->n_ports = n->n_items;
 	for (size_t i = 0; i < n->n_items; i++) {
-		size_t m = profile_path_push_index(c, i);
+		size_t m = cordon_yaml_push_index(c, i);
 		uint64_t port;
 
-		if (profile_get_uint(c, n->items[i], 1, 65535, &port) < 0)
+		if (cordon_yaml_get_uint(c, n->items[i], 1, 65535, &port) < 0)
 			acc = -EINVAL;
 		else
 			rule->ports[i] = (uint16_t)port;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (acc == 0) {
-		r = profile_check_unique(c, n, 1);
+		r = cordon_yaml_check_unique(c, n, 1);
 		if (r < 0)
 			acc = r;
 	}
 	return acc;
 }
 
-int profile_parse_network(struct ctx *c, const struct node *n, struct cordon_profile *p)
+int profile_parse_network(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "mode", "allow" };
 	static const char *const modes[] = { [CORDON_NET_NONE] = "none", [CORDON_NET_ALLOWLIST] = "allowlist" };
 	static const char *const rule_keys[] = { "cidr", "ports", "protocol" };
 	static const char *const protos[] = { "tcp", "udp", "any" };
 	static const unsigned proto_bits[] = { CORDON_PROTO_TCP, CORDON_PROTO_UDP, CORDON_PROTO_ANY };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	p->net_mode = CORDON_NET_NONE;
 	if (v[0]) {
-		size_t m = profile_path_push_key(c, "mode");
+		size_t m = cordon_yaml_push_key(c, "mode");
 
-		if (v[0]->type == NODE_SCALAR && strcmp(v[0]->value, "unrestricted") == 0)
+		if (v[0]->type == CORDON_YAML_SCALAR && strcmp(v[0]->value, "unrestricted") == 0)
 			/* There is deliberately no way to say "any destination". */
-			acc = profile_err(
+			acc = cordon_yaml_err(
 				c, v[0],
 				"\"unrestricted\" does not exist: use none, or allowlist with the destinations the "
 				"connector needs");
-		else if (profile_get_enum(c, v[0], modes, ELEMENTSOF(modes), &u) < 0)
+		else if (cordon_yaml_get_enum(c, v[0], modes, ELEMENTSOF(modes), &u) < 0)
 			acc = -EINVAL;
 		else
 			p->net_mode = (enum cordon_net_mode)u;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (v[1]) {
-		size_t m = profile_path_push_key(c, "allow");
+		size_t m = cordon_yaml_push_key(c, "allow");
 
-		r = profile_expect(c, v[1], NODE_SEQ);
+		r = cordon_yaml_expect(c, v[1], CORDON_YAML_SEQ);
 		if (r >= 0 && v[1]->n_items > MAX_LIST)
-			r = profile_err(c, v[1], "must list at most %d entries", MAX_LIST);
+			r = cordon_yaml_err(c, v[1], "must list at most %d entries", MAX_LIST);
 		if (r >= 0 && v[1]->n_items > 0) {
 			p->net_allow = calloc(v[1]->n_items, sizeof(*p->net_allow));
 			if (!p->net_allow)
-				r = profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+				r = cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 		}
 		if (r < 0) {
 			acc = r;
-			profile_path_pop(c, m);
+			cordon_yaml_pop(c, m);
 			goto mode_check;
 		}
 		p->n_net_allow = v[1]->n_items;
 		for (size_t i = 0; i < v[1]->n_items; i++) {
-			const struct node *e = v[1]->items[i], *rv[ELEMENTSOF(rule_keys)];
+			const struct cordon_yaml_node *e = v[1]->items[i], *rv[ELEMENTSOF(rule_keys)];
 			struct cordon_net_rule *rule = &p->net_allow[i];
-			size_t mi = profile_path_push_index(c, i);
+			size_t mi = cordon_yaml_push_index(c, i);
 
 			rule->protocols = CORDON_PROTO_TCP;
-			if (profile_expect(c, e, NODE_MAP) < 0) {
+			if (cordon_yaml_expect(c, e, CORDON_YAML_MAP) < 0) {
 				acc = -EINVAL;
-				profile_path_pop(c, mi);
+				cordon_yaml_pop(c, mi);
 				continue;
 			}
-			if (profile_map_fields(c, e, rule_keys, ELEMENTSOF(rule_keys), rv) < 0)
+			if (cordon_yaml_map_fields(c, e, rule_keys, ELEMENTSOF(rule_keys), rv) < 0)
 				acc = -EINVAL;
 			if (!rv[0])
-				acc = profile_missing(c, e, "cidr");
+				acc = cordon_yaml_missing(c, e, "cidr");
 			else {
-				size_t mc = profile_path_push_key(c, "cidr");
+				size_t mc = cordon_yaml_push_key(c, "cidr");
 				char fixed[INET6_ADDRSTRLEN + 8];
 
-				if (profile_expect(c, rv[0], NODE_SCALAR) < 0)
+				if (cordon_yaml_expect(c, rv[0], CORDON_YAML_SCALAR) < 0)
 					acc = -EINVAL;
 				else {
 					r = parse_cidr(rv[0]->value, rule, fixed, sizeof(fixed));
 					if (r == -EDOM)
-						acc = profile_err(c, rv[0],
-								  "host bits are set in %s (the network is %s)",
-								  profile_quote(rv[0]).s, fixed);
+						acc = cordon_yaml_err(c, rv[0],
+								      "host bits are set in %s (the network is %s)",
+								      cordon_yaml_quote(rv[0]).s, fixed);
 					else if (r < 0)
-						acc = profile_err(
+						acc = cordon_yaml_err(
 							c, rv[0],
 							"must be an IPv4 or IPv6 network with a prefix length, like "
 							"192.0.2.0/24 or 2001:db8::/32 (got %s)",
-							profile_quote(rv[0]).s);
+							cordon_yaml_quote(rv[0]).s);
 				}
-				profile_path_pop(c, mc);
+				cordon_yaml_pop(c, mc);
 			}
 			if (!rv[1])
-				acc = profile_missing(c, e, "ports");
+				acc = cordon_yaml_missing(c, e, "ports");
 			else
-				WITH_KEY(c, "ports", &acc, parse_ports(c, rv[1], rule));
+				CORDON_YAML_WITH_KEY(c, "ports", &acc, parse_ports(c, rv[1], rule));
 			if (rv[2]) {
 				r = 0;
-				WITH_KEY(c, "protocol", &r, profile_get_enum(c, rv[2], protos, ELEMENTSOF(protos), &u));
+				CORDON_YAML_WITH_KEY(c, "protocol", &r,
+						     cordon_yaml_get_enum(c, rv[2], protos, ELEMENTSOF(protos), &u));
 				if (r < 0)
 					acc = r;
 				else
 					rule->protocols = proto_bits[u];
 			}
-			profile_path_pop(c, mi);
+			cordon_yaml_pop(c, mi);
 		}
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 mode_check:
-	if (p->net_mode == CORDON_NET_NONE && v[1] && v[1]->type == NODE_SEQ && v[1]->n_items > 0) {
-		size_t m = profile_path_push_key(c, "allow");
+	if (p->net_mode == CORDON_NET_NONE && v[1] && v[1]->type == CORDON_YAML_SEQ && v[1]->n_items > 0) {
+		size_t m = cordon_yaml_push_key(c, "allow");
 
-		acc = profile_err(c, v[1], "mode none allows no destinations (set mode: allowlist or remove allow)");
-		profile_path_pop(c, m);
+		acc = cordon_yaml_err(c, v[1],
+				      "mode none allows no destinations (set mode: allowlist or remove allow)");
+		cordon_yaml_pop(c, m);
 	}
-	if (p->net_mode == CORDON_NET_ALLOWLIST && (!v[1] || (v[1]->type == NODE_SEQ && v[1]->n_items == 0))) {
-		size_t m = profile_path_push_key(c, "mode");
+	if (p->net_mode == CORDON_NET_ALLOWLIST && (!v[1] || (v[1]->type == CORDON_YAML_SEQ && v[1]->n_items == 0))) {
+		size_t m = cordon_yaml_push_key(c, "mode");
 
-		acc = profile_err(c, v[0],
-				  "an allowlist needs at least one allow entry (use mode: none for no network)");
-		profile_path_pop(c, m);
+		acc = cordon_yaml_err(c, v[0],
+				      "an allowlist needs at least one allow entry (use mode: none for no network)");
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }

@@ -24,151 +24,153 @@
 
 /* ---- sections ---- */
 
-static int get_env_name(struct ctx *c, const struct node *n, char **ret)
+static int get_env_name(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, char **ret)
 {
-	int r = profile_expect(c, n, NODE_SCALAR);
+	int r = cordon_yaml_expect(c, n, CORDON_YAML_SCALAR);
 
 	if (r >= 0)
 		r = profile_check_env_name(c, n);
 	if (r >= 0)
-		r = profile_get_string(c, n, MAX_ENV_NAME, ret);
+		r = cordon_yaml_get_string(c, n, MAX_ENV_NAME, ret);
 	return r;
 }
 
-static int parse_env(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_env(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "pass", "set" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	int r, acc = 0;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "pass", &acc,
-			 profile_get_string_list(c, v[0], 0, MAX_LIST, profile_check_env_name, true, &p->env_pass,
-						 &p->n_env_pass));
+		CORDON_YAML_WITH_KEY(c, "pass", &acc,
+				     cordon_yaml_get_string_list(c, v[0], 0, MAX_LIST, profile_check_env_name, true,
+								 &p->env_pass, &p->n_env_pass));
 	if (v[1]) {
-		size_t m = profile_path_push_key(c, "set");
+		size_t m = cordon_yaml_push_key(c, "set");
 
-		r = profile_expect(c, v[1], NODE_MAP);
-		if (r >= 0 && profile_map_size(v[1]) > MAX_LIST)
-			r = profile_err(c, v[1], "must list at most %d entries", MAX_LIST);
+		r = cordon_yaml_expect(c, v[1], CORDON_YAML_MAP);
+		if (r >= 0 && cordon_yaml_map_size(v[1]) > MAX_LIST)
+			r = cordon_yaml_err(c, v[1], "must list at most %d entries", MAX_LIST);
 		if (r >= 0) {
-			p->env_set = calloc(profile_map_size(v[1]), sizeof(*p->env_set));
-			if (!p->env_set && profile_map_size(v[1]) > 0)
-				r = profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+			p->env_set = calloc(cordon_yaml_map_size(v[1]), sizeof(*p->env_set));
+			if (!p->env_set && cordon_yaml_map_size(v[1]) > 0)
+				r = cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 		}
 		if (r >= 0) {
-			p->n_env_set = profile_map_size(v[1]);
-			for (size_t i = 0; i < profile_map_size(v[1]); i++) {
-				const struct node *key = v[1]->items[2 * i], *val = v[1]->items[2 * i + 1];
+			p->n_env_set = cordon_yaml_map_size(v[1]);
+			for (size_t i = 0; i < cordon_yaml_map_size(v[1]); i++) {
+				const struct cordon_yaml_node *key = v[1]->items[2 * i], *val = v[1]->items[2 * i + 1];
 				size_t mk;
 
-				if (key->type != NODE_SCALAR || profile_node_is_null(key)) {
-					acc = profile_err(c, key, "mapping keys must be strings, got %s",
-							  profile_describe(key).s);
+				if (key->type != CORDON_YAML_SCALAR || cordon_yaml_is_null(key)) {
+					acc = cordon_yaml_err(c, key, "mapping keys must be strings, got %s",
+							      cordon_yaml_describe(key).s);
 					continue;
 				}
-				mk = profile_path_push_key(c, key->value);
+				mk = cordon_yaml_push_key(c, key->value);
 				if (get_env_name(c, key, &p->env_set[i].name) < 0 ||
-				    profile_get_string(c, val, MAX_STRING, &p->env_set[i].value) < 0)
+				    cordon_yaml_get_string(c, val, MAX_STRING, &p->env_set[i].value) < 0)
 					acc = -EINVAL;
-				profile_path_pop(c, mk);
+				cordon_yaml_pop(c, mk);
 			}
-			r = profile_check_unique(c, v[1], 2);
+			r = cordon_yaml_check_unique(c, v[1], 2);
 		}
 		if (r < 0)
 			acc = r;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }
 
-static int parse_credentials(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_credentials(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "env", "file" };
 	int r, acc = 0;
 
-	r = profile_expect(c, n, NODE_SEQ);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_SEQ);
 	if (r < 0)
 		return r;
 	if (n->n_items > MAX_LIST)
-		return profile_err(c, n, "must list at most %d entries", MAX_LIST);
+		return cordon_yaml_err(c, n, "must list at most %d entries", MAX_LIST);
 	p->credentials = calloc(n->n_items, sizeof(*p->credentials));
 	if (!p->credentials && n->n_items > 0)
-		return profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+		return cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 	p->n_credentials = n->n_items;
 	for (size_t i = 0; i < n->n_items; i++) {
-		const struct node *e = n->items[i], *v[ELEMENTSOF(keys)];
-		size_t m = profile_path_push_index(c, i);
+		const struct cordon_yaml_node *e = n->items[i], *v[ELEMENTSOF(keys)];
+		size_t m = cordon_yaml_push_index(c, i);
 
-		if (profile_expect(c, e, NODE_MAP) < 0) {
+		if (cordon_yaml_expect(c, e, CORDON_YAML_MAP) < 0) {
 			acc = -EINVAL;
-			profile_path_pop(c, m);
+			cordon_yaml_pop(c, m);
 			continue;
 		}
-		if (profile_map_fields(c, e, keys, ELEMENTSOF(keys), v) < 0)
+		if (cordon_yaml_map_fields(c, e, keys, ELEMENTSOF(keys), v) < 0)
 			acc = -EINVAL;
 		if (!v[0])
-			acc = profile_missing(c, e, "env");
+			acc = cordon_yaml_missing(c, e, "env");
 		else {
-			WITH_KEY(c, "env", &acc, get_env_name(c, v[0], &p->credentials[i].env));
+			CORDON_YAML_WITH_KEY(c, "env", &acc, get_env_name(c, v[0], &p->credentials[i].env));
 		}
 		if (!v[1])
-			acc = profile_missing(c, e, "file");
+			acc = cordon_yaml_missing(c, e, "file");
 		else
-			WITH_KEY(c, "file", &acc, profile_get_path(c, v[1], &p->credentials[i].file));
-		profile_path_pop(c, m);
+			CORDON_YAML_WITH_KEY(c, "file", &acc, cordon_yaml_get_path(c, v[1], &p->credentials[i].file));
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }
 
-int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_profile *p,
-			    const struct node **ret_workdir)
+int profile_parse_connector(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p,
+			    const struct cordon_yaml_node **ret_workdir)
 {
 	static const char *const keys[] = { "description", "command", "workdir", "env", "credentials", "instances" };
 	static const char *const instances[] = { "per-session", "shared" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "description", &acc, profile_get_string(c, v[0], MAX_DESCRIPTION, &p->description));
+		CORDON_YAML_WITH_KEY(c, "description", &acc,
+				     cordon_yaml_get_string(c, v[0], MAX_DESCRIPTION, &p->description));
 	if (!v[1])
-		acc = profile_missing(c, n, "command");
+		acc = cordon_yaml_missing(c, n, "command");
 	else {
-		size_t m = profile_path_push_key(c, "command");
+		size_t m = cordon_yaml_push_key(c, "command");
 
-		r = profile_get_string_list(c, v[1], 1, MAX_COMMAND_ARGS, NULL, false, &p->command, &p->n_command);
+		r = cordon_yaml_get_string_list(c, v[1], 1, MAX_COMMAND_ARGS, NULL, false, &p->command, &p->n_command);
 		if (r < 0)
 			acc = r;
 		else if (!path_is_absolute_canonical(p->command[0])) {
-			size_t m0 = profile_path_push_index(c, 0);
+			size_t m0 = cordon_yaml_push_index(c, 0);
 
-			acc = profile_err(c, v[1]->items[0], "must be an absolute canonical path (got %s)",
-					  profile_quote(v[1]->items[0]).s);
-			profile_path_pop(c, m0);
+			acc = cordon_yaml_err(c, v[1]->items[0], "must be an absolute canonical path (got %s)",
+					      cordon_yaml_quote(v[1]->items[0]).s);
+			cordon_yaml_pop(c, m0);
 		}
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (v[2]) {
-		WITH_KEY(c, "workdir", &acc, profile_get_path(c, v[2], &p->workdir));
+		CORDON_YAML_WITH_KEY(c, "workdir", &acc, cordon_yaml_get_path(c, v[2], &p->workdir));
 		*ret_workdir = v[2];
 	}
 	if (v[3])
-		WITH_KEY(c, "env", &acc, parse_env(c, v[3], p));
+		CORDON_YAML_WITH_KEY(c, "env", &acc, parse_env(c, v[3], p));
 	if (v[4])
-		WITH_KEY(c, "credentials", &acc, parse_credentials(c, v[4], p));
+		CORDON_YAML_WITH_KEY(c, "credentials", &acc, parse_credentials(c, v[4], p));
 	p->instances = CORDON_INSTANCES_PER_SESSION;
 	if (v[5]) {
 		r = 0;
-		WITH_KEY(c, "instances", &r, profile_get_enum(c, v[5], instances, ELEMENTSOF(instances), &u));
+		CORDON_YAML_WITH_KEY(c, "instances", &r,
+				     cordon_yaml_get_enum(c, v[5], instances, ELEMENTSOF(instances), &u));
 		if (r < 0)
 			acc = r;
 		else
@@ -191,23 +193,23 @@ int profile_parse_connector(struct ctx *c, const struct node *n, struct cordon_p
 			clash = clash || (p->credentials[j].env && strcmp(p->credentials[j].env, e) == 0);
 		if (!clash)
 			continue;
-		m = profile_path_push_key(c, "credentials");
-		profile_path_push_index(c, i);
-		profile_path_push_key(c, "env");
-		acc = profile_err(c, profile_map_get(v[4]->items[i], "env"),
-				  "%s is already set by connector.env or another credential", e);
-		profile_path_pop(c, m);
+		m = cordon_yaml_push_key(c, "credentials");
+		cordon_yaml_push_index(c, i);
+		cordon_yaml_push_key(c, "env");
+		acc = cordon_yaml_err(c, cordon_yaml_map_get(v[4]->items[i], "env"),
+				      "%s is already set by connector.env or another credential", e);
+		cordon_yaml_pop(c, m);
 	}
 	for (size_t j = 0; j < p->n_env_set; j++) {
 		size_t m;
 
 		if (!p->env_set[j].name || !strv_contains_n(p->env_pass, p->n_env_pass, p->env_set[j].name))
 			continue;
-		m = profile_path_push_key(c, "env.set");
-		profile_path_push_key(c, p->env_set[j].name);
-		acc = profile_err(c, profile_map_get(v[3], "set"), "%s is both passed (env.pass) and set (env.set)",
-				  p->env_set[j].name);
-		profile_path_pop(c, m);
+		m = cordon_yaml_push_key(c, "env.set");
+		cordon_yaml_push_key(c, p->env_set[j].name);
+		acc = cordon_yaml_err(c, cordon_yaml_map_get(v[3], "set"),
+				      "%s is both passed (env.pass) and set (env.set)", p->env_set[j].name);
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }
@@ -219,54 +221,55 @@ static const char *const access_names[] = {
 };
 
 /* sandbox.filesystem.system (is_roots false) or .roots (true). */
-static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, struct cordon_fs_entry **ret,
-			    size_t *ret_n)
+static int parse_fs_entries(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, bool is_roots,
+			    struct cordon_fs_entry **ret, size_t *ret_n)
 {
 	static const char *const root_keys[] = { "path", "access", "at", "allow_uid0_owner" };
 	static const char *const bools[] = { "false", "true" };
 	struct cordon_fs_entry *e;
 	int r, acc = 0;
 
-	r = profile_expect(c, n, NODE_SEQ);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_SEQ);
 	if (r < 0)
 		return r;
 	if (n->n_items > MAX_LIST)
-		return profile_err(c, n, "must list at most %d entries", MAX_LIST);
+		return cordon_yaml_err(c, n, "must list at most %d entries", MAX_LIST);
 	e = calloc(n->n_items, sizeof(*e));
 	if (!e && n->n_items > 0)
-		return profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+		return cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 	*ret = e;
 	*ret_n = n->n_items;
 	for (size_t i = 0; i < n->n_items; i++) {
-		const struct node *item = n->items[i], *v[4];
-		size_t m = profile_path_push_index(c, i);
+		const struct cordon_yaml_node *item = n->items[i], *v[4];
+		size_t m = cordon_yaml_push_index(c, i);
 		unsigned a;
 
-		if (profile_expect(c, item, NODE_MAP) < 0) {
+		if (cordon_yaml_expect(c, item, CORDON_YAML_MAP) < 0) {
 			acc = -EINVAL;
-			profile_path_pop(c, m);
+			cordon_yaml_pop(c, m);
 			continue;
 		}
 		/* `at` exists for roots only: the runtime's own files are seen
 		 * where they are. */
-		if (profile_map_fields(c, item, root_keys, is_roots ? 4 : 2, v) < 0)
+		if (cordon_yaml_map_fields(c, item, root_keys, is_roots ? 4 : 2, v) < 0)
 			acc = -EINVAL;
 		if (!v[0])
-			acc = profile_missing(c, item, "path");
+			acc = cordon_yaml_missing(c, item, "path");
 		else
-			WITH_KEY(c, "path", &acc, profile_get_path(c, v[0], &e[i].path));
+			CORDON_YAML_WITH_KEY(c, "path", &acc, cordon_yaml_get_path(c, v[0], &e[i].path));
 		if (!v[1])
-			acc = profile_missing(c, item, "access");
+			acc = cordon_yaml_missing(c, item, "access");
 		else {
 			r = 0;
-			WITH_KEY(c, "access", &r,
-				 profile_get_enum(c, v[1], access_names, ELEMENTSOF(access_names), &a));
+			CORDON_YAML_WITH_KEY(c, "access", &r,
+					     cordon_yaml_get_enum(c, v[1], access_names, ELEMENTSOF(access_names), &a));
 			if (r >= 0 && !is_roots && a == CORDON_ACCESS_READ_WRITE)
-				WITH_KEY(c, "access", &r,
-					 profile_err(
-						 c, v[1],
-						 "system entries are read or read-exec (the runtime's files are never "
-						 "writable)"));
+				CORDON_YAML_WITH_KEY(
+					c, "access", &r,
+					cordon_yaml_err(
+						c, v[1],
+						"system entries are read or read-exec (the runtime's files are never "
+						"writable)"));
 			if (r < 0)
 				acc = r;
 			else
@@ -274,16 +277,17 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 		}
 		if (is_roots && v[2]) {
 			r = 0;
-			WITH_KEY(c, "at", &r, profile_get_path(c, v[2], &e[i].at));
+			CORDON_YAML_WITH_KEY(c, "at", &r, cordon_yaml_get_path(c, v[2], &e[i].at));
 			if (r >= 0 && strcmp(e[i].at, "/") == 0)
-				WITH_KEY(c, "at", &r,
-					 profile_err(c, v[2], "a root cannot replace the sandbox's \"/\""));
+				CORDON_YAML_WITH_KEY(
+					c, "at", &r,
+					cordon_yaml_err(c, v[2], "a root cannot replace the sandbox's \"/\""));
 			if (r < 0)
 				acc = r;
 		} else if (e[i].path) {
 			e[i].at = strdup(e[i].path);
 			if (!e[i].at)
-				acc = profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+				acc = cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 		}
 		/* The opt-in for a read-write root owned by uid 0 (issue 11):
 		 * meaningless, so refused, on any other access. */
@@ -291,25 +295,27 @@ static int parse_fs_entries(struct ctx *c, const struct node *n, bool is_roots, 
 			unsigned yes = 0;
 
 			r = 0;
-			WITH_KEY(c, "allow_uid0_owner", &r, profile_get_enum(c, v[3], bools, ELEMENTSOF(bools), &yes));
+			CORDON_YAML_WITH_KEY(c, "allow_uid0_owner", &r,
+					     cordon_yaml_get_enum(c, v[3], bools, ELEMENTSOF(bools), &yes));
 			if (r >= 0 && yes && v[1] && e[i].access != CORDON_ACCESS_READ_WRITE)
-				WITH_KEY(c, "allow_uid0_owner", &r,
-					 profile_err(c, v[3],
-						     "only a read-write root can be owned by uid 0 by permission"));
+				CORDON_YAML_WITH_KEY(
+					c, "allow_uid0_owner", &r,
+					cordon_yaml_err(c, v[3],
+							"only a read-write root can be owned by uid 0 by permission"));
 			if (r < 0)
 				acc = r;
 			else
 				e[i].allow_uid0_owner = yes;
 		}
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }
 
 /* Two entries that would appear at the same place inside the sandbox. The
  * error points at the later entry. */
-static int check_fs_clashes(struct ctx *c, const struct node *system, const struct node *roots,
-			    const struct cordon_profile *p)
+static int check_fs_clashes(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *system,
+			    const struct cordon_yaml_node *roots, const struct cordon_profile *p)
 {
 	int acc = 0;
 
@@ -328,10 +334,10 @@ static int check_fs_clashes(struct ctx *c, const struct node *system, const stru
 				other = "a system entry";
 		if (!other)
 			continue;
-		m = profile_path_push_key(c, "roots");
-		profile_path_push_index(c, i);
-		acc = profile_err(c, roots->items[i], "sandbox path %s is already used by %s", at, other);
-		profile_path_pop(c, m);
+		m = cordon_yaml_push_key(c, "roots");
+		cordon_yaml_push_index(c, i);
+		acc = cordon_yaml_err(c, roots->items[i], "sandbox path %s is already used by %s", at, other);
+		cordon_yaml_pop(c, m);
 	}
 	for (size_t i = 0; system && i < p->n_fs_system; i++)
 		for (size_t j = 0; j < i; j++) {
@@ -340,77 +346,81 @@ static int check_fs_clashes(struct ctx *c, const struct node *system, const stru
 			if (!p->fs_system[i].path || !p->fs_system[j].path ||
 			    strcmp(p->fs_system[i].path, p->fs_system[j].path) != 0)
 				continue;
-			m = profile_path_push_key(c, "system");
-			profile_path_push_index(c, i);
-			acc = profile_err(c, system->items[i], "%s is listed twice (first at line %u)",
-					  p->fs_system[i].path, system->items[j]->line);
-			profile_path_pop(c, m);
+			m = cordon_yaml_push_key(c, "system");
+			cordon_yaml_push_index(c, i);
+			acc = cordon_yaml_err(c, system->items[i], "%s is listed twice (first at line %u)",
+					      p->fs_system[i].path, system->items[j]->line);
+			cordon_yaml_pop(c, m);
 			break;
 		}
 	return acc;
 }
 
-static int parse_filesystem(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_filesystem(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "system", "roots", "ceiling", "tmp" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (!v[0])
-		acc = profile_missing(c, n, "system");
+		acc = cordon_yaml_missing(c, n, "system");
 	else
-		WITH_KEY(c, "system", &acc, parse_fs_entries(c, v[0], false, &p->fs_system, &p->n_fs_system));
+		CORDON_YAML_WITH_KEY(c, "system", &acc,
+				     parse_fs_entries(c, v[0], false, &p->fs_system, &p->n_fs_system));
 	if (v[1])
-		WITH_KEY(c, "roots", &acc, parse_fs_entries(c, v[1], true, &p->fs_roots, &p->n_fs_roots));
+		CORDON_YAML_WITH_KEY(c, "roots", &acc, parse_fs_entries(c, v[1], true, &p->fs_roots, &p->n_fs_roots));
 	if (v[2])
-		WITH_KEY(c, "ceiling", &acc,
-			 profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_ceiling_item, true, &p->ceiling,
-						 &p->n_ceiling));
+		CORDON_YAML_WITH_KEY(c, "ceiling", &acc,
+				     cordon_yaml_get_string_list(c, v[2], 0, MAX_LIST, profile_check_ceiling_item, true,
+								 &p->ceiling, &p->n_ceiling));
 	p->tmp_bytes = TMPFS_DEFAULT;
 	if (v[3])
-		WITH_KEY(c, "tmp", &acc, profile_get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
-	r = check_fs_clashes(c, v[0] && v[0]->type == NODE_SEQ ? v[0] : NULL,
-			     v[1] && v[1]->type == NODE_SEQ ? v[1] : NULL, p);
+		CORDON_YAML_WITH_KEY(c, "tmp", &acc,
+				     cordon_yaml_get_size(c, v[3], TMPFS_MIN, TMPFS_MAX, "1M to 16G", &p->tmp_bytes));
+	r = check_fs_clashes(c, v[0] && v[0]->type == CORDON_YAML_SEQ ? v[0] : NULL,
+			     v[1] && v[1]->type == CORDON_YAML_SEQ ? v[1] : NULL, p);
 	if (r < 0)
 		acc = r;
 	return acc;
 }
 
-static int parse_limits(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_limits(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "memory", "pids", "cpu", "nofile" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0])
-		WITH_KEY(c, "memory", &acc, profile_get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1024G", &p->mem_bytes));
+		CORDON_YAML_WITH_KEY(c, "memory", &acc,
+				     cordon_yaml_get_size(c, v[0], MEM_MIN, MEM_MAX, "4M to 1024G", &p->mem_bytes));
 	if (v[1])
-		WITH_KEY(c, "pids", &acc, profile_get_uint(c, v[1], PIDS_MIN, PIDS_MAX, &p->pids_max));
+		CORDON_YAML_WITH_KEY(c, "pids", &acc, cordon_yaml_get_uint(c, v[1], PIDS_MIN, PIDS_MAX, &p->pids_max));
 	if (v[2]) {
-		size_t m = profile_path_push_key(c, "cpu");
+		size_t m = cordon_yaml_push_key(c, "cpu");
 		uint64_t micro;
 
-		if (profile_expect(c, v[2], NODE_SCALAR) < 0)
+		if (cordon_yaml_expect(c, v[2], CORDON_YAML_SCALAR) < 0)
 			acc = -EINVAL;
-		else if (!v[2]->plain || profile_leading_zero(v[2]->value) ||
+		else if (!v[2]->plain || cordon_yaml_leading_zero(v[2]->value) ||
 			 parse_decimal_micro(v[2]->value, &micro) < 0 || micro < CPU_MIN_MICRO || micro > CPU_MAX_MICRO)
-			acc = profile_err(c, v[2],
-					  "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
-					  profile_quote(v[2]).s);
+			acc = cordon_yaml_err(c, v[2],
+					      "must be a number of CPUs from 0.01 to 1024, at most 6 decimals (got %s)",
+					      cordon_yaml_quote(v[2]).s);
 		else
 			p->cpu_micro = micro;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (v[3])
-		WITH_KEY(c, "nofile", &acc, profile_get_uint(c, v[3], NOFILE_MIN, NOFILE_MAX, &p->nofile));
+		CORDON_YAML_WITH_KEY(c, "nofile", &acc,
+				     cordon_yaml_get_uint(c, v[3], NOFILE_MIN, NOFILE_MAX, &p->nofile));
 	return acc;
 }
 
@@ -439,7 +449,7 @@ static void apply_limit_defaults(struct cordon_profile *p)
 	}
 }
 
-static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_seccomp(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "base", "allow", "deny", "action" };
 	static const char *const bases[] = { [CORDON_SECCOMP_DEFAULT] = "default", [CORDON_SECCOMP_STRICT] = "strict" };
@@ -448,33 +458,33 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 		[CORDON_SECCOMP_KILL] = "kill",
 		[CORDON_SECCOMP_LOG] = "log",
 	};
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0]) {
 		r = 0;
-		WITH_KEY(c, "base", &r, profile_get_enum(c, v[0], bases, ELEMENTSOF(bases), &u));
+		CORDON_YAML_WITH_KEY(c, "base", &r, cordon_yaml_get_enum(c, v[0], bases, ELEMENTSOF(bases), &u));
 		if (r < 0)
 			acc = r;
 		else
 			p->seccomp_base = (enum cordon_seccomp_base)u;
 	}
 	if (v[1])
-		WITH_KEY(c, "allow", &acc,
-			 profile_get_string_list(c, v[1], 0, MAX_LIST, profile_check_allowed_syscall, true,
-						 &p->seccomp_allow, &p->n_seccomp_allow));
+		CORDON_YAML_WITH_KEY(c, "allow", &acc,
+				     cordon_yaml_get_string_list(c, v[1], 0, MAX_LIST, profile_check_allowed_syscall,
+								 true, &p->seccomp_allow, &p->n_seccomp_allow));
 	if (v[2])
-		WITH_KEY(c, "deny", &acc,
-			 profile_get_string_list(c, v[2], 0, MAX_LIST, profile_check_syscall, true, &p->seccomp_deny,
-						 &p->n_seccomp_deny));
+		CORDON_YAML_WITH_KEY(c, "deny", &acc,
+				     cordon_yaml_get_string_list(c, v[2], 0, MAX_LIST, profile_check_syscall, true,
+								 &p->seccomp_deny, &p->n_seccomp_deny));
 	if (v[3]) {
 		r = 0;
-		WITH_KEY(c, "action", &r, profile_get_enum(c, v[3], actions, ELEMENTSOF(actions), &u));
+		CORDON_YAML_WITH_KEY(c, "action", &r, cordon_yaml_get_enum(c, v[3], actions, ELEMENTSOF(actions), &u));
 		if (r < 0)
 			acc = r;
 		else
@@ -485,35 +495,35 @@ static int parse_seccomp(struct ctx *c, const struct node *n, struct cordon_prof
 
 		if (!p->seccomp_deny[i] || !strv_contains_n(p->seccomp_allow, p->n_seccomp_allow, p->seccomp_deny[i]))
 			continue;
-		m = profile_path_push_key(c, "deny");
-		profile_path_push_index(c, i);
-		acc = profile_err(c, v[2]->items[i], "%s is in both allow and deny", p->seccomp_deny[i]);
-		profile_path_pop(c, m);
+		m = cordon_yaml_push_key(c, "deny");
+		cordon_yaml_push_index(c, i);
+		acc = cordon_yaml_err(c, v[2]->items[i], "%s is in both allow and deny", p->seccomp_deny[i]);
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }
 
-static int parse_require(struct ctx *c, const struct node *n, struct cordon_profile *p)
+static int parse_require(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const names[] = { "landlock", "seccomp", "cgroup", "namespaces", "network", "root_guard" };
 	int r, acc = 0;
 
-	r = profile_expect(c, n, NODE_SEQ);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_SEQ);
 	if (r < 0)
 		return r;
 	p->require = 0;
 	for (size_t i = 0; i < n->n_items; i++) {
-		size_t m = profile_path_push_index(c, i);
+		size_t m = cordon_yaml_push_index(c, i);
 		unsigned u;
 
-		if (profile_get_enum(c, n->items[i], names, ELEMENTSOF(names), &u) < 0)
+		if (cordon_yaml_get_enum(c, n->items[i], names, ELEMENTSOF(names), &u) < 0)
 			acc = -EINVAL;
 		else
 			p->require |= 1u << u;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (acc == 0)
-		acc = profile_check_unique(c, n, 1);
+		acc = cordon_yaml_check_unique(c, n, 1);
 	return acc;
 }
 
@@ -530,47 +540,47 @@ static bool user_name_is_valid(const char *s)
 	return true;
 }
 
-int profile_parse_sandbox(struct ctx *c, const struct node *n, struct cordon_profile *p)
+int profile_parse_sandbox(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "user", "filesystem", "network", "limits", "seccomp", "require" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	if (v[0]) {
-		size_t m = profile_path_push_key(c, "user");
+		size_t m = cordon_yaml_push_key(c, "user");
 
-		if (profile_expect(c, v[0], NODE_SCALAR) < 0)
+		if (cordon_yaml_expect(c, v[0], CORDON_YAML_SCALAR) < 0)
 			acc = -EINVAL;
 		else if (strcmp(v[0]->value, "dynamic") == 0)
 			p->user = NULL;
 		else if (strcmp(v[0]->value, "root") == 0)
-			acc = profile_err(c, v[0], "a connector never runs as root");
+			acc = cordon_yaml_err(c, v[0], "a connector never runs as root");
 		else if (!user_name_is_valid(v[0]->value))
-			acc = profile_err(
+			acc = cordon_yaml_err(
 				c, v[0], "must be dynamic or a user name ([a-z_][a-z0-9_-]*, at most 32 bytes; got %s)",
-				profile_quote(v[0]).s);
-		else if (profile_get_string(c, v[0], 32, &p->user) < 0)
+				cordon_yaml_quote(v[0]).s);
+		else if (cordon_yaml_get_string(c, v[0], 32, &p->user) < 0)
 			acc = -EINVAL;
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	if (!v[1])
-		acc = profile_missing(c, n, "filesystem");
+		acc = cordon_yaml_missing(c, n, "filesystem");
 	else
-		WITH_KEY(c, "filesystem", &acc, parse_filesystem(c, v[1], p));
+		CORDON_YAML_WITH_KEY(c, "filesystem", &acc, parse_filesystem(c, v[1], p));
 	p->net_mode = CORDON_NET_NONE;
 	if (v[2])
-		WITH_KEY(c, "network", &acc, profile_parse_network(c, v[2], p));
+		CORDON_YAML_WITH_KEY(c, "network", &acc, profile_parse_network(c, v[2], p));
 	if (v[3])
-		WITH_KEY(c, "limits", &acc, parse_limits(c, v[3], p));
+		CORDON_YAML_WITH_KEY(c, "limits", &acc, parse_limits(c, v[3], p));
 	apply_limit_defaults(p);
 	if (v[4])
-		WITH_KEY(c, "seccomp", &acc, parse_seccomp(c, v[4], p));
+		CORDON_YAML_WITH_KEY(c, "seccomp", &acc, parse_seccomp(c, v[4], p));
 	p->require = REQUIRE_DEFAULT;
 	if (v[5])
-		WITH_KEY(c, "require", &acc, parse_require(c, v[5], p));
+		CORDON_YAML_WITH_KEY(c, "require", &acc, parse_require(c, v[5], p));
 	return acc;
 }

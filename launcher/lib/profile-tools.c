@@ -20,11 +20,6 @@
 #include "fd-util.h"
 #include "parse-util.h"
 
-static const char *const risk_names[] = {
-	[CORDON_RISK_READ] = "read", [CORDON_RISK_WRITE] = "write",	  [CORDON_RISK_DESTRUCTIVE] = "destructive",
-	[CORDON_RISK_HIGH] = "high", [CORDON_RISK_CRITICAL] = "critical",
-};
-
 /* tools.risk and tools.replay: a mapping of tool name to one word of a
  * vocabulary, stored into the profile through the table's callbacks. */
 struct tool_table {
@@ -75,12 +70,10 @@ static void replay_set(struct cordon_profile *p, size_t i, unsigned value)
 	p->replay[i].replay = (enum cordon_replay)value;
 }
 
-static const char *const replay_names[] = { [CORDON_REPLAY_UNSAFE] = "unsafe", [CORDON_REPLAY_SAFE] = "safe" };
-
 static const struct tool_table risk_table = {
 	.key = "risk",
-	.names = risk_names,
-	.n_names = ELEMENTSOF(risk_names),
+	.names = cordon_risk_names,
+	.n_names = CORDON_RISK_COUNT,
 	.alloc = risk_alloc,
 	.tool = risk_tool,
 	.set = risk_set,
@@ -88,8 +81,8 @@ static const struct tool_table risk_table = {
 
 static const struct tool_table replay_table = {
 	.key = "replay",
-	.names = replay_names,
-	.n_names = ELEMENTSOF(replay_names),
+	.names = cordon_replay_names,
+	.n_names = CORDON_REPLAY_COUNT,
 	/* A typo here would silently mean "unsafe". */
 	.must_be_risk_named = true,
 	.alloc = replay_alloc,
@@ -97,62 +90,64 @@ static const struct tool_table replay_table = {
 	.set = replay_set,
 };
 
-static int parse_tool_table(struct ctx *c, const struct node *t, const struct tool_table *tt, struct cordon_profile *p)
+static int parse_tool_table(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *t, const struct tool_table *tt,
+			    struct cordon_profile *p)
 {
-	size_t m = profile_path_push_key(c, tt->key);
+	size_t m = cordon_yaml_push_key(c, tt->key);
 	unsigned u;
 	int r, acc = 0;
 
-	r = profile_expect(c, t, NODE_MAP);
-	if (r >= 0 && profile_map_size(t) > MAX_LIST)
-		r = profile_err(c, t, "must list at most %d entries", MAX_LIST);
-	if (r >= 0 && profile_map_size(t) > 0 && tt->alloc(p, profile_map_size(t)) < 0)
-		r = profile_err_at(c, ENOMEM, 0, 0, "out of memory");
+	r = cordon_yaml_expect(c, t, CORDON_YAML_MAP);
+	if (r >= 0 && cordon_yaml_map_size(t) > MAX_LIST)
+		r = cordon_yaml_err(c, t, "must list at most %d entries", MAX_LIST);
+	if (r >= 0 && cordon_yaml_map_size(t) > 0 && tt->alloc(p, cordon_yaml_map_size(t)) < 0)
+		r = cordon_yaml_err_at(c, ENOMEM, 0, 0, "out of memory");
 	if (r >= 0) {
-		for (size_t i = 0; i < profile_map_size(t); i++) {
-			const struct node *key = t->items[2 * i], *val = t->items[2 * i + 1];
+		for (size_t i = 0; i < cordon_yaml_map_size(t); i++) {
+			const struct cordon_yaml_node *key = t->items[2 * i], *val = t->items[2 * i + 1];
 			size_t mk;
 
-			if (profile_expect(c, key, NODE_SCALAR) < 0) {
+			if (cordon_yaml_expect(c, key, CORDON_YAML_SCALAR) < 0) {
 				acc = -EINVAL;
 				continue;
 			}
-			mk = profile_path_push_key(c, key->value);
+			mk = cordon_yaml_push_key(c, key->value);
 			if (profile_check_tool_name(c, key) < 0 ||
-			    profile_get_string(c, key, MAX_TOOL_NAME, tt->tool(p, i)) < 0 ||
-			    profile_get_enum(c, val, tt->names, tt->n_names, &u) < 0)
+			    cordon_yaml_get_string(c, key, MAX_TOOL_NAME, tt->tool(p, i)) < 0 ||
+			    cordon_yaml_get_enum(c, val, tt->names, tt->n_names, &u) < 0)
 				acc = -EINVAL;
 			else {
 				tt->set(p, i, u);
 				if (tt->must_be_risk_named && !cordon_profile_tool_risk_named(p, key->value))
-					acc = profile_err(c, key, "tool %s is not named in tools.risk",
-							  profile_quote(key).s);
+					acc = cordon_yaml_err(c, key, "tool %s is not named in tools.risk",
+							      cordon_yaml_quote(key).s);
 			}
-			profile_path_pop(c, mk);
+			cordon_yaml_pop(c, mk);
 		}
-		r = profile_check_unique(c, t, 2);
+		r = cordon_yaml_check_unique(c, t, 2);
 	}
 	if (r < 0)
 		acc = r;
-	profile_path_pop(c, m);
+	cordon_yaml_pop(c, m);
 	return acc;
 }
 
-int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profile *p)
+int profile_parse_tools(struct cordon_yaml_ctx *c, const struct cordon_yaml_node *n, struct cordon_profile *p)
 {
 	static const char *const keys[] = { "default_risk", "risk", "replay", "grant" };
-	const struct node *v[ELEMENTSOF(keys)];
+	const struct cordon_yaml_node *v[ELEMENTSOF(keys)];
 	unsigned u;
 	int r, acc;
 
-	r = profile_expect(c, n, NODE_MAP);
+	r = cordon_yaml_expect(c, n, CORDON_YAML_MAP);
 	if (r < 0)
 		return r;
-	acc = profile_map_fields(c, n, keys, ELEMENTSOF(keys), v);
+	acc = cordon_yaml_map_fields(c, n, keys, ELEMENTSOF(keys), v);
 	p->default_risk = CORDON_RISK_HIGH;
 	if (v[0]) {
 		r = 0;
-		WITH_KEY(c, "default_risk", &r, profile_get_enum(c, v[0], risk_names, ELEMENTSOF(risk_names), &u));
+		CORDON_YAML_WITH_KEY(c, "default_risk", &r,
+				     cordon_yaml_get_enum(c, v[0], cordon_risk_names, CORDON_RISK_COUNT, &u));
 		if (r < 0)
 			acc = r;
 		else
@@ -170,10 +165,10 @@ int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profi
 			acc = r;
 	}
 	if (v[3]) {
-		size_t m = profile_path_push_key(c, "grant");
+		size_t m = cordon_yaml_push_key(c, "grant");
 
-		r = profile_get_string_list(c, v[3], 0, MAX_LIST, profile_check_tool_name, true, &p->grant,
-					    &p->n_grant);
+		r = cordon_yaml_get_string_list(c, v[3], 0, MAX_LIST, profile_check_tool_name, true, &p->grant,
+						&p->n_grant);
 		if (r < 0)
 			acc = r;
 		/* Granting a tool the risk table does not name is almost always a
@@ -183,12 +178,12 @@ int profile_parse_tools(struct ctx *c, const struct node *n, struct cordon_profi
 
 			if (cordon_profile_tool_risk_named(p, p->grant[i]))
 				continue;
-			mi = profile_path_push_index(c, i);
-			acc = profile_err(c, v[3]->items[i], "tool %s is not named in tools.risk",
-					  profile_quote(v[3]->items[i]).s);
-			profile_path_pop(c, mi);
+			mi = cordon_yaml_push_index(c, i);
+			acc = cordon_yaml_err(c, v[3]->items[i], "tool %s is not named in tools.risk",
+					      cordon_yaml_quote(v[3]->items[i]).s);
+			cordon_yaml_pop(c, mi);
 		}
-		profile_path_pop(c, m);
+		cordon_yaml_pop(c, m);
 	}
 	return acc;
 }

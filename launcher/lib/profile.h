@@ -83,11 +83,13 @@ enum cordon_risk {
 	CORDON_RISK_HIGH,
 	CORDON_RISK_CRITICAL,
 };
+#define CORDON_RISK_COUNT (CORDON_RISK_CRITICAL + 1)
 
 enum cordon_replay {
 	CORDON_REPLAY_UNSAFE, /* the default */
 	CORDON_REPLAY_SAFE,
 };
+#define CORDON_REPLAY_COUNT (CORDON_REPLAY_SAFE + 1)
 
 enum cordon_instances {
 	CORDON_INSTANCES_PER_SESSION,
@@ -228,8 +230,17 @@ bool cordon_profile_tool_risk_named(const struct cordon_profile *p, const char *
 enum cordon_risk cordon_profile_tool_risk(const struct cordon_profile *p, const char *tool);
 enum cordon_replay cordon_profile_tool_replay(const struct cordon_profile *p, const char *tool);
 
+/* The tier names ("read", "write", "destructive", "high", "critical"),
+ * indexed by enum cordon_risk: one table (names.c) for the profile's
+ * vocabulary, the approval binding and the audit records. to_string returns
+ * NULL out of range; from_string returns 0 or -EINVAL. */
+extern const char *const cordon_risk_names[CORDON_RISK_COUNT];
 const char *cordon_risk_to_string(enum cordon_risk r);
 int cordon_risk_from_string(const char *s, enum cordon_risk *ret);
+/* The replay class names ("unsafe", "safe"), indexed by enum cordon_replay
+ * (names.c); to_string returns NULL out of range. */
+extern const char *const cordon_replay_names[CORDON_REPLAY_COUNT];
+const char *cordon_replay_to_string(enum cordon_replay r);
 const char *cordon_access_to_string(enum cordon_fs_access a);
 const char *cordon_control_to_string(enum cordon_control c);
 

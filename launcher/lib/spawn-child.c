@@ -41,6 +41,7 @@
 #include "landlock.h"
 #include "netpolicy.h"
 #include "parse-util.h"
+#include "privdrop.h"
 #include "seccomp.h"
 #include "syscall-compat.h"
 
@@ -394,40 +395,16 @@ static int close_all_but(const int *keep_in, size_t n_keep)
 	return close_span(next, ~0U);
 }
 
+/* Bounding set, locked securebits, groups, gid and uid, capability sets
+ * (libcap-ng) and the ambient set: privdrop.c, which cordond uses too. */
 static void child_drop_privileges(const struct child_args *a)
 {
-	int fd = a->sync_fd;
+	const struct cordon_privdrop pd = { .uid = a->uid, .gid = a->gid, .cap_last = a->cap_last, .ids = true };
+	const char *step = NULL, *what = NULL;
+	int r = cordon_privdrop(&pd, &step, &what);
 
-	/* Bounding set first: dropping from it needs CAP_SETPCAP, which the uid
-	 * change below takes away. Done with prctl() directly: libcap-ng's
-	 * bounding-set path rereads /proc through stdio, which is not
-	 * async-signal-safe. */
-	for (int cap = 0; cap <= a->cap_last; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			child_fail(fd, "capabilities", errno, "clearing the bounding set", NULL);
-	/* Locked securebits: no way back to root semantics for this process
-	 * tree (no root-gets-all-caps on exec, no keep-caps, no ambient). The
-	 * setuid fixup stays on (and locked) so the uid change below really
-	 * clears the permitted set. */
-	if (prctl(PR_SET_SECUREBITS,
-		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-			  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
-		  0, 0, 0) < 0)
-		child_fail(fd, "capabilities", errno, "locking securebits", NULL);
-	if (setgroups(0, NULL) < 0)
-		child_fail(fd, "user", errno, "clearing supplementary groups", NULL);
-	if (setresgid(a->gid, a->gid, a->gid) < 0)
-		child_fail(fd, "user", errno, "setresgid", NULL);
-	if (setresuid(a->uid, a->uid, a->uid) < 0)
-		child_fail(fd, "user", errno, "setresuid", NULL);
-	/* libcap-ng's state was inherited from the parent: aim it at this
-	 * process, clear it, apply (capset with empty E, P, I). */
-	capng_setpid((int)getpid());
-	capng_clear(CAPNG_SELECT_BOTH);
-	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-		child_fail(fd, "capabilities", errno, "clearing capability sets (libcap-ng)", NULL);
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		child_fail(fd, "capabilities", errno, "clearing the ambient set", NULL);
+	if (r < 0)
+		child_fail(a->sync_fd, step, -r, what, NULL);
 }
 
 /* Checks the parent (launcher) still holds its end of the sync socket. */

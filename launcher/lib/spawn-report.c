@@ -57,18 +57,14 @@ int spawn_decide_plan(const struct cordon_profile *p, const struct cordon_caps *
 	bool req_net = p->require & CORDON_CONTROL_NETWORK;
 	int r = 0;
 
-	/* Not a profile choice (docs/kernel-matrix.md, "always required"), as
-	 * in cordon_probe_check_profile(): without no_new_privs setuid files
-	 * regain privileges in the sandbox. The plan used to go on and only
-	 * list it as missing. */
-	if (!caps->no_new_privs)
-		return cordon_diag_set(d, EOPNOTSUPP, "require",
-				       "no_new_privs is not supported by this kernel; every launch is refused");
-	/* A required control the kernel lacks: decided by the control-verdict
-	 * table (probe-policy.c), the same verdict `cordon-launch --check` and
-	 * the probe give. Below, only what the plan applies and reports; the
-	 * network alone is checked again there, against what this launcher
-	 * could really load (the eBPF policy), which the caps cannot know. */
+	/* A control every launch needs (no_new_privs: without it setuid files
+	 * regain privileges in the sandbox; the capabilities that build it) or
+	 * a required control the kernel lacks: decided by the control-verdict
+	 * table (probe-policy.c), the same verdict `cordon-launch --probe`, the
+	 * probe's check of a profile and cordond's /health give. Below, only
+	 * what the plan applies and reports; the network alone is checked
+	 * again there, against what this launcher could really load (the eBPF
+	 * policy), which the caps cannot know. */
 	r = cordon_control_refuse(caps, p, "require", NULL, d);
 	if (r < 0)
 		return r;

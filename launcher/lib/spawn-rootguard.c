@@ -49,7 +49,11 @@ static bool has_read_write_root(const struct cordon_launch_policy *pol)
  * mount root of the sandbox. Wanted whenever there is a read-write root
  * (delegated roots included, which the verdict table cannot see); loaded
  * here, once per process, so that a required guard that cannot load
- * refuses before anything exists. Missing and not required: the report
+ * refuses before anything exists. The reasons are worded as the
+ * control-verdict table's root_guard row (probe-policy.c), which has
+ * already refused a required guard the kernel cannot run for the
+ * profile's own roots; this refuses again only for runtime facts (a
+ * delegated read-write root, a load that fails). Missing and not required: the report
  * names the consequence. */
 int spawn_plan_root_guard(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
 			  struct cordon_diag *d)
@@ -63,10 +67,10 @@ int spawn_plan_root_guard(const struct cordon_launch_policy *pol, const struct c
 	}
 	if (!(pl->ns_effective & CLONE_NEWNS))
 		snprintf(pl->root_guard_reason, sizeof(pl->root_guard_reason),
-			 "no mount namespace: a read-write root is not a mount of its own");
+			 "without a mount namespace a read-write root is not a mount of its own");
 	else if (!caps->bpf_lsm_cgroup)
 		snprintf(pl->root_guard_reason, sizeof(pl->root_guard_reason),
-			 "BPF LSM programs cannot be attached to a cgroup here: %s",
+			 "BPF LSM programs cannot be attached to a cgroup here (%s)",
 			 cordon_probe_lsm_cgroup_reason(caps));
 	else if (caps->cgroup_layout == CORDON_CGROUP_NONE || caps->cgroup_layout == CORDON_CGROUP_V1)
 		snprintf(pl->root_guard_reason, sizeof(pl->root_guard_reason),

@@ -140,6 +140,7 @@
 #include "landlock.h"
 #include "netpolicy.h"
 #include "parse-util.h"
+#include "privdrop.h"
 #include "rootguard.h"
 #include "seccomp.h"
 #include "spawn-child.h"
@@ -247,25 +248,6 @@ static char process_netpolicy_reason[128];
 struct cordon_netpolicy_state *cordon_spawn_netpolicy(void)
 {
 	return process_netpolicy;
-}
-
-/* Decides every control's state; refuses when a required one is missing. */
-/* Fixed for the life of the kernel: read once per process. */
-static int cap_last_cap(void)
-{
-	static int cached = -1;
-	char buf[16];
-	uint64_t v;
-	int last = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-
-	if (last >= 0)
-		return last;
-	if (read_small_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0 && parse_u64(buf, &v) >= 0 && v < 64)
-		last = (int)v;
-	else
-		return 63; /* PR_CAPBSET_DROP answers EINVAL above the last one */
-	__atomic_store_n(&cached, last, __ATOMIC_RELAXED);
-	return last;
 }
 
 static bool instance_name_is_valid(const char *s)
@@ -614,7 +596,7 @@ static int clone_sandbox(const struct cordon_launch_policy *pol, const struct co
 		.uid = c->uid,
 		.gid = c->gid,
 		.nofile = p->nofile,
-		.cap_last = cap_last_cap(),
+		.cap_last = cordon_cap_last(),
 		/* A dynamic uid belongs to this instance alone, so RLIMIT_NPROC
 		 * (counted per uid) is a per-instance second layer under pids.max,
 		 * and the only one where the pids controller is missing. A named

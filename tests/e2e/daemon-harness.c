@@ -24,6 +24,7 @@
 #include "daemon-core.h"
 #include "fd-util.h"
 #include "inventory.h"
+#include "probe.h"
 #include "profile.h"
 #include "test-support.h"
 
@@ -134,6 +135,7 @@ struct tspawn {
 	pid_t pids[4096];
 	uint32_t n;
 	size_t last_roots;
+	const struct cordon_caps *caps;
 };
 
 /* Like the launcher helper: the credential files are read at each spawn,
@@ -265,8 +267,21 @@ static int t_reap(void *userdata, uint32_t instance)
 
 static json_t *t_caps(void *userdata)
 {
-	(void)userdata;
-	return json_pack("{s:s}", "spawner", "test (direct fork+exec)");
+	struct tspawn *ts = userdata;
+	char *s;
+	json_t *v;
+
+	if (!ts->caps)
+		return json_pack("{s:s}", "spawner", "test (direct fork+exec)");
+	/* What the launcher helper sends: the probe's JSON report. */
+	s = cordon_probe_to_json(ts->caps);
+	if (!s)
+		DIE("cordon_probe_to_json: out of memory");
+	v = json_loads(s, 0, NULL);
+	free(s);
+	if (!v)
+		DIE("the probe report is not JSON");
+	return v;
 }
 
 static _Noreturn void daemon_child(struct harness *h, int ready_fd)
@@ -282,6 +297,7 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 	};
 	int r;
 
+	ts.caps = h->caps;
 	exec_dirs[0] = harness_helpers_dir();
 	exec_dirs[1] = "/usr";
 	exec_dirs[2] = "/lib64";
@@ -383,6 +399,32 @@ void harness_teardown(struct harness *h)
 		free(h->dir);
 		h->dir = NULL;
 	}
+}
+
+json_t *harness_http_json(struct harness *h, const char *path, int *ret_status)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char req[300], buf[65536];
+	size_t len = 0;
+	ssize_t k;
+	int fd;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		DIE("socket: %m");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/http.sock", h->runtime);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		DIE("connect %s: %m", sa.sun_path);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		DIE("write the request: %m");
+	while (len + 1 < sizeof(buf) && (k = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)k;
+	close(fd);
+	buf[len] = '\0';
+	if (sscanf(buf, "HTTP/1.1 %d", ret_status) != 1)
+		DIE("not an HTTP response: %.80s", buf);
+	return strstr(buf, "\r\n\r\n") ? json_loads(strstr(buf, "\r\n\r\n") + 4, 0, NULL) : NULL;
 }
 
 /* ---- operator side --------------------------------------------------------- */

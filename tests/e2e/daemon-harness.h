@@ -16,6 +16,8 @@
 #include "db.h"
 #include "mcp-client.h"
 
+struct cordon_caps;
+
 struct harness {
 	char *dir;
 	char state[512], profiles[512], runtime[512], data[512], out_file[600], gateway[600];
@@ -26,6 +28,11 @@ struct harness {
 	uint64_t held_max, held_per_uid;
 	unsigned sessions_per_uid;
 	unsigned initialize_timeout_ms;
+	/* The capability report the spawner gives the daemon: NULL for the
+	 * direct spawner's note (no kernel verdict), else the probe report of
+	 * this struct (cordon_probe_to_json), as the launcher helper would
+	 * send it: a test takes a control away from a real probe's result. */
+	const struct cordon_caps *caps;
 };
 
 /* Where the tests/helpers programs are built: $CORDON_HELPERS_DIR, else
@@ -59,6 +66,10 @@ int harness_count_approvals(struct harness *h, int state);
 int harness_out_lines(struct harness *h);
 /* Verifies the audit chain; returns true on PASS. */
 bool harness_audit_ok(struct harness *h, char *msg, size_t size);
+
+/* GET path on the daemon's http.sock: the HTTP status in *ret_status and
+ * the body parsed as JSON (NULL when it is not). */
+json_t *harness_http_json(struct harness *h, const char *path, int *ret_status);
 
 /* Runs cordonctl against the daemon's operator socket with args (a shell
  * word list); returns its exit status. */

@@ -4,10 +4,11 @@
  * lines, whose shape it knows).
  *
  *   fake-connector FILE [--extra | --shell]
- *   fake-connector FILE --connect IPV4:PORT
+ *   fake-connector FILE --connect IPV4:PORT [N]
  *
- * With --connect it first tries one TCP connection to IPV4:PORT (for the
- * egress-denial test; the outcome goes to stderr) and then serves as usual.
+ * With --connect it first tries N (default 1, at most 100) TCP connections
+ * to IPV4:PORT, one after the other (for the egress-denial tests; each
+ * outcome goes to stderr) and then serves as usual.
  *
  * Tools:
  *   echo    {text}  read: returns "echo: <text>"
@@ -233,14 +234,14 @@ int main(int argc, char **argv)
 	size_t cap = 0;
 	ssize_t n;
 
-	if (argc == 4 && strcmp(argv[2], "--connect") == 0) {
+	if ((argc == 4 || argc == 5) && strcmp(argv[2], "--connect") == 0) {
 		char host[64];
 		const char *colon = strrchr(argv[3], ':');
 		struct sockaddr_in sin = { .sin_family = AF_INET };
-		int fd;
+		int tries = argc == 5 ? atoi(argv[4]) : 1;
 
-		if (!colon || (size_t)(colon - argv[3]) >= sizeof(host)) {
-			fprintf(stderr, "fake-connector: --connect IPV4:PORT\n");
+		if (!colon || (size_t)(colon - argv[3]) >= sizeof(host) || tries < 1 || tries > 100) {
+			fprintf(stderr, "fake-connector: --connect IPV4:PORT [N]\n");
 			return 2;
 		}
 		memcpy(host, argv[3], (size_t)(colon - argv[3]));
@@ -250,17 +251,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fake-connector: bad address %s\n", host);
 			return 2;
 		}
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-			fprintf(stderr, "fake-connector: connect %s: %s\n", argv[3], strerror(errno));
-		else
-			fprintf(stderr, "fake-connector: connect %s: connected\n", argv[3]);
-		if (fd >= 0)
-			close(fd);
+		for (int i = 0; i < tries; i++) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+			if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+				fprintf(stderr, "fake-connector: connect %s: %s\n", argv[3], strerror(errno));
+			else
+				fprintf(stderr, "fake-connector: connect %s: connected\n", argv[3]);
+			if (fd >= 0)
+				close(fd);
+		}
 		argc = 2;
 	}
 	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0)) {
-		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --connect IPV4:PORT]\n");
+		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
 	extra = argc == 3;

@@ -436,7 +436,7 @@ static void test_root_guard_missing_degraded(void **state)
 	rg = json_object_get(json_object_get(rep, "controls"), "root_guard");
 	assert_string_equal(
 		json_string_value(json_object_get(rg, "reason")),
-		"BPF LSM programs cannot be attached to a cgroup here: \"bpf\" is not an active LSM (see lsm=)");
+		"BPF LSM programs cannot be attached to a cgroup here (\"bpf\" is not an active LSM (see lsm=))");
 	assert_null(json_object_get(rg, "attached"));
 	for (const char *const *c = (const char *const[]){ "landlock", "seccomp", "cgroup", "namespaces", "network",
 							   "capabilities", "no_new_privs", NULL };

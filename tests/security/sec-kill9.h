@@ -136,6 +136,8 @@ static inline int kill9_count_state(struct bt *t, enum cordon_action_state s)
 {
 	int n = 0;
 
-	assert_int_equal(cordon_actions_list(t->db, (int)s, kill9_count_cb, &n), 0);
+	assert_int_equal(cordon_actions_list(t->db, &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(s) },
+					     kill9_count_cb, &n),
+			 0);
 	return n;
 }

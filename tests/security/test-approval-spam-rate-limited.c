@@ -24,7 +24,11 @@ static int pending(struct bt *t)
 {
 	int n = 0;
 
-	assert_int_equal(cordon_approvals_list(t->db, CORDON_APPROVAL_REQUESTED, count_cb, &n), 0);
+	assert_int_equal(cordon_approvals_list(
+				 t->db,
+				 &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) },
+				 count_cb, &n),
+			 0);
 	return n;
 }
 

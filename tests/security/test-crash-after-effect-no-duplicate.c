@@ -77,7 +77,11 @@ static void test_crash_after_effect_replay_safe(void **state)
 	kill9_run(f->t, f->effect, "write_file", "gw-crash", KILL_AFTER_EFFECT, &sr);
 	assert_int_equal(sec_count_lines(f->effect), 1);
 	assert_int_equal(sr.outcome_unknown, 1);
-	assert_int_equal(cordon_actions_list(f->t->db, CORDON_ACTION_OUTCOME_UNKNOWN, find_cb, &fd), 0);
+	assert_int_equal(cordon_actions_list(f->t->db,
+					     &(struct cordon_list_filter){
+						     .states = CORDON_STATE_BIT(CORDON_ACTION_OUTCOME_UNKNOWN) },
+					     find_cb, &fd),
+			 0);
 	assert_true(fd.id[0]);
 	assert_int_equal(retry(f, "write_file", NULL), -ENOTRECOVERABLE);
 	/* Resolution is operator-only. */

@@ -63,9 +63,9 @@ static void snap(struct bt *t, struct snapshot *s)
 	}
 	strv_free(g);
 	s->inventory = strdup("");
-	assert_int_equal(cordon_inventory_list(t->db, "fs", inv_cb, &s->inventory), 0);
+	assert_int_equal(cordon_inventory_list(t->db, "fs", 0, inv_cb, &s->inventory), 0);
 	s->approvals = strdup("");
-	assert_int_equal(cordon_approvals_list(t->db, -1, appr_cb, &s->approvals), 0);
+	assert_int_equal(cordon_approvals_list(t->db, NULL, appr_cb, &s->approvals), 0);
 	assert_int_equal(cordon_db_policy_epoch(t->db, &s->epoch), 0);
 }
 

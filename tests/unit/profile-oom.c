@@ -2,8 +2,8 @@
 /* Every allocation the loader makes is failed in turn: each run must either
  * load the whole profile or fail with -ENOMEM, return nothing, and (under
  * ASan) leak nothing. Registered by profile-oom.cmake with the allocator
- * wrapped at link time; libyaml's own allocations (a shared library) are not
- * wrapped. */
+ * wrapped at link time (alloc-fail.h); libyaml's own allocations (a shared
+ * library) are not wrapped. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,74 +16,10 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "cleanup.h"
 #include "profile.h"
 #include "test-support.h"
-
-static long countdown = -1; /* allocations until the one that fails; -1: none */
-static unsigned long n_failed;
-
-static bool fail_now(void)
-{
-	if (countdown < 0)
-		return false;
-	if (countdown-- > 0)
-		return false;
-	n_failed++;
-	return true;
-}
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__real_reallocarray(void *p, size_t n, size_t size);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_reallocarray(void *p, size_t n, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-
-#define FAIL_OR(call)                                                                                                  \
-	do {                                                                                                           \
-		if (fail_now()) {                                                                                      \
-			errno = ENOMEM;                                                                                \
-			return NULL;                                                                                   \
-		}                                                                                                      \
-		return call;                                                                                           \
-	} while (0)
-
-void *__wrap_malloc(size_t n)
-{
-	FAIL_OR(__real_malloc(n));
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	FAIL_OR(__real_calloc(n, size));
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	FAIL_OR(__real_realloc(p, n));
-}
-
-void *__wrap_reallocarray(void *p, size_t n, size_t size)
-{
-	FAIL_OR(__real_reallocarray(p, n, size));
-}
-
-char *__wrap_strdup(const char *s)
-{
-	FAIL_OR(__real_strdup(s));
-}
-
-char *__wrap_strndup(const char *s, size_t n)
-{
-	FAIL_OR(__real_strndup(s, n));
-}
 
 /* Every section, so every allocation site is reached. */
 static const char profile[] =
@@ -124,14 +60,14 @@ static void run_until_success(const char *yaml, size_t len, bool with_diags)
 		size_t n_diags = 99;
 		int r;
 
-		countdown = (long)n;
-		n_failed = 0;
+		alloc_fail_countdown = (long)n;
+		alloc_fail_count = 0;
 		if (with_diags)
 			r = cordon_profile_parse_diags("t", "t.yaml", yaml, len, &p, d, ELEMENTSOF(d), &n_diags);
 		else
 			r = cordon_profile_parse("t", "t.yaml", yaml, len, &p, NULL);
-		countdown = -1;
-		if (n_failed == 0) {
+		alloc_fail_countdown = -1;
+		if (alloc_fail_count == 0) {
 			/* No allocation was failed: the run must have succeeded. */
 			assert_int_equal(r, 0);
 			assert_non_null(p);
@@ -168,9 +104,9 @@ static void test_bad_profile_under_oom(void **state)
 		struct cordon_diag d = {};
 		int r;
 
-		countdown = n;
+		alloc_fail_countdown = n;
 		r = cordon_profile_parse("t", "t.yaml", bad, strlen(bad), &p, &d);
-		countdown = -1;
+		alloc_fail_countdown = -1;
 		assert_true(r == -ENOMEM || r == -EINVAL);
 		assert_null(p);
 	}

@@ -1,4 +1,4 @@
-# The post-clone child code (launcher/lib/spawn-child.c) references no
+# The post-clone child code (launcher/lib/spawn-child.c and privdrop.c) references no
 # allocator, stdio or exit(): see tools/cmake/check-async-signal-safe.cmake
 # for the list and why.
 cordon_add_test(NAME check-spawn-child-async-signal-safe LABELS unit

@@ -469,9 +469,128 @@ static void test_operator_queue_lists_outcome_unknown(void **state)
 	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
 	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
 	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
-	assert_int_equal(cordon_actions_list(t->db, CORDON_ACTION_OUTCOME_UNKNOWN, collect_cb, found), 0);
+	assert_int_equal(cordon_actions_list(t->db,
+					     &(struct cordon_list_filter){
+						     .states = CORDON_STATE_BIT(CORDON_ACTION_OUTCOME_UNKNOWN) },
+					     collect_cb, found),
+			 0);
 	assert_string_equal(found, res.action_id);
 	cordon_action_begin_result_done(&res);
+}
+
+struct action_rows {
+	struct cordon_action_info row[4];
+	size_t n;
+};
+
+static int rows_cb(const struct cordon_action_info *info, void *userdata)
+{
+	struct action_rows *v = userdata;
+
+	assert_true(v->n < 4);
+	v->row[v->n++] = *info;
+	return 0;
+}
+
+/* What the operator's actions list renders comes from the core: the
+ * approval an action consumed, who resolved it, its replay class; newest
+ * first with a limit, one connector. */
+static void test_list_shows_approval_and_resolver(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result w = {}, r = {};
+	struct action_rows v = {};
+	struct bt_call c;
+	char who[128];
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &w), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, w.action_id), 0);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(cordon_action_resolve(t->db, &t->op, w.action_id, false), 0);
+	cordon_virtual_clock_advance(&t->clock, SEC);
+	bt_call_init(t, &c, "s2", "read_file", "{\"p\":2}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, NULL, &r), 0);
+	bt_call_done(&c);
+
+	assert_int_equal(cordon_actions_list(t->db, NULL, rows_cb, &v), 0);
+	assert_int_equal(v.n, 2);
+	assert_string_equal(v.row[0].id, w.action_id);
+	assert_int_equal(v.row[0].state, CORDON_ACTION_FAILED);
+	assert_int_equal(v.row[0].tier, CORDON_RISK_WRITE);
+	assert_int_equal(v.row[0].replay, CORDON_REPLAY_SAFE);
+	assert_int_equal(strncmp(v.row[0].approval_id, "ap_", 3), 0);
+	cordon_actor_describe(&t->op, who, sizeof(who));
+	assert_string_equal(v.row[0].resolved_by, who);
+	assert_string_equal(v.row[1].id, r.action_id);
+	assert_string_equal(v.row[1].session, "s2");
+	assert_int_equal(v.row[1].state, CORDON_ACTION_PREPARED);
+	assert_int_equal(v.row[1].replay, CORDON_REPLAY_UNSAFE);
+	assert_string_equal(v.row[1].approval_id, "");
+	assert_string_equal(v.row[1].resolved_by, "");
+
+	v = (struct action_rows){};
+	assert_int_equal(cordon_actions_list(t->db, &(struct cordon_list_filter){ .newest_first = true, .limit = 1 },
+					     rows_cb, &v),
+			 0);
+	assert_int_equal(v.n, 1);
+	assert_string_equal(v.row[0].id, r.action_id);
+	v = (struct action_rows){};
+	assert_int_equal(cordon_actions_list(t->db, &(struct cordon_list_filter){ .connector = "other" }, rows_cb, &v),
+			 0);
+	assert_int_equal(v.n, 0);
+	cordon_action_begin_result_done(&w);
+	cordon_action_begin_result_done(&r);
+}
+
+/* cordonctl status: each count from the module that owns the table. */
+static void test_broker_status_counts(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_broker_status st;
+	struct cordon_action_begin_result a = {}, b = {};
+	struct cordon_approval_info info;
+	struct cordon_delegation_info d;
+	struct bt_call c;
+	uint64_t epoch;
+	int64_t seq;
+
+	assert_int_equal(cordon_broker_status(t->db, &st), 0);
+	assert_int_equal(st.connectors, 1);
+	assert_int_equal(st.approvals_pending, 0);
+	assert_int_equal(st.delegations_pending, 0);
+	assert_int_equal(st.actions_unresolved, 0);
+	assert_int_equal(st.inventory_to_review, 0);
+	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch), 0);
+	assert_int_equal(st.policy_epoch, epoch);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &seq), 0);
+	assert_int_equal(st.audit_last_seq, seq);
+
+	/* One requested and one approved approval (the latter consumed by
+	 * action a), one pending delegation, a new tool, one action dispatched
+	 * and one prepared when the broker "restarts". */
+	bt_call_init(t, &c, "s1", "delete_file", "{}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &c.call, &info), 0);
+	bt_call_done(&c);
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &a), 0);
+	assert_int_equal(cordon_action_dispatched(t->db, a.action_id), 0);
+	bt_call_init(t, &c, "s1", "read_file", "{}");
+	assert_int_equal(bt_begin(t, &c.call, NULL, NULL, &b), 0);
+	bt_call_done(&c);
+	assert_int_equal(cordon_actions_recover(t->db, NULL, NULL), 0);
+	assert_int_equal(cordon_delegation_request(t->db, &t->s1, "fs", "/srv", CORDON_ACCESS_READ, 0, &d), 0);
+	bt_tool_json(t, "new_tool", "New");
+	bt_sync(t);
+
+	assert_int_equal(cordon_broker_status(t->db, &st), 0);
+	assert_int_equal(st.connectors, 1);
+	assert_int_equal(st.approvals_pending, 1);
+	assert_int_equal(st.delegations_pending, 1);
+	assert_int_equal(st.actions_unresolved, 2);
+	assert_int_equal(st.inventory_to_review, 1);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &seq), 0);
+	assert_int_equal(st.audit_last_seq, seq);
+	cordon_action_begin_result_done(&a);
+	cordon_action_begin_result_done(&b);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -518,6 +637,8 @@ int main(void)
 		T(test_lock_tokens_are_monotonic),
 		T(test_stale_token_refused_after_lease_expiry),
 		T(test_operator_queue_lists_outcome_unknown),
+		T(test_list_shows_approval_and_resolver),
+		T(test_broker_status_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -579,12 +579,89 @@ static void test_list_pending_for_operator(void **state)
 	bt_call_init(t, &b, "s1", "write_file", "{\"n\":2}");
 	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &info), 0);
 	bt_approve(t, &b.call, id);
-	assert_int_equal(cordon_approvals_list(t->db, CORDON_APPROVAL_REQUESTED, count_cb, &pending), 0);
-	assert_int_equal(cordon_approvals_list(t->db, -1, count_cb, &all), 0);
+	assert_int_equal(cordon_approvals_list(
+				 t->db,
+				 &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) },
+				 count_cb, &pending),
+			 0);
+	assert_int_equal(cordon_approvals_list(t->db, NULL, count_cb, &all), 0);
 	assert_int_equal(pending, 1);
 	assert_int_equal(all, 2);
 	bt_call_done(&a);
 	bt_call_done(&b);
+}
+
+struct ids {
+	char id[4][CORDON_ID_STRING_MAX];
+	size_t n;
+	int stop_after; /* cb fails with -EINTR after this many; 0: never */
+};
+
+static int ids_cb(const struct cordon_approval_info *info, void *userdata)
+{
+	struct ids *v = userdata;
+
+	assert_true(v->n < 4);
+	memcpy(v->id[v->n++], info->id, CORDON_ID_STRING_MAX);
+	return v->stop_after && (int)v->n == v->stop_after ? -EINTR : 0;
+}
+
+/* The operator's listings from the core: states by name, newest first with a
+ * limit, one connector, and a callback that stops the walk. */
+static void test_list_filter_for_operator(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call c[3];
+	struct cordon_approval_info info[3];
+	struct ids v;
+
+	for (int i = 0; i < 3; i++) {
+		char args[16];
+
+		snprintf(args, sizeof(args), "{\"n\":%d}", i);
+		bt_call_init(t, &c[i], "s1", "write_file", args);
+		assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &c[i].call, &info[i]), 0);
+		cordon_virtual_clock_advance(&t->clock, SEC);
+	}
+	assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, info[1].id, true, NULL), 0);
+	assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, info[2].id, false, NULL), 0);
+
+	v = (struct ids){};
+	assert_int_equal(cordon_approvals_list(t->db, NULL, ids_cb, &v), 0);
+	assert_int_equal(v.n, 3);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(v.id[i], info[i].id);
+
+	v = (struct ids){};
+	assert_int_equal(cordon_approvals_list(t->db, &(struct cordon_list_filter){ .newest_first = true, .limit = 2 },
+					       ids_cb, &v),
+			 0);
+	assert_int_equal(v.n, 2);
+	assert_string_equal(v.id[0], info[2].id);
+	assert_string_equal(v.id[1], info[1].id);
+
+	v = (struct ids){};
+	assert_int_equal(cordon_approvals_list(
+				 t->db,
+				 &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) |
+									 CORDON_STATE_BIT(CORDON_APPROVAL_APPROVED),
+							       .connector = "fs" },
+				 ids_cb, &v),
+			 0);
+	assert_int_equal(v.n, 2);
+	assert_string_equal(v.id[0], info[0].id);
+	assert_string_equal(v.id[1], info[1].id);
+
+	v = (struct ids){};
+	assert_int_equal(cordon_approvals_list(t->db, &(struct cordon_list_filter){ .connector = "other" }, ids_cb, &v),
+			 0);
+	assert_int_equal(v.n, 0);
+
+	v = (struct ids){ .stop_after = 1 };
+	assert_int_equal(cordon_approvals_list(t->db, NULL, ids_cb, &v), -EINTR);
+	assert_int_equal(v.n, 1);
+	for (int i = 0; i < 3; i++)
+		bt_call_done(&c[i]);
 }
 
 static void test_tick_expires_and_checkpoints(void **state)
@@ -676,6 +753,7 @@ int main(void)
 		T(test_read_tier_needs_no_approval),
 		T(test_restart_revokes_outstanding),
 		T(test_list_pending_for_operator),
+		T(test_list_filter_for_operator),
 		T(test_tick_expires_and_checkpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

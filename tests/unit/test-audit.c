@@ -941,9 +941,44 @@ static void test_audit_position(void **state)
 	assert_int_equal(time, (int64_t)cordon_db_now(t->db));
 }
 
+/* audit.tail's records from the core: the newest, oldest first, decoded;
+ * a record that is not JCS any more is shown as its text. */
+static void test_audit_tail(void **state)
+{
+	struct bt *t = *state;
+	json_t *arr = NULL;
+	uint64_t last;
+	sqlite3 *s;
+
+	add_events(t, 3);
+	last = last_seq(t);
+	assert_int_equal(cordon_audit_tail(t->db, 2, &arr), 0);
+	assert_int_equal(json_array_size(arr), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "seq")), last - 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 1), "seq")), last);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 1), "decision")), "allow");
+	json_decref(arr);
+	assert_int_equal(cordon_audit_tail(t->db, 1000, &arr), 0);
+	assert_int_equal(json_array_size(arr), last);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "seq")), 1);
+	json_decref(arr);
+	assert_int_equal(cordon_audit_tail(t->db, 0, &arr), 0);
+	assert_int_equal(json_array_size(arr), 0);
+	json_decref(arr);
+
+	s = raw_open(t);
+	raw_exec(s, "UPDATE audit SET record = CAST('{not json' AS BLOB) WHERE id = (SELECT max(id) FROM audit)");
+	sqlite3_close(s);
+	assert_int_equal(cordon_audit_tail(t->db, 1, &arr), 0);
+	assert_int_equal(json_array_size(arr), 1);
+	assert_string_equal(json_string_value(json_array_get(arr, 0)), "{not json");
+	json_decref(arr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_audit_tail),
 		T(test_audit_position),
 		T(test_pass_with_range_and_no_tail_after_checkpoint),
 		T(test_pass_reports_unsigned_tail),

@@ -3,6 +3,7 @@
  * decision table in docs/authorization.md, plus "annotations never change a
  * tier" and "any error denies". */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -397,6 +398,29 @@ static void test_reason_strings_are_total(void **state)
 	assert_string_equal(cordon_risk_name((enum cordon_risk)99), "invalid");
 }
 
+/* One table of tier names: the broker's cordon_risk_name() says what the
+ * profile's vocabulary (launcher/lib names.c) says, both ways. */
+static void test_risk_names_are_one_table(void **state)
+{
+	static const char *const want[] = { "read", "write", "destructive", "high", "critical" };
+
+	(void)state;
+	assert_int_equal(CORDON_RISK_COUNT, 5);
+	for (int i = 0; i < CORDON_RISK_COUNT; i++) {
+		enum cordon_risk r = CORDON_RISK_HIGH;
+
+		assert_string_equal(cordon_risk_name((enum cordon_risk)i), want[i]);
+		assert_ptr_equal(cordon_risk_name((enum cordon_risk)i), cordon_risk_names[i]);
+		assert_int_equal(cordon_risk_from_string(want[i], &r), 0);
+		assert_int_equal(r, i);
+	}
+	assert_null(cordon_risk_to_string((enum cordon_risk)CORDON_RISK_COUNT));
+	assert_int_equal(cordon_risk_from_string("low", &(enum cordon_risk){ 0 }), -EINVAL);
+	assert_string_equal(cordon_replay_to_string(CORDON_REPLAY_UNSAFE), "unsafe");
+	assert_string_equal(cordon_replay_to_string(CORDON_REPLAY_SAFE), "safe");
+	assert_null(cordon_replay_to_string((enum cordon_replay)CORDON_REPLAY_COUNT));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_decision_is_pure),
 		cmocka_unit_test(test_tool_name_validation),
 		cmocka_unit_test(test_reason_strings_are_total),
+		cmocka_unit_test(test_risk_names_are_one_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,6 +212,136 @@ static void test_root_guard_needs_a_read_write_root_and_a_mount_namespace(void *
 				 "BPF_LSM_CGROUP (Linux 6.0))");
 }
 
+/* One table, every consumer: over kernels with one feature taken away and
+ * profiles with each choice that needs a kernel feature, the report (no
+ * profile), the per-profile rows, cordon_control_verdict(),
+ * cordon_control_refuse() and cordon_probe_check_profile() agree: the
+ * report's state of a profile control is the worst any profile meets; a
+ * launch is refused exactly when a row the profile requires (or every
+ * launch needs) is missing, with the first such row's name and detail; the
+ * degraded set is exactly the profile rows that are not available. */
+/* clang-format off */
+static void k_full(void)        { }
+static void k_abi3(void)        { caps.landlock_abi = 3; caps.landlock_net_handled = caps.landlock_scoped = 0;
+				  caps.landlock_fs_handled = cordon_landlock_fs_rights_for_abi(3);
+				  caps.landlock_log_flags = false; }
+static void k_no_kill(void)     { caps.seccomp_kill_process = false; }
+static void k_no_log(void)      { caps.seccomp_log = false; }
+static void k_no_userns(void)   { caps.namespaces &= ~(unsigned long)CLONE_NEWUSER; }
+static void k_no_netns(void)    { caps.namespaces &= ~(unsigned long)CLONE_NEWNET; }
+static void k_v1(void)          { caps.cgroup_layout = CORDON_CGROUP_V1; caps.cgroup2_mount[0] = '\0'; }
+static void k_no_memctl(void)   { caps.ctrl[CORDON_CTRL_MEMORY].can_create = false; }
+static void k_no_nnp(void)      { caps.no_new_privs = false; }
+static void k_no_setuid(void)   { caps.caller_caps_effective &= ~(1ULL << 7); }
+static void k_no_netadmin(void) { caps.caller_caps_effective &= ~(1ULL << 12); }
+static void k_no_mntns(void)    { caps.namespaces &= ~(unsigned long)CLONE_NEWNS; }
+static void (*const kernels[])(void) = {
+	k_full, no_landlock, k_abi3, no_seccomp, k_no_kill, k_no_log, no_pid_ns, k_no_userns, k_no_netns,
+	no_cgroups, k_v1, k_no_memctl, no_sock_addr, k_no_nnp, k_no_setuid, k_no_netadmin, no_lsm_cgroup,
+	k_no_mntns,
+};
+/* clang-format on */
+
+static void check_agreement(void)
+{
+	struct cordon_probe_row kernel[CORDON_PROBE_MAX_ROWS], mine[CORDON_PROBE_MAX_ROWS];
+	size_t nk = cordon_probe_rows(&caps, kernel, CORDON_PROBE_MAX_ROWS);
+	size_t n = cordon_control_rows(&caps, &prof, mine, CORDON_PROBE_MAX_ROWS);
+	const struct cordon_probe_row *first_always = NULL, *first_required = NULL;
+	unsigned want_degraded = 0, degraded = 0xdead;
+	struct cordon_diag d = { 0 }, d2 = { 0 };
+	char want[200];
+	int r;
+
+	assert_int_equal(n, nk);
+	for (size_t i = 0; i < n; i++) {
+		enum cordon_control ctl = 0;
+
+		assert_string_equal(mine[i].control, kernel[i].control);
+		assert_int_equal(mine[i].kind, kernel[i].kind);
+		/* A consequence exactly when not available. */
+		assert_int_equal(mine[i].consequence[0] != '\0', mine[i].status != CORDON_PROBE_AVAILABLE);
+		if (mine[i].kind == CORDON_CONTROL_NEVER)
+			continue;
+		assert_true(mine[i].status <= kernel[i].status);
+		if (mine[i].kind == CORDON_CONTROL_ALWAYS) {
+			if (mine[i].status == CORDON_PROBE_MISSING && !first_always)
+				first_always = &mine[i];
+			continue;
+		}
+		for (unsigned b = 1; b <= CORDON_CONTROL_ROOT_GUARD; b <<= 1)
+			if (strcmp(cordon_control_to_string((enum cordon_control)b), mine[i].control) == 0)
+				ctl = (enum cordon_control)b;
+		assert_int_not_equal(ctl, 0);
+		{
+			enum cordon_probe_status st;
+			char why[160];
+
+			assert_int_equal(cordon_control_verdict(&caps, &prof, ctl, &st, why, sizeof(why)), 0);
+			assert_int_equal(st, mine[i].status);
+			assert_string_equal(why, st == CORDON_PROBE_AVAILABLE ? "" : mine[i].detail);
+		}
+		if (mine[i].status != CORDON_PROBE_AVAILABLE)
+			want_degraded |= ctl;
+		if (mine[i].status == CORDON_PROBE_MISSING && (prof.require & ctl) && !first_required)
+			first_required = &mine[i];
+	}
+
+	r = cordon_control_refuse(&caps, &prof, "require", &degraded, &d);
+	assert_int_equal(cordon_probe_check_profile(&caps, &prof, NULL, &d2), r);
+	if (first_always || first_required) {
+		if (first_always)
+			snprintf(want, sizeof(want), "%s", first_always->detail);
+		else
+			snprintf(want, sizeof(want), "required control '%s' is missing: %s", first_required->control,
+				 first_required->detail);
+		assert_int_equal(r, first_always && strcmp(first_always->control, "capabilities") == 0 ? -EPERM
+												       : -EOPNOTSUPP);
+		assert_string_equal(d.message, want);
+		assert_string_equal(d2.message, want);
+		assert_string_equal(d.step, "require");
+		assert_string_equal(d2.step, "kernel");
+		assert_int_equal(degraded, 0xdead);
+	} else {
+		assert_int_equal(r, 0);
+		assert_int_equal(degraded, want_degraded);
+	}
+}
+
+#define CORDON_LIMIT_ALL (CORDON_LIMIT_MEMORY | CORDON_LIMIT_PIDS | CORDON_LIMIT_CPU)
+#define CORDON_CONTROL_ALL                                                                                             \
+	(CORDON_CONTROL_LANDLOCK | CORDON_CONTROL_SECCOMP | CORDON_CONTROL_NAMESPACES | CORDON_CONTROL_CGROUP |        \
+	 CORDON_CONTROL_NETWORK | CORDON_CONTROL_ROOT_GUARD)
+
+static void test_report_profile_rows_and_refusal_agree(void **state)
+{
+	static const enum cordon_seccomp_action actions[] = { CORDON_SECCOMP_ERRNO, CORDON_SECCOMP_KILL,
+							      CORDON_SECCOMP_LOG };
+	unsigned cases = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++)
+		for (int net = 0; net <= 1; net++)
+			for (size_t a = 0; a < sizeof(actions) / sizeof(actions[0]); a++)
+				for (int defaulted = 0; defaulted <= 1; defaulted++)
+					for (int rw = 0; rw <= 1; rw++)
+						for (int required = 0; required <= 1; required++) {
+							full_kernel();
+							kernels[k]();
+							prof.net_mode = net ? CORDON_NET_ALLOWLIST : CORDON_NET_NONE;
+							prof.seccomp_action = actions[a];
+							prof.limits_defaulted = defaulted ? CORDON_LIMIT_ALL : 0;
+							rw_root.access =
+								rw ? CORDON_ACCESS_READ_WRITE : CORDON_ACCESS_READ;
+							prof.require = required ? CORDON_CONTROL_ALL : 0;
+							check_agreement();
+							cases++;
+						}
+	rw_root.access = CORDON_ACCESS_READ_WRITE;
+	assert_int_equal(cases, 18 * 2 * 3 * 2 * 2 * 2);
+	printf("%u kernel x profile cases agree\n", cases);
+}
+
 static void test_bad_arguments(void **state)
 {
 	enum cordon_probe_status st;
@@ -232,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_namespace_is_needed_user_namespace_is_not),
 		cmocka_unit_test(test_mode_none_without_netns),
 		cmocka_unit_test(test_root_guard_needs_a_read_write_root_and_a_mount_namespace),
+		cmocka_unit_test(test_report_profile_rows_and_refusal_agree),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cordond's configuration: the strict YAML file and the flags. */
+/* cordond's configuration: the strict YAML file (on the shared strict YAML
+ * layer, launcher/lib/yaml-strict.h) and the flags. Every refusal is
+ * asserted with its exact message, errno, line and column. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -15,18 +18,23 @@
 #include "test-support.h"
 
 static char *dir;
+static char cfg_path[600];
+
+static const char *write_cfg_len(const char *text, size_t len)
+{
+	FILE *f;
+
+	snprintf(cfg_path, sizeof(cfg_path), "%s/cordond.yaml", dir);
+	f = fopen(cfg_path, "we");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	return cfg_path;
+}
 
 static const char *write_cfg(const char *text)
 {
-	static char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cordond.yaml", dir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
+	return write_cfg_len(text, strlen(text));
 }
 
 static int load(const char *text, struct cordon_daemon_config *c, struct cordon_diag *d)
@@ -35,66 +43,269 @@ static int load(const char *text, struct cordon_daemon_config *c, struct cordon_
 	return cordon_daemon_config_load(c, write_cfg(text), d);
 }
 
-static void test_full_file(void **state)
+/* Asserts the load fails with exactly "<file>: <message>" at line:column,
+ * and that nothing of the file was applied to a config that had values. */
+static void expect_bad_len(const char *text, size_t len, int error, unsigned line, unsigned column, const char *message)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	char want[400];
+	int r;
+
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load(&c, write_cfg("state: /old\nmax_sessions: 7\n"), &d), 0);
+	r = cordon_daemon_config_load(&c, write_cfg_len(text, len), &d);
+	snprintf(want, sizeof(want), "%s: %s", cfg_path, message);
+	if (r != -error || d.line != line || d.column != column || strcmp(d.message, want) != 0)
+		print_message("got r=%d %u:%u: %s\n", r, d.line, d.column, d.message);
+	assert_int_equal(r, -error);
+	assert_int_equal(d.error, error);
+	assert_string_equal(d.step, "config");
+	assert_string_equal(d.message, want);
+	assert_int_equal(d.line, line);
+	assert_int_equal(d.column, column);
+	/* Nothing of a bad file is applied. */
+	assert_string_equal(c.state_dir, "/old");
+	assert_int_equal(c.max_sessions, 7);
+	assert_null(c.runtime_dir);
+	cordon_daemon_config_done(&c);
+}
+
+static void expect_bad(const char *text, unsigned line, unsigned column, const char *message)
+{
+	expect_bad_len(text, strlen(text), EINVAL, line, column, message);
+}
+
+/* Every key of docs/cordond.md, each value different from its default. */
+static void test_valid_full_config(void **state)
 {
 	struct cordon_daemon_config c;
 	struct cordon_diag d = {};
 
 	(void)state;
-	assert_int_equal(load("profiles: /etc/cordon/profiles\n"
+	assert_int_equal(load("# cordond.yaml\n"
+			      "profiles: /etc/cordon/profiles\n"
 			      "state: /var/lib/cordon\n"
 			      "runtime: /run/cordon\n"
 			      "user: cordon\n"
 			      "operator_group: adm\n"
+			      "gateway_group: 'agents'\n"
 			      "http: 127.0.0.1:9464\n"
 			      "approval_wait: 45s\n"
 			      "result_cap: 2M\n"
-			      "max_sessions: 100\n",
+			      "launcher: \"/usr/libexec/cordon/cordon-launch\"\n"
+			      "max_sessions: 100\n"
+			      "held_arguments_max: 1G\n"
+			      "held_arguments_per_uid: 128M\n"
+			      "sessions_per_uid: 32\n"
+			      "initialize_timeout: 2m\n",
 			      &c, &d),
 			 0);
 	assert_string_equal(c.profiles_dir, "/etc/cordon/profiles");
 	assert_string_equal(c.state_dir, "/var/lib/cordon");
 	assert_string_equal(c.runtime_dir, "/run/cordon");
 	assert_string_equal(c.user, "cordon");
+	assert_string_equal(c.operator_group, "adm");
+	assert_string_equal(c.gateway_group, "agents");
 	assert_string_equal(c.http_listen, "127.0.0.1:9464");
 	assert_int_equal(c.approval_wait_ms, 45000);
 	assert_int_equal(c.result_cap, 2 * 1024 * 1024);
+	assert_string_equal(c.launcher, "/usr/libexec/cordon/cordon-launch");
 	assert_int_equal(c.max_sessions, 100);
+	assert_int_equal(c.held_max, 1024ull * 1024 * 1024);
+	assert_int_equal(c.held_per_uid, 128ull * 1024 * 1024);
+	assert_int_equal(c.sessions_per_uid, 32);
+	assert_int_equal(c.initialize_timeout_ms, 120000);
+	/* Defaults of what a file cannot set. */
+	assert_int_equal(c.line_max, CORDON_DAEMON_LINE_MAX_DEFAULT);
 	cordon_daemon_config_done(&c);
+
+	/* A file over a file: set keys replace, others stay. */
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load(&c, write_cfg("state: /a\nuser: u1\n"), &d), 0);
+	assert_int_equal(cordon_daemon_config_load(&c, write_cfg("user: u2\n"), &d), 0);
+	assert_string_equal(c.state_dir, "/a");
+	assert_string_equal(c.user, "u2");
+	cordon_daemon_config_done(&c);
+
+	/* An empty mapping sets nothing; comments alone are no document. */
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load(&c, write_cfg("{}\n"), &d), 0);
+	assert_null(c.state_dir);
+	cordon_daemon_config_done(&c);
+	expect_bad("# nothing\n", 0, 0, "file contains no YAML document (only comments or blank lines)");
 }
 
-static void expect_bad(const char *text, unsigned line, const char *needle)
+/* The example shipped for /etc/cordon/cordond.yaml loads. */
+static void test_shipped_example(void **state)
 {
 	struct cordon_daemon_config c;
 	struct cordon_diag d = {};
+	char path[1024];
 
-	assert_true(load(text, &c, &d) < 0);
-	if (line)
-		assert_int_equal(d.line, line);
-	if (!strstr(d.message, needle))
-		fail_msg("message '%s' lacks '%s'", d.message, needle);
-	/* Nothing of a bad file is applied. */
-	assert_null(c.state_dir);
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tools/systemd/cordond.yaml", cordon_test_env("CORDON_SOURCE_DIR", "."));
+	cordon_daemon_config_init(&c);
+	if (cordon_daemon_config_load(&c, path, &d) < 0)
+		fail_msg("%s (line %u, column %u)", d.message, d.line, d.column);
+	assert_string_equal(c.profiles_dir, "/etc/cordon/profiles");
+	assert_string_equal(c.operator_group, "cordon-operators");
+	assert_int_equal(c.approval_wait_ms, 30000);
 	cordon_daemon_config_done(&c);
 }
 
-static void test_rejects(void **state)
+static void test_anchor_refused(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, "unknown key 'stat'");
-	expect_bad("state: /a\nstate: /b\n", 2, "duplicate key 'state'");
-	expect_bad("state: relative/dir\n", 1, "absolute");
-	expect_bad("state: /a/../b\n", 1, "absolute");
-	expect_bad("http: 0.0.0.0:80\n", 1, "127.0.0.1:PORT");
-	expect_bad("http: 127.0.0.1:70000\n", 1, "127.0.0.1:PORT");
-	expect_bad("approval_wait: 30\n", 1, "duration");
-	expect_bad("approval_wait: 2h\n", 1, "duration");
-	expect_bad("result_cap: 1\n", 1, "size");
-	expect_bad("user: 'a b'\n", 1, "user");
-	expect_bad("state: [/a]\n", 1, "scalar");
-	expect_bad("- a\n", 1, "mapping");
-	expect_bad("state: /a\n  bad: indent\n", 0, "");
-	expect_bad("", 0, "empty");
+	expect_bad("state: &s /a\n", 1, 8, "YAML anchors (&s) are not allowed: cordon refuses anchors and aliases");
+	/* The billion-laughs shape stops at its first anchor. */
+	expect_bad("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n", 1, 4,
+		   "YAML anchors (&a) are not allowed: cordon refuses anchors and aliases");
+}
+
+static void test_alias_refused(void **state)
+{
+	(void)state;
+	expect_bad("state: /a\nruntime: *s\n", 2, 10,
+		   "YAML aliases (*s) are not allowed: cordon refuses anchors and aliases");
+}
+
+static void test_tag_refused(void **state)
+{
+	(void)state;
+	expect_bad("max_sessions: !!int 100\n", 1, 15, "YAML tags (tag:yaml.org,2002:int) are not allowed");
+	expect_bad("%TAG !c! tag:cordon:\n---\nstate: /a\n", 1, 1, "YAML %TAG directives are not allowed");
+}
+
+static void test_duplicate_key(void **state)
+{
+	(void)state;
+	expect_bad("state: /a\nuser: u\nstate: /b\n", 3, 1, "state: duplicate key (first at line 1)");
+	/* Quoting does not make it another key. */
+	expect_bad("user: u\n'user': v\n", 2, 1, "user: duplicate key (first at line 1)");
+}
+
+static void test_unknown_key(void **state)
+{
+	(void)state;
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 15 keys accepted here)");
+	/* A flag's spelling is not a key. */
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 15 keys accepted here)");
+	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
+}
+
+static void test_wrong_type(void **state)
+{
+	(void)state;
+	expect_bad("state: [/a]\n", 1, 8, "state: expected a string, got a list");
+	expect_bad("user: {name: x}\n", 1, 7, "user: expected a string, got a mapping");
+	expect_bad("runtime:\nuser: u\n", 1, 9, "runtime: expected a string, got an empty value");
+	expect_bad("http: ~\n", 1, 7, "http: expected a string, got an empty value");
+	/* A quoted number is a string. */
+	expect_bad("max_sessions: \"100\"\n", 1, 15, "max_sessions: must be an integer from 1 to 65536 (got \"100\")");
+	expect_bad("max_sessions: 0100\n", 1, 15, "max_sessions: must be an integer from 1 to 65536 (got \"0100\")");
+	expect_bad("- state\n", 1, 1, "the top level must be a mapping (got a list)");
+	expect_bad("just a string\n", 1, 1, "the top level must be a mapping (got \"just a string\")");
+}
+
+static void test_bad_values(void **state)
+{
+	(void)state;
+	expect_bad("state: relative/dir\n", 1, 8, "state: must be an absolute canonical path (got \"relative/dir\")");
+	expect_bad("state: /a/../b\n", 1, 8, "state: must be an absolute canonical path (got \"/a/../b\")");
+	expect_bad("http: 0.0.0.0:80\n", 1, 7, "http: must be 127.0.0.1:PORT (got \"0.0.0.0:80\")");
+	expect_bad("http: 127.0.0.1:70000\n", 1, 7, "http: must be 127.0.0.1:PORT (got \"127.0.0.1:70000\")");
+	expect_bad("approval_wait: 30\n", 1, 16,
+		   "approval_wait: must be a duration from 1s to 1h with an s, m or h suffix (got \"30\")");
+	expect_bad("approval_wait: 2h\n", 1, 16,
+		   "approval_wait: must be a duration from 1s to 1h with an s, m or h suffix (got \"2h\")");
+	expect_bad("result_cap: 1\n", 1, 13,
+		   "result_cap: must be a size from 1K to 64M (K, M, G are powers of 1024; got \"1\")");
+	expect_bad("user: 'a b'\n", 1, 7,
+		   "user: not a valid user or group name (1 to 32 of A-Z a-z 0-9 _ - .; got \"a b\")");
+	/* Every bad value and key is found; the first in the file is reported. */
+	expect_bad("result_cap: 1\nstate: rel\n", 1, 13,
+		   "result_cap: must be a size from 1K to 64M (K, M, G are powers of 1024; got \"1\")");
+	expect_bad("state: rel\nstat: /b\n", 1, 8, "state: must be an absolute canonical path (got \"rel\")");
+}
+
+static void test_not_yaml_we_read(void **state)
+{
+	(void)state;
+	expect_bad("state: /a\n  bad: indent\n", 2, 6,
+		   "YAML syntax error: mapping values are not allowed in this context");
+	expect_bad("state: /a\n---\nstate: /b\n", 2, 1, "only one YAML document is allowed");
+	expect_bad("state: /\xff\n", 1, 9, "invalid UTF-8 (byte 0xff; not a text file?)");
+	expect_bad_len("state: /a\n\0", 11, EINVAL, 2, 1, "file contains a NUL byte (not a text file?)");
+	expect_bad("state:\t/a\x1b\n", 1, 10, "control character 0x1b is not allowed");
+	expect_bad_len("", 0, EINVAL, 0, 0, "file is empty");
+}
+
+/* 64 KiB is the bound: exactly that is read, one byte more is refused, and
+ * a large (sparse) file is refused on its size before being read. */
+static void test_oversize_file(void **state)
+{
+	const size_t max = 64 * 1024;
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	char *buf = malloc(max + 1);
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, '#', max + 1);
+	memcpy(buf, "state: /a\n", 10);
+	buf[max - 1] = '\n';
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load(&c, write_cfg_len(buf, max), &d), 0);
+	assert_string_equal(c.state_dir, "/a");
+	cordon_daemon_config_done(&c);
+
+	buf[max] = '\n';
+	expect_bad_len(buf, max + 1, EFBIG, 0, 0, "file is larger than 64 KiB (65537 bytes)");
+	free(buf);
+
+	assert_int_equal(truncate(write_cfg("state: /a\n"), 10 * 1024 * 1024), 0);
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load(&c, cfg_path, &d), -EFBIG);
+	assert_int_equal(d.error, EFBIG);
+	assert_int_equal(d.line, 0);
+	assert_non_null(strstr(d.message, "/cordond.yaml: file is larger than 64 KiB (10485760 bytes)"));
+	assert_null(c.state_dir);
+	cordon_daemon_config_done(&c);
+
+	/* The buffer entry point has the same bound. */
+	buf = calloc(1, max + 2);
+	assert_non_null(buf);
+	memset(buf, '#', max + 1);
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_load_buffer(&c, "b.yaml", buf, max + 1, &d), -EFBIG);
+	assert_string_equal(d.message, "b.yaml: file is larger than 64 KiB (65537 bytes)");
+	cordon_daemon_config_done(&c);
+	free(buf);
+}
+
+static void test_not_a_file(void **state)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	char path[700], want[800];
+
+	(void)state;
+	cordon_daemon_config_init(&c);
+	snprintf(path, sizeof(path), "%s/missing.yaml", dir);
+	assert_int_equal(cordon_daemon_config_load(&c, path, &d), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	assert_string_equal(d.message, want);
+
+	/* A FIFO is refused without blocking. */
+	snprintf(path, sizeof(path), "%s/fifo.yaml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(cordon_daemon_config_load(&c, path, &d), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	assert_string_equal(d.message, want);
+	assert_int_equal(unlink(path), 0);
+	assert_null(c.state_dir);
+	cordon_daemon_config_done(&c);
 }
 
 /* Issue 11 findings 3 and 6: the held-argument budgets and session shares,
@@ -110,6 +321,9 @@ static void test_resource_shares(void **state)
 	assert_int_equal(c.held_per_uid, 64ull * 1024 * 1024);
 	assert_int_equal(c.sessions_per_uid, 0); /* max_sessions / 4 */
 	assert_int_equal(c.initialize_timeout_ms, 10000);
+	assert_int_equal(c.approval_wait_ms, 30000);
+	assert_int_equal(c.result_cap, 1024 * 1024);
+	assert_int_equal(c.max_sessions, 4096);
 	cordon_daemon_config_done(&c);
 
 	assert_int_equal(load("held_arguments_max: 1G\nheld_arguments_per_uid: 128M\nsessions_per_uid: 32\n"
@@ -122,11 +336,15 @@ static void test_resource_shares(void **state)
 	assert_int_equal(c.initialize_timeout_ms, 3000);
 	cordon_daemon_config_done(&c);
 
-	expect_bad("held_arguments_max: 512K\n", 1, "held_arguments_max: must be a size between 1M and 64G");
-	expect_bad("held_arguments_per_uid: 65G\n", 1, "held_arguments_per_uid: must be a size between 1M and 64G");
-	expect_bad("sessions_per_uid: 0\n", 1, "sessions_per_uid: must be between 1 and 65536");
-	expect_bad("initialize_timeout: 0s\n", 1, "initialize_timeout: must be a duration between 1s and 1h");
-	expect_bad("initialize_timeout: 2h\n", 1, "initialize_timeout");
+	expect_bad("held_arguments_max: 512K\n", 1, 21,
+		   "held_arguments_max: must be a size from 1M to 64G (K, M, G are powers of 1024; got \"512K\")");
+	expect_bad("held_arguments_per_uid: 65G\n", 1, 25,
+		   "held_arguments_per_uid: must be a size from 1M to 64G (K, M, G are powers of 1024; got \"65G\")");
+	expect_bad("sessions_per_uid: 0\n", 1, 19, "sessions_per_uid: must be an integer from 1 to 65536 (got \"0\")");
+	expect_bad("initialize_timeout: 0s\n", 1, 21,
+		   "initialize_timeout: must be a duration from 1s to 1h with an s, m or h suffix (got \"0s\")");
+	expect_bad("initialize_timeout: 2h\n", 1, 21,
+		   "initialize_timeout: must be a duration from 1s to 1h with an s, m or h suffix (got \"2h\")");
 
 	/* A per-uid budget above the global one is a contradiction. */
 	assert_int_equal(load("state: /var/lib/cordon\nprofiles: /etc/p\nheld_arguments_max: 16M\n"
@@ -164,29 +382,57 @@ static void test_flags_override_file(void **state)
 	cordon_daemon_config_done(&c);
 }
 
+/* A flag's value is checked as the file's would be, and named by the flag. */
+static void expect_flag_bad(char *flag, char *value, const char *message)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	char *argv[] = { "cordond", flag, value, NULL };
+
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 3, argv, &d), -EINVAL);
+	assert_int_equal(d.error, EINVAL);
+	assert_int_equal(d.line, 0);
+	assert_string_equal(d.message, message);
+	cordon_daemon_config_done(&c);
+}
+
 static void test_flag_errors(void **state)
 {
 	struct cordon_daemon_config c;
 	struct cordon_diag d = {};
 	char *a1[] = { "cordond", "--bogus", NULL };
 	char *a2[] = { "cordond", "--state", "/s", NULL };
-	char *a3[] = { "cordond", "--http", "10.0.0.1:80", NULL };
 	char *a4[] = { "cordond", "--help", NULL };
+	char *a5[] = { "cordond", "--user", "null", "--max-sessions", "9", "--result-cap", "4K", NULL };
 
 	(void)state;
 	cordon_daemon_config_init(&c);
 	assert_int_equal(cordon_daemon_config_parse_args(&c, 2, a1, &d), -EINVAL);
-	assert_non_null(strstr(d.message, "--bogus"));
+	assert_string_equal(d.message, "unknown or incomplete option '--bogus'");
 	cordon_daemon_config_done(&c);
 
 	cordon_daemon_config_init(&c);
 	assert_int_equal(cordon_daemon_config_parse_args(&c, 3, a2, &d), 0);
 	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
-	assert_non_null(strstr(d.message, "profiles"));
+	assert_string_equal(d.message, "no profiles directory: give --profiles DIR or 'profiles:'");
 	cordon_daemon_config_done(&c);
 
+	expect_flag_bad("--http", "10.0.0.1:80", "--http: must be 127.0.0.1:PORT (got \"10.0.0.1:80\")");
+	expect_flag_bad("--max-sessions", "0", "--max-sessions: must be an integer from 1 to 65536 (got \"0\")");
+	expect_flag_bad("--approval-wait", "2h",
+			"--approval-wait: must be a duration from 1s to 1h with an s, m or h suffix (got \"2h\")");
+	expect_flag_bad("--state", "", "--state: must be a path");
+	expect_flag_bad("--user", "a b",
+			"--user: not a valid user or group name (1 to 32 of A-Z a-z 0-9 _ - .; got \"a b\")");
+
+	/* Strings are taken as written ("null" is a name), numbers as the file
+	 * reads them. */
 	cordon_daemon_config_init(&c);
-	assert_int_equal(cordon_daemon_config_parse_args(&c, 3, a3, &d), -EINVAL);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 7, a5, &d), 0);
+	assert_string_equal(c.user, "null");
+	assert_int_equal(c.max_sessions, 9);
+	assert_int_equal(c.result_cap, 4096);
 	cordon_daemon_config_done(&c);
 
 	cordon_daemon_config_init(&c);
@@ -197,8 +443,13 @@ static void test_flag_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_file),	cmocka_unit_test(test_rejects),
-		cmocka_unit_test(test_resource_shares), cmocka_unit_test(test_flags_override_file),
+		cmocka_unit_test(test_valid_full_config), cmocka_unit_test(test_shipped_example),
+		cmocka_unit_test(test_anchor_refused),	  cmocka_unit_test(test_alias_refused),
+		cmocka_unit_test(test_tag_refused),	  cmocka_unit_test(test_duplicate_key),
+		cmocka_unit_test(test_unknown_key),	  cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_bad_values),	  cmocka_unit_test(test_not_yaml_we_read),
+		cmocka_unit_test(test_oversize_file),	  cmocka_unit_test(test_not_a_file),
+		cmocka_unit_test(test_resource_shares),	  cmocka_unit_test(test_flags_override_file),
 		cmocka_unit_test(test_flag_errors),
 	};
 	int r;

@@ -301,13 +301,124 @@ static void test_list_by_state(void **state)
 	assert_int_equal(
 		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj/sub"), CORDON_ACCESS_READ, 0, &d),
 		0);
-	assert_int_equal(cordon_delegations_list(f->t->db, "fs", CORDON_DELEGATION_PENDING, &v, &n), 0);
+	assert_int_equal(cordon_delegations_list(
+				 f->t->db,
+				 &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_DELEGATION_PENDING),
+							       .connector = "fs" },
+				 &v, &n),
+			 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].id, d.id);
 	cordon_delegations_free(v);
-	assert_int_equal(cordon_delegations_list(f->t->db, "fs", -1, &v, &n), 0);
+	assert_int_equal(cordon_delegations_list(f->t->db, &(struct cordon_list_filter){ .connector = "fs" }, &v, &n),
+			 0);
 	assert_int_equal(n, 2);
 	cordon_delegations_free(v);
+}
+
+/* The operator's listings: every connector, newest first, at most `limit`,
+ * states by name; a second connector's rows are there and filtered out by
+ * name. */
+static void test_list_filter_for_operator(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_delegation_info d[3], *v = NULL;
+	struct cordon_profile p;
+	size_t n = 0;
+
+	bt_profile(&p, ceilings, 1);
+	p.id = (char *)"other";
+	assert_int_equal(cordon_connector_install(f->t->db, &f->t->sys, &p), 0);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d[0]),
+		0);
+	cordon_virtual_clock_advance(&f->t->clock, SEC);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s2, "other", P(f, "work/proj/sub"),
+						   CORDON_ACCESS_READ_WRITE, 0, &d[1]),
+			 0);
+	cordon_virtual_clock_advance(&f->t->clock, SEC);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &d[2]),
+		0);
+	assert_int_equal(cordon_delegation_refuse(f->t->db, &f->t->op, d[2].id), 0);
+
+	assert_int_equal(cordon_delegations_list(f->t->db, NULL, &v, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(v[i].id, d[i].id);
+	assert_string_equal(v[1].connector, "other");
+	assert_int_equal(v[1].access, CORDON_ACCESS_READ_WRITE);
+	assert_int_equal(v[2].state, CORDON_DELEGATION_REFUSED);
+	cordon_delegations_free(v);
+
+	assert_int_equal(cordon_delegations_list(
+				 f->t->db, &(struct cordon_list_filter){ .newest_first = true, .limit = 2 }, &v, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].id, d[2].id);
+	assert_string_equal(v[1].id, d[1].id);
+	cordon_delegations_free(v);
+
+	assert_int_equal(cordon_delegations_list(
+				 f->t->db,
+				 &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_DELEGATION_PENDING) |
+									 CORDON_STATE_BIT(CORDON_DELEGATION_ACTIVE) },
+				 &v, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].id, d[0].id);
+	assert_string_equal(v[1].id, d[1].id);
+	cordon_delegations_free(v);
+
+	assert_int_equal(
+		cordon_delegations_list(f->t->db, &(struct cordon_list_filter){ .connector = "other" }, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].id, d[1].id);
+	cordon_delegations_free(v);
+	assert_int_equal(cordon_delegations_list(f->t->db, &(struct cordon_list_filter){ .connector = "nope" }, &v, &n),
+			 0);
+	assert_int_equal(n, 0);
+	cordon_delegations_free(v);
+}
+
+static void test_state_names(void **state)
+{
+	(void)state;
+	assert_string_equal(cordon_delegation_state_to_string(CORDON_DELEGATION_PENDING), "pending");
+	assert_string_equal(cordon_delegation_state_to_string(CORDON_DELEGATION_ACTIVE), "active");
+	assert_string_equal(cordon_delegation_state_to_string(CORDON_DELEGATION_REVOKED), "revoked");
+	assert_string_equal(cordon_delegation_state_to_string(CORDON_DELEGATION_EXPIRED), "expired");
+	assert_string_equal(cordon_delegation_state_to_string(CORDON_DELEGATION_REFUSED), "refused");
+	assert_string_equal(cordon_delegation_state_to_string((enum cordon_delegation_state)5), "invalid");
+}
+
+/* Retention deletes ended delegations older than the age, and only those. */
+static void test_prune_deletes_old_ended_only(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_delegation_info ended, active, pending, recent;
+	struct cordon_prune_result pr;
+
+	assert_int_equal(request_and_activate(f, "work/proj", CORDON_ACCESS_READ, &ended), 0);
+	assert_int_equal(cordon_delegation_revoke(f->t->db, &f->t->op, ended.id), 0);
+	assert_int_equal(request_and_activate(f, "work/proj/sub", CORDON_ACCESS_READ, &active), 0);
+	assert_int_equal(cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0,
+						   &pending),
+			 0);
+	cordon_virtual_clock_advance(&f->t->clock, 8 * 24 * 3600 * SEC);
+	assert_int_equal(
+		cordon_delegation_request(f->t->db, &f->t->s1, "fs", P(f, "work/proj"), CORDON_ACCESS_READ, 0, &recent),
+		0);
+	assert_int_equal(cordon_delegation_refuse(f->t->db, &f->t->op, recent.id), 0);
+
+	assert_int_equal(cordon_broker_prune(f->t->db, &f->t->sys, 7 * 24 * 3600 * SEC, &pr), 0);
+	assert_int_equal(pr.delegations, 1);
+	assert_int_equal(cordon_delegation_get(f->t->db, ended.id, &ended), -ENOENT);
+	assert_int_equal(cordon_delegation_get(f->t->db, active.id, &active), 0);
+	assert_int_equal(active.state, CORDON_DELEGATION_ACTIVE);
+	assert_int_equal(cordon_delegation_get(f->t->db, pending.id, &pending), 0);
+	assert_int_equal(cordon_delegation_get(f->t->db, recent.id, &recent), 0);
+	assert_int_equal(recent.state, CORDON_DELEGATION_REFUSED);
 }
 
 /* Issue 11 finding 9: pending requests are capped per session like
@@ -349,6 +460,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_request_is_pending_and_grants_nothing),
+		T(test_list_filter_for_operator),
+		cmocka_unit_test(test_state_names),
+		T(test_prune_deletes_old_ended_only),
 		T(test_operator_activation_records_dev_ino),
 		T(test_only_operator_activates),
 		T(test_symlink_escape_refused),

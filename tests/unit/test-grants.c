@@ -314,6 +314,7 @@ static void test_connector_remove(void **state)
 	struct cordon_action_begin_result res;
 	uint64_t gen, epoch0, epoch1;
 
+	assert_int_equal(cordon_connector_exists(t->db, "fs"), 0);
 	assert_int_equal(cordon_connector_remove(t->db, &t->s1, "fs"), -EPERM);
 	assert_int_equal(cordon_connector_remove(t->db, &t->sys, "nope"), -ENOENT);
 	bt_call_init(t, &c, "s1", "read_file", "{}");
@@ -328,6 +329,8 @@ static void test_connector_remove(void **state)
 	assert_int_equal(cordon_db_policy_epoch(t->db, &epoch1), 0);
 	assert_int_equal(epoch1, epoch0 + 1);
 	assert_int_equal(cordon_connector_generation(t->db, "fs", &gen), -ENOENT);
+	assert_int_equal(cordon_connector_exists(t->db, "fs"), -ENOENT);
+	assert_string_equal(cordon_db_last_error(t->db), "unknown connector");
 	assert_int_equal(cordon_connector_remove(t->db, &t->op, "fs"), -ENOENT);
 	cordon_action_begin_result_done(&res);
 	bt_call_done(&c);

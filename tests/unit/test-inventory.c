@@ -272,8 +272,55 @@ static void test_list_for_operator(void **state)
 	bt_tool_json(t, "read_file", "Read");
 	bt_sync(t);
 	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "read_file", bt_fp(t, "read_file")), 0);
-	assert_int_equal(cordon_inventory_list(t->db, "fs", names_cb, buf), 0);
+	assert_int_equal(cordon_inventory_list(t->db, "fs", 0, names_cb, buf), 0);
 	assert_string_equal(buf, "read_file=r;write_file=p;");
+}
+
+static int full_record_cb(const struct cordon_inventory_record *rec, void *userdata)
+{
+	char *buf = userdata;
+
+	/* One query returns whole records, not names to look up one by one. */
+	assert_string_equal(rec->connector, "fs");
+	assert_non_null(rec->definition);
+	assert_non_null(rec->claims);
+	assert_true(rec->first_seen > 0);
+	strcat(buf, rec->name);
+	strcat(buf, ";");
+	return 0;
+}
+
+/* The states filter (what needs review is pending_review or changed; gone
+ * is not advertised). */
+static void test_list_by_state(void **state)
+{
+	struct bt *t = *state;
+	char buf[256] = "";
+
+	bt_tool_json(t, "a_new", "New");
+	bt_tool_json(t, "b_reviewed", "Reviewed");
+	bt_tool_json(t, "c_gone", "Gone");
+	bt_sync(t);
+	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "b_reviewed", bt_fp(t, "b_reviewed")), 0);
+	t->n_adv = 2; /* c_gone is no longer advertised */
+	bt_sync(t);
+	t->n_adv = 3;
+	assert_int_equal(cordon_inventory_list(t->db, "fs",
+					       CORDON_STATE_BIT(CORDON_INVENTORY_PENDING_REVIEW) |
+						       CORDON_STATE_BIT(CORDON_INVENTORY_CHANGED),
+					       full_record_cb, buf),
+			 0);
+	assert_string_equal(buf, "a_new;");
+	buf[0] = 0;
+	assert_int_equal(
+		cordon_inventory_list(t->db, "fs", CORDON_STATE_BIT(CORDON_INVENTORY_GONE), full_record_cb, buf), 0);
+	assert_string_equal(buf, "c_gone;");
+	buf[0] = 0;
+	assert_int_equal(cordon_inventory_list(t->db, "fs", 0, full_record_cb, buf), 0);
+	assert_string_equal(buf, "a_new;b_reviewed;c_gone;");
+	buf[0] = 0;
+	assert_int_equal(cordon_inventory_list(t->db, "other", 0, full_record_cb, buf), 0);
+	assert_string_equal(buf, "");
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -295,6 +342,7 @@ int main(void)
 		T(test_invalid_advert_rejected),
 		T(test_sync_unknown_connector_is_enoent),
 		T(test_list_for_operator),
+		T(test_list_by_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

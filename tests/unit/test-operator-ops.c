@@ -252,6 +252,9 @@ static void test_grants(void **state)
 	OK(f, "grants.show", "{\"connector\":\"fs\"}");
 	assert_int_equal(json_array_size(json_object_get(f->result, "granted")), 5);
 	assert_int_equal(json_array_size(json_object_get(f->result, "not_granted")), 0);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(f->result, "granted"), 0),
+							      "inventory")),
+			    "reviewed");
 	OK(f, "grants.remove", "{\"connector\":\"fs\",\"tool\":\"write_file\"}");
 	assert_false(json_is_true(json_object_get(f->result, "granted")));
 	FAILS(f, "grants.remove", "{\"connector\":\"fs\",\"tool\":\"write_file\"}", CORDON_OP_E_NOT_FOUND);
@@ -273,6 +276,21 @@ static void test_grants(void **state)
 	assert_string_equal(g[0], "list");
 	assert_string_equal(g[1], "read_file");
 	strv_free(g);
+	/* A granted tool the connector does not advertise, and the advertised
+	 * ones the grant lacks, by name. */
+	OK(f, "grants.show", "{\"connector\":\"fs\"}");
+	{
+		json_t *gr = json_object_get(f->result, "granted"), *ng = json_object_get(f->result, "not_granted");
+
+		assert_int_equal(json_array_size(gr), 2);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(gr, 0), "tool")), "list");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(gr, 0), "inventory")),
+				    "not-advertised");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(gr, 1), "inventory")), "reviewed");
+		assert_int_equal(json_array_size(ng), 4);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(ng, 0), "tool")), "delete_file");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(ng, 0), "tier")), "destructive");
+	}
 	FAILS(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[\"a\",\"a\"]}", CORDON_OP_E_BAD_ARG);
 	OK(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[]}");
 	assert_int_equal(cordon_grants_list(f->t->db, "fs", &g, &n), 0);
@@ -478,6 +496,11 @@ static void test_actions(void **state)
 	assert_int_equal(json_array_size(f->result), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(f->result, 0), "state")),
 			    "outcome_unknown");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f->result, 0), "tier")), "read");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f->result, 0), "replay")), "unsafe");
+	assert_true(json_is_null(json_object_get(json_array_get(f->result, 0), "approval_id")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f->result, 0), "resolved_by")),
+			    "recovery");
 	snprintf(args, sizeof(args), "{\"id\":\"%s\",\"outcome\":\"maybe\"}", res.action_id);
 	FAILS(f, "actions.resolve", args, CORDON_OP_E_BAD_ARG);
 	snprintf(args, sizeof(args), "{\"id\":\"%s\",\"outcome\":\"succeeded\"}", res.action_id);
@@ -489,6 +512,9 @@ static void test_actions(void **state)
 	assert_int_equal(json_array_size(f->result), 0);
 	OK(f, "actions.list", "{\"all\":true}");
 	assert_int_equal(json_array_size(f->result), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(f->result, 0), "state")), "succeeded");
+	assert_non_null(
+		strstr(json_string_value(json_object_get(json_array_get(f->result, 0), "resolved_by")), "operator"));
 	cordon_action_begin_result_done(&res);
 	bt_call_done(&c);
 }

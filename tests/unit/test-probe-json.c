@@ -84,11 +84,13 @@ static const struct key_type schema[] = {
 	{ "process.caps_missing", JSON_ARRAY, -1 },
 	{ "controls", JSON_ARRAY, -1 },
 	{ "probe.duration_us", JSON_INTEGER, -1 },
+	{ "verdict.status", JSON_STRING, -1 },
+	{ "verdict.controls", JSON_ARRAY, -1 },
 };
 
 static const char *const top_keys[] = {
 	"version", "kernel", "landlock", "seccomp", "openat2", "namespaces",
-	"cgroup", "bpf", "process", "controls", "probe",
+	"cgroup", "bpf", "process", "controls", "probe", "verdict",
 };
 
 static const char *const ctrl_keys[] = { "status", "available", "hierarchy", "path", "can_create" };
@@ -97,7 +99,8 @@ static const char *const control_names[] = {
 	"landlock", "landlock-net", "landlock-scope", "landlock-log", "seccomp", "openat2",
 	"namespaces", "userns-unprivileged", "cgroup", "cgroup-memory", "cgroup-pids",
 	"cgroup-cpu", "cgroup-cpuset", "cgroup-io", "cgroup-kill", "clone-into-cgroup",
-	"bpf", "bpf-cgroup-sock-addr", "btf", "bpf-lsm", "bpf-lsm-cgroup", "pidfd", "close-range",
+	"network", "bpf", "bpf-cgroup-sock-addr", "btf", "bpf-lsm", "bpf-lsm-cgroup", "root_guard",
+	"pidfd", "close-range",
 	"no-new-privs", "capabilities",
 };
 /* clang-format on */
@@ -289,6 +292,8 @@ static void test_json_full(void **state)
 		snprintf(key, sizeof(key), "%s.status", top_keys[i]);
 		assert_string_equal(str_at(root, key), "available");
 	}
+	assert_string_equal(str_at(root, "verdict.status"), "ok");
+	assert_int_equal(json_array_size(lookup(root, "verdict.controls")), 0);
 	json_decref(root);
 }
 
@@ -321,13 +326,22 @@ static void test_json_nothing(void **state)
 	assert_int_equal(json_array_size(lookup(root, "process.caps_missing")), 6);
 	assert_string_equal(json_string_value(json_array_get(lookup(root, "process.caps_missing"), 0)),
 			    "cap_sys_admin");
-	for (size_t i = 0; i < json_array_size(lookup(root, "controls")); i++) {
-		json_t *row = json_array_get(lookup(root, "controls"), i);
-		const char *name = json_string_value(json_object_get(row, "control"));
+	for (size_t i = 0; i < json_array_size(lookup(root, "controls")); i++)
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(lookup(root, "controls"), i), "status")),
+			"missing");
+	/* Without no_new_privs or the capabilities that build a sandbox every
+	 * launch is refused; the verdict names every profile and
+	 * always-required control, in table order. */
+	assert_string_equal(str_at(root, "verdict.status"), "unusable");
+	{
+		static const char *const want[] = { "landlock", "seccomp",    "namespaces",   "cgroup",
+						    "network",	"root_guard", "no-new-privs", "capabilities" };
+		json_t *a = lookup(root, "verdict.controls");
 
-		/* Only the capability row degrades rather than going missing. */
-		assert_string_equal(json_string_value(json_object_get(row, "status")),
-				    strcmp(name, "capabilities") == 0 ? "degraded" : "missing");
+		assert_int_equal(json_array_size(a), sizeof(want) / sizeof(want[0]));
+		for (size_t i = 0; i < json_array_size(a); i++)
+			assert_string_equal(json_string_value(json_array_get(a, i)), want[i]);
 	}
 	json_decref(root);
 }
@@ -361,15 +375,19 @@ static void test_json_partial(void **state)
 	assert_true(json_is_null(lookup(root, "landlock.errno")));
 	assert_int_equal(json_array_size(lookup(root, "landlock.fs_rights")), 15);
 	assert_string_equal(str_at(root, "seccomp.status"), "degraded");
-	assert_string_equal(str_at(root, "namespaces.status"), "degraded");
+	/* The time namespace is unused: its absence changes nothing. */
+	assert_string_equal(str_at(root, "namespaces.status"), "available");
 	assert_true(json_is_false(lookup(root, "namespaces.time")));
-	assert_string_equal(str_at(root, "cgroup.status"), "degraded");
+	/* A profile that sets a memory limit and requires cgroup is refused
+	 * here: the worst a profile meets, which the report shows. */
+	assert_string_equal(str_at(root, "cgroup.status"), "missing");
 	assert_string_equal(str_at(root, "cgroup.layout"), "v1");
 	assert_string_equal(str_at(root, "cgroup.controllers.memory.status"), "degraded");
 	assert_string_equal(str_at(root, "cgroup.controllers.memory.hierarchy"), "v1");
 	assert_string_equal(str_at(root, "cgroup.controllers.io.status"), "missing");
 	assert_string_equal(json_string_value(json_array_get(lookup(root, "process.caps_missing"), 0)),
 			    "cap_sys_admin");
+	assert_string_equal(str_at(root, "verdict.status"), "unusable");
 	json_decref(root);
 
 	n = cordon_probe_rows(&c, rows, CORDON_PROBE_MAX_ROWS);
@@ -383,6 +401,77 @@ static void test_json_partial(void **state)
 		if (strcmp(rows[i].control, "capabilities") == 0)
 			assert_non_null(strstr(rows[i].detail, "cap_sys_admin"));
 	}
+}
+
+/* The overall verdict cordond's /health reads: one kernel feature taken
+ * away at a time from a full kernel, with the exact status and the exact
+ * controls named. Informational controls never change it. */
+static void verdict_of(void (*take_away)(struct cordon_caps *c), const char *status, const char *controls)
+{
+	struct cordon_caps c;
+	char names[200] = "";
+	json_t *root, *a;
+
+	fill_full(&c);
+	take_away(&c);
+	root = parse_report(&c);
+	a = lookup(root, "verdict.controls");
+	for (size_t i = 0; i < json_array_size(a); i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "," : "",
+			 json_string_value(json_array_get(a, i)));
+	printf("verdict %s [%s]\n", str_at(root, "verdict.status"), names);
+	assert_string_equal(str_at(root, "verdict.status"), status);
+	assert_string_equal(names, controls);
+	json_decref(root);
+}
+
+/* clang-format off */
+static void nothing(struct cordon_caps *c)        { (void)c; }
+static void informational(struct cordon_caps *c)  { c->pidfd_open = c->close_range = false;
+						    c->userns_unprivileged = c->btf_vmlinux = false;
+						    c->landlock_log_flags = c->cgroup_kill = false;
+						    c->clone_into_cgroup = c->openat2_beneath = false;
+						    c->namespaces &= ~(unsigned long)CLONE_NEWTIME;
+						    c->seccomp_user_notif = c->seccomp_tsync = false;
+						    c->ctrl[CORDON_CTRL_IO].available = false;
+						    c->ctrl[CORDON_CTRL_CPUSET].can_create = false; }
+static void no_seccomp(struct cordon_caps *c)     { c->seccomp_filter = false; }
+static void no_kill_process(struct cordon_caps *c) { c->seccomp_kill_process = false; }
+static void no_landlock(struct cordon_caps *c)    { c->landlock_abi = 0; c->landlock_errno = EOPNOTSUPP;
+						    c->landlock_fs_handled = c->landlock_net_handled = 0;
+						    c->landlock_scoped = 0; c->landlock_log_flags = false; }
+static void no_pid_ns(struct cordon_caps *c)      { c->namespaces &= ~(unsigned long)CLONE_NEWPID; }
+static void no_pids_ctrl(struct cordon_caps *c)   { c->ctrl[CORDON_CTRL_PIDS].can_create = false; }
+static void no_sock_addr(struct cordon_caps *c)   { c->bpf_cgroup_sock_addr = false; }
+static void no_net_admin(struct cordon_caps *c)   { c->caller_caps_effective &= ~(1ULL << 12); }
+static void no_setgid(struct cordon_caps *c)      { c->caller_caps_effective &= ~(1ULL << 6); }
+static void no_nnp(struct cordon_caps *c)         { c->no_new_privs = false; }
+static void no_bpf_lsm(struct cordon_caps *c)     { c->bpf_lsm = c->bpf_lsm_cgroup = false;
+						    c->bpf_lsm_cgroup_errno = EOPNOTSUPP; }
+static void lsm_refused(struct cordon_caps *c)    { c->bpf_lsm_cgroup = false; c->bpf_lsm_cgroup_errno = EPERM; }
+/* clang-format on */
+
+static void test_verdict(void **state)
+{
+	(void)state;
+	verdict_of(nothing, "ok", "");
+	verdict_of(informational, "ok", "");
+	verdict_of(no_seccomp, "degraded", "seccomp");
+	verdict_of(no_kill_process, "degraded", "seccomp");
+	/* Landlock TCP rules are the allowlist's second layer. */
+	verdict_of(no_landlock, "degraded", "landlock,network");
+	verdict_of(no_pid_ns, "degraded", "namespaces");
+	verdict_of(no_pids_ctrl, "degraded", "cgroup");
+	verdict_of(no_sock_addr, "degraded", "network");
+	verdict_of(no_net_admin, "degraded", "capabilities");
+	verdict_of(no_setgid, "unusable", "capabilities");
+	verdict_of(no_nnp, "unusable", "no-new-privs");
+	/* The root guard is a profile control (only profiles with a
+	 * read-write root need it): without it the kernel is degraded, never
+	 * unusable. lsm_refused is this development machine's kernel: bpf is
+	 * an active LSM, every BPF LSM program load gets EPERM. */
+	verdict_of(no_bpf_lsm, "degraded", "root_guard");
+	verdict_of(lsm_refused, "degraded", "root_guard");
 }
 
 static void test_landlock_disabled_errno(void **state)
@@ -436,7 +525,7 @@ static void test_human_aligned(void **state)
 	c.landlock_errno = ENOSYS;
 	out = human(&c);
 	assert_non_null(strstr(out, "no Landlock: filesystem confinement rests on the mount namespace alone"));
-	assert_non_null(strstr(out, "0 available, 1 degraded, 24 missing"));
+	assert_non_null(strstr(out, "0 available, 0 degraded, 27 missing"));
 
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *st;
@@ -569,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_json_nothing),
 		cmocka_unit_test(test_json_partial),
 		cmocka_unit_test(test_landlock_disabled_errno),
+		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_rows_truncate),
 		cmocka_unit_test(test_human_aligned),
 		cmocka_unit_test(test_write_errors),

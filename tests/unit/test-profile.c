@@ -200,21 +200,21 @@ static void test_nesting_too_deep(void **state)
 
 static void test_anchor_refused(void **state)
 {
-	check_error("version: &v 1\n", 1, 10, "YAML anchors (&v) are not allowed: profiles refuse anchors and aliases");
+	check_error("version: &v 1\n", 1, 10, "YAML anchors (&v) are not allowed: cordon refuses anchors and aliases");
 	/* The billion-laughs shape is refused at its first anchor, before any
 	 * alias could be expanded. */
 	check_error("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
 		    "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
 		    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n",
-		    1, 4, "YAML anchors (&a) are not allowed: profiles refuse anchors and aliases");
+		    1, 4, "YAML anchors (&a) are not allowed: cordon refuses anchors and aliases");
 	check_error(HEAD "sandbox: &s\n  filesystem: {system: []}\n" TOOLS, 4, 10,
-		    "YAML anchors (&s) are not allowed: profiles refuse anchors and aliases");
+		    "YAML anchors (&s) are not allowed: cordon refuses anchors and aliases");
 }
 
 static void test_alias_refused(void **state)
 {
 	check_error("version: 1\nconnector: *c\n", 2, 12,
-		    "YAML aliases (*c) are not allowed: profiles refuse anchors and aliases");
+		    "YAML aliases (*c) are not allowed: cordon refuses anchors and aliases");
 }
 
 static void test_tag_refused(void **state)

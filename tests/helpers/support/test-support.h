@@ -16,6 +16,18 @@
  * capable machine must not skip). */
 __attribute__((noreturn, format(printf, 1, 2))) void cordon_test_skip(const char *fmt, ...);
 
+/* Skips because the kernel lacks `feature` (a stable name such as
+ * "bpf-lsm-cgroup"). Like cordon_test_skip(), except that under
+ * CORDON_TEST_MUST_RUN=1 it still exits 77 when `feature` is listed in the
+ * comma-separated CORDON_TEST_MAY_LACK: a narrow, named exception for a
+ * feature the CI machine is known to lack (.ci/run says why). */
+__attribute__((noreturn, format(printf, 2, 3))) void cordon_test_skip_feature(const char *feature, const char *fmt,
+									      ...);
+
+/* Whether `feature` is listed in the comma-separated CORDON_TEST_MAY_LACK
+ * (whole names only). */
+bool cordon_test_may_lack(const char *feature);
+
 /* Skips unless running as root. */
 void cordon_test_require_root(void);
 

@@ -1,17 +1,77 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A connector instance's stderr: to the broker log line by line,
+/* What a connector instance leaves in the broker log: the broker's lines
+ * about it (prefixed with the connector and instance), its protocol
+ * warnings (rate-limited per instance) and its stderr, line by line,
  * rate-limited (WORKER_STDERR_RATE bytes a second, the rest counted and
  * reported), each line capped, control characters replaced and credential
  * values scrubbed. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon-private.h"
+#include "dbuf.h"
 #include "log.h"
+#include "worker-log.h"
+
+/* Protocol warnings (lines cordond ignores with a warning) per instance:
+ * at most WORKER_WARN_BURST per window, then one "N suppressed" summary
+ * (issue 11 finding 9d). */
+#define WORKER_WARN_BURST     10
+#define WORKER_WARN_WINDOW_MS 10000
 
 #define WORKER_STDERR_LINE_MAX 4096u
 #define WORKER_STDERR_RATE     16384u /* bytes per second to the log */
+
+void worker_log(struct dworker *w, int lvl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_internal((enum log_level)lvl, 0, "connector %s instance %s: %s", w->conn->id, w->tag, msg);
+}
+
+void worker_warn_flush(struct dworker *w)
+{
+	if (w->warn_suppressed)
+		worker_log(w, LOG_LEVEL_WARNING, "%llu protocol warnings suppressed (rate limit: %u per %u s)",
+			   (unsigned long long)w->warn_suppressed, WORKER_WARN_BURST, WORKER_WARN_WINDOW_MS / 1000);
+	w->warn_suppressed = 0;
+	w->warn_window_n = 0;
+}
+
+void worker_warn(struct dworker *w, const char *fmt, ...)
+{
+	uint64_t now = cordon_loop_now_ms();
+	char msg[512];
+	va_list ap;
+
+	if (!w->warn_window_ms || now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
+		worker_warn_flush(w);
+		w->warn_window_ms = now;
+	}
+	if (w->warn_window_n >= WORKER_WARN_BURST) {
+		w->warn_suppressed++;
+		return;
+	}
+	w->warn_window_n++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	worker_log(w, LOG_LEVEL_WARNING, "%s", msg);
+}
+
+void worker_warn_tick(struct dworker *w, uint64_t now)
+{
+	if (w->warn_suppressed && now - w->warn_window_ms >= WORKER_WARN_WINDOW_MS) {
+		worker_warn_flush(w);
+		w->warn_window_ms = 0;
+	}
+}
 
 /* Overwrites every occurrence of each credential value with '*', in place
  * (same length, so a partial overlap cannot re-form a secret). */

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordond's core: the daemon object's start-up phases, its main loop and
+ * its teardown. The top of the daemon layer: it composes every other
+ * module (the privilege phases, the launcher spawner, the operator and HTTP
+ * surfaces, the gateway, the workers) and nothing calls back into it: the
+ * spawner's events come through the struct cordon_spawner_events given at
+ * attach, the surfaces call the daemon.h contract (daemon.c), and the
+ * workers reach the gateway through its worker_events.
+ *
+ * Start-up, in this order (see daemon-privs.c for the why of each privilege
+ * phase):
+ *   1. load the profiles (and credential values, only to scrub them from
+ *      connector stderr) while the files are still readable; a file that
+ *      fails is kept with its error (health degraded, named);
+ *   2. start the launcher helper — it keeps the privileges connectors need;
+ *   3. create the state/runtime directories and bind the sockets;
+ *   4. drop to the run user, clear every capability, no_new_privs;
+ *   5. sandbox ourselves (Landlock: state, runtime, profiles only);
+ *   6. open the database (0600), set up the audit signing key, draw the
+ *      approval key (locked memory);
+ *   7. recover (prepared -> abandoned, dispatched -> outcome_unknown,
+ *      outstanding approvals revoked: the old process key is gone);
+ *   8. serve; READY=1 to systemd.
+ * The daemon core is the edge of the program: it logs once per event. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "broker.h"
+#include "cleanup.h"
+#include "crypto.h"
+#include "daemon-core.h"
+#include "daemon-private.h"
+#include "delegations.h"
+#include "fd-util.h"
+#include "gateway.h"
+#include "http.h"
+#include "log.h"
+#include "operator.h"
+#include "worker-denials.h"
+#include "worker.h"
+
+#define TICK_MS 100
+
+static inline void closedir_p(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+#define CREDENTIAL_MAX 65536
+
+/* Credential values the profile injects (read while still privileged). The
+ * broker keeps them only to scrub them from connector stderr. */
+static void load_secrets(struct dconn *c)
+{
+	const struct cordon_profile *p = c->profile;
+
+	if (!p->n_credentials)
+		return;
+	c->secrets = calloc(p->n_credentials, sizeof(char *));
+	if (!c->secrets)
+		return;
+	for (size_t i = 0; i < p->n_credentials; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+
+		if (read_file_bounded(AT_FDCWD, p->credentials[i].file, CREDENTIAL_MAX, &buf, &len) < 0)
+			continue;
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = 0;
+		if (len)
+			c->secrets[c->n_secrets++] = buf;
+		else
+			free(buf);
+	}
+}
+
+static int load_profiles(struct cordon_daemon *d, struct cordon_diag *diag)
+{
+	_cleanup_(closedir_p) DIR *dir = NULL;
+	struct dirent *de;
+
+	dir = opendir(d->cfg.profiles_dir);
+	if (!dir)
+		return cordon_diag_set(diag, errno, "profiles", "cannot open '%s': %m", d->cfg.profiles_dir);
+	while ((de = readdir(dir))) {
+		size_t n = strlen(de->d_name);
+		char path[PATH_MAX];
+		struct cordon_profile *p = NULL;
+		struct cordon_diag pd = {};
+		struct dconn *nc;
+
+		if (n < 6 || strcmp(de->d_name + n - 5, ".yaml") != 0 || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, de->d_name);
+		if (cordon_profile_load(path, &p, &pd) < 0) {
+			/* One bad profile does not take the others down, but it
+			 * is not hidden either: health is degraded and names it,
+			 * and connectors.add of its id prints this error. */
+			log_warning("profile %s:%u:%u: %s", path, pd.line, pd.column, pd.message);
+			if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
+				struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
+
+				snprintf(b->file, sizeof(b->file), "%s", de->d_name);
+				b->diag = pd;
+			}
+			d->n_bad_profiles_total++;
+			continue;
+		}
+		nc = realloc(d->conns, (d->n_conns + 1) * sizeof(*d->conns));
+		if (!nc) {
+			cordon_profile_free(p);
+			return cordon_diag_set(diag, ENOMEM, "profiles", "out of memory");
+		}
+		d->conns = nc;
+		memset(&d->conns[d->n_conns], 0, sizeof(*d->conns));
+		snprintf(d->conns[d->n_conns].id, sizeof(d->conns[d->n_conns].id), "%s", p->id);
+		d->conns[d->n_conns].profile = p;
+		load_secrets(&d->conns[d->n_conns]);
+		d->n_conns++;
+	}
+	return 0;
+}
+
+static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
+{
+	char path[PATH_MAX];
+	int r;
+
+	/* gateway.sock: 0666 unless a gateway group is configured (then 0660
+	 * root:group). Any local process may speak MCP; what it may do is
+	 * decided per call, and its SO_PEERCRED is the subject. */
+	snprintf(path, sizeof(path), "%s/gateway.sock", d->cfg.runtime_dir);
+	r = unix_listen(path, d->gateway_gid != (gid_t)-1 ? 0660 : 0666, d->run_uid,
+			d->gateway_gid != (gid_t)-1 ? d->gateway_gid : d->run_gid, &d->gateway_fd, diag);
+	if (r < 0)
+		return r;
+	/* operator.sock and http.sock: 0660, owner root (or us), group the
+	 * operator group; the operator surface re-checks SO_PEERCRED. */
+	snprintf(path, sizeof(path), "%s/operator.sock", d->cfg.runtime_dir);
+	r = unix_listen(path, 0660, geteuid() == 0 ? 0 : d->run_uid, d->operator_gid, &d->operator_fd, diag);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/http.sock", d->cfg.runtime_dir);
+	return unix_listen(path, 0660, geteuid() == 0 ? 0 : d->run_uid, d->operator_gid, &d->http_fd, diag);
+}
+
+static void on_signal(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct signalfd_siginfo si;
+
+	(void)revents;
+	(void)userdata;
+	while (read(fd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			log_info("signal %u: shutting down", si.ssi_signo);
+			cordon_loop_quit(loop, 0);
+		}
+}
+
+static void on_spawner(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
+{
+	struct cordon_daemon *d = userdata;
+
+	(void)loop;
+	(void)fd;
+	(void)revents;
+	if (d->spawner.dispatch)
+		d->spawner.dispatch(d->spawner.userdata);
+}
+
+static void on_tick(struct cordon_loop *loop, void *userdata)
+{
+	struct cordon_daemon *d = userdata;
+	static uint64_t last_sweep;
+	uint64_t now = cordon_loop_now_ms();
+
+	gateway_tick(d);
+	workers_tick(d, now);
+	if (now - last_sweep >= 5000) {
+		last_sweep = now;
+		(void)cordon_approvals_expire(d->db, NULL);
+		uint64_t expired = 0;
+
+		/* An expired delegation must leave the sandbox too: instances that
+		 * were started with it end and start again without it. */
+		if (cordon_delegations_expire(d->db, &expired) >= 0 && expired > 0)
+			cordon_daemon_delegations_changed(d, NULL);
+		(void)cordon_audit_maybe_checkpoint(d->db);
+		for (size_t i = 0; i < d->n_conns; i++)
+			if (d->conns[i].failing && now - d->conns[i].last_crash_ms > 300000)
+				d->conns[i].failing = false, d->conns[i].crashes = 0;
+	}
+	(void)cordon_loop_timer(loop, TICK_MS, on_tick, d, &d->tick);
+}
+
+/* ---- the spawner's events (struct cordon_spawner_events) ---------------- */
+
+static void on_instance_exited(void *userdata, uint32_t instance, int wait_status, const json_t *report)
+{
+	worker_instance_exited(userdata, instance, wait_status, report);
+}
+
+static void on_network_denied(void *userdata, uint32_t instance, const json_t *event)
+{
+	struct cordon_daemon *d = userdata;
+
+	d->m.network_denials++;
+	worker_network_denied(d, instance, event);
+}
+
+static void on_helper_lost(void *userdata, const struct cordon_diag *why)
+{
+	struct cordon_daemon *d = userdata;
+
+	d->helper_lost = true;
+	log_error("launcher helper lost (%s): every connector is gone; health is failing", why ? why->message : "");
+	workers_kill_all(d);
+}
+
+int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner,
+		      struct cordon_daemon **ret, struct cordon_diag *diag)
+{
+	struct cordon_daemon *d;
+	struct cordon_broker_start_result rec = {};
+	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit" };
+	struct cordon_db_options dbo = {};
+	sigset_t mask;
+	int r;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return cordon_diag_set(diag, ENOMEM, "daemon", "out of memory");
+	d->gateway_fd = d->operator_fd = d->http_fd = d->signal_fd = d->notify_fd = -EBADF;
+	d->started_ms = cordon_loop_now_ms();
+	/* Own copies of the config strings. */
+	d->cfg = *cfg;
+#define DUP(f) d->cfg.f = cfg->f ? strdup(cfg->f) : NULL
+	DUP(profiles_dir);
+	DUP(state_dir);
+	DUP(runtime_dir);
+	DUP(user);
+	DUP(operator_group);
+	DUP(gateway_group);
+	DUP(http_listen);
+	DUP(launcher);
+#undef DUP
+	if (!d->cfg.profiles_dir || !d->cfg.state_dir || !d->cfg.runtime_dir) {
+		r = cordon_diag_set(diag, EINVAL, "config", "profiles, state and runtime directories are required");
+		goto fail;
+	}
+	r = cordon_loop_new(&d->loop);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "daemon", "event loop: %s", strerror(-r));
+		goto fail;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* Every session and worker holds fds: use the hard limit. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->signal_fd < 0) {
+		r = cordon_diag_set(diag, errno, "daemon", "signalfd: %m");
+		goto fail;
+	}
+
+	/* 1. Profiles and credential values, while readable. */
+	r = privs_resolve(d, diag);
+	if (r < 0)
+		goto fail;
+	r = load_profiles(d, diag);
+	if (r < 0)
+		goto fail;
+
+	/* 2. The launcher helper keeps the privileges connectors need; fork it
+	 * before we drop ours. */
+	if (spawner)
+		d->spawner = *spawner;
+	else {
+		r = cordon_daemon_launcher_spawner(d->cfg.launcher, d->cfg.profiles_dir, &d->spawner, diag);
+		if (r < 0)
+			goto fail;
+	}
+	d->have_spawner = true;
+	if (d->spawner.attach)
+		d->spawner.attach(d->spawner.userdata, &(struct cordon_spawner_events){ .exited = on_instance_exited,
+											.net_denied = on_network_denied,
+											.helper_lost = on_helper_lost,
+											.userdata = d });
+	if (d->spawner.capabilities)
+		d->capabilities = d->spawner.capabilities(d->spawner.userdata);
+
+	/* 3. Directories and sockets (root-owned runtime dirs, chown). */
+	r = privs_prepare_dirs(d, diag);
+	if (r < 0)
+		goto fail;
+	r = bind_sockets(d, diag);
+	if (r < 0)
+		goto fail;
+	d->notify_fd = sd_notify_open();
+	/* The operator and HTTP surfaces: the optional TCP listener is bound
+	 * here, before the Landlock domain denies TCP bind. Their handlers
+	 * only run once the loop serves, after the database is open. */
+	r = cordon_operator_start(d, d->operator_fd, d->operator_gid, &d->op);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "operator", "cannot serve the operator socket");
+		goto fail;
+	}
+	r = cordon_http_start(d, d->http_fd, d->cfg.http_listen, &d->http, diag);
+	if (r < 0)
+		goto fail;
+
+	/* 4. Drop. 5. Sandbox ourselves: Landlock, then our seccomp allowlist. */
+	r = privs_drop(d, diag);
+	if (r < 0)
+		goto fail;
+	r = privs_sandbox_self(d, &d->self_sandbox, diag);
+	if (r < 0)
+		goto fail;
+	{
+		json_t *sc = NULL;
+
+		r = privs_seccomp_self(d, &sc, diag);
+		if (r < 0)
+			goto fail;
+		json_object_update(d->self_sandbox, sc);
+		json_decref(sc);
+	}
+
+	/* 6. Database (0600, owned by us), audit key, approval key. */
+	snprintf(d->db_path, sizeof(d->db_path), "%s/cordon.db", d->cfg.state_dir);
+	snprintf(d->key_path, sizeof(d->key_path), "%s/audit-signing.key", d->cfg.state_dir);
+	r = cordon_db_open(d->db_path, &dbo, &d->db, diag);
+	if (r < 0)
+		goto fail;
+	r = cordon_db_temp_store_memory(d->db);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "db", "cannot keep temp storage in memory: %s", cordon_db_last_error(d->db));
+		goto fail;
+	}
+	r = cordon_audit_setup_key_file(d->db, &ao, d->key_path, "cordond", &d->verifier, diag);
+	if (r < 0)
+		goto fail;
+	d->have_verifier = true;
+	r = cordon_key_new(&d->key);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "key",
+				"cannot create the approval key in locked memory: %s (raise RLIMIT_MEMLOCK)",
+				strerror(-r));
+		goto fail;
+	}
+
+	/* 7. Recovery. */
+	r = cordon_broker_start(d->db, &rec);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "recovery", "start-up recovery failed: %s", cordon_db_last_error(d->db));
+		goto fail;
+	}
+	if (rec.abandoned || rec.outcome_unknown || rec.approvals_revoked)
+		log_notice("recovery: %llu action(s) abandoned (never sent), %llu with unknown outcome (an operator "
+			   "must resolve them), %llu approval(s) revoked",
+			   (unsigned long long)rec.abandoned, (unsigned long long)rec.outcome_unknown,
+			   (unsigned long long)rec.approvals_revoked);
+
+	/* 8. Serve. */
+	r = cordon_loop_watch(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->w_signal);
+	if (r >= 0 && d->spawner.event_fd && d->spawner.event_fd(d->spawner.userdata) >= 0)
+		r = cordon_loop_watch(d->loop, d->spawner.event_fd(d->spawner.userdata), EPOLLIN, on_spawner, d,
+				      &d->w_spawner);
+	if (r >= 0)
+		r = gateway_start(d);
+	if (r >= 0)
+		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
+	if (r < 0) {
+		cordon_diag_set(diag, -r, "daemon", "cannot watch the sockets: %s", strerror(-r));
+		goto fail;
+	}
+	*ret = d;
+	return 0;
+fail:
+	cordon_daemon_free(d);
+	return r < 0 ? r : -EINVAL;
+}
+
+int cordon_daemon_run(struct cordon_daemon *d)
+{
+	sd_notify_send(d->notify_fd, "READY=1\nSTATUS=serving");
+	log_info("serving: gateway %s/gateway.sock, %zu connector profile(s)", d->cfg.runtime_dir, d->n_conns);
+	return cordon_loop_run(d->loop);
+}
+
+void cordon_daemon_free(struct cordon_daemon *d)
+{
+	if (!d)
+		return;
+	sd_notify_send(d->notify_fd, "STOPPING=1");
+	if (d->http)
+		cordon_http_free(d->http);
+	if (d->op)
+		cordon_operator_free(d->op);
+	d->http = NULL;
+	d->op = NULL;
+	if (d->loop)
+		gateway_stop(d);
+	workers_kill_all(d);
+	if (d->tick)
+		cordon_loop_timer_cancel(d->tick);
+	if (d->w_signal)
+		cordon_loop_unwatch(d->w_signal);
+	if (d->w_spawner)
+		cordon_loop_unwatch(d->w_spawner);
+	if (d->db) {
+		/* broker.stop record and the final signed checkpoint. */
+		(void)cordon_broker_stop(d->db);
+		cordon_db_close(d->db);
+	}
+	if (d->have_spawner && d->spawner.free)
+		d->spawner.free(d->spawner.userdata);
+	cordon_key_free(d->key);
+	if (d->gateway_fd >= 0)
+		close(d->gateway_fd);
+	if (d->operator_fd >= 0)
+		close(d->operator_fd);
+	if (d->http_fd >= 0)
+		close(d->http_fd);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	if (d->notify_fd >= 0)
+		close(d->notify_fd);
+	if (d->cfg.runtime_dir) {
+		char path[PATH_MAX];
+
+		for (const char *const *n = (const char *const[]){ "gateway.sock", "operator.sock", "http.sock", NULL };
+		     *n; n++) {
+			snprintf(path, sizeof(path), "%s/%s", d->cfg.runtime_dir, *n);
+			(void)unlink(path);
+		}
+	}
+	for (size_t i = 0; i < d->n_conns; i++) {
+		for (size_t j = 0; j < d->conns[i].n_secrets; j++) {
+			explicit_bzero(d->conns[i].secrets[j], strlen(d->conns[i].secrets[j]));
+			free(d->conns[i].secrets[j]);
+		}
+		free(d->conns[i].secrets);
+		json_decref(d->conns[i].surface_cache);
+		cordon_profile_free(d->conns[i].profile);
+	}
+	free(d->conns);
+	json_decref(d->capabilities);
+	json_decref(d->self_sandbox);
+	if (d->loop)
+		cordon_loop_free(d->loop);
+	cordon_daemon_config_done(&d->cfg);
+	free(d);
+}

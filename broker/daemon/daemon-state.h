@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The state cordond's core shares: the daemon object with its tables
+ * (connectors, sessions, instances, relays, per-uid shares, metrics) and the
+ * records in them. Every module of the core reads and writes these fields;
+ * the functions here (daemon-state.c) are the few lookups they share. It is
+ * the lowest module of the daemon: it calls nothing above it. Single-
+ * threaded: everything runs on the event loop.
+ *
+ * Who calls whom (docs/architecture.md draws it): daemon-core.c (start-up,
+ * loop) -> operator, http -> daemon.c (the daemon.h contract) -> gateway.c ->
+ * gateway-pass.c -> gateway-call.c -> gateway-session.c, worker.c ->
+ * worker-log.c -> daemon-state.c. Upward news travels through two
+ * interfaces declared here: a call's struct dcall_ops (how the instance
+ * serving it reports) and struct worker_events (what instances tell the
+ * gateway). */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "actions.h"
+#include "approvals.h"
+#include "broker.h"
+#include "checkpoint.h"
+#include "daemon-config.h"
+#include "daemon-launcher.h"
+#include "db.h"
+#include "dbuf.h"
+#include "loop.h"
+#include "profile.h"
+
+struct dsession;
+struct dworker;
+struct dcall;
+
+/* A connector known from the profiles directory. */
+struct dconn {
+	char id[CORDON_CONNECTOR_ID_MAX + 1];
+	struct cordon_profile *profile;
+	struct dworker *shared; /* instances: shared */
+	unsigned crashes;	/* consecutive crashes (reset after a healthy minute) */
+	uint64_t last_crash_ms, next_start_ms;
+	uint64_t restarts;
+	bool failing; /* repeated crashes: health says failing */
+	char last_error[200];
+	json_t *surface_cache; /* tool -> expiry (ms) of a positive surface check */
+	char **secrets;	       /* credential values, for scrubbing stderr */
+	size_t n_secrets;
+	/* issue 11 finding 9a: sessions hear list_changed only for a real
+	 * change of this connector's tools, at most once a second. */
+	uint64_t notify_last_ms;
+	bool notify_pending;
+};
+
+enum dworker_state {
+	DW_STARTING = 0, /* spawned, initialize sent */
+	DW_LISTING,	 /* initialized, paginating tools/list */
+	DW_READY,
+	DW_DEAD,
+};
+
+enum dwreq_kind {
+	DWREQ_INITIALIZE,
+	DWREQ_TOOLS_LIST,
+	DWREQ_CALL, /* a tools/call or a pass-through request on behalf of a dcall */
+};
+
+struct dwreq {
+	int64_t id;
+	enum dwreq_kind kind;
+	struct dcall *call; /* DWREQ_CALL; NULL once the call went away */
+	struct dwreq *next;
+};
+
+/* Egress denials of one instance, audited at most once a second
+ * (worker-denials.c). */
+struct ddenials {
+	uint64_t audit_ms; /* last network.denied record */
+	uint64_t pending;  /* denials not yet in an audit record */
+	char hook[16];	   /* the egress hook of the latest of them */
+};
+
+struct dworker {
+	struct cordon_daemon *d;
+	struct dconn *conn;
+	struct dsession *session; /* NULL: shared */
+	enum dworker_state state;
+	uint32_t instance;
+	pid_t pid;
+	int in_fd, out_fd, err_fd;
+	struct cordon_watch *w_in, *w_out, *w_err;
+	struct dbuf rbuf, ebuf, wbuf;
+	bool discarding;
+	int64_t next_id;
+	struct dwreq *reqs;
+	json_t *tools;	      /* array of advertised tool objects, in list order */
+	json_t *fingerprints; /* {name: hex} */
+	json_t *list_accum;   /* during pagination */
+	char *instructions;
+	json_t *report;
+	json_t *server_caps;
+	uint64_t generation;
+	uint64_t started_ms;
+	uint64_t stderr_window_ms, stderr_window_bytes, stderr_dropped;
+	bool inventory_synced;
+	unsigned list_pages;
+	struct ddenials denials; /* egress denials (worker-denials.c) */
+	bool exit_reported;	 /* the spawner reported its exit */
+	size_t n_roots;		 /* delegated roots it was started with */
+	json_t *delegated;	 /* their sandbox paths */
+	bool for_install;	 /* launched by connector_add only to take the inventory */
+	char tag[64];
+	/* issue 11 finding 4: tools/list budgets per instance over a window
+	 * (not per listing), one listing at a time, re-listings rate-limited. */
+	uint64_t list_window_ms, list_window_pages, list_window_tools, list_window_bytes;
+	uint64_t listing_started_ms, relist_last_ms;
+	bool listing, relist_pending;
+	/* issue 11 finding 9d: protocol warnings rate-limited per instance. */
+	uint64_t warn_window_ms, warn_window_n, warn_suppressed;
+	/* issue 11 finding 10a: the credential values this instance was
+	 * started with (from the spawner), for scrubbing its stderr. */
+	char **secrets;
+	size_t n_secrets;
+	struct dcall *waiting; /* calls queued until ready */
+	struct dworker *next;  /* in the daemon's list */
+	int refs;
+};
+
+/* An instance the broker stopped whose exit the launcher helper has not
+ * reported yet: its egress denials may still arrive (worker-denials.c). */
+struct dgone {
+	uint32_t instance;
+	char *connector, *session;
+	char tag[64];
+	uint64_t generation;
+	struct ddenials denials;
+	struct dgone *next;
+};
+
+enum dcall_kind {
+	DCK_TOOL = 0, /* tools/call */
+	DCK_PASS,     /* resources/prompts/completion pass-through */
+};
+
+struct dmulti;
+struct dcall;
+
+/* How the instance serving a call reports on it: set by the kind of call
+ * (gateway-call.c: tools/call; gateway-pass.c: resources, prompts,
+ * completion) when it is made, called by worker.c. Each of ready, failed,
+ * lost and result ends with the call answered or freed. */
+struct dcall_ops {
+	/* The instance is ready (the call was queued until it was). */
+	void (*ready)(struct dcall *c);
+	/* The instance could not serve it: nothing was sent. */
+	void (*failed)(struct dcall *c, const char *why);
+	/* The instance died while the call was in flight. */
+	void (*lost)(struct dcall *c, const char *why);
+	/* The connector's response (msg borrowed; line_len: its size on the wire). */
+	void (*result)(struct dcall *c, json_t *msg, size_t line_len);
+	/* A notifications/progress the connector sent for it (params
+	 * borrowed); NULL: dropped. */
+	void (*progress)(struct dcall *c, const json_t *params);
+	/* call_free(): releases what the kind keeps in the call; may be NULL. */
+	void (*release)(struct dcall *c);
+};
+
+enum dcall_state {
+	DC_WAIT_WORKER = 0,
+	DC_WAIT_APPROVAL,
+	DC_IN_FLIGHT,
+	DC_DONE,
+};
+
+struct dcall {
+	struct cordon_daemon *d;
+	struct dsession *s; /* NULL once the session ended (in-flight call on a shared instance) */
+	json_t *rpc_id;
+	char connector[CORDON_CONNECTOR_ID_MAX + 1];
+	char tool[130];
+	char *args_jcs;
+	size_t args_len;
+	json_t *progress_token;
+	char *idem_key;
+	enum dcall_state state;
+	struct cordon_broker_decision dec;
+	char fingerprint[CORDON_FINGERPRINT_HEX_MAX];
+	char approval_id[CORDON_ID_STRING_MAX];
+	char display_code[CORDON_DISPLAY_CODE_LEN + 1];
+	char action_id[CORDON_ID_STRING_MAX];
+	uint64_t deadline_ms, next_progress_ms, progress_n;
+	struct dworker *w;
+	int64_t worker_req_id;
+	uint64_t started_us;
+	enum dcall_kind kind;
+	const struct dcall_ops *ops;
+	char *pass_method;
+	json_t *pass_params;
+	struct dmulti *multi;
+	struct dcall *next;	    /* session list */
+	struct dcall *next_waiting; /* worker wait queue */
+	/* Argument bytes charged to held_uid's budget (held_charge) from
+	 * admission until call_free; 0 when nothing was charged. */
+	uint64_t held_bytes;
+	uid_t held_uid;
+};
+
+struct dsession {
+	struct cordon_daemon *d;
+	char id[CORDON_SESSION_ID_MAX];
+	int fd;
+	struct ucred cred;
+	struct cordon_watch *watch;
+	struct dbuf rbuf, wbuf;
+	bool discarding; /* inside an oversize line: drop until newline */
+	bool initialized, closing;
+	char version[16];
+	bool client_sampling, client_elicitation, client_roots;
+	struct dcall *calls;
+	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
+	int64_t next_server_id;
+	uint64_t accepted_ms; /* before initialize: closed after cfg.initialize_timeout_ms */
+	struct dsession *next, *prev;
+};
+
+/* One local uid's share of the gateway (issue 11 findings 3 and 6): its
+ * sessions and the call-argument bytes its calls hold. An entry lives while
+ * either is non-zero (an in-flight call outlives its session). */
+struct duid {
+	uid_t uid;
+	unsigned sessions;
+	uint64_t held_bytes;
+};
+
+/* What connector instances tell the gateway (gateway.c registers it at
+ * gateway_start; worker.c calls it; every member is set). */
+struct worker_events {
+	/* A listing changed a connector's inventory: sessions hear
+	 * notifications/tools/list_changed (rate-limited by the worker). */
+	void (*tools_changed)(struct cordon_daemon *d);
+	/* A notification for the clients of instance w that the worker
+	 * admitted: notifications/message (params: an object, borrowed) or
+	 * notifications/resources|prompts/list_changed (params NULL). */
+	void (*notify)(struct dworker *w, const char *method, const json_t *params);
+	/* A sampling or elicitation request the profile permits (bit: its
+	 * CORDON_CLIENT_* flag): relayed to a client, or answered with an error
+	 * through worker_answer(). */
+	void (*client_request)(struct dworker *w, json_t *msg, unsigned bit);
+	/* w died (its calls have been failed): forget every reference to it. */
+	void (*gone)(struct dworker *w);
+};
+
+/* A connector's sampling/elicitation request relayed to a client. */
+struct drelay {
+	struct dsession *s;
+	struct dworker *w;  /* NULL once the instance is gone */
+	char client_id[40]; /* the id the broker used toward the client */
+	json_t *worker_id;  /* the connector's request id */
+	struct drelay *next;
+};
+
+struct daemon_metrics {
+	uint64_t calls_allow, calls_approve, calls_deny;
+	uint64_t approvals_requested, approvals_approved, approvals_denied, approvals_expired, approvals_timeout,
+		approvals_cancelled;
+	uint64_t spawn_buckets[12]; /* le 1,2,5,10,20,50,100,200,500,1000,2000,+Inf ms */
+	double spawn_sum_ms;
+	uint64_t spawn_count;
+	uint64_t instance_restarts, instance_crashes, oom_kills, network_denials, worker_protocol_kills;
+	uint64_t sessions_total, sessions_refused, gateway_errors;
+};
+
+/* A file in the profiles directory that failed to load at start-up: it is
+ * not served, health is degraded while it is listed, and connectors.add of
+ * its id prints the loader's error. At most DAEMON_BAD_PROFILES_MAX are
+ * kept; n_bad_profiles_total counts them all. */
+#define DAEMON_BAD_PROFILES_MAX 32u
+struct dbadprofile {
+	char file[256]; /* the name in the profiles directory */
+	struct cordon_diag diag;
+};
+
+struct cordon_daemon {
+	struct cordon_daemon_config cfg;
+	struct cordon_loop *loop;
+	struct cordon_db *db;
+	struct cordon_key *key;
+	struct cordon_spawner spawner;
+	bool have_spawner;
+	json_t *capabilities;
+	struct dconn *conns;
+	size_t n_conns;
+	struct dbadprofile bad_profiles[DAEMON_BAD_PROFILES_MAX];
+	size_t n_bad_profiles, n_bad_profiles_total;
+	struct dsession *sessions;
+	unsigned n_sessions;
+	struct dworker *workers; /* every live worker */
+	struct dgone *gone;	 /* stopped, exit not yet reported */
+	unsigned n_gone;
+	const struct worker_events *worker_events; /* NULL until gateway_start */
+	int gateway_fd, operator_fd, http_fd;
+	int signal_fd;
+	int notify_fd;
+	json_t *self_sandbox;
+	struct cordon_watch *w_gateway, *w_signal, *w_spawner;
+	struct cordon_timer *tick;
+	uint64_t session_counter;
+	struct daemon_metrics m;
+	uid_t run_uid;
+	gid_t run_gid, operator_gid, gateway_gid;
+	bool helper_lost;
+	char db_path[4200], key_path[4200];
+	struct drelay *relays;
+	struct cordon_operator *op;
+	struct cordon_http *http;
+	uint64_t started_ms;
+	struct cordon_note_verifier verifier;
+	bool have_verifier;
+	/* Per-uid shares (gateway-session.c). */
+	struct duid *uids;
+	size_t n_uids, cap_uids;
+	uint64_t held_bytes;	/* all calls' held argument bytes */
+	uint64_t held_released; /* freed since the last malloc_trim */
+	uint64_t last_trim_ms;
+};
+
+/* daemon-state.c */
+/* The connector loaded from profile `id`, or NULL. */
+struct dconn *daemon_conn(struct cordon_daemon *d, const char *id);
+/* Whether connector `id` is installed (has a launch generation). */
+bool daemon_conn_installed(struct cordon_daemon *d, const char *id);
+/* Records a spawn latency in the metrics histogram. */
+void daemon_spawn_observed(struct cordon_daemon *d, uint64_t ms);
+/* Forgets cached surface checks (connector NULL: all). */
+void daemon_surface_changed(struct cordon_daemon *d, const char *connector);

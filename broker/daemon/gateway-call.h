@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* tools/call and tools/list through the authorization core, the broker's
+ * own tools, and the call object every kind of call shares
+ * (gateway-call.c). Above the worker and gateway-session; used by
+ * gateway.c, gateway-pass.c and daemon.c. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon-state.h"
+
+/* Calls (tools/call and pass-through) a session may have outstanding. */
+#define SESSION_CALLS_MAX 64u
+unsigned session_calls(const struct dsession *s);
+
+/* A tools/call (params already admitted as an object with a name). */
+void call_start(struct dsession *s, const json_t *id, const json_t *params);
+/* Frees a call of any kind: off its session and worker, its held bytes
+ * returned, its kind's data released (dcall_ops.release). */
+void call_free(struct dcall *c);
+/* notifications/cancelled from the client. */
+void call_cancel(struct dsession *s, const json_t *request_id);
+/* A call waiting for an approval: decided, timed out, or still waiting. */
+void call_tick(struct dcall *c, uint64_t now_ms);
+/* Progress notifications to calls waiting for an approval. */
+void calls_tick(struct cordon_daemon *d);
+/* After an operator decided approval_id: the call waiting on it goes on. */
+void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
+/* New reference: the canonical arguments of the call waiting on
+ * approval_id, or NULL (cordon_daemon_approval_arguments). */
+json_t *call_approval_arguments(struct cordon_daemon *d, const char *approval_id);
+
+/* tools/list: the broker's tools and every connector's advertised ∩
+ * reviewed ∩ granted tools (new reference). */
+json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s);
+/* A cordon__<tool> call; false when there is no such broker tool. */
+bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, const json_t *args);

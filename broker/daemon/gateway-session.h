@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The lowest part of the gateway (gateway-session.c): what is written to a
+ * session, and each local uid's share of the gateway (sessions and held
+ * call arguments). Used by every gateway module above it and by daemon.c;
+ * calls nothing of the daemon but its buffers and the loop. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon-state.h"
+
+/* Queues one line to the client (a newline is added) and writes what the
+ * socket takes. A client that does not read is closed (s->closing). */
+void session_send(struct dsession *s, const char *bytes, size_t len);
+void session_send_json(struct dsession *s, json_t *msg /* stolen */);
+void session_send_error(struct dsession *s, const json_t *id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void session_send_result(struct dsession *s, const json_t *id, json_t *result /* stolen */);
+/* Writes what is queued, as far as the socket takes it (EPOLLOUT). */
+void session_flush(struct dsession *s);
+/* notifications/tools/list_changed to every initialized session. */
+void session_notify_all_list_changed(struct cordon_daemon *d);
+
+/* One uid's share (issue 11 findings 3 and 6): the entry of uid, created
+ * when create (NULL: none, or out of memory); put drops an entry that holds
+ * nothing any more. */
+struct duid *uid_share_get(struct cordon_daemon *d, uid_t uid, bool create);
+void uid_share_put(struct cordon_daemon *d, struct duid *u);
+
+/* The JSON-RPC error a call beyond a held-argument budget gets. */
+#define GATEWAY_ERR_HELD_BUDGET (-32001)
+/* Charges `bytes` of held call arguments to uid: 0, or -EDQUOT (nothing
+ * charged) with a message naming the budget that would be exceeded. */
+int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size);
+/* Returns bytes charged by held_charge (memory goes back to the OS on the
+ * next tick when a large amount was released, see held_trim). */
+void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes);
+/* From the tick: malloc_trim once enough held memory was released. */
+void held_trim(struct cordon_daemon *d, uint64_t now);
