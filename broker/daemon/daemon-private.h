@@ -13,6 +13,7 @@
 #include "actions.h"
 #include "approvals.h"
 #include "broker.h"
+#include "canon.h"
 #include "checkpoint.h"
 #include "daemon-core.h"
 #include "db.h"
@@ -286,7 +287,9 @@ void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes);
 /* Calls (tools/call and pass-through) a session may have outstanding. */
 #define SESSION_CALLS_MAX 64u
 unsigned session_calls(const struct dsession *s);
-void call_start(struct dsession *s, const json_t *id, const json_t *params);
+/* args: the call's arguments as canonical bytes when the gateway lifted them
+ * out of params (cordon_canon_decode_lifted); taken when used. */
+void call_start(struct dsession *s, const json_t *id, const json_t *params, struct cordon_canon_lifted *args);
 void call_worker_ready(struct dcall *c);
 void call_worker_failed(struct dcall *c, const char *why);
 void call_worker_result(struct dcall *c, const char *line, size_t len, json_t *msg);
