@@ -66,19 +66,21 @@
  * arithmetic (real_mid); beyond, through strtod and printf (real_slow). */
 #define MID_DIGITS 19u
 
-enum node_type { N_NULL, N_FALSE, N_TRUE, N_INT, N_REAL, N_STRING, N_ARRAY, N_OBJECT };
+/* N_TEXT: a scalar whose canonical text is at (a, b) in the input, or in
+ * num with F_NUM: literals, integers, unescaped strings (with their quotes),
+ * reals already written canonically, other reals as printed into num.
+ * N_ESCAPED: a string with escapes, its body at (a, b) in the input.
+ * N_ZERO: a number equal to zero that is not written "0" ("-0", "0.0e5"). */
+enum node_type { N_TEXT, N_ESCAPED, N_ZERO, N_ARRAY, N_OBJECT };
 
 enum {
-	F_ESCAPED = 1u << 0, /* string: has escapes, its text is not its canonical body */
-	F_ZERO = 1u << 1,    /* integer: "-0", written "0" */
+	F_NUM = 1u << 0, /* N_TEXT: the text is in num, not in the input */
 };
 
 struct node {
-	uint32_t a; /* string, integer: offset of its text in the input (a string's
-		     * after the quote); real: offset of its canonical text in num;
-		     * object: offset of its member order in order */
-	uint32_t b; /* string: length of its text between the quotes; integer,
-		     * real: length of the text; array, object: number of values */
+	uint32_t a; /* N_TEXT: offset of the text; N_ESCAPED: of the body (after
+		     * the quote); N_OBJECT: of its member order in order */
+	uint32_t b; /* N_TEXT, N_ESCAPED: length; N_ARRAY, N_OBJECT: number of values */
 	uint32_t c; /* array, object: index of the first node after it */
 	uint8_t type, flags;
 };
@@ -467,29 +469,30 @@ static unsigned char *unescape(const unsigned char *s, size_t n, unsigned char *
 
 /* ---- Member names ------------------------------------------------------------------ */
 
+/* Names sort by UTF-16 code units (RFC 8785 §3.2.3). Byte order of UTF-8 is
+ * code point order, and UTF-16 order differs from it only between a
+ * supplementary character (lead byte F0–F4, surrogates D800–DFFF) and one in
+ * U+E000–U+FFFF (lead byte EE or EF). Where two valid UTF-8 strings first
+ * differ, both bytes are lead bytes, or both continuation bytes of
+ * characters of the same length; so moving the lead bytes F0–F4 below EE and
+ * EF (and nothing else) makes plain byte order UTF-16 order. Never 0 for a
+ * byte of a name (names hold no NUL). */
+static inline unsigned unit_byte(unsigned char c)
+{
+	if (c < 0xee)
+		return c;
+	return c >= 0xf0 ? c - 2u : c + 5u; /* F0..F4 -> EE..F2, EE EF -> F3 F4 */
+}
+
+/* The first 8 bytes as unit_byte()s, big-endian, 0-padded: comparing two
+ * prefixes as integers orders the names by their first 8 bytes. */
 static uint64_t load_prefix(const unsigned char *s, size_t n)
 {
 	uint64_t v = 0;
 
 	for (size_t i = 0; i < 8; i++)
-		v = v << 8 | (i < n ? s[i] : 0);
+		v = v << 8 | (i < n ? unit_byte(s[i]) : 0);
 	return v;
-}
-
-/* Orders the first differing bytes x != y of two valid UTF-8 strings by
- * UTF-16 code units. Byte order is code point order, and UTF-16 order
- * differs from it only between a supplementary character (lead byte F0–F4,
- * surrogates D800–DFFF) and one in U+E000–U+FFFF (lead byte EE or EF). At the
- * first difference both bytes are lead bytes or both continuation bytes of
- * characters of the same length, so looking at the two bytes is enough. NUL
- * padding (a shorter name) sorts first. */
-static inline int unit_order(unsigned x, unsigned y)
-{
-	if (x >= 0xf0 && (y == 0xee || y == 0xef))
-		return -1;
-	if (y >= 0xf0 && (x == 0xee || x == 0xef))
-		return 1;
-	return x < y ? -1 : 1;
 }
 
 static int rest_cmp(const unsigned char *a, size_t la, const unsigned char *b, size_t lb)
@@ -498,19 +501,15 @@ static int rest_cmp(const unsigned char *a, size_t la, const unsigned char *b, s
 
 	for (size_t i = 0; i < n; i++)
 		if (a[i] != b[i])
-			return unit_order(a[i], b[i]);
+			return unit_byte(a[i]) < unit_byte(b[i]) ? -1 : 1;
 	return (la > lb) - (la < lb);
 }
 
 /* cordon_jcs_compare_keys() for names on the member stack. */
 static inline int name_cmp(const struct member *a, const struct member *b)
 {
-	if (a->prefix != b->prefix) {
-		uint64_t x = a->prefix ^ b->prefix;
-		int sh = __builtin_clzll(x) & ~7;
-
-		return unit_order((unsigned)((a->prefix << sh) >> 56), (unsigned)((b->prefix << sh) >> 56));
-	}
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
 	/* Names hold no NUL, so equal prefixes with a name of at most 8 bytes
 	 * means equal names or one a prefix of the other. */
 	if (a->len <= 8 || b->len <= 8)
@@ -552,6 +551,83 @@ static void merge_sort(struct member *m, size_t n, struct member *tmp)
 		m[k++] = tmp[i++];
 }
 
+/* Byte d of a name as a radix bucket: its unit_byte(), 0 past the end. */
+static inline unsigned name_byte(const struct member *m, size_t d)
+{
+	if (d < 8)
+		return (unsigned)(m->prefix >> (56 - 8 * d)) & 0xff;
+	return d < m->len ? unit_byte(m->name[d]) : 0;
+}
+
+/* Large objects: most significant byte first radix sort from byte d on, in
+ * place (each member is swapped straight into its bucket), so a large object
+ * needs no second array; buckets of at most 64 by merge sort (stack
+ * scratch), and, to bound the recursion, what is left after 24 levels by
+ * merge sort with the caller's scratch. Equal names end up together (bucket
+ * 0 once they end), for the duplicate check. */
+#define RADIX_MIN 64
+
+static int radix_sort(struct fast *f, struct member *m, size_t n, size_t d, unsigned level)
+{
+	uint32_t count[256], next[256], end[256];
+	size_t i;
+	int r;
+
+	for (;;) {
+		if (n <= RADIX_MIN) {
+			struct member tmp[RADIX_MIN / 2 + 1];
+
+			merge_sort(m, n, tmp);
+			return 0;
+		}
+		if (level > 24) {
+			if (RESERVE(f->tmp, f->ctmp, n / 2 + 1) < 0)
+				return -ENOMEM;
+			merge_sort(m, n, f->tmp);
+			return 0;
+		}
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[name_byte(&m[i], d)]++;
+		if (count[0] == n)
+			return 0; /* all ended here: equal names */
+		for (i = 0; i < 256 && count[i] != n; i++)
+			;
+		if (i == 256)
+			break;
+		d++; /* one bucket: all share this byte */
+	}
+	next[0] = 0;
+	for (i = 0; i < 256; i++) {
+		if (i)
+			next[i] = end[i - 1];
+		end[i] = next[i] + count[i];
+	}
+	for (i = 0; i < 256; i++)
+		while (next[i] < end[i]) {
+			unsigned b = name_byte(&m[next[i]], d);
+
+			if (b == i)
+				next[i]++;
+			else {
+				struct member x = m[next[i]];
+
+				m[next[i]] = m[next[b]];
+				m[next[b]++] = x;
+			}
+		}
+	for (i = 1; i < 256; i++) {
+		size_t c = count[i];
+
+		if (c > 1) {
+			r = radix_sort(f, m + end[i] - c, c, d + 1, level + 1);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 /* Sorts the members of the object closing at frame fr, refuses duplicates
  * and records the order. */
 static int close_object(struct fast *f, const struct frame *fr)
@@ -564,9 +640,10 @@ static int close_object(struct fast *f, const struct frame *fr)
 		if (name_cmp(&m[i - 1], &m[i]) >= 0)
 			break;
 	if (i < n) {
-		if (RESERVE(f->tmp, f->ctmp, n / 2 + 1) < 0)
-			return -ENOMEM;
-		merge_sort(m, n, f->tmp);
+		int r = radix_sort(f, m, n, 0, 0);
+
+		if (r < 0)
+			return r;
 		for (i = 1; i < n; i++)
 			if (name_cmp(&m[i - 1], &m[i]) == 0)
 				return -1; /* duplicate member name */
@@ -751,6 +828,7 @@ static int cmp_dec_bin(uint64_t d, int e, uint64_t m, int q)
  * where the neighbour is nearer: (4·mant − 1) × 2^(q−2). Both bounds belong
  * to it when mant is even (strtod rounds half to even). */
 struct binary {
+	double x;
 	uint64_t mant, lo_m, hi_m;
 	int q, lo_q, hi_q;
 	bool even;
@@ -765,6 +843,7 @@ static bool binary_of(double x, struct binary *b)
 	be = (int)((bits >> 52) & 0x7ff);
 	if (be == 0 || be == 0x7ff)
 		return false; /* subnormal, zero, not finite: not handled here */
+	b->x = x;
 	b->mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
 	b->q = be - 1075;
 	b->even = (b->mant & 1) == 0;
@@ -793,9 +872,16 @@ static double step_double(double x, int delta)
 /* Does d × 10^e read back as b's double? */
 static bool reads_back(const struct binary *b, uint64_t d, int e)
 {
-	int lo = cmp_dec_bin(d, e, b->lo_m, b->lo_q), hi = cmp_dec_bin(d, e, b->hi_m, b->hi_q);
+	int c;
 
-	return (lo > 0 || (lo == 0 && b->even)) && (hi < 0 || (hi == 0 && b->even));
+	/* d < 2^53 and |e| <= 22: one correctly rounded operation is strtod. */
+	if (d < (1ull << 53) && e >= -22 && e <= 22)
+		return (e >= 0 ? (double)d * pow10_double[e] : (double)d / pow10_double[-e]) == b->x;
+	c = cmp_dec_bin(d, e, b->lo_m, b->lo_q);
+	if (c < 0 || (c == 0 && !b->even))
+		return false;
+	c = cmp_dec_bin(d, e, b->hi_m, b->hi_q);
+	return c < 0 || (c == 0 && b->even);
 }
 
 /* The double nearest to m × 10^e (m > 0, |e| <= MAX_POW5), as strtod rounds
@@ -906,7 +992,9 @@ static bool nearest_digits(const struct binary *b, unsigned p, int n, uint64_t *
 }
 
 /* cordon_jcs_format_double()'s probe(): a p-digit decimal that reads back as
- * the double — the nearest, else its lower, else its upper neighbour. 0: none;
+ * the double — the nearest, else its lower, else its upper neighbour. The
+ * lower one never does when the nearest does not (it is at least as far on
+ * the side whose bound is not farther), so only the upper is tried. 0: none;
  * 1: found; -1: outside what this path computes. */
 static int probe_digits(const struct binary *b, unsigned p, int n, uint64_t *ret_n, int *ret_e)
 {
@@ -921,11 +1009,6 @@ static int probe_digits(const struct binary *b, unsigned p, int n, uint64_t *ret
 		*ret_n = N, *ret_e = e;
 		return 1;
 	}
-	/* 10…0 − 1 has fewer digits: a shorter probe covered it. */
-	if (N > pow10_u64[p - 1] && reads_back(b, N - 1, e)) {
-		*ret_n = N - 1, *ret_e = e;
-		return 1;
-	}
 	if (N + 1 == pow10_u64[p]) {
 		if (reads_back(b, pow10_u64[p - 1], e + 1)) {
 			*ret_n = pow10_u64[p - 1], *ret_e = e + 1;
@@ -938,10 +1021,11 @@ static int probe_digits(const struct binary *b, unsigned p, int n, uint64_t *ret
 	return 0;
 }
 
-/* ±m × 10^e (k = 16..19 digits in m) printed as the reference prints the
- * double it reads as; -1 when this path does not handle it (the caller falls
- * back to real_slow, which also refuses what admission refuses). */
-static int real_mid(bool neg, uint64_t m, unsigned k, int e, char o[static CORDON_JCS_NUMBER_MAX])
+/* The shortest digits of the double m × 10^e (k = 16..19 digits in m)
+ * reads as, as the reference finds them: N (kd digits, last nonzero) ×
+ * 10^de. False when this path does not handle it (the caller falls back to
+ * real_slow, which also refuses what admission refuses). */
+static bool real_mid(uint64_t m, unsigned k, int e, uint64_t *ret_n, unsigned *ret_k, int *ret_e)
 {
 	struct binary b;
 	uint64_t N = 0;
@@ -950,21 +1034,24 @@ static int real_mid(bool neg, uint64_t m, unsigned k, int e, char o[static CORDO
 	int r = 0, de = 0;
 
 	if (!decimal_to_double(m, e, &x, &b) || cordon_canon_in_integer_band(x))
-		return -1;
+		return false;
 	/* Fifteen digits cover every shorter decimal (a unique one, if any:
 	 * no two decimals of at most 15 digits read as the same double), then
 	 * 16, then 17, which always reads back. */
 	for (unsigned p = 15; p <= 17 && r == 0; p++)
 		r = probe_digits(&b, p, (int)k + e, &N, &de);
 	if (r != 1)
-		return -1;
+		return false;
 	while (N % 10 == 0) {
 		N /= 10;
 		de++;
 	}
 	for (kd = 1; kd < 20 && N >= pow10_u64[kd]; kd++)
 		;
-	return (int)format_digits(o, neg, N, kd, (int)kd + de);
+	*ret_n = N;
+	*ret_k = kd;
+	*ret_e = de;
+	return true;
 }
 
 /* The value of a real lexeme through strtod, as jansson reads it, printed by
@@ -993,62 +1080,42 @@ static int real_slow(const unsigned char *s, size_t n, char o[static CORDON_JCS_
  * *ret_oom set, out of memory). */
 static const unsigned char *scan_number(struct fast *f, const unsigned char *p, const unsigned char *end, bool *ret_oom)
 {
-	const unsigned char *s = p;
-	bool neg = false, real = false, many = false;
+	const unsigned char *s = p, *ip, *fp = NULL;
+	bool neg = false, real = false, many = false, has_exp = false;
 	uint64_t m = 0, iv = 0;
-	unsigned k = 0, z = 0, ni = 0;
-	int64_t frac = 0, e = 0;
+	unsigned k = 0, z = 0;
+	size_t ni, frac = 0;
+	int64_t e = 0;
 	struct node *n;
 	int w;
-
-	/* The digits stream (integer part, then fraction) as m × 10^z with
-	 * leading zeros dropped and trailing zeros pending in z; k digits in
-	 * m, first and last nonzero. `many`: more than MID_DIGITS. */
-#define DIGIT(c)                                                                                                       \
-	do {                                                                                                           \
-		unsigned _d = (unsigned)(c) - '0';                                                                     \
-		if (_d == 0) {                                                                                         \
-			if (k)                                                                                         \
-				z++;                                                                                   \
-		} else {                                                                                               \
-			if (many || k + z + 1 > MID_DIGITS)                                                            \
-				many = true;                                                                           \
-			else                                                                                           \
-				m = m * pow10_u64[z + 1] + _d;                                                         \
-			k += z + 1;                                                                                    \
-			z = 0;                                                                                         \
-		}                                                                                                      \
-	} while (0)
 
 	if (*p == '-') {
 		neg = true;
 		if (++p >= end)
 			return NULL;
 	}
-	if (*p == '0') {
-		ni = 1;
-		p++;
-	} else if (*p >= '1' && *p <= '9') {
-		do {
-			if (++ni <= 16)
-				iv = iv * 10 + (unsigned)(*p - '0');
-			DIGIT(*p);
-		} while (++p < end && is_digit(*p));
-	} else
+	ip = p;
+	if (*p == '0')
+		p++; /* a digit after it is the caller's grammar error */
+	else if (*p >= '1' && *p <= '9')
+		while (++p < end && is_digit(*p))
+			;
+	else
 		return NULL;
+	ni = (size_t)(p - ip);
 	if (p < end && *p == '.') {
 		real = true;
-		if (++p >= end || !is_digit(*p))
+		fp = ++p;
+		while (p < end && is_digit(*p))
+			p++;
+		frac = (size_t)(p - fp);
+		if (frac == 0)
 			return NULL;
-		do {
-			DIGIT(*p);
-			frac++;
-		} while (++p < end && is_digit(*p));
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		bool eneg = false;
 
-		real = true;
+		real = has_exp = true;
 		if (++p < end && (*p == '+' || *p == '-'))
 			eneg = *p++ == '-';
 		if (p >= end || !is_digit(*p))
@@ -1060,59 +1127,114 @@ static const unsigned char *scan_number(struct fast *f, const unsigned char *p, 
 		if (eneg)
 			e = -e;
 	}
-#undef DIGIT
 
-	n = push_node(f, real ? N_REAL : N_INT);
+	if (!real) {
+		/* At most 15 digits is always in range. */
+		if (ni > 16)
+			return NULL;
+		if (ni == 16) {
+			for (size_t i = 0; i < ni; i++)
+				iv = iv * 10 + (unsigned)(ip[i] - '0');
+			if (iv > (uint64_t)CORDON_CANON_MAX_SAFE_INTEGER)
+				return NULL;
+		}
+	} else {
+		/* The digit stream (integer part, then fraction) as m × 10^z:
+		 * leading zeros dropped, trailing zeros counted in z, k digits
+		 * in m, first and last nonzero. `many`: more than MID_DIGITS. */
+		size_t lead = 0, total = ni + frac, i;
+
+		if (ni == 1 && *ip == '0') {
+			lead = 1;
+			while (lead - 1 < frac && fp[lead - 1] == '0')
+				lead++;
+		}
+		while (z < total - lead) {
+			size_t pos = total - 1 - z;
+			unsigned char c = pos < ni ? ip[pos] : fp[pos - ni];
+
+			if (c != '0')
+				break;
+			z++;
+		}
+		k = (unsigned)(total - lead - z);
+		if (total - lead - z > MID_DIGITS)
+			many = true;
+		else
+			for (i = lead; i < lead + k; i++) {
+				unsigned char c = i < ni ? ip[i] : fp[i - ni];
+
+				m = m * 10 + (unsigned)(c - '0');
+			}
+	}
+
+	n = push_node(f, N_TEXT);
 	if (!n) {
 		*ret_oom = true;
 		return NULL;
 	}
 	if (!real) {
-		/* Integer lexemes: the reference's range check, and the text as
-		 * it is (no leading zeros by the grammar) but "-0". */
-		if (ni > 16 || iv > (uint64_t)CORDON_CANON_MAX_SAFE_INTEGER)
-			return NULL;
+		/* Integer lexemes: the text as it is (no leading zeros by the
+		 * grammar) but "-0". */
 		n->a = (uint32_t)(s - f->in);
 		n->b = (uint32_t)(p - s);
-		if (neg && iv == 0) {
-			n->flags = F_ZERO;
+		if (neg && ni == 1 && *ip == '0') {
+			n->type = N_ZERO;
 			f->out_len += 1;
 		} else
 			f->out_len += n->b;
 		return p;
 	}
 
-	if (RESERVE(f->num, f->cnum, f->nnum + CORDON_JCS_NUMBER_MAX) < 0) {
-		*ret_oom = true;
-		return NULL;
-	}
-	w = -1;
-	if (!many && k == 0) {
-		f->num[f->nnum] = '0'; /* ±0, whatever the exponent */
-		w = 1;
-	} else if (!many && k <= FAST_DIGITS) {
-		int64_t e10 = (int64_t)z - frac + e, dp = (int64_t)k + e10;
+	/* Reals: the shortest digits dm (dk of them, last nonzero) × 10^de. */
+	{
+		int64_t e10 = (int64_t)z - (int64_t)frac + e, dp = (int64_t)k + e10;
+		uint64_t dm = m;
+		unsigned dk = k;
+		int de = (int)e10;
+		bool have = false;
 
-		if (dp >= -300 && dp <= 300) {
-			/* Only 10^15 <= |x| < 10^22 can be in the band. */
-			if (dp >= 16 && dp <= 22 && cordon_canon_in_integer_band((double)m * pow10_double[e10]))
-				return NULL;
-			w = (int)format_digits(f->num + f->nnum, neg, m, k, (int)dp);
+		if (!many && k == 0) {
+			/* ±0, whatever the exponent */
+			n->type = N_ZERO;
+			f->out_len += 1;
+			return p;
 		}
-	} else if (!many) {
-		int64_t e10 = (int64_t)z - frac + e;
+		if (!many && k <= FAST_DIGITS) {
+			if (dp >= -300 && dp <= 300) {
+				/* Only 10^15 <= |x| < 10^22 can be in the band. */
+				if (dp >= 16 && dp <= 22 && cordon_canon_in_integer_band((double)m * pow10_double[e10]))
+					return NULL;
+				have = true;
+			}
+		} else if (!many && e10 >= -MAX_POW5 && e10 <= 22)
+			have = real_mid(m, k, (int)e10, &dm, &dk, &de);
 
-		if (e10 >= -MAX_POW5 && e10 <= 22)
-			w = real_mid(neg, m, k, (int)e10, f->num + f->nnum);
-	}
-	if (w < 0) {
-		w = real_slow(s, (size_t)(p - s), f->num + f->nnum);
-		if (w == -ENOMEM)
+		/* Already canonical (what JSON.stringify writes): no exponent,
+		 * no trailing zero, the shortest digits, written positionally.
+		 * Then the text is copied as it is, like an integer's. */
+		if (have && !has_exp && frac > 0 && z == 0 && dm == m && de == e10 && (int)dk + de > -6) {
+			n->a = (uint32_t)(s - f->in);
+			n->b = (uint32_t)(p - s);
+			f->out_len += n->b;
+			return p;
+		}
+		if (RESERVE(f->num, f->cnum, f->nnum + CORDON_JCS_NUMBER_MAX) < 0) {
 			*ret_oom = true;
-		if (w < 0)
 			return NULL;
+		}
+		if (have)
+			w = (int)format_digits(f->num + f->nnum, neg, dm, dk, (int)dk + de);
+		else {
+			w = real_slow(s, (size_t)(p - s), f->num + f->nnum);
+			if (w == -ENOMEM)
+				*ret_oom = true;
+			if (w < 0)
+				return NULL;
+		}
 	}
 	/* n stays valid: nothing was pushed since. */
+	n->flags = F_NUM;
 	n->a = (uint32_t)f->nnum;
 	n->b = (uint32_t)w;
 	f->nnum += (size_t)w;
@@ -1187,12 +1309,16 @@ value:
 		q = scan_string(p + 1, end, &body, &escaped);
 		if (!q)
 			return -1;
-		n = push_node(f, N_STRING);
+		n = push_node(f, escaped ? N_ESCAPED : N_TEXT);
 		if (!n)
 			return -ENOMEM;
-		n->a = (uint32_t)(p + 1 - f->in);
-		n->b = (uint32_t)(q - (p + 1));
-		n->flags = escaped ? F_ESCAPED : 0;
+		if (escaped) {
+			n->a = (uint32_t)(p + 1 - f->in);
+			n->b = (uint32_t)(q - (p + 1));
+		} else {
+			n->a = (uint32_t)(p - f->in); /* with its quotes */
+			n->b = (uint32_t)(q + 1 - p);
+		}
 		f->out_len += body + 2;
 		p = q + 1;
 		break;
@@ -1203,23 +1329,21 @@ value:
 			return oom ? -ENOMEM : -1;
 		break;
 	case 't':
-		if (end - p < 4 || memcmp(p, "true", 4) != 0 || !push_node(f, N_TRUE))
-			return -1;
-		f->out_len += 4;
-		p += 4;
-		break;
 	case 'f':
-		if (end - p < 5 || memcmp(p, "false", 5) != 0 || !push_node(f, N_FALSE))
+	case 'n': {
+		size_t l = *p == 'f' ? 5 : 4;
+
+		if ((size_t)(end - p) < l || memcmp(p, *p == 't' ? "true" : *p == 'f' ? "false" : "null", l) != 0)
 			return -1;
-		f->out_len += 5;
-		p += 5;
+		n = push_node(f, N_TEXT);
+		if (!n)
+			return -ENOMEM;
+		n->a = (uint32_t)(p - f->in);
+		n->b = (uint32_t)l;
+		f->out_len += l;
+		p += l;
 		break;
-	case 'n':
-		if (end - p < 4 || memcmp(p, "null", 4) != 0 || !push_node(f, N_NULL))
-			return -1;
-		f->out_len += 4;
-		p += 4;
-		break;
+	}
 	default:
 		return -1;
 	}
@@ -1270,7 +1394,7 @@ name:
 	q = scan_string(p + 1, end, &body, &escaped);
 	if (!q)
 		return -1;
-	n = push_node(f, N_STRING);
+	n = push_node(f, escaped ? N_ESCAPED : N_TEXT);
 	if (!n || RESERVE(f->mem, f->cmem, f->nmem + 1) < 0)
 		return -ENOMEM;
 	{
@@ -1278,9 +1402,8 @@ name:
 		const unsigned char *s = p + 1;
 		size_t len = (size_t)(q - s);
 
-		n->a = (uint32_t)(s - f->in);
-		n->b = (uint32_t)len;
-		n->flags = escaped ? F_ESCAPED : 0;
+		n->a = (uint32_t)(escaped ? s - f->in : p - f->in);
+		n->b = (uint32_t)(escaped ? len : len + 2);
 		f->out_len += body + 2;
 		if (escaped) {
 			/* Sorting and duplicates go by the unescaped name. */
@@ -1316,28 +1439,49 @@ name:
 
 /* ---- Emit ---------------------------------------------------------------------- */
 
-static char *emit_string(const struct fast *f, const struct node *n, char *o)
+/* A short copy without a call: two overlapping moves within [s, s + n). */
+static inline char *copy_text(char *o, const char *s, size_t n)
+{
+	if (n >= 16)
+		memcpy(o, s, n);
+	else if (n >= 8) {
+		uint64_t x, y;
+
+		memcpy(&x, s, 8);
+		memcpy(&y, s + n - 8, 8);
+		memcpy(o, &x, 8);
+		memcpy(o + n - 8, &y, 8);
+	} else if (n >= 4) {
+		uint32_t x, y;
+
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(o, &x, 4);
+		memcpy(o + n - 4, &y, 4);
+	} else
+		for (size_t i = 0; i < n; i++)
+			o[i] = s[i];
+	return o + n;
+}
+
+/* An escaped string's canonical text, rewritten run by run. */
+static char *emit_escaped(const struct fast *f, const struct node *n, char *o)
 {
 	const unsigned char *s = f->in + n->a, *end = s + n->b;
 
 	*o++ = '"';
-	if (!(n->flags & F_ESCAPED)) {
-		memcpy(o, s, n->b);
-		o += n->b;
-	} else
-		while (s < end) {
-			const unsigned char *b = memchr(s, '\\', (size_t)(end - s));
-			size_t run = (size_t)((b ? b : end) - s), raw;
-			uint32_t cp;
+	while (s < end) {
+		const unsigned char *b = memchr(s, '\\', (size_t)(end - s));
+		size_t run = (size_t)((b ? b : end) - s), raw;
+		uint32_t cp;
 
-			memcpy(o, s, run);
-			o += run;
-			s += run;
-			if (!b || escape_decode(s, end, &cp, &raw) < 0)
-				break;
-			o = put_canonical(o, cp);
-			s += raw;
-		}
+		o = copy_text(o, (const char *)s, run);
+		s += run;
+		if (!b || escape_decode(s, end, &cp, &raw) < 0)
+			break;
+		o = put_canonical(o, cp);
+		s += raw;
+	}
 	*o++ = '"';
 	return o;
 }
@@ -1347,6 +1491,18 @@ static inline uint32_t next_node(const struct fast *f, uint32_t i)
 	return f->tape[i].type >= N_ARRAY ? f->tape[i].c : i + 1;
 }
 
+static char *emit(const struct fast *f, uint32_t i, char *o);
+
+/* A scalar's text; containers through emit(). */
+static inline char *emit_value(const struct fast *f, uint32_t i, char *o)
+{
+	const struct node *n = &f->tape[i];
+
+	if (n->type == N_TEXT)
+		return copy_text(o, (n->flags & F_NUM ? f->num : (const char *)f->in) + n->a, n->b);
+	return emit(f, i, o);
+}
+
 /* Writes node i's canonical text at o; returns its end. Recursion is bounded
  * by the depth limit (at most FAST_MAX_DEPTH). */
 static char *emit(const struct fast *f, uint32_t i, char *o)
@@ -1354,27 +1510,13 @@ static char *emit(const struct fast *f, uint32_t i, char *o)
 	const struct node *n = &f->tape[i];
 
 	switch (n->type) {
-	case N_NULL:
-		memcpy(o, "null", 4);
-		return o + 4;
-	case N_FALSE:
-		memcpy(o, "false", 5);
-		return o + 5;
-	case N_TRUE:
-		memcpy(o, "true", 4);
-		return o + 4;
-	case N_INT:
-		if (n->flags & F_ZERO) {
-			*o = '0';
-			return o + 1;
-		}
-		memcpy(o, f->in + n->a, n->b);
-		return o + n->b;
-	case N_REAL:
-		memcpy(o, f->num + n->a, n->b);
-		return o + n->b;
-	case N_STRING:
-		return emit_string(f, n, o);
+	case N_TEXT:
+		return copy_text(o, (n->flags & F_NUM ? f->num : (const char *)f->in) + n->a, n->b);
+	case N_ESCAPED:
+		return emit_escaped(f, n, o);
+	case N_ZERO:
+		*o = '0';
+		return o + 1;
 	case N_ARRAY: {
 		uint32_t j = i + 1;
 
@@ -1382,7 +1524,7 @@ static char *emit(const struct fast *f, uint32_t i, char *o)
 		for (uint32_t k = 0; k < n->b; k++) {
 			if (k)
 				*o++ = ',';
-			o = emit(f, j, o);
+			o = emit_value(f, j, o);
 			j = next_node(f, j);
 		}
 		*o++ = ']';
@@ -1395,9 +1537,9 @@ static char *emit(const struct fast *f, uint32_t i, char *o)
 
 			if (k)
 				*o++ = ',';
-			o = emit_string(f, &f->tape[name], o);
+			o = emit_value(f, name, o);
 			*o++ = ':';
-			o = emit(f, name + 1, o);
+			o = emit_value(f, name + 1, o);
 		}
 		*o++ = '}';
 		return o;

@@ -707,15 +707,16 @@ static void test_name_order(void **state)
 
 	for (unsigned i = 0; i < 2000; i++) {
 		struct text t = {};
-		unsigned n = 1 + ri(40);
+		unsigned n = 1 + ri(ri(4) ? 40 : 400); /* above 64: the radix sort */
 
 		putch(&t, '{');
 		for (unsigned j = 0; j < n; j++) {
-			uint32_t cps[12];
+			uint32_t cps[16];
 			size_t k = 0;
 
-			/* Shared prefixes of 0–9 bytes, then tricky characters. */
-			for (unsigned p = ri(10); p > 0; p--)
+			/* Shared prefixes of 0–11 bytes, then tricky characters;
+			 * some duplicates. */
+			for (unsigned p = ri(12); p > 0; p--)
 				cps[k++] = 'a';
 			for (unsigned m = 1 + ri(2); m > 0; m--)
 				cps[k++] = tricky[ri(sizeof(tricky) / sizeof(tricky[0]))];
@@ -727,6 +728,45 @@ static void test_name_order(void **state)
 		putch(&t, '}');
 		compare(t.p, t.len, NULL);
 		free(t.p);
+	}
+}
+
+/* Names that are prefixes of each other ("b", "bb", "bbb", … and some
+ * siblings): each radix level splits off one name, so the sort reaches its
+ * recursion bound and finishes by merge sort. */
+static void test_name_chains(void **state)
+{
+	for (unsigned round = 0; round < 20; round++) {
+		unsigned n = 70 + ri(300), *perm = malloc(n * sizeof(*perm));
+		struct text t = {};
+
+		assert_non_null(perm);
+		for (unsigned i = 0; i < n; i++)
+			perm[i] = i;
+		for (unsigned i = n - 1; i > 0; i--) {
+			unsigned j = ri(i + 1), x = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = x;
+		}
+		putch(&t, '{');
+		for (unsigned i = 0; i < n; i++) {
+			if (i)
+				putch(&t, ',');
+			putch(&t, '"');
+			for (unsigned k = 0; k <= perm[i] / 2; k++)
+				putch(&t, 'b');
+			if (perm[i] % 2)
+				puts_(&t, round % 2 ? "\\ue000" : "\\ud83d\\ude00");
+			putf(&t, "\":%u", i);
+		}
+		/* A duplicate now and then. */
+		if (round % 5 == 4)
+			puts_(&t, ",\"bbb\":0");
+		putch(&t, '}');
+		compare(t.p, t.len, NULL);
+		free(t.p);
+		free(perm);
 	}
 }
 
@@ -965,7 +1005,8 @@ int main(void)
 		cmocka_unit_test(test_random_documents), cmocka_unit_test(test_mutated_documents),
 		cmocka_unit_test(test_numbers),		 cmocka_unit_test(test_number_edges),
 		cmocka_unit_test(test_limits),		 cmocka_unit_test(test_name_order),
-		cmocka_unit_test(test_lifted),		 cmocka_unit_test(test_big_documents),
+		cmocka_unit_test(test_name_chains),	 cmocka_unit_test(test_lifted),
+		cmocka_unit_test(test_big_documents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
