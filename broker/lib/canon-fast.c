@@ -37,6 +37,7 @@
  * stricter than the reference only costs time: depth limits above 256 (the
  * reference encoder's own guard) and inputs of 2 GiB or more go straight to
  * the reference. */
+#include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -486,10 +487,20 @@ static inline unsigned unit_byte(unsigned char c)
 
 /* The first 8 bytes as unit_byte()s, big-endian, 0-padded: comparing two
  * prefixes as integers orders the names by their first 8 bytes. */
-static uint64_t load_prefix(const unsigned char *s, size_t n)
+static uint64_t load_prefix(const unsigned char *s, size_t n, const unsigned char *limit)
 {
 	uint64_t v = 0;
 
+	/* ASCII names with 8 readable bytes: one load. */
+	if (limit - s >= 8) {
+		memcpy(&v, s, 8);
+		v = be64toh(v);
+		if (n < 8)
+			v &= ~(~0ull >> (8 * n)); /* keep the first n bytes */
+		if (!(v & 0x8080808080808080ull))
+			return v;
+		v = 0;
+	}
 	for (size_t i = 0; i < 8; i++)
 		v = v << 8 | (i < n ? unit_byte(s[i]) : 0);
 	return v;
@@ -1264,8 +1275,11 @@ static int scan(struct fast *f, unsigned max_depth)
 	bool escaped;
 	int r;
 
-	/* A compact document has a value per 4–8 bytes. */
-	if (RESERVE(f->tape, f->ctape, f->len / 8 + 16) < 0)
+	/* Every value starts at its own byte and all but the last are followed
+	 * by one that starts none (a separator or a closing bracket), so there
+	 * are at most (len + 1) / 2 of them: one allocation, never grown (only
+	 * the pages used are touched). */
+	if (RESERVE(f->tape, f->ctape, f->len / 2 + 2) < 0)
 		return -ENOMEM;
 
 value:
@@ -1419,7 +1433,7 @@ name:
 		m->name = s;
 		m->len = (uint32_t)len;
 		m->node = (uint32_t)(f->ntape - 1);
-		m->prefix = load_prefix(s, len);
+		m->prefix = load_prefix(s, len, escaped ? f->names + f->len : f->in + f->len);
 
 		if (f->outer) {
 			if (depth == 1 && len == f->outer_len && memcmp(s, f->outer, len) == 0)
