@@ -3,31 +3,30 @@
  * the text (cordon_canon_bytes, cordon_canon_decode_lifted).
  *
  * The reference path (canon.c) pre-scans the text, has jansson build a tree
- * and encodes the tree: about 25 MiB/s on 1 MiB of tools/call arguments,
+ * and encodes the tree: about 20 MiB/s on 1 MiB of tools/call arguments,
  * mostly jansson's allocations. Here:
  *
  *   1. scan: one pass over the text checks everything admission checks
  *      (grammar, UTF-8, escapes and surrogates, NUL, depth, number ranges,
  *      duplicate member names) and records each value as a 16-byte node on a
- *      tape: strings and integers as spans of the input, reals as their
- *      canonical text, containers as counts. When an object closes, its
- *      member names are sorted by UTF-16 code units (a merge sort on an
- *      8-byte big-endian prefix, the rest compared only on a tie), duplicates
- *      show up as equal neighbours, and the order is recorded. Scan also
- *      sums the exact length of the canonical text.
- *   2. emit: writes the canonical text into one buffer of that length.
- *      Strings without escapes (the common case) and integers are copied
- *      from the input as they are; escaped strings are rewritten run by run.
+ *      tape: scalars whose canonical text is a span (literals, integers,
+ *      strings without escapes, reals already written canonically) as that
+ *      span, other reals as the text printed for them, containers as counts.
+ *      When an object closes, its member names are sorted by UTF-16 code
+ *      units (insertion/merge sort on an 8-byte prefix; above 64 members an
+ *      in-place radix sort), duplicates show up as equal neighbours, and the
+ *      order is recorded. The scan also sums the exact length of the output.
+ *   2. emit: writes the canonical text into one buffer of that length,
+ *      copying spans; escaped strings are rewritten run by run.
  *
  * Strings are skipped 16 bytes at a time (SSE2; 8 with the portable SWAR
  * fallback) up to the next quote, backslash, control or non-ASCII byte.
  * Reals: a lexeme with at most 15 significant digits and a decimal exponent
- * in ±300 is printed from its own digits (no decimal with 15 or fewer digits
- * shares a double with another, so they are the shortest round-trip digits
- * ECMAScript asks for); its value is computed only where the 2^53..1e21
- * integer band needs it, exactly (m × 10^e with m < 2^53 and e ≤ 22 is one
- * correctly rounded multiplication). Anything else goes through strtod and
- * cordon_jcs_format_double(), as the reference does.
+ * in ±300 prints from its own digits (no two decimals of 15 digits or fewer
+ * read as the same double, so they are the shortest round-trip digits
+ * ECMAScript asks for); 16 to 19 digits run cordon_jcs_format_double()'s
+ * search on exact 128-bit integers (real_mid); anything else goes through
+ * strtod and cordon_jcs_format_double(), as the reference does.
  *
  * Refusals are not reported here: when the scan refuses an input, the caller
  * runs the reference on it, which reports the error, so errno, message and
@@ -36,7 +35,14 @@
  * fuzz-jcs compare the two on random, adversarial and fuzzed inputs. Being
  * stricter than the reference only costs time: depth limits above 256 (the
  * reference encoder's own guard) and inputs of 2 GiB or more go straight to
- * the reference. */
+ * the reference.
+ *
+ * Why this file is ~1700 lines: the scan, the name sort, the number printing
+ * and the emitter share the tape's node format and the exact output length
+ * the scan computes for the emitter; split apart, that contract (a wrong
+ * length is a buffer overrun) would sit behind a cross-file interface. The
+ * exact-integer real search (~300 lines) is the piece that could move out
+ * next, behind canon-private.h. */
 #include <endian.h>
 #include <errno.h>
 #include <stdint.h>
@@ -167,9 +173,11 @@ static struct node *push_node(struct fast *f, uint8_t type)
 	struct node *n;
 
 	if (f->ntape == f->ctape && RESERVE(f->tape, f->ctape, f->ntape + 1) < 0)
-		return NULL;
+		return NULL; /* cannot happen: the tape is allocated at its bound */
 	n = &f->tape[f->ntape++];
-	*n = (struct node){ .type = type };
+	/* a, b and c are written by the caller where they are read. */
+	n->type = type;
+	n->flags = 0;
 	return n;
 }
 
@@ -641,6 +649,8 @@ static int radix_sort(struct fast *f, struct member *m, size_t n, size_t d, unsi
 
 /* Sorts the members of the object closing at frame fr, refuses duplicates
  * and records the order. */
+#define SMALL_OBJECT 16
+
 static int close_object(struct fast *f, const struct frame *fr)
 {
 	struct member *m = f->mem + fr->mbase;
@@ -650,6 +660,32 @@ static int close_object(struct fast *f, const struct frame *fr)
 	for (i = 1; i < n; i++)
 		if (name_cmp(&m[i - 1], &m[i]) >= 0)
 			break;
+	if (i < n && n <= SMALL_OBJECT) {
+		/* Small objects (most of them): insertion sort of indices, so
+		 * only 1-byte entries move, straight into order. */
+		uint8_t idx[SMALL_OBJECT];
+
+		if (RESERVE(f->order, f->corder, f->norder + n) < 0)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			size_t j = i;
+
+			while (j > 0 && name_cmp(&m[idx[j - 1]], &m[i]) > 0) {
+				idx[j] = idx[j - 1];
+				j--;
+			}
+			idx[j] = (uint8_t)i;
+		}
+		for (i = 1; i < n; i++)
+			if (name_cmp(&m[idx[i - 1]], &m[idx[i]]) == 0)
+				return -1; /* duplicate member name */
+		for (i = 0; i < n; i++)
+			f->order[f->norder + i] = m[idx[i]].node;
+		obj->a = (uint32_t)f->norder;
+		f->norder += n;
+		f->nmem = fr->mbase;
+		return 0;
+	}
 	if (i < n) {
 		int r = radix_sort(f, m, n, 0, 0);
 

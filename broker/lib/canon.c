@@ -18,7 +18,11 @@
  *      duplicate-member check.
  * jansson refuses invalid UTF-8 and lone surrogates on its own too; the
  * pre-scan exists so that every rejection maps to one precise error and so
- * that depth is bounded by our limit (64), not jansson's (2048). */
+ * that depth is bounded by our limit (64), not jansson's (2048).
+ *
+ * canon-fast.c writes the same canonical bytes straight from the text, with
+ * no tree (tools/call arguments); this file is its reference and reports
+ * every error it refuses. */
 #include "canon.h"
 
 #include <errno.h>
