@@ -137,8 +137,8 @@ static void shape_string(struct text *t, size_t target)
 	static const char *const lines[] = {
 		"The quick brown fox jumps over the lazy dog; \\\"quoted\\\" words and a tab\\there.\\n",
 		"    if (x < 0) return -EINVAL; /* C:\\\\temp\\\\file */\\n",
-		"Caf\xc3\xa9 cr\xc3\xa8me br\xc3\xbbl\xc3\xa9"
-		"e \xe2\x82\xac 12.50 \xf0\x9f\x98\x80 na\xc3\xafve r\xc3\xa9sum\xc3\xa9\\n",
+		("Caf\xc3\xa9 cr\xc3\xa8me br\xc3\xbbl\xc3\xa9\x65\x20\xe2\x82\xac 12.50 \xf0\x9f\x98\x80 na\xc3\xafve "
+		 "r\xc3\xa9sum\xc3\xa9\\n"),
 		"A plain line of ASCII text without anything special in it at all, quite long.\\n",
 	};
 
