@@ -148,17 +148,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	r = cordon_canon_decode(in, (size_t)n, &lim, &doc, &d);
+	if (want_fp) {
+		r = cordon_canon_decode(in, (size_t)n, &lim, &doc, &d);
+		if (r < 0) {
+			log_error("%s", d.message);
+			return 1;
+		}
+		return fingerprint(doc);
+	}
+
+	/* The broker's single-pass path (no tree), the one tools/call
+	 * arguments take; same bytes and errors as decode + encode. */
+	r = cordon_canon_bytes(in, (size_t)n, &lim, &out, &out_len, &d);
 	if (r < 0) {
 		log_error("%s", d.message);
-		return 1;
-	}
-	if (want_fp)
-		return fingerprint(doc);
-
-	r = cordon_jcs_encode(doc, &out, &out_len);
-	if (r < 0) {
-		log_error_errno(r, "cannot encode");
 		return 1;
 	}
 	if (write_all(STDOUT_FILENO, out, out_len) < 0) {

@@ -626,7 +626,7 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 	}
 }
 
-void call_start(struct dsession *s, const json_t *id, const json_t *params)
+void call_start(struct dsession *s, const json_t *id, const json_t *params, struct cordon_canon_lifted *args)
 {
 	struct cordon_daemon *d = s->d;
 	const char *name = json_string_value(json_object_get(params, "name"));
@@ -657,8 +657,9 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params)
 		return;
 	}
 	/* The broker library's parser admits and canonicalises the params:
-	 * arguments (absent is {}), the gateway's idempotency key. */
-	r = cordon_tool_call_parse(params, &tc, &diag);
+	 * arguments (absent is {}; an object the gateway already took out as
+	 * canonical bytes), the gateway's idempotency key. */
+	r = cordon_tool_call_parse_lifted(params, &args->jcs, args->jcs_len, &tc, &diag);
 	if (r < 0) {
 		session_send_error(s, id, -32602, "Invalid params: %s", diag.message);
 		return;

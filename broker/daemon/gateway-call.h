@@ -10,14 +10,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "canon.h"
 #include "daemon-state.h"
 
 /* Calls (tools/call and pass-through) a session may have outstanding. */
 #define SESSION_CALLS_MAX 64u
 unsigned session_calls(const struct dsession *s);
 
-/* A tools/call (params already admitted as an object with a name). */
-void call_start(struct dsession *s, const json_t *id, const json_t *params);
+/* A tools/call (params already admitted as an object with a name). args:
+ * the call's arguments as canonical bytes when the gateway lifted them out
+ * of params (cordon_canon_decode_lifted); taken when used. */
+void call_start(struct dsession *s, const json_t *id, const json_t *params, struct cordon_canon_lifted *args);
 /* Frees a call of any kind: off its session and worker, its held bytes
  * returned, its kind's data released (dcall_ops.release). */
 void call_free(struct dcall *c);

@@ -91,7 +91,10 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 			  "approval; if a call returns an approval code, repeat the identical call after approval."));
 }
 
-static void handle_request(struct dsession *s, const char *method, const json_t *id, const json_t *params)
+/* args: params.arguments as canonical bytes, when handle_line() lifted them
+ * out of params (only for a tools/call to a connector's tool). */
+static void handle_request(struct dsession *s, const char *method, const json_t *id, const json_t *params,
+			   struct cordon_canon_lifted *args)
 {
 	if (!strcmp(method, "initialize")) {
 		do_initialize(s, id, params);
@@ -132,7 +135,7 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 				session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 			return;
 		}
-		call_start(s, id, params);
+		call_start(s, id, params, args);
 		return;
 	}
 	if (!strcmp(method, "logging/setLevel")) {
@@ -160,17 +163,35 @@ static void handle_line(struct dsession *s, const char *line, size_t len)
 	struct cordon_canon_limits lim = { .max_bytes = s->d->cfg.line_max };
 	struct cordon_diag diag = {};
 	_cleanup_(json_decrefp) json_t *msg = NULL;
+	_cleanup_(cordon_canon_lifted_done) struct cordon_canon_lifted args = {};
 	json_t *id, *method;
+	const char *name;
 	int r;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	if (len == 0)
 		return;
-	r = cordon_canon_decode(line, len, &lim, &msg, &diag);
+	/* Same admission and tree as cordon_canon_decode(), except that a
+	 * params.arguments object comes as canonical bytes, never as a tree:
+	 * a tools/call forwards, hashes and binds only those bytes (issue 16). */
+	r = cordon_canon_decode_lifted(line, len, &lim, "params", "arguments", &msg, &args, &diag);
 	if (r < 0) {
 		session_send_error(s, NULL, -32700, "Parse error: %s", diag.message);
 		return;
+	}
+	/* Only a tools/call request to a connector's tool takes the lifted
+	 * bytes (call_start); every other message gets them back in its tree. */
+	method = json_object_get(msg, "method");
+	name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+	if (args.jcs &&
+	    (!json_object_get(msg, "id") || !json_is_string(method) ||
+	     strcmp(json_string_value(method), "tools/call") != 0 || !name || !strncmp(name, "cordon__", 8))) {
+		r = cordon_canon_lifted_restore(msg, line, len, &lim, "params", "arguments", &args, &diag);
+		if (r < 0) {
+			session_send_error(s, NULL, -32603, "Internal error: %s", diag.message);
+			return;
+		}
 	}
 	if (json_is_array(msg)) {
 		session_send_error(s, NULL, -32600, "Invalid Request: batches are not supported");
@@ -204,7 +225,7 @@ static void handle_line(struct dsession *s, const char *line, size_t len)
 	if (!id)
 		handle_notification(s, json_string_value(method), json_object_get(msg, "params"));
 	else
-		handle_request(s, json_string_value(method), id, json_object_get(msg, "params"));
+		handle_request(s, json_string_value(method), id, json_object_get(msg, "params"), &args);
 }
 
 static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)

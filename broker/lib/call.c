@@ -8,6 +8,7 @@
 #include "actions.h"
 #include "authz.h"
 #include "canon.h"
+#include "cleanup.h"
 
 void cordon_tool_call_done(struct cordon_tool_call *c)
 {
@@ -29,8 +30,11 @@ static bool key_valid(const char *k, size_t n)
 	return true;
 }
 
-int cordon_tool_call_parse(const json_t *params, struct cordon_tool_call *ret, struct cordon_diag *diag)
+static int parse(const json_t *params, char **lifted, size_t lifted_len, struct cordon_tool_call *ret,
+		 struct cordon_diag *diag)
 {
+	/* Consumed whatever happens (call.h). */
+	_cleanup_free_ char *lifted_jcs = lifted ? TAKE_PTR(*lifted) : NULL;
 	struct cordon_tool_call c = {};
 	const json_t *name, *meta, *key;
 	json_t *args = NULL;
@@ -41,14 +45,23 @@ int cordon_tool_call_parse(const json_t *params, struct cordon_tool_call *ret, s
 	name = json_object_get(params, "name");
 	if (!json_is_string(name) || !cordon_tool_name_is_valid(json_string_value(name)))
 		return cordon_diag_set(diag, EINVAL, "call", "params.name must be a valid tool name");
-	/* Absent arguments are {} everywhere (canon); null or a non-object is refused. */
-	r = cordon_canon_arguments(json_object_get(params, "arguments"), &args, diag);
-	if (r < 0)
-		return r;
-	r = cordon_canon_admit(args, NULL, diag);
-	if (r >= 0)
-		r = cordon_jcs_encode(args, &c.arguments_jcs, &c.arguments_jcs_len);
-	json_decref(args);
+	if (lifted_jcs) {
+		/* Admitted and canonicalised by cordon_canon_decode_lifted(). */
+		if (json_object_get(params, "arguments"))
+			return cordon_diag_set(diag, EINVAL, "call", "params.arguments given twice");
+		c.arguments_jcs = TAKE_PTR(lifted_jcs);
+		c.arguments_jcs_len = lifted_len;
+		r = 0;
+	} else {
+		/* Absent arguments are {} everywhere (canon); null or a non-object is refused. */
+		r = cordon_canon_arguments(json_object_get(params, "arguments"), &args, diag);
+		if (r < 0)
+			return r;
+		r = cordon_canon_admit(args, NULL, diag);
+		if (r >= 0)
+			r = cordon_jcs_encode(args, &c.arguments_jcs, &c.arguments_jcs_len);
+		json_decref(args);
+	}
 	if (r < 0) {
 		cordon_tool_call_done(&c);
 		if (diag && diag->error == 0)
@@ -77,4 +90,15 @@ int cordon_tool_call_parse(const json_t *params, struct cordon_tool_call *ret, s
 	}
 	*ret = c;
 	return 0;
+}
+
+int cordon_tool_call_parse(const json_t *params, struct cordon_tool_call *ret, struct cordon_diag *diag)
+{
+	return parse(params, NULL, 0, ret, diag);
+}
+
+int cordon_tool_call_parse_lifted(const json_t *params, char **arguments_jcs, size_t arguments_jcs_len,
+				  struct cordon_tool_call *ret, struct cordon_diag *diag)
+{
+	return parse(params, arguments_jcs, arguments_jcs_len, ret, diag);
 }

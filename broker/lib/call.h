@@ -25,4 +25,13 @@ struct cordon_tool_call {
  * integer range, UTF-8) or -ENOMEM; diag (step "call") names the member.
  * Other _meta members are ignored: only the gateway's key is meaningful. */
 int cordon_tool_call_parse(const json_t *params, struct cordon_tool_call *ret, struct cordon_diag *diag);
+
+/* The same for params whose "arguments" object cordon_canon_decode_lifted()
+ * took out as canonical bytes (a large call's arguments never become a tree):
+ * *arguments_jcs (arguments_jcs_len bytes) becomes ret->arguments_jcs. It is
+ * consumed whatever the outcome (*arguments_jcs is NULL on return); NULL
+ * there means nothing was lifted, as cordon_tool_call_parse(). -EINVAL if
+ * params still holds "arguments". */
+int cordon_tool_call_parse_lifted(const json_t *params, char **arguments_jcs, size_t arguments_jcs_len,
+				  struct cordon_tool_call *ret, struct cordon_diag *diag);
 void cordon_tool_call_done(struct cordon_tool_call *c);

@@ -18,7 +18,11 @@
  *      duplicate-member check.
  * jansson refuses invalid UTF-8 and lone surrogates on its own too; the
  * pre-scan exists so that every rejection maps to one precise error and so
- * that depth is bounded by our limit (64), not jansson's (2048). */
+ * that depth is bounded by our limit (64), not jansson's (2048).
+ *
+ * canon-fast.c writes the same canonical bytes straight from the text, with
+ * no tree (tools/call arguments); this file is its reference and reports
+ * every error it refuses. */
 #include "canon.h"
 
 #include <errno.h>
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canon-private.h"
 #include "cleanup.h"
 
 #define STEP "canon"
@@ -41,7 +46,7 @@
 
 /* Every double of magnitude >= 2^52 is an integer, so no floor() is needed
  * (and the library stays free of libm). */
-static bool in_integer_band(double x)
+bool cordon_canon_in_integer_band(double x)
 {
 	double a = __builtin_fabs(x);
 
@@ -56,7 +61,7 @@ void cordon_canon_limits_default(struct cordon_canon_limits *ret)
 	};
 }
 
-static struct cordon_canon_limits limits_or_default(const struct cordon_canon_limits *lim)
+struct cordon_canon_limits cordon_canon_limits_resolve(const struct cordon_canon_limits *lim)
 {
 	struct cordon_canon_limits l;
 
@@ -324,7 +329,7 @@ static void c_locale_init(void)
 	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
-static double strtod_c(const char *s, char **end)
+double cordon_canon_strtod_c(const char *s, char **end)
 {
 	pthread_once(&c_locale_once, c_locale_init);
 	if (c_locale == (locale_t)0)
@@ -374,12 +379,12 @@ static int scan_number(struct scan *s)
 		}
 		memcpy(buf, s->p + start, n);
 		buf[n] = 0;
-		x = strtod_c(buf, &e);
+		x = cordon_canon_strtod_c(buf, &e);
 		if (e != buf + n)
 			return scan_fail(s, EBADMSG, "not JSON: unreadable number %.40s", buf);
 		if (!__builtin_isfinite(x))
 			return scan_fail(s, ERANGE, "number %.40s%s overflows a double", buf, n > 40 ? "…" : "");
-		if (in_integer_band(x))
+		if (cordon_canon_in_integer_band(x))
 			return scan_fail(s, ERANGE,
 					 "number %.40s%s is an integer outside ±(2^53−1); send big integers as strings",
 					 buf, n > 40 ? "…" : "");
@@ -464,7 +469,7 @@ static int map_jansson_error(const json_error_t *e, struct cordon_diag *d)
 int cordon_canon_decode(const char *buf, size_t len, const struct cordon_canon_limits *lim, json_t **ret,
 			struct cordon_diag *d)
 {
-	struct cordon_canon_limits l = limits_or_default(lim);
+	struct cordon_canon_limits l = cordon_canon_limits_resolve(lim);
 	struct scan s = { .p = (const unsigned char *)buf, .len = len, .line = 1, .col = 1, .d = d };
 	json_error_t e;
 	json_t *v;
@@ -547,7 +552,7 @@ static int admit_number(double x, const struct path *p, struct cordon_diag *d)
 {
 	if (!__builtin_isfinite(x))
 		return admit_fail(p, d, EDOM, "non-finite number");
-	if (in_integer_band(x))
+	if (cordon_canon_in_integer_band(x))
 		return admit_fail(p, d, ERANGE, "integer-valued number outside ±(2^53−1)");
 	return 0;
 }
@@ -614,7 +619,7 @@ static int admit(const json_t *v, unsigned depth, unsigned max_depth, const stru
 
 int cordon_canon_admit(const json_t *v, const struct cordon_canon_limits *lim, struct cordon_diag *d)
 {
-	struct cordon_canon_limits l = limits_or_default(lim);
+	struct cordon_canon_limits l = cordon_canon_limits_resolve(lim);
 
 	if (!v)
 		return cordon_diag_set(d, EINVAL, STEP, "no value");
@@ -1038,7 +1043,7 @@ static int encode(struct out *o, const json_t *v, unsigned depth)
 
 		if (!__builtin_isfinite(x))
 			return -EDOM;
-		if (in_integer_band(x))
+		if (cordon_canon_in_integer_band(x))
 			return -ERANGE;
 		w = cordon_jcs_format_double(x, b);
 		if (w < 0)
@@ -1085,8 +1090,8 @@ int cordon_jcs_encode(const json_t *v, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret, size_t *ret_len,
-		       struct cordon_diag *d)
+int cordon_canon_bytes_reference(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret,
+				 size_t *ret_len, struct cordon_diag *d)
 {
 	json_auto_t *v = NULL;
 	int r;

@@ -80,12 +80,6 @@ int cordon_canon_admit(const json_t *v, const struct cordon_canon_limits *lim, s
  * for v == NULL, -ENOMEM. */
 int cordon_jcs_encode(const json_t *v, char **ret, size_t *ret_len);
 
-/* Decode + encode: the canonical bytes of one admitted document. Same
- * contract as cordon_canon_decode() for errors, same output as
- * cordon_jcs_encode(). */
-int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret, size_t *ret_len,
-		       struct cordon_diag *d);
-
 /* The `arguments` of a tools/call: absent (NULL) is `{}` everywhere. Writes a
  * new reference to *ret: a new empty object when arguments is NULL, otherwise
  * a new reference to arguments itself. Returns -EINVAL (and fills d) when
@@ -106,3 +100,58 @@ bool cordon_utf8_valid(const char *s, size_t n, size_t *ret_bad_offset);
  * the length, or -EDOM for NaN/Infinity. -0 formats as "0". */
 #define CORDON_JCS_NUMBER_MAX 32
 int cordon_jcs_format_double(double x, char buf[static CORDON_JCS_NUMBER_MAX]);
+
+/* ---- Single pass, no tree (canon-fast.c) -------------------------------------
+ * For callers that need the canonical bytes of a document (to forward, hash,
+ * MAC, store) and not its value: one pass over the text admits it and records
+ * an index, a second writes the RFC 8785 form, without building a jansson
+ * tree. Output bytes and admission errors (errno, message, position) are
+ * exactly those of decode + encode: any refusal is reported by running the
+ * reference path (cordon_canon_decode()) on the same input, and a property
+ * test and the libFuzzer target compare the two paths on every input. */
+
+/* The canonical bytes of one admitted document: same errors as
+ * cordon_canon_decode(), same output as cordon_jcs_encode() of its value.
+ * Writes a malloc'd, NUL-terminated buffer to *ret and its length to *ret_len
+ * (may be NULL). */
+int cordon_canon_bytes(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret, size_t *ret_len,
+		       struct cordon_diag *d);
+
+/* The same through the tree (cordon_canon_decode() + cordon_jcs_encode()):
+ * the reference cordon_canon_bytes() is tested against, and what it runs when
+ * it refuses an input. */
+int cordon_canon_bytes_reference(const char *buf, size_t len, const struct cordon_canon_limits *lim, char **ret,
+				 size_t *ret_len, struct cordon_diag *d);
+
+/* A member value taken out of a decoded document as canonical bytes. */
+struct cordon_canon_lifted {
+	char *jcs;	   /* canonical bytes (malloc'd, NUL-terminated); NULL: nothing lifted */
+	size_t jcs_len;	   /* without the NUL */
+	size_t raw_offset; /* where the value's text is in the input */
+	size_t raw_len;
+};
+
+void cordon_canon_lifted_done(struct cordon_canon_lifted *l);
+
+/* cordon_canon_decode() for a document one of whose members is wanted only as
+ * canonical bytes (a tools/call's params.arguments, up to the size limit):
+ * same admission, same errors, same tree, except that when the document is an
+ * object whose member `outer` is an object holding a member `inner` whose
+ * value is an object, that member is left out of the tree (*ret) and *ret_lifted
+ * receives its value's canonical bytes (what cordon_jcs_encode() would give)
+ * and where its text is in buf; the lifted value is never decoded into a tree.
+ * Otherwise (including when the document is refused) *ret_lifted is zeroed
+ * (jcs NULL) and the tree is complete. The lift is an optimisation the caller
+ * must not depend on: it may also not happen on paths this function takes
+ * through the reference (max_depth above 256, out of memory on the way). */
+int cordon_canon_decode_lifted(const char *buf, size_t len, const struct cordon_canon_limits *lim, const char *outer,
+			       const char *inner, json_t **ret, struct cordon_canon_lifted *ret_lifted,
+			       struct cordon_diag *d);
+
+/* Puts a lifted member back: decodes its text (buf must be the input given to
+ * cordon_canon_decode_lifted(), lim the same limits) and sets doc.outer.inner to
+ * it, then releases l. A no-op when nothing was lifted. Returns 0, -ENOMEM, or
+ * -EINVAL when doc has no object member `outer` (not what the lift produced). */
+int cordon_canon_lifted_restore(json_t *doc, const char *buf, size_t len, const struct cordon_canon_limits *lim,
+				const char *outer, const char *inner, struct cordon_canon_lifted *l,
+				struct cordon_diag *d);

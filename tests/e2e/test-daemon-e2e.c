@@ -525,6 +525,18 @@ static void test_resources_prompts_passthrough(void **state)
 		free(txt);
 	}
 	json_decref(r);
+	/* params.arguments of anything but a connector's tools/call reaches
+	 * the connector as sent (the gateway lifts arguments out of every
+	 * message's params and puts them back for these). */
+	r = mcp_peer_request(&p, "prompts/get",
+			     json_pack("{s:s, s:{s:s}}", "name", "fakeps__greet", "arguments", "who", "ada"), 10000);
+	{
+		char *txt = json_dumps(json_object_get(r, "result"), 0);
+
+		assert_non_null(strstr(txt, "prompt greet for ada"));
+		free(txt);
+	}
+	json_decref(r);
 	/* A connector without prompts: read cannot be named. */
 	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fake__greet"), 10000);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);

@@ -343,13 +343,16 @@ int main(int argc, char **argv)
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"prompts\":[{\"name\":\"greet\"}]}}", id);
 			out(buf);
 		} else if (!strcmp(method, "prompts/get")) {
-			char pname[128] = "";
+			char pname[128] = "", who[64] = "";
 
 			(void)str_value(line, "name", pname, sizeof(pname));
+			/* params.arguments.who, if any, is echoed: the arguments
+			 * reached the connector. */
+			(void)str_value(line, "who", who, sizeof(who));
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"messages\":[{\"role\":\"user\","
-				 "\"content\":{\"type\":\"text\",\"text\":\"prompt %s\"}}]}}",
-				 id, pname);
+				 "\"content\":{\"type\":\"text\",\"text\":\"prompt %s%s%s\"}}]}}",
+				 id, pname, who[0] ? " for " : "", who);
 			out(buf);
 		} else if (!strcmp(method, "ping")) {
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -112,6 +113,70 @@ static void test_inadmissible_value_built_in_memory_refused(void **state)
 	json_decref(p);
 }
 
+/* A whole tools/call message decoded with the arguments lifted out as
+ * canonical bytes (the gateway's path): the same call as through the tree. */
+static void test_lifted_arguments(void **state)
+{
+	static const char *const msgs[] = {
+		("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\","
+		 "\"arguments\":{\"b\":[1,2.50],\"a\":\"\\u0078\"},\"_meta\":{\"io.cordon/"
+		 "idempotency-key\":\"k-1\"}}}"),
+		"{\"params\":{\"arguments\":{},\"name\":\"list\"}}",
+		"{\"params\":{\"name\":\"list\"}}",
+		"{\"params\":{\"name\":\"list\",\"arguments\":null}}",
+		"{\"params\":{\"name\":\"bad name\",\"arguments\":{\"a\":1}}}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		struct cordon_canon_lifted l;
+		struct cordon_tool_call a = {}, b = {};
+		struct cordon_diag da = {}, db = {};
+		json_t *tree = NULL, *msg = NULL;
+		int ra, rb;
+
+		assert_int_equal(cordon_canon_decode(msgs[i], strlen(msgs[i]), NULL, &tree, NULL), 0);
+		ra = cordon_tool_call_parse(json_object_get(tree, "params"), &a, &da);
+		assert_int_equal(cordon_canon_decode_lifted(msgs[i], strlen(msgs[i]), NULL, "params", "arguments", &msg,
+							    &l, NULL),
+				 0);
+		/* Lifted exactly when arguments is an object. */
+		assert_int_equal(l.jcs != NULL, i < 2 || i == 4);
+		rb = cordon_tool_call_parse_lifted(json_object_get(msg, "params"), &l.jcs, l.jcs_len, &b, &db);
+		assert_null(l.jcs); /* consumed, whatever the outcome */
+		assert_int_equal(ra, rb);
+		assert_string_equal(da.message, db.message);
+		if (ra == 0) {
+			assert_string_equal(a.name, b.name);
+			assert_int_equal(a.arguments_jcs_len, b.arguments_jcs_len);
+			assert_memory_equal(a.arguments_jcs, b.arguments_jcs, a.arguments_jcs_len);
+			assert_int_equal(b.arguments_jcs[b.arguments_jcs_len], 0);
+			if (a.idempotency_key)
+				assert_string_equal(a.idempotency_key, b.idempotency_key);
+			else
+				assert_null(b.idempotency_key);
+		}
+		cordon_tool_call_done(&a);
+		cordon_tool_call_done(&b);
+		cordon_canon_lifted_done(&l);
+		json_decref(tree);
+		json_decref(msg);
+	}
+
+	/* Lifted bytes and an "arguments" still in params: refused. */
+	{
+		struct cordon_tool_call c = {};
+		struct cordon_diag d = {};
+		json_t *p = json_pack("{s:s, s:{}}", "name", "w", "arguments");
+		char *jcs = strdup("{}");
+
+		assert_int_equal(cordon_tool_call_parse_lifted(p, &jcs, 2, &c, &d), -EINVAL);
+		assert_null(jcs);
+		assert_string_equal(d.message, "params.arguments given twice");
+		json_decref(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_idempotency_key_from_meta),
 		cmocka_unit_test(test_invalid_idempotency_key_refused),
 		cmocka_unit_test(test_inadmissible_value_built_in_memory_refused),
+		cmocka_unit_test(test_lifted_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
