@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static _Noreturn void skip_v(const char *feature, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static _Noreturn void skip_v(const char *feature, const char *fmt, va_list ap)
 {
 	const char *must = getenv("CORDON_TEST_MUST_RUN");
 
