@@ -569,7 +569,7 @@ static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const s
 	_cleanup_free_ struct cordon_np_key *keys = NULL;
 	libbpf_print_fn_t old;
 	size_t n = 0;
-	uint64_t cgid;
+	uint64_t cgid = 0;
 	int fd, r;
 
 	if (!np || cgroup_fd < 0 || (n_rules > 0 && !rules))

@@ -152,7 +152,7 @@ static int mount_id(int fd, uint64_t *ret)
 
 static int check_xdev(const struct walk *w, int fd, unsigned flags)
 {
-	uint64_t id;
+	uint64_t id = 0;
 	int r;
 
 	if (!(flags & CORDON_RESOLVE_NO_XDEV))

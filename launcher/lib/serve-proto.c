@@ -211,8 +211,8 @@ static int get_field(struct rbuf *r, const char *name, const uint8_t **ret, uint
 
 static int get_u32(struct rbuf *r, const char *name, uint32_t *ret)
 {
-	const uint8_t *v;
-	uint32_t n;
+	const uint8_t *v = NULL; /* set by get_field() on success; gcc -O3 cannot tell */
+	uint32_t n = 0;
 	int e = get_field(r, name, &v, &n, 4);
 
 	if (e < 0)
@@ -226,8 +226,8 @@ static int get_u32(struct rbuf *r, const char *name, uint32_t *ret)
 /* Copies a string field into out (size bytes incl. NUL); refuses NUL bytes. */
 static int get_str(struct rbuf *r, const char *name, char *out, size_t size)
 {
-	const uint8_t *v;
-	uint32_t n;
+	const uint8_t *v = NULL; /* set by get_field() on success; gcc -O3 cannot tell */
+	uint32_t n = 0;
 	int e = get_field(r, name, &v, &n, (uint32_t)(size - 1));
 
 	if (e < 0)
@@ -241,8 +241,8 @@ static int get_str(struct rbuf *r, const char *name, char *out, size_t size)
 
 static int get_json(struct rbuf *r, char **ret)
 {
-	const uint8_t *v;
-	uint32_t n;
+	const uint8_t *v = NULL; /* set by get_field() on success; gcc -O3 cannot tell */
+	uint32_t n = 0;
 	int e = get_field(r, "json", &v, &n, CORDON_SERVE_MAX_JSON);
 	char *s;
 
