@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "checkpoint.h"
@@ -19,16 +20,32 @@
 static struct cordon_db *db;
 static sqlite3 *raw;
 static struct cordon_note_verifier verifier;
+static char dir[] = "/tmp/cordon-fuzz-audit-XXXXXX", path[64];
+
+/* At exit: the database, its WAL and shared-memory files, the directory. */
+static void cleanup(void)
+{
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char p[80];
+
+	sqlite3_close(raw);
+	cordon_db_close(db);
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, suffix[i]);
+		(void)unlink(p);
+	}
+	(void)rmdir(dir);
+}
 
 static void init(void)
 {
 	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 	struct cordon_note_signer *s = NULL;
-	char dir[] = "/tmp/cordon-fuzz-audit-XXXXXX", path[64];
 
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(path, sizeof(path), "%s/state.db", dir);
+	atexit(cleanup);
 	if (cordon_db_open(path, NULL, &db, NULL) < 0)
 		abort();
 	if (cordon_note_signer_new_from_seed("cordon-test", seed, &s) < 0)
