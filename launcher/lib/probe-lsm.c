@@ -113,35 +113,6 @@ int cordon_probe_btf_find_func(const void *data, size_t len, const char *name, u
 	return -ENOENT;
 }
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Loads "r0 = 1; exit" (allow) as a BPF_LSM_CGROUP program on the hook
- * whose BTF function id is btf_id. Returns the fd or -1 with errno. */
-static int load_allow_lsm_cgroup(uint32_t btf_id)
-{
-	/* clang-format off */
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	/* clang-format on */
-	static const char license[] = "GPL";
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_LSM;
-	attr.expected_attach_type = BPF_LSM_CGROUP;
-	attr.attach_btf_id = btf_id;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = ELEMENTSOF(insns);
-	attr.license = (uint64_t)(uintptr_t)license;
-	memcpy(attr.prog_name, CORDON_PROBE_BPF_NAME, sizeof(CORDON_PROBE_BPF_NAME));
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
-
 void cordon_probe_lsm_cgroup(struct cordon_caps *c, int cg_fd)
 {
 	_cleanup_close_ int prog = -EBADF, link = -EBADF;
@@ -190,7 +161,7 @@ void cordon_probe_lsm_cgroup(struct cordon_caps *c, int cg_fd)
 			return;
 		}
 	}
-	prog = load_allow_lsm_cgroup(id);
+	prog = cordon_probe_bpf_load_allow(BPF_PROG_TYPE_LSM, BPF_LSM_CGROUP, id);
 	if (prog < 0) {
 		c->bpf_lsm_cgroup_errno = errno;
 		return;
@@ -199,7 +170,7 @@ void cordon_probe_lsm_cgroup(struct cordon_caps *c, int cg_fd)
 	attr.link_create.prog_fd = (uint32_t)prog;
 	attr.link_create.target_fd = (uint32_t)cg_fd;
 	attr.link_create.attach_type = BPF_LSM_CGROUP;
-	link = sys_bpf(BPF_LINK_CREATE, &attr);
+	link = cordon_probe_sys_bpf(BPF_LINK_CREATE, &attr);
 	if (link < 0) {
 		c->bpf_lsm_cgroup_errno = errno;
 		return;

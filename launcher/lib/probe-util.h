@@ -15,6 +15,15 @@
 /* Name of the probe's BPF program (BPF_OBJ_NAME_LEN includes the NUL). */
 #define CORDON_PROBE_BPF_NAME "cordon_probe"
 
+union bpf_attr;
+
+/* bpf(2) with the size of the whole attr (probe-bpf.c). */
+int cordon_probe_sys_bpf(int cmd, union bpf_attr *attr);
+/* Loads "r0 = 1; exit" (allow everything) as a program of prog_type,
+ * expected_attach_type attach_type and attach_btf_id (0 when the hook needs
+ * none), named CORDON_PROBE_BPF_NAME. Returns the fd or -1 with errno. */
+int cordon_probe_bpf_load_allow(uint32_t prog_type, uint32_t attach_type, uint32_t attach_btf_id);
+
 /* Prefix of every directory the probe creates (temp dir and cgroups). */
 #define CORDON_PROBE_DIR_PREFIX "cordon-probe-"
 

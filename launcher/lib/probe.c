@@ -600,42 +600,12 @@ static bool probe_clone_into_cgroup(int cg_fd)
 
 /* ---- BPF --------------------------------------------------------------- */
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Loads "r0 = 1; exit" as a cgroup connect4 program (allow everything). Raw
- * bpf() rather than libbpf's bpf_prog_load(): libbpf may raise
- * RLIMIT_MEMLOCK on older kernels, an effect that would outlive the probe. */
-static int bpf_load_allow_connect4(void)
-{
-	/* clang-format off */
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	/* clang-format on */
-	static const char license[] = "GPL";
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
-	attr.expected_attach_type = BPF_CGROUP_INET4_CONNECT;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = ELEMENTSOF(insns);
-	attr.license = (uint64_t)(uintptr_t)license;
-	/* A recognisable name, so a test can prove none is left loaded. */
-	memcpy(attr.prog_name, CORDON_PROBE_BPF_NAME, sizeof(CORDON_PROBE_BPF_NAME));
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
-
 static void probe_bpf(struct cordon_caps *c, int cg_fd)
 {
 	_cleanup_close_ int prog = -EBADF;
 	union bpf_attr attr;
 
-	prog = bpf_load_allow_connect4();
+	prog = cordon_probe_bpf_load_allow(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_INET4_CONNECT, 0);
 	if (prog < 0) {
 		/* ENOSYS: no bpf(); EPERM: not allowed for this caller. Any
 		 * other refusal means the syscall answered but the program type
@@ -651,9 +621,9 @@ static void probe_bpf(struct cordon_caps *c, int cg_fd)
 	attr.target_fd = (uint32_t)cg_fd;
 	attr.attach_bpf_fd = (uint32_t)prog;
 	attr.attach_type = BPF_CGROUP_INET4_CONNECT;
-	if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0)
+	if (cordon_probe_sys_bpf(BPF_PROG_ATTACH, &attr) < 0)
 		return;
-	c->bpf_cgroup_sock_addr = sys_bpf(BPF_PROG_DETACH, &attr) == 0;
+	c->bpf_cgroup_sock_addr = cordon_probe_sys_bpf(BPF_PROG_DETACH, &attr) == 0;
 }
 
 static int probe_cgroups(struct cordon_caps *c, const char *name)
