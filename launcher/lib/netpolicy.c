@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../basic/cleanup.h"
+#include "bpf-capture.h"
 #include "cgroup.h"
 #include "netpolicy.h"
 
@@ -404,25 +405,6 @@ static struct bpf_program *prog_at(struct cordon_netpolicy *skel, int i)
 	return progs[i];
 }
 
-/* libbpf reports through a process-wide print callback. A library must not
- * print, so while loading we keep the last warning line (usually the
- * verifier's reason) for the diag instead. */
-static char last_libbpf_msg[160];
-
-_printf_(2, 0) static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char line[sizeof(last_libbpf_msg)];
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	if (vsnprintf(line, sizeof(line), fmt, ap) < 0)
-		return 0;
-	line[strcspn(line, "\n")] = 0;
-	if (line[0])
-		memcpy(last_libbpf_msg, line, sizeof(line));
-	return 0;
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct cordon_netpolicy_state *np = ctx;
@@ -457,16 +439,15 @@ int cordon_netpolicy_open(struct cordon_netpolicy_state **ret, struct cordon_dia
 	if (!np)
 		return -ENOMEM;
 
-	last_libbpf_msg[0] = 0;
-	old = libbpf_set_print(capture_print);
+	old = cordon_bpf_capture_begin(false);
 	skel = cordon_netpolicy__open();
 	r = skel ? cordon_netpolicy__load(skel) : -errno;
-	(void)libbpf_set_print(old);
+	cordon_bpf_capture_end(old);
 	if (!skel)
 		return cordon_diag_set(reterr_diag, -r, "netpolicy", "opening the BPF object: %s", strerror(-r));
 	if (r < 0)
 		return cordon_diag_set(reterr_diag, -r, "netpolicy", "loading the BPF programs: %s%s%s", strerror(-r),
-				       last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+				       cordon_bpf_captured()[0] ? ": " : "", cordon_bpf_captured());
 
 	np->rb = ring_buffer__new(bpf_map__fd(skel->maps.np_events), on_event, np, NULL);
 	if (!np->rb) {
@@ -610,21 +591,21 @@ static int attach_impl(struct cordon_netpolicy_state *np, int cgroup_fd, const s
 					       strerror(-r));
 		}
 
-	old = libbpf_set_print(capture_print); /* libbpf would print attach failures */
+	old = cordon_bpf_capture_begin(false); /* libbpf would print attach failures */
 	for (int i = 0; links && i < N_PROGS; i++) {
 		struct bpf_program *prog = prog_at(np->skel, i);
 
 		a->links[i] = bpf_program__attach_cgroup(prog, cgroup_fd);
 		if (!a->links[i]) {
 			r = negative_errno();
-			(void)libbpf_set_print(old);
+			cordon_bpf_capture_end(old);
 			destroy_links(a, NULL);
 			(void)delete_keys(np, keys, n);
 			return cordon_diag_set(reterr_diag, -r, "netpolicy", "attaching %s to cgroup %llu: %s",
 					       bpf_program__section_name(prog), (unsigned long long)cgid, strerror(-r));
 		}
 	}
-	(void)libbpf_set_print(old);
+	cordon_bpf_capture_end(old);
 
 	a->keys = TAKE_PTR(keys);
 	a->n_keys = n;

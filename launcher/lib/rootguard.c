@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 
 #include "../basic/cleanup.h"
+#include "bpf-capture.h"
 #include "rootguard.h"
 
 #ifdef CORDON_HAVE_BPF
@@ -41,25 +42,6 @@ static struct bpf_program *prog_at(struct cordon_rootguard *skel, int i)
 	return i == 0 ? skel->progs.cordon_rootguard_chmod : skel->progs.cordon_rootguard_chown;
 }
 
-/* libbpf reports through a process-wide print callback; a library must not
- * print, so the first warning line (which program failed, and how) is kept
- * for the diag instead; the lines after it only repeat the failure upward. */
-static char last_libbpf_msg[160];
-
-_printf_(2, 0) static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char line[sizeof(last_libbpf_msg)];
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	if (vsnprintf(line, sizeof(line), fmt, ap) < 0)
-		return 0;
-	line[strcspn(line, "\n")] = 0;
-	if (line[0] && !last_libbpf_msg[0])
-		memcpy(last_libbpf_msg, line, sizeof(line));
-	return 0;
-}
-
 int cordon_rootguard_open(struct cordon_rootguard_state **ret, struct cordon_diag *reterr_diag)
 {
 	_cleanup_(skel_destroyp) struct cordon_rootguard *skel = NULL;
@@ -71,16 +53,15 @@ int cordon_rootguard_open(struct cordon_rootguard_state **ret, struct cordon_dia
 	if (!rg)
 		return -ENOMEM;
 
-	last_libbpf_msg[0] = 0;
-	old = libbpf_set_print(capture_print);
+	old = cordon_bpf_capture_begin(true);
 	skel = cordon_rootguard__open();
 	r = skel ? cordon_rootguard__load(skel) : -errno;
-	(void)libbpf_set_print(old);
+	cordon_bpf_capture_end(old);
 	if (!skel)
 		return cordon_diag_set(reterr_diag, -r, "rootguard", "opening the BPF object: %s", strerror(-r));
 	if (r < 0)
 		return cordon_diag_set(reterr_diag, -r, "rootguard", "loading the BPF LSM programs: %s%s%s",
-				       strerror(-r), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+				       strerror(-r), cordon_bpf_captured()[0] ? ": " : "", cordon_bpf_captured());
 	rg->skel = TAKE_PTR(skel);
 	*ret = TAKE_PTR(rg);
 	return 0;
@@ -153,8 +134,7 @@ static int attach_impl(struct cordon_rootguard_state *rg, int cgroup_fd, bool gr
 	a->dev = dev;
 	a->group = group;
 
-	last_libbpf_msg[0] = 0;
-	old = libbpf_set_print(capture_print); /* libbpf would print attach failures */
+	old = cordon_bpf_capture_begin(true); /* libbpf would print attach failures */
 	for (int i = 0; i < N_PROGS; i++) {
 		struct bpf_program *prog = prog_at(rg->skel, i);
 
@@ -163,14 +143,14 @@ static int attach_impl(struct cordon_rootguard_state *rg, int cgroup_fd, bool gr
 		a->links[i] = bpf_program__attach_cgroup(prog, cgroup_fd);
 		if (!a->links[i]) {
 			r = negative_errno();
-			(void)libbpf_set_print(old);
+			cordon_bpf_capture_end(old);
 			destroy_links(a, NULL);
 			return cordon_diag_set(reterr_diag, -r, "rootguard", "attaching %s to cgroup %llu: %s%s%s",
 					       bpf_program__section_name(prog), (unsigned long long)cgid, strerror(-r),
-					       last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+					       cordon_bpf_captured()[0] ? ": " : "", cordon_bpf_captured());
 		}
 	}
-	(void)libbpf_set_print(old);
+	cordon_bpf_capture_end(old);
 
 	a->next = rg->attachments;
 	rg->attachments = a;
