@@ -52,6 +52,9 @@ struct cordon_audit_state {
 	bool fresh;
 	unsigned version;
 	bool in_checkpoint;
+	/* A relaxed transaction's append found a checkpoint due and left it to
+	 * audit_deferred_checkpoint() (append_and_maybe_checkpoint()). */
+	bool checkpoint_deferred;
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
 };
 
@@ -433,8 +436,19 @@ static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon
 		return r;
 	if (cp_time < a->since)
 		cp_time = a->since;
-	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time))
+	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time)) {
+		/* A signed checkpoint is a promise about records 1..seq that
+		 * copies of it keep after they leave this host; it must never
+		 * cover records a power failure could still take back. A relaxed
+		 * transaction's records are not yet on disk, so the checkpoint
+		 * waits for a durable transaction of its own, whose fsync
+		 * covers them (the WAL is append-only). */
+		if (db->tx_relaxed) {
+			a->checkpoint_deferred = true;
+			return 0;
+		}
 		return checkpoint_tx(db);
+	}
 	return 0;
 }
 
@@ -582,6 +596,20 @@ int cordon_audit_checkpoint(struct cordon_db *db)
 int cordon_audit_maybe_checkpoint(struct cordon_db *db)
 {
 	return checkpoint(db, true);
+}
+
+int audit_deferred_checkpoint(struct cordon_db *db)
+{
+	int r;
+
+	if (db->in_tx)
+		return db_failf(db, EBUSY, "deferred checkpoint inside a transaction");
+	if (!db->audit || !db->audit->checkpoint_deferred)
+		return 0;
+	r = checkpoint(db, true);
+	if (r >= 0)
+		db->audit->checkpoint_deferred = false;
+	return r;
 }
 
 int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,

@@ -92,8 +92,16 @@ int cordon_audit_setup_key_file(struct cordon_db *db, const struct cordon_audit_
 int cordon_audit_append(struct cordon_db *db, const struct cordon_audit_event *ev);
 
 /* Appends inside the caller's open transaction (the caller's commit makes it
- * durable together with the state change it records). */
+ * durable together with the state change it records). In a relaxed
+ * transaction (db_begin_relaxed()) a checkpoint that falls due is not
+ * written; the caller runs audit_deferred_checkpoint() after its commit. */
 int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev);
+
+/* Outside a transaction: writes the checkpoint a relaxed transaction's
+ * append left due, in a durable transaction of its own. Returns 1 when one
+ * was written, 0 when none was pending, -errno (the counter of failed
+ * appends counts it; the next append that finds it due tries again). */
+int audit_deferred_checkpoint(struct cordon_db *db);
 
 /* Signs a checkpoint now if there are records no checkpoint covers (the
  * checkpoint record itself is covered). Call at shutdown and from a timer.

@@ -30,6 +30,11 @@ struct cordon_db {
 	const struct cordon_clock *clock;
 	char last_error[200];
 	bool in_tx;
+	/* The open transaction came from db_begin_relaxed(). */
+	bool tx_relaxed;
+	/* The connection is at synchronous=NORMAL (the last transaction was
+	 * relaxed); db_begin() puts it back to FULL before its BEGIN. */
+	bool sync_normal;
 	unsigned faults;
 	struct cordon_db_counters counters;
 	struct cordon_audit_state *audit;     /* owned; NULL until cordon_audit_setup() */
@@ -84,6 +89,16 @@ int db_count_in_states(struct cordon_db *db, const char *sql, unsigned n, uint32
  * front so two writers never deadlock on upgrade); nesting is a programming
  * error (-EBUSY). db_commit() fails closed: on error it rolls back. */
 int db_begin(struct cordon_db *db);
+/* Like db_begin(), for a transaction whose commit may be lost to a power
+ * failure or kernel crash, though never to a crash of this process: it runs
+ * at synchronous=NORMAL, so COMMIT writes its WAL frames but does not
+ * fdatasync them. WAL keeps the file consistent either way, and the WAL is
+ * append-only, so the next db_begin() transaction's fsync (or SQLite's own
+ * WAL checkpoint) makes this one durable too: a power failure loses at most
+ * a tail of relaxed commits, never one that a later durable commit follows.
+ * Only for transactions after which nothing irrevocable happens before the
+ * next durable commit (docs/authorization.md, "Durability"). */
+int db_begin_relaxed(struct cordon_db *db);
 int db_commit(struct cordon_db *db);
 void db_rollback(struct cordon_db *db);
 
@@ -99,6 +114,7 @@ static inline void db_tx_cleanup(struct db_tx *t)
 }
 #define _cleanup_tx_ _cleanup_(db_tx_cleanup)
 int db_tx_begin(struct cordon_db *db, struct db_tx *t);
+int db_tx_begin_relaxed(struct cordon_db *db, struct db_tx *t);
 int db_tx_commit(struct db_tx *t);
 
 /* Meta table inside a transaction. */

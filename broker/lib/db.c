@@ -289,17 +289,53 @@ static int exec_simple(struct cordon_db *db, const char *sql)
 	}
 }
 
-int db_begin(struct cordon_db *db)
+/* PRAGMA synchronous takes effect when the statement is compiled, so it
+ * goes through sqlite3_exec() (a fresh prepare), never the statement cache,
+ * whose re-run of a cached copy would change nothing. Switched only when the
+ * level differs from the last one set: a run of transactions at one level
+ * pays nothing. */
+static int set_sync_normal(struct cordon_db *db, bool normal)
+{
+	int rc;
+
+	if (db->sync_normal == normal)
+		return 0;
+	rc = sqlite3_exec(db->sql, normal ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL", NULL, NULL,
+			  NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc);
+	db->sync_normal = normal;
+	return 0;
+}
+
+static int begin(struct cordon_db *db, bool relaxed)
 {
 	int r;
 
 	if (db->in_tx)
 		return db_failf(db, EBUSY, "transaction already open (nested transactions are a bug)");
+	/* A durable transaction never starts at NORMAL: if FULL cannot be set
+	 * back, it does not start at all. A relaxed one that cannot go to
+	 * NORMAL runs at FULL, which is only slower. */
+	r = set_sync_normal(db, relaxed);
+	if (r < 0 && !relaxed)
+		return r;
 	r = exec_simple(db, "BEGIN IMMEDIATE");
 	if (r < 0)
 		return r;
 	db->in_tx = true;
+	db->tx_relaxed = relaxed;
 	return 0;
+}
+
+int db_begin(struct cordon_db *db)
+{
+	return begin(db, false);
+}
+
+int db_begin_relaxed(struct cordon_db *db)
+{
+	return begin(db, true);
 }
 
 void db_set_audit(struct cordon_db *db, struct cordon_audit_state *a, const struct db_audit_ops *ops)
@@ -332,6 +368,7 @@ void db_rollback(struct cordon_db *db)
 		memcpy(db->last_error, cause, sizeof(cause));
 	}
 	db->in_tx = false;
+	db->tx_relaxed = false;
 	audit_tx_end(db, false);
 	db->counters.transactions_rolled_back++;
 }
@@ -350,6 +387,7 @@ int db_commit(struct cordon_db *db)
 	 * committing "nothing" then would report success for lost work. */
 	if (sqlite3_get_autocommit(db->sql)) {
 		db->in_tx = false;
+		db->tx_relaxed = false;
 		audit_tx_end(db, false);
 		db->counters.transactions_rolled_back++;
 		return db_failf(db, EIO, "the transaction was rolled back by SQLite after an error");
@@ -360,6 +398,7 @@ int db_commit(struct cordon_db *db)
 		return r;
 	}
 	db->in_tx = false;
+	db->tx_relaxed = false;
 	audit_tx_end(db, true);
 	db->counters.transactions_committed++;
 	return 0;
@@ -368,6 +407,15 @@ int db_commit(struct cordon_db *db)
 int db_tx_begin(struct cordon_db *db, struct db_tx *t)
 {
 	int r = db_begin(db);
+
+	t->db = db;
+	t->open = r >= 0;
+	return r;
+}
+
+int db_tx_begin_relaxed(struct cordon_db *db, struct db_tx *t)
+{
+	int r = db_begin_relaxed(db);
 
 	t->db = db;
 	t->open = r >= 0;

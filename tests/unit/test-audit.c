@@ -635,6 +635,37 @@ static void test_audit_failure_fails_closed_above_read(void **state)
 	bt_call_done(&r);
 }
 
+/* A read decision commits relaxed (synchronous=NORMAL, db.c), so it never
+ * signs a checkpoint inside its own transaction: the checkpoint that falls
+ * due is written right after, in a durable transaction whose fsync covers
+ * the records it signs. Every due checkpoint is still written, and the log
+ * verifies signed through its last checkpoint. */
+static void test_read_decisions_sign_due_checkpoints_after_commit(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_broker_decision dec;
+	struct cordon_audit_report rep;
+	struct cordon_decide_request rr = {
+		.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
+	int before;
+
+	bt_setup_audit(t, 3, 3600 * SEC);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	before = count_checkpoints(t);
+	for (int i = 1; i <= 6; i++) {
+		assert_int_equal(cordon_broker_decide(t->db, &rr, &dec), 0);
+		assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+		/* Three records since the last checkpoint: signed on return. */
+		assert_int_equal(count_checkpoints(t), before + i / 3);
+	}
+	/* Nothing was left pending. */
+	assert_int_equal(audit_deferred_checkpoint(t->db), 0);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, rep.last);
+}
+
 static void test_commit_failure_fails_closed(void **state)
 {
 	struct bt *t = *state;
@@ -993,6 +1024,7 @@ int main(void)
 		T(test_altered_checkpoint_is_bad_sig),
 		T(test_checkpoint_root_mismatch_is_break),
 		T(test_checkpoint_every_n_records),
+		T(test_read_decisions_sign_due_checkpoints_after_commit),
 		T(test_checkpoint_every_t_seconds),
 		T(test_shutdown_signs_everything),
 		T(test_merkle_state_survives_reopen),

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "broker-test.h"
+#include "db-private.h"
 #include "db-schema.h"
 
 struct fx {
@@ -365,9 +366,61 @@ static void test_temp_store_memory(void **state)
 	cordon_db_close(db);
 }
 
+/* The connection's synchronous level, read with a fresh prepare: the
+ * pragma's value is fixed when the statement is compiled. */
+static int sync_level(struct cordon_db *db)
+{
+	sqlite3_stmt *st = NULL;
+	int v;
+
+	assert_int_equal(sqlite3_prepare_v2(db->sql, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A relaxed transaction runs at synchronous=NORMAL (1); every other one at
+ * FULL (2), also right after a relaxed one, and a nested begin of either
+ * kind is refused before it changes the level. */
+static void test_only_relaxed_transactions_run_at_normal(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_db *db = NULL;
+	int64_t v = 0;
+
+	assert_int_equal(open_db(f, &db, NULL), 0);
+	assert_int_equal(sync_level(db), 2);
+	assert_int_equal(db_begin_relaxed(db), 0);
+	assert_int_equal(sync_level(db), 1);
+	assert_int_equal(db_begin(db), -EBUSY);
+	assert_int_equal(db_meta_set_tx(db, "relaxed_test", 7), 0);
+	assert_int_equal(db_commit(db), 0);
+	assert_int_equal(sync_level(db), 1);
+	assert_int_equal(db_begin(db), 0);
+	assert_int_equal(sync_level(db), 2);
+	assert_int_equal(db_begin_relaxed(db), -EBUSY);
+	assert_int_equal(sync_level(db), 2);
+	assert_int_equal(db_meta_get_tx(db, "relaxed_test", &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(db_commit(db), 0);
+	assert_int_equal(sync_level(db), 2);
+	/* Two relaxed transactions in a row, then a durable one. */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(db_begin_relaxed(db), 0);
+		assert_int_equal(sync_level(db), 1);
+		db_rollback(db);
+	}
+	assert_int_equal(db_begin(db), 0);
+	assert_int_equal(sync_level(db), 2);
+	db_rollback(db);
+	cordon_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_only_relaxed_transactions_run_at_normal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_temp_store_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_created_with_mode_0600_whatever_the_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_readable_database_refused, setup, teardown),
