@@ -27,6 +27,7 @@
 
 #include "cleanup.h"
 #include "fd-util.h"
+#include "probe-util.h"
 #include "probe.h"
 #include "profile.h"
 #include "spawn.h"
@@ -321,18 +322,30 @@ static inline size_t sbx_missing_count(const json_t *report, const char *control
 	return n;
 }
 
+/* Whether the root guard runs for a sandbox with a read-write root: BPF
+ * LSM programs per cgroup, or else the seccomp supervisor. */
+static inline bool sbx_root_guard_runs(const struct cordon_caps *caps)
+{
+	return caps->bpf_lsm_cgroup || cordon_probe_root_guard_notify(caps);
+}
+
 /* The root guard of a sandbox with a read-write root, as the report must
  * state it: enforced where BPF LSM programs can be attached per cgroup
- * (caps->bpf_lsm_cgroup), else unavailable, the report degraded and the
- * consequence named once, never silently. */
+ * (caps->bpf_lsm_cgroup) or, without them, by the seccomp supervisor
+ * (attached "seccomp-notify"); else unavailable, the report degraded and
+ * the consequence named once, never silently. */
 static inline void sbx_assert_root_guard_reported(const json_t *report, const struct cordon_caps *caps)
 {
 	const json_t *missing = json_object_get(report, "missing"), *m;
 	size_t i;
 
-	if (caps->bpf_lsm_cgroup) {
+	if (sbx_root_guard_runs(caps)) {
+		const json_t *rg = json_object_get(json_object_get(report, "controls"), "root_guard");
+
 		assert_string_equal(sbx_state(report, "root_guard"), "enforced");
 		assert_int_equal(sbx_missing_count(report, "root_guard"), 0);
+		if (!caps->bpf_lsm_cgroup)
+			assert_string_equal(json_string_value(json_object_get(rg, "attached")), "seccomp-notify");
 		return;
 	}
 	assert_string_equal(sbx_state(report, "root_guard"), "unavailable");
@@ -349,7 +362,7 @@ static inline void sbx_assert_root_guard_reported(const json_t *report, const st
 static inline void sbx_assert_degraded_only_by_root_guard(const json_t *report, const struct cordon_caps *caps)
 {
 	sbx_assert_root_guard_reported(report, caps);
-	assert_int_equal(json_array_size(json_object_get(report, "missing")), caps->bpf_lsm_cgroup ? 0 : 1);
-	if (caps->bpf_lsm_cgroup)
+	assert_int_equal(json_array_size(json_object_get(report, "missing")), sbx_root_guard_runs(caps) ? 0 : 1);
+	if (sbx_root_guard_runs(caps))
 		assert_true(json_is_false(json_object_get(report, "degraded")));
 }

@@ -149,6 +149,13 @@ static void test_report_states_the_guard(void **state)
 		/* This launcher's instances live in its group: the programs
 		 * are attached there once. */
 		assert_string_equal(json_string_value(json_object_get(rg, "attached")), "group");
+	} else if (cordon_probe_root_guard_notify(&s->caps)) {
+		/* Without BPF LSM: the seccomp supervisor, which ended by itself
+		 * when the instance was reaped. */
+		assert_string_equal(json_string_value(json_object_get(rg, "attached")), "seccomp-notify");
+		assert_string_equal(json_string_value(json_object_get(rg, "reason")),
+				    "a seccomp supervisor refuses chmod and chown of every mount root");
+		assert_string_equal(json_string_value(json_object_get(rg, "supervisor")), "exited");
 	} else {
 		char want[200];
 
@@ -236,7 +243,7 @@ int main(void)
 		return r;
 	if (cordon_probe(&caps) < 0)
 		return 1;
-	if (!caps.bpf_lsm_cgroup)
+	if (!sbx_root_guard_runs(&caps))
 		cordon_test_skip_feature("bpf-lsm-cgroup",
 					 "the root guard cannot run on this kernel (%s): the chmod/chown attempts on "
 					 "the root directory were not made",
