@@ -195,6 +195,7 @@ struct sbx_result {
 	int status;	/* wait status of the connector */
 	char out[8192]; /* its stdout + stderr */
 	json_t *report;
+	pid_t guard_pid; /* the root guard's seccomp supervisor, 0 without one */
 };
 
 static inline void sbx_result_done(struct sbx_result *res)
@@ -225,6 +226,7 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 	r = cordon_spawn(&pol, caps, &inst, d);
 	if (r < 0)
 		return r;
+	res->guard_pid = cordon_instance_guard_pid(inst);
 	close(cordon_instance_take_stdio(inst, 0));
 	fds[0] = cordon_instance_take_stdio(inst, 1);
 	fds[1] = cordon_instance_take_stdio(inst, 2);

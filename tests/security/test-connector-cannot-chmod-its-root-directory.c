@@ -34,6 +34,7 @@
  * it: the CI machine's kernel refuses every BPF LSM program with EPERM).
  * Layer: libcordon spawn + BPF LSM, real kernel. */
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "probe-util.h"
 #include "sec-sbx.h"
@@ -64,6 +65,28 @@ static const struct want mode_want[] = {
 	{ "root-chown-65534", EPERM },		{ "root-fchownat-empty-own", EPERM },
 	{ "file-chmod-0640", 0 },		{ "file-chown-own", 0 },
 	{ "sub-chmod-0700", 0 },
+};
+
+static const struct want rel_want[] = {
+	{ "rel-fchmodat-sub-dotdot", EPERM },	{ "rel-fchownat-sub-dotdot", EPERM },
+	{ "rel-fchmodat2-sub-dotdot", EPERM },	{ "rel-fchmodat-sub-dotdot-file", 0 },
+	{ "rel-fchmodat-sub-dot", 0 },		{ "rel-cwd-chmod-dotdot", EPERM },
+	{ "rel-cwd-lchown-dotdot", EPERM },	{ "rel-cwd-chmod-up", EPERM },
+	{ "rel-cwd-chmod-dot", 0 },		{ "rel-chmod-link-root", EPERM },
+	{ "rel-chown-link-root", EPERM },	{ "rel-lchown-link-root", 0 },
+	{ "rel-chmod-sub-up", EPERM },		{ "rel-chmod-sub-up-slash", EPERM },
+	{ "rel-chmod-link-file", 0 },		{ "rel-chmod-messy", EPERM },
+	{ "rel-chmod-empty", ENOENT },		{ "rel-fchmodat2-empty-noflag", ENOENT },
+	{ "rel-fchmodat2-badflag", EINVAL },	{ "rel-fchmodat-badfd", EBADF },
+	{ "rel-fchmodat-badfd-abs", 0 },	{ "rel-chmod-efault", EFAULT },
+	{ "rel-fchmod-opath", EBADF },		{ "rel-fchown-opath", EBADF },
+	{ "rel-fchmod-opath-root", EBADF },	{ "rel-fchmodat2-opath-root-empty", EPERM },
+	{ "thread-chmod-root", EPERM },
+};
+
+static const struct want race_want[] = {
+	{ "race-symlink-other", 0 },	{ "race-buffer-other", 0 },
+	{ "race-fd-other", 0 },		{ "race-root-mode", 0755 },
 };
 /* clang-format on */
 
@@ -212,6 +235,103 @@ static void run_rootmode(uid_t owner)
 	sbx_free(s);
 }
 
+/* The root named relatively: from a dirfd or the cwd inside it, through
+ * an absolute or a relative symlink, from a second thread; and the
+ * kernel's own answers (ENOENT, EINVAL, EBADF, EFAULT) kept. */
+static void test_relative_names(void **state)
+{
+	struct sbx *s = sbx_new("rootrel");
+	struct sbx_result res;
+	struct stat st;
+	char path[PATH_MAX];
+
+	(void)state;
+	run_probe(s, "rootrel", 0, &res);
+	expect_lines(res.out, rel_want, ELEMENTSOF(rel_want));
+	assert_int_equal(stat(s->root, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	snprintf(path, sizeof(path), "%s/file", s->root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	snprintf(path, sizeof(path), "%s/sub", s->root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	sbx_result_done(&res);
+	sbx_free(s);
+}
+
+/* No time-of-check/time-of-use window: whatever a second thread swaps
+ * (a symlink, the path buffer, the fd number) while chmod runs, each call
+ * ends on the file (0) or on the root (EPERM), and the root keeps 0755. */
+static void test_no_toctou(void **state)
+{
+	struct sbx *s = sbx_new("rootrace");
+	struct sbx_result res;
+	struct stat st;
+
+	(void)state;
+	run_probe(s, "rootrace", 0, &res);
+	expect_lines(res.out, race_want, ELEMENTSOF(race_want));
+	assert_int_equal(stat(s->root, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_uid, 0);
+	sbx_result_done(&res);
+	sbx_free(s);
+}
+
+/* The supervisor (where it is the guard) ends with its instance: it exited
+ * by itself, was reaped, and the caller has no child left; the same when
+ * the instance is freed while its connector still runs. */
+static void test_supervisor_gone_after_instance(void **state)
+{
+	struct sbx *s = sbx_new("rootguard-gone");
+	struct sbx_result res;
+	siginfo_t si = { 0 };
+
+	(void)state;
+	if (s->caps.bpf_lsm_cgroup) {
+		printf("the BPF guard runs here: no supervisor\n");
+		sbx_free(s);
+		return;
+	}
+	run_probe(s, "rootnames", 0, &res);
+	assert_true(res.guard_pid > 0);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(res.report, "controls"), "root_guard"), "supervisor")),
+		"exited");
+	assert_int_equal(kill(res.guard_pid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	sbx_result_done(&res);
+
+	{
+		struct cordon_profile *p = sbx_profile(s, NULL);
+		char *argv[] = { (char *)"/bin/sleep", (char *)"30", NULL };
+		struct cordon_launch_policy pol = {
+			.profile = p, .argv = argv, .env_source = environ, .stdio = CORDON_STDIO_PIPES
+		};
+		struct cordon_instance *inst = NULL;
+		struct cordon_diag d = { 0 };
+		pid_t g;
+
+		if (cordon_spawn(&pol, &s->caps, &inst, &d) < 0)
+			fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
+		assert_non_null(inst);
+		g = cordon_instance_guard_pid(inst);
+		assert_true(g > 0);
+		assert_int_equal(kill(g, 0), 0);
+		cordon_instance_free(inst); /* kills the sleeping connector */
+		assert_int_equal(kill(g, 0), -1);
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+		assert_int_equal(errno, ECHILD);
+		cordon_profile_free(p);
+	}
+	sbx_free(s);
+}
+
 static void test_uid0_owned_root(void **state)
 {
 	(void)state;
@@ -233,6 +353,9 @@ int main(void)
 	const struct CMUnitTest guarded[] = {
 		cmocka_unit_test(test_uid0_owned_root),
 		cmocka_unit_test(test_user_owned_root),
+		cmocka_unit_test(test_relative_names),
+		cmocka_unit_test(test_no_toctou),
+		cmocka_unit_test(test_supervisor_gone_after_instance),
 	};
 	struct cordon_caps caps;
 	int r;
