@@ -6,17 +6,20 @@
  * The read-write root is an id-mapped bind mount, so inside the sandbox
  * the connector is the owner of the root directory and, before the root
  * guard, `chmod 0777 /data` or `chmod 1777 /data` changed the host
- * directory. The guard (bpf/rootguard.bpf.c) is a pair of BPF LSM
- * programs attached per cgroup that refuse chmod and chown of a mount
- * root. From inside a real sandbox (cordon_spawn, plant-probe copied in):
+ * directory. The guard refuses chmod and chown of a mount root: a pair of
+ * BPF LSM programs attached per cgroup (bpf/rootguard.bpf.c) where the
+ * kernel runs them, else a seccomp user-notification supervisor outside
+ * the sandbox (launcher/lib/rootguard-notify.c). From inside a real
+ * sandbox (cordon_spawn, plant-probe copied in):
  *  - always: every way the connector can name its root (the path, /data/.,
  *    /data/sub/.., an O_DIRECTORY fd, an O_PATH fd, /proc/self/fd/N) is
  *    the root of its mount for the kernel (statx STATX_ATTR_MOUNT_ROOT:
- *    the same path->dentry == path->mnt->mnt_root the guard tests), and a
+ *    the same path->dentry == path->mnt->mnt_root both guards test), and a
  *    directory or file inside is not;
- *  - always: the report states the guard, enforced (attached to the
- *    launcher's group) or, where the kernel cannot run it, unavailable,
- *    degraded, with the consequence named;
+ *  - always: the report states the guard, enforced (BPF: attached to the
+ *    launcher's group; else attached "seccomp-notify", its supervisor
+ *    ended by itself) or, where neither can run, unavailable, degraded,
+ *    with the consequence named;
  *  - with the guard: chmod 0777 / 1777 / its own 0755, fchmod of an
  *    O_DIRECTORY fd, fchmodat (path, fd + "."), fchmodat2 AT_EMPTY_PATH
  *    (ENOSYS before Linux 6.6),
@@ -27,12 +30,20 @@
  *    ordinary rules hold: a file goes 0600 -> 0640 (seen on the host), is
  *    chowned to the connector's own ids (the root's owner on the host), a
  *    directory goes 0755 -> 0700. For a root owned by uid 0 (the opt-in
- *    layout) and by an ordinary uid.
- * Without BPF LSM programs per cgroup the guarded part is skipped, saying
- * why; CORDON_TEST_MUST_RUN=1 makes that a failure unless bpf-lsm-cgroup is
- * listed in CORDON_TEST_MAY_LACK (cordon_test_skip_feature; .ci/run lists
- * it: the CI machine's kernel refuses every BPF LSM program with EPERM).
- * Layer: libcordon spawn + BPF LSM, real kernel. */
+ *    layout) and by an ordinary uid;
+ *  - with the guard: the root named relatively (dirfd or cwd inside plus
+ *    "..", absolute and relative symlinks, a second thread) -> EPERM, the
+ *    kernel's own errnos kept (ENOENT, EINVAL, EBADF for O_PATH fds,
+ *    EFAULT); three races (a symlink, the path buffer, the fd number
+ *    swapped while chmod runs) never reach the root; the supervisor is
+ *    gone once its instance is, and the caller has no child left.
+ * Where BPF LSM works the guarded part runs twice: with BPF, then with the
+ * supervisor (caps without bpf_lsm_cgroup). Where neither guard can run it
+ * is skipped, saying why; CORDON_TEST_MUST_RUN=1 makes that a failure
+ * unless bpf-lsm-cgroup is listed in CORDON_TEST_MAY_LACK
+ * (cordon_test_skip_feature).
+ * Layer: libcordon spawn + BPF LSM or seccomp user notification, real
+ * kernel. */
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -90,6 +101,21 @@ static const struct want race_want[] = {
 };
 /* clang-format on */
 
+/* Set for the second pass on kernels where BPF LSM works: the same
+ * assertions with the seccomp supervisor as the guard. */
+static bool force_supervisor;
+
+/* The caps a sandbox of this test gets: the probed ones, or without BPF
+ * LSM for the supervisor pass. */
+static struct cordon_caps test_caps(const struct sbx *s)
+{
+	struct cordon_caps caps = s->caps;
+
+	if (force_supervisor)
+		caps.bpf_lsm_cgroup = false;
+	return caps;
+}
+
 /* The number plant-probe printed for `name`, or -2 when the line is
  * missing. */
 static int printed(const char *out, const char *name)
@@ -132,8 +158,9 @@ static void run_probe(struct sbx *s, const char *mode, uid_t owner, struct sbx_r
 	}
 	{
 		char *argv[] = { inside, (char *)mode, (char *)"/data", NULL };
+		struct cordon_caps caps = test_caps(s);
 
-		r = sbx_spawn(p, &s->caps, argv, res, &d);
+		r = sbx_spawn(p, &caps, argv, res, &d);
 	}
 	if (r < 0)
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
@@ -285,11 +312,12 @@ static void test_no_toctou(void **state)
 static void test_supervisor_gone_after_instance(void **state)
 {
 	struct sbx *s = sbx_new("rootguard-gone");
+	struct cordon_caps caps = test_caps(s);
 	struct sbx_result res;
 	siginfo_t si = { 0 };
 
 	(void)state;
-	if (s->caps.bpf_lsm_cgroup) {
+	if (caps.bpf_lsm_cgroup) {
 		printf("the BPF guard runs here: no supervisor\n");
 		sbx_free(s);
 		return;
@@ -316,7 +344,7 @@ static void test_supervisor_gone_after_instance(void **state)
 		struct cordon_diag d = { 0 };
 		pid_t g;
 
-		if (cordon_spawn(&pol, &s->caps, &inst, &d) < 0)
+		if (cordon_spawn(&pol, &caps, &inst, &d) < 0)
 			fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
 		assert_non_null(inst);
 		g = cordon_instance_guard_pid(inst);
@@ -367,9 +395,17 @@ int main(void)
 	if (cordon_probe(&caps) < 0)
 		return 1;
 	if (!sbx_root_guard_runs(&caps))
-		cordon_test_skip_feature("bpf-lsm-cgroup",
-					 "the root guard cannot run on this kernel (%s): the chmod/chown attempts on "
-					 "the root directory were not made",
-					 cordon_probe_lsm_cgroup_reason(&caps));
-	return cmocka_run_group_tests_name("guarded", guarded, NULL, NULL);
+		cordon_test_skip_feature(
+			"bpf-lsm-cgroup",
+			"the root guard cannot run on this kernel (BPF LSM: %s; no seccomp "
+			"supervisor either): the chmod/chown attempts on the root directory were not made",
+			cordon_probe_lsm_cgroup_reason(&caps));
+	r = cmocka_run_group_tests_name("guarded", guarded, NULL, NULL);
+	/* Where BPF LSM guards, the supervisor (its fallback) is checked by
+	 * the same assertions. */
+	if (r == 0 && caps.bpf_lsm_cgroup && cordon_probe_root_guard_notify(&caps)) {
+		force_supervisor = true;
+		r = cmocka_run_group_tests_name("guarded-by-the-supervisor", guarded, NULL, NULL);
+	}
+	return r;
 }
