@@ -7,7 +7,9 @@
  *     spawn_plan_root_guard in spawn-rootguard.c] Validate the policy and
  *     decide the plan against the capability struct (loading the BPF
  *     programs it needs, once per process). A control in `require` that the
- *     kernel lacks refuses here, before anything exists.
+ *     kernel lacks refuses here, before anything exists. The root guard is
+ *     the BPF LSM programs where they load, else the seccomp supervisor
+ *     (rootguard-notify.h: steps k. and 8 below).
  *  2. [prepare_user_env] Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
@@ -39,11 +41,18 @@
  *     into them (each move waits for an RCU grace period; all of it
  *     overlaps the child's work), attach the eBPF egress policy to the
  *     instance's cgroup2 directory when there is no group (the fallback),
- *     the root guard (once to the group, else to the instance), then
+ *     the BPF root guard (once to the group, else to the instance), then
  *     MSG_GO. Init starts the connector only after MSG_GO, so limits and
  *     policies are in place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
- *     the next spawn (the launcher is idle then; see c.).
+ *     the next spawn (the launcher is idle then; see c.). With the
+ *     supervisor root guard, init's MSG_LISTENER carries the seccomp
+ *     listener (SCM_RIGHTS) before MSG_EXECED: the supervisor is forked
+ *     then (a child of this process, outside the sandbox: chrooted to
+ *     its root, the connector's fsuid/fsgid, only CAP_SYS_PTRACE), a
+ *     chmod the connector makes meanwhile waits for it; its pidfd goes
+ *     to the instance, which reaps it after init (it exits by itself on
+ *     POLLHUP once init is reaped; killed if not within 1 s).
  *
  * CHILD (spawn-child.c; steps a.-k. are spawn_child_main, l. connector_main)
  * = the sandbox's init, pid 1 of the new pid namespace (async-signal-
@@ -80,7 +89,11 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Wait for MSG_GO, load seccomp (last: it blocks mount, setns,
+ *  k. Wait for MSG_GO; with the supervisor root guard, load its
+ *     notification filter (SECCOMP_FILTER_FLAG_NEW_LISTENER; a filter of
+ *     its own, so the main filter's ERRNO rules outrank its USER_NOTIF)
+ *     and send the listener to the parent (MSG_LISTENER), keeping no copy;
+ *     load seccomp (last: it blocks mount, setns,
  *     ptrace... which the steps above need, and it needs no_new_privs),
  *     then start the connector (clone with CLONE_VM | CLONE_VFORK on its
  *     own stack: no page-table copy, init resumes when the connector has
