@@ -557,7 +557,8 @@ static enum cordon_probe_status row_bpf_lsm(const struct cordon_caps *c, const s
 		DETAIL(r, "LSM list unreadable (no securityfs)");
 	if (c->bpf_lsm)
 		return CORDON_PROBE_AVAILABLE;
-	CONSEQUENCE(r, "no BPF LSM hooks: no root guard (see root_guard); Landlock and seccomp still enforce");
+	CONSEQUENCE(r, "no BPF LSM hooks: the root guard needs its seccomp supervisor (see root_guard); Landlock and "
+		       "seccomp still enforce");
 	return CORDON_PROBE_MISSING;
 }
 
@@ -571,7 +572,7 @@ static enum cordon_probe_status row_bpf_lsm_cgroup(const struct cordon_caps *c, 
 	DETAIL(r, "%s", cordon_probe_lsm_cgroup_reason(c));
 	if (c->bpf_lsm_cgroup)
 		return CORDON_PROBE_AVAILABLE;
-	CONSEQUENCE(r, "no BPF LSM program per cgroup: no root guard (see root_guard)");
+	CONSEQUENCE(r, "no BPF LSM program per cgroup: the root guard needs its seccomp supervisor (see root_guard)");
 	return CORDON_PROBE_MISSING;
 }
 

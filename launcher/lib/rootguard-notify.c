@@ -12,6 +12,7 @@
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -76,12 +77,10 @@ static struct sock_fprog filter_prog;
 /* Layout: [0] load arch, [1] arch != native -> kill, [2] load nr,
  * ([3] x32 -> kill,) then one JEQ per syscall jumping to the NOTIFY return,
  * ALLOW, NOTIFY, KILL. */
-const struct sock_fprog *cordon_rootguard_notify_filter(void)
+static void build_filter(void)
 {
 	size_t n = 0, first, allow, notify, kill;
 
-	if (filter_prog.len)
-		return &filter_prog;
 	first = 3;
 #ifdef X32_BIT
 	first = 4;
@@ -105,6 +104,13 @@ const struct sock_fprog *cordon_rootguard_notify_filter(void)
 	filter_insns[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 	filter_prog.filter = filter_insns;
 	filter_prog.len = (unsigned short)n;
+}
+
+const struct sock_fprog *cordon_rootguard_notify_filter(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, build_filter);
 	return &filter_prog;
 }
 
