@@ -26,6 +26,9 @@
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open		434
 #endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd	438
+#endif
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal	424
 #endif

@@ -12,6 +12,7 @@
  * walks the raw type section once instead (a few milliseconds). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/bpf.h>
 #include <linux/btf.h>
 #include <string.h>
@@ -202,4 +203,10 @@ const char *cordon_probe_lsm_cgroup_reason(const struct cordon_caps *c)
 	default:
 		return "loading or attaching the program failed";
 	}
+}
+
+bool cordon_probe_root_guard_notify(const struct cordon_caps *c)
+{
+	return c->seccomp_filter && c->seccomp_user_notif && c->pidfd_open && c->pidfd_getfd &&
+	       (c->namespaces & CLONE_NEWNS) && (c->namespaces & CLONE_NEWPID);
 }

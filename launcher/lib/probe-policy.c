@@ -557,7 +557,8 @@ static enum cordon_probe_status row_bpf_lsm(const struct cordon_caps *c, const s
 		DETAIL(r, "LSM list unreadable (no securityfs)");
 	if (c->bpf_lsm)
 		return CORDON_PROBE_AVAILABLE;
-	CONSEQUENCE(r, "no BPF LSM hooks: no root guard (see root_guard); Landlock and seccomp still enforce");
+	CONSEQUENCE(r, "no BPF LSM hooks: the root guard needs its seccomp supervisor (see root_guard); Landlock and "
+		       "seccomp still enforce");
 	return CORDON_PROBE_MISSING;
 }
 
@@ -571,7 +572,7 @@ static enum cordon_probe_status row_bpf_lsm_cgroup(const struct cordon_caps *c, 
 	DETAIL(r, "%s", cordon_probe_lsm_cgroup_reason(c));
 	if (c->bpf_lsm_cgroup)
 		return CORDON_PROBE_AVAILABLE;
-	CONSEQUENCE(r, "no BPF LSM program per cgroup: no root guard (see root_guard)");
+	CONSEQUENCE(r, "no BPF LSM program per cgroup: the root guard needs its seccomp supervisor (see root_guard)");
 	return CORDON_PROBE_MISSING;
 }
 
@@ -589,7 +590,9 @@ static bool has_read_write_root(const struct cordon_profile *p)
 }
 
 /* The root guard (bpf/rootguard.bpf.c): BPF LSM programs on the instance's
- * cgroup refuse chmod and chown of every mount root of the sandbox; without
+ * cgroup refuse chmod and chown of every mount root of the sandbox, or,
+ * where the kernel refuses BPF LSM programs, a seccomp user-notification
+ * supervisor does (rootguard-notify.h); without
  * it the connector can change the mode of its read-write root directory on
  * the host. It recognises a root as the root of a mount in the sandbox, so
  * it needs the mount namespace too. Without a read-write root there is
@@ -604,13 +607,18 @@ static enum cordon_probe_status row_root_guard(const struct cordon_caps *c, cons
 	}
 	if (!(c->namespaces & CLONE_NEWNS))
 		DETAIL(r, "without a mount namespace a read-write root is not a mount of its own");
-	else if (!c->bpf_lsm_cgroup)
-		DETAIL(r, "BPF LSM programs cannot be attached to a cgroup here (%s)",
-		       cordon_probe_lsm_cgroup_reason(c));
-	else {
+	else if (c->bpf_lsm_cgroup) {
 		DETAIL(r, "BPF LSM refuses chmod and chown of every mount root");
 		return CORDON_PROBE_AVAILABLE;
-	}
+	} else if (cordon_probe_root_guard_notify(c)) {
+		/* The same guard without BPF LSM: a seccomp supervisor
+		 * (rootguard-notify.h). */
+		DETAIL(r, "a seccomp supervisor refuses chmod and chown of every mount root (BPF LSM: %s)",
+		       cordon_probe_lsm_cgroup_reason(c));
+		return CORDON_PROBE_AVAILABLE;
+	} else
+		DETAIL(r, "BPF LSM programs cannot be attached to a cgroup here (%s)",
+		       cordon_probe_lsm_cgroup_reason(c));
 	CONSEQUENCE(r, "the connector can change the permission bits of its read-write root directory");
 	return CORDON_PROBE_MISSING;
 }

@@ -54,6 +54,11 @@ void cordon_probe_lsm_cgroup(struct cordon_caps *c, int cg_fd);
  * short static phrase for reports. */
 const char *cordon_probe_lsm_cgroup_reason(const struct cordon_caps *c);
 
+/* Whether the root guard can run as a seccomp user-notification supervisor
+ * (rootguard-notify.h) where BPF LSM cannot: seccomp filters with
+ * USER_NOTIF, pidfd_open and pidfd_getfd, mount and pid namespaces. */
+bool cordon_probe_root_guard_notify(const struct cordon_caps *c);
+
 /* Status of one control in the report, as in docs/kernel-matrix.md. */
 enum cordon_probe_status {
 	CORDON_PROBE_AVAILABLE,

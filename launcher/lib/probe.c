@@ -725,6 +725,8 @@ static void probe_process(struct cordon_caps *c)
 	c->pidfd_open = fd >= 0;
 	if (fd >= 0)
 		(void)close(fd);
+	/* pidfd_getfd on no pidfd: EBADF where the syscall exists. */
+	c->pidfd_getfd = syscall(__NR_pidfd_getfd, -1, 0, 0) < 0 && errno == EBADF;
 
 	/* Closing the range [~0U, ~0U] touches nothing (no fd can be that
 	 * large) but needs the syscall. */

@@ -74,6 +74,7 @@ struct cordon_caps {
 	bool bpf_lsm;
 
 	bool pidfd_open;
+	bool pidfd_getfd; /* Linux 5.6: the root guard's supervisor fetches a connector's fds */
 	bool close_range;
 	bool no_new_privs;
 	uint64_t caller_caps_effective; /* bit n = capability n */

@@ -32,7 +32,11 @@
 #include <unistd.h>
 
 #include <cap-ng.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "cgroup.h"
 #include "cleanup.h"
@@ -536,6 +540,39 @@ static _connector_ int connector_main(void *unused)
 	connector_fail("exec", errno, "execve", a->argv[0]);
 }
 
+/* k. The root guard's notification filter (rootguard-notify.h): loaded
+ * with a new listener, which goes to the parent by SCM_RIGHTS. */
+static void child_send_listener(const struct child_args *a)
+{
+	struct sync_msg m = { .kind = MSG_LISTENER };
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+	int lfd;
+
+	lfd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, a->notify_filter);
+	if (lfd < 0)
+		child_fail(a->sync_fd, "rootguard", errno, "loading the notification filter", NULL);
+	memset(u.buf, 0, sizeof(u.buf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
+	if (sendmsg(a->sync_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+		child_fail(a->sync_fd, "rootguard", errno ? errno : EPIPE, "handing over the listener", NULL);
+	(void)close(lfd);
+}
+
 _noreturn_ void spawn_child_main(const struct child_args *a)
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };
@@ -691,6 +728,12 @@ _noreturn_ void spawn_child_main(const struct child_args *a)
 	 * path. Init then runs the rest (clone without namespace flags,
 	 * wait4, sendto, kill, dup2) under the filter; it used to load the
 	 * same filter right after the connector's execve anyway. */
+	/* The root guard's notification filter first (its own filter: the
+	 * main one's ERRNO rules keep precedence over USER_NOTIF), its
+	 * listener to the parent, which hands it to the supervisor. Init never
+	 * keeps it. */
+	if (a->notify_filter)
+		child_send_listener(a);
 	if (a->seccomp_in_init) {
 		r = cordon_seccomp_load(a->seccomp);
 		if (r < 0)

@@ -16,15 +16,18 @@
 #include "profile.h"
 #include "seccomp.h"
 
+struct sock_fprog;
+
 /* The new root is assembled on a tmpfs mounted here, in the child's own mount
  * namespace (the host's /tmp is untouched; host paths were cloned before). */
 #define NEWROOT "/tmp"
 
 enum {
-	MSG_DIAG = 1,	/* setup failed; diag says where */
-	MSG_EXECED = 2, /* the connector's execve succeeded */
-	MSG_EXIT = 3,	/* the connector ended; status is its wait status */
-	MSG_GO = 4,	/* parent -> init: everything outside is in place, start the connector */
+	MSG_DIAG = 1,	  /* setup failed; diag says where */
+	MSG_EXECED = 2,	  /* the connector's execve succeeded */
+	MSG_EXIT = 3,	  /* the connector ended; status is its wait status */
+	MSG_GO = 4,	  /* parent -> init: everything outside is in place, start the connector */
+	MSG_LISTENER = 5, /* init -> parent: the root guard's seccomp listener, by SCM_RIGHTS */
 };
 
 /* Child phases timed for the report's spawn_usec.child (CLOCK_MONOTONIC µs,
@@ -70,7 +73,8 @@ struct child_args {
 	struct cordon_landlock_masks ll_handled;
 	bool landlock;
 	const struct cordon_seccomp_program *seccomp;
-	bool seccomp_in_init; /* init loads it before starting the connector, which inherits it */
+	bool seccomp_in_init;			/* init loads it before starting the connector, which inherits it */
+	const struct sock_fprog *notify_filter; /* the root guard's notification filter, or NULL */
 	const struct cordon_cgroup *cg;
 	struct mount_item *mounts;
 	size_t n_mounts;

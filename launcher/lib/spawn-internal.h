@@ -38,7 +38,7 @@ struct spawn_plan {
 	bool ebpf;				  /* the eBPF egress policy will be attached */
 	char ebpf_reason[160];			  /* why not, when it is not */
 	unsigned cgroup_missing;		  /* CORDON_CTRL_* bits the cgroup module could not apply */
-	enum cordon_control_state root_guard;	  /* the BPF LSM root guard (rootguard.h) */
+	enum cordon_control_state root_guard;	  /* the root guard (rootguard.h, rootguard-notify.h) */
 	char root_guard_reason[200];
 	json_t *missing; /* array of {control, what, impact} */
 };
@@ -78,6 +78,9 @@ struct spawn_ctx {
 	struct cordon_rootguard_state *rg;	    /* the root guard, when the plan applies it */
 	struct cordon_rootguard_attachment *rg_att; /* its attachment to the instance (no group) */
 	bool placed_by_clone;
+	bool rg_notify;	 /* the root guard runs as a seccomp supervisor (rootguard-notify.h) */
+	int guard_pidfd; /* that supervisor, once started (step 8) */
+	pid_t guard_pid;
 };
 
 /* Step 1 of cordon_spawn(): which controls are applied and how, from the
@@ -102,6 +105,10 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 int spawn_plan_root_guard(const struct cordon_launch_policy *pol, const struct cordon_caps *caps, struct spawn_ctx *c,
 			  struct cordon_diag *d);
 int spawn_attach_root_guard(struct spawn_ctx *c, int cgfd, struct cordon_diag *d);
+/* The supervisor variant (c->rg_notify): starts the supervisor for the
+ * listener init sent (step 8, while waiting for the execve); 0 or -errno
+ * with *d set. The caller closes listener. */
+int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, struct cordon_diag *d);
 void spawn_rootguard_release(void);
 
 /* spawn-prepare.c: steps 2 and 3 and the pinned namespaces. Each returns 0

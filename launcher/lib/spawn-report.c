@@ -379,9 +379,10 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 	json_object_set_new(controls, "root_guard",
 			    json_pack("{s:s, s:s?, s:s*}", "state", cordon_control_state_to_string(pl->root_guard),
 				      "reason", *pl->root_guard_reason ? pl->root_guard_reason : NULL, "attached",
-				      !c->rg	  ? NULL
-				      : c->rg_att ? "instance"
-						  : "group"));
+				      c->rg_notify ? "seccomp-notify"
+				      : !c->rg	   ? NULL
+				      : c->rg_att  ? "instance"
+						   : "group"));
 	json_object_set_new(controls, "capabilities",
 			    control_json(pl->capabilities, "all sets cleared, securebits locked"));
 	json_object_set_new(controls, "no_new_privs", control_json(pl->no_new_privs, NULL));

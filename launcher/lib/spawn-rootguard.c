@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "probe-util.h"
+#include "rootguard-notify.h"
 #include "rootguard.h"
 #include "spawn-internal.h"
 
@@ -96,6 +98,20 @@ int spawn_plan_root_guard(const struct cordon_launch_policy *pol, const struct c
 			 "BPF LSM refuses chmod and chown of every mount root");
 		return 0;
 	}
+	/* No BPF guard: the seccomp supervisor (rootguard-notify.h), where
+	 * the kernel has user notification and pidfd_getfd, the sandbox has
+	 * its own mount and pid namespaces (the supervisor resolves paths in
+	 * the sandbox's root and its /proc) and a seccomp filter is loaded at
+	 * all. Only for these instances: it costs a process per instance and
+	 * a round trip per chmod/chown. */
+	if (cordon_probe_root_guard_notify(caps) && (pl->ns_effective & CLONE_NEWNS) &&
+	    (pl->ns_effective & CLONE_NEWPID) && pl->seccomp != CORDON_STATE_UNAVAILABLE) {
+		c->rg_notify = true;
+		pl->root_guard = CORDON_STATE_ENFORCED;
+		snprintf(pl->root_guard_reason, sizeof(pl->root_guard_reason),
+			 "a seccomp supervisor refuses chmod and chown of every mount root");
+		return 0;
+	}
 	pl->root_guard = CORDON_STATE_UNAVAILABLE;
 	if (pol->profile->require & CORDON_CONTROL_ROOT_GUARD)
 		return cordon_diag_set(d, EOPNOTSUPP, "require", "required control 'root_guard' is missing: %s",
@@ -116,4 +132,19 @@ int spawn_attach_root_guard(struct spawn_ctx *c, int cgfd, struct cordon_diag *d
 	if (cgfd < 0)
 		return cordon_diag_set(d, ENOENT, "rootguard", "the instance has no cgroup2 directory to attach to");
 	return cordon_rootguard_attach(c->rg, cgfd, &c->rg_att, d);
+}
+
+/* Step 8, while waiting for the execve: the supervisor for the listener
+ * init sent. Started once per instance; the parent's copy of the listener
+ * is the caller's to close. */
+int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, struct cordon_diag *d)
+{
+	int r;
+
+	if (!c->rg_notify || c->guard_pidfd >= 0)
+		return cordon_diag_set(d, EPROTO, "rootguard", "unexpected seccomp listener from the sandbox");
+	r = cordon_rootguard_notify_start(listener, c->pid, c->uid, c->gid, &c->guard_pidfd, &c->guard_pid);
+	if (r < 0)
+		return cordon_diag_set(d, -r, "rootguard", "starting the root guard's supervisor: %s", strerror(-r));
+	return 0;
 }

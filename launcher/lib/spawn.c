@@ -7,7 +7,9 @@
  *     spawn_plan_root_guard in spawn-rootguard.c] Validate the policy and
  *     decide the plan against the capability struct (loading the BPF
  *     programs it needs, once per process). A control in `require` that the
- *     kernel lacks refuses here, before anything exists.
+ *     kernel lacks refuses here, before anything exists. The root guard is
+ *     the BPF LSM programs where they load, else the seccomp supervisor
+ *     (rootguard-notify.h: steps k. and 8 below).
  *  2. [prepare_user_env] Allocate the sandbox uid (a locked number in a documented range) and
  *     build the environment (env.pass, env.set, credentials read here: the
  *     child never opens a credential file).
@@ -39,11 +41,18 @@
  *     into them (each move waits for an RCU grace period; all of it
  *     overlaps the child's work), attach the eBPF egress policy to the
  *     instance's cgroup2 directory when there is no group (the fallback),
- *     the root guard (once to the group, else to the instance), then
+ *     the BPF root guard (once to the group, else to the instance), then
  *     MSG_GO. Init starts the connector only after MSG_GO, so limits and
  *     policies are in place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
- *     the next spawn (the launcher is idle then; see c.).
+ *     the next spawn (the launcher is idle then; see c.). With the
+ *     supervisor root guard, init's MSG_LISTENER carries the seccomp
+ *     listener (SCM_RIGHTS) before MSG_EXECED: the supervisor is forked
+ *     then (a child of this process, outside the sandbox: chrooted to
+ *     its root, the connector's fsuid/fsgid, only CAP_SYS_PTRACE), a
+ *     chmod the connector makes meanwhile waits for it; its pidfd goes
+ *     to the instance, which reaps it after init (it exits by itself on
+ *     POLLHUP once init is reaped; killed if not within 1 s).
  *
  * CHILD (spawn-child.c; steps a.-k. are spawn_child_main, l. connector_main)
  * = the sandbox's init, pid 1 of the new pid namespace (async-signal-
@@ -80,7 +89,11 @@
  *     callers, and it makes setuid binaries inert.
  *  j. Landlock: add rules for the mounts the child created (/tmp, /dev,
  *     /proc), restrict. Last but one because it may need to open paths.
- *  k. Wait for MSG_GO, load seccomp (last: it blocks mount, setns,
+ *  k. Wait for MSG_GO; with the supervisor root guard, load its
+ *     notification filter (SECCOMP_FILTER_FLAG_NEW_LISTENER; a filter of
+ *     its own, so the main filter's ERRNO rules outrank its USER_NOTIF)
+ *     and send the listener to the parent (MSG_LISTENER), keeping no copy;
+ *     load seccomp (last: it blocks mount, setns,
  *     ptrace... which the steps above need, and it needs no_new_privs),
  *     then start the connector (clone with CLONE_VM | CLONE_VFORK on its
  *     own stack: no page-table copy, init resumes when the connector has
@@ -141,6 +154,7 @@
 #include "netpolicy.h"
 #include "parse-util.h"
 #include "privdrop.h"
+#include "rootguard-notify.h"
 #include "rootguard.h"
 #include "seccomp.h"
 #include "spawn-child.h"
@@ -158,6 +172,8 @@ struct cordon_instance {
 	struct cordon_netpolicy_attachment *np_att;
 	struct cordon_rootguard_state *rg;
 	struct cordon_rootguard_attachment *rg_att;
+	int guard_pidfd; /* the root guard's seccomp supervisor, or -EBADF */
+	pid_t guard_pid;
 	int pidfd;
 	pid_t pid;
 	int sync_fd;
@@ -207,6 +223,8 @@ static void spawn_ctx_done(struct spawn_ctx *c)
 		(void)waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED);
 		close_reset(&c->pidfd);
 	}
+	/* With init reaped no task uses the filter: the supervisor ends. */
+	(void)cordon_rootguard_notify_reap(&c->guard_pidfd, 1000);
 	if (c->cg)
 		(void)cordon_cgroup_destroy(c->cg);
 	/* Detached only once nothing is left in the cgroup. */
@@ -579,6 +597,7 @@ static int clone_sandbox(const struct cordon_launch_policy *pol, const struct co
 		/* A profile that denies clone would stop init from starting the
 		 * connector under the filter: then the connector loads it itself. */
 		.seccomp_in_init = c->seccomp && !strv_contains_n(p->seccomp_deny, p->n_seccomp_deny, "clone"),
+		.notify_filter = c->rg_notify ? cordon_rootguard_notify_filter() : NULL,
 		.cg = c->cg,
 		/* Pure cgroup2 with clone3 placement: nothing to move, the child
 		 * only verifies (a read). Otherwise the parent migrates it. */
@@ -736,9 +755,18 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 	if (c->plan.ns_effective & CLONE_NEWNET)
 		spawn_spare_netns_make();
 
-	{
+	for (;;) {
 		struct sync_msg m;
 		ssize_t n;
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
+		};
+		_cleanup_close_ int passed = -EBADF;
 
 		/* Bounded: a sandbox that neither starts nor fails (a child
 		 * stuck in the kernel, an exec that never returns) is killed
@@ -753,8 +781,23 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 			return cordon_diag_set(d, ETIMEDOUT, "init", "the sandbox did not start within %d s",
 					       SPAWN_TIMEOUT_MSEC / 1000);
 		do
-			n = recv(c->sync[0], &m, sizeof(m), MSG_DONTWAIT);
+			n = recvmsg(c->sync[0], &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
+		if (n > 0)
+			for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+				if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+				    cm->cmsg_len == CMSG_LEN(sizeof(int)) && passed < 0)
+					memcpy(&passed, CMSG_DATA(cm), sizeof(int));
+		if (n == (ssize_t)sizeof(m) && m.kind == MSG_LISTENER) {
+			/* The root guard's listener: its supervisor starts now;
+			 * a chmod the connector makes meanwhile waits for it. */
+			if (passed < 0)
+				return cordon_diag_set(d, EPROTO, "rootguard", "the listener message carried no fd");
+			r = spawn_start_root_guard_supervisor(c, passed, d);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_DIAG) {
 			m.diag.step[sizeof(m.diag.step) - 1] = '\0';
 			m.diag.message[sizeof(m.diag.message) - 1] = '\0';
@@ -765,9 +808,12 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 		if (n != (ssize_t)sizeof(m) || m.kind != MSG_EXECED)
 			return cordon_diag_set(d, n < 0 ? errno : EPIPE, "init",
 					       "the sandbox's init ended before the connector started");
+		if (c->rg_notify && c->guard_pidfd < 0)
+			return cordon_diag_set(d, EPROTO, "rootguard",
+					       "the sandbox started without the guard's listener");
 		memcpy(c->ct, m.t, sizeof(c->ct));
+		return 0;
 	}
-	return 0;
 }
 
 /* The instance handed to the caller: takes the ctx's resources. */
@@ -803,6 +849,8 @@ static int make_instance(const struct cordon_launch_policy *pol, const struct co
 	inst->np_att = TAKE_PTR(c->np_att);
 	inst->rg = c->rg;
 	inst->rg_att = TAKE_PTR(c->rg_att);
+	inst->guard_pidfd = TAKE_FD(c->guard_pidfd);
+	inst->guard_pid = c->guard_pid;
 	inst->uid_lock_fd = TAKE_FD(c->uid_lock_fd);
 	inst->uid = c->uid;
 	inst->gid = c->gid;
@@ -820,6 +868,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 		.sync = { -EBADF, -EBADF },
 		.pidfd = -EBADF,
 		.netns_fd = -EBADF,
+		.guard_pidfd = -EBADF,
 	};
 	struct cordon_diag dummy;
 	struct cordon_diag *d = reterr_diag ? reterr_diag : &dummy;
@@ -944,6 +993,17 @@ int cordon_instance_wait(struct cordon_instance *inst, int *ret_status)
 	else
 		st = W_EXITCODE(0, si.si_status);
 	inst->status = st;
+	/* Init is reaped: no task uses the root guard's filter any more, so
+	 * its supervisor ends by itself (killed if it has not within 1 s). */
+	if (inst->guard_pidfd >= 0) {
+		int g = cordon_rootguard_notify_reap(&inst->guard_pidfd, 1000);
+
+		json_object_set_new(json_object_get(json_object_get(inst->report, "controls"), "root_guard"),
+				    "supervisor",
+				    json_string(g > 0	 ? "exited"
+						: g == 0 ? "killed"
+							 : "unreaped"));
+	}
 
 	ex = json_pack("{s:s, s:i, s:i}", "how", WIFEXITED(st) ? "exited" : "signaled",
 		       WIFEXITED(st) ? "code" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), "shell_code",
@@ -973,6 +1033,11 @@ uint64_t cordon_instance_cgroup_id(const struct cordon_instance *inst)
 	return inst->cgroup_id;
 }
 
+pid_t cordon_instance_guard_pid(const struct cordon_instance *inst)
+{
+	return inst->guard_pidfd >= 0 || inst->guard_pid > 0 ? inst->guard_pid : 0;
+}
+
 void cordon_instance_free(struct cordon_instance *inst)
 {
 	if (!inst)
@@ -984,6 +1049,7 @@ void cordon_instance_free(struct cordon_instance *inst)
 		while (waitid((idtype_t)P_PIDFD, (id_t)inst->pidfd, &si, WEXITED) < 0 && errno == EINTR)
 			;
 	}
+	(void)cordon_rootguard_notify_reap(&inst->guard_pidfd, 1000);
 	if (inst->cg)
 		(void)cordon_cgroup_destroy(inst->cg);
 	if (inst->np_att)

@@ -98,6 +98,11 @@ const json_t *cordon_instance_report(const struct cordon_instance *inst);
  * as cgroup_id), or 0 when it has none. */
 uint64_t cordon_instance_cgroup_id(const struct cordon_instance *inst);
 
+/* The pid of the root guard's seccomp supervisor (rootguard-notify.h), a
+ * child of the caller, or 0 when the instance has none. It exits once the
+ * instance is reaped (cordon_instance_wait, cordon_instance_free reap it). */
+pid_t cordon_instance_guard_pid(const struct cordon_instance *inst);
+
 /* The process-wide egress policy cordon_spawn() opened when the caller gave
  * none (NULL if none was needed or it could not be loaded): its events fd is
  * for the caller's poll loop. */

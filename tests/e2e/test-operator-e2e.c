@@ -173,7 +173,7 @@ static void test_http_surface(void **state_)
 
 	(void)state_;
 	/* ok, or degraded; a kernel that is not ok is named with the probe's
-	 * verdict (on a kernel that refuses BPF LSM programs: root_guard),
+	 * verdict (root_guard where neither BPF LSM nor its seccomp supervisor can run),
 	 * checked against the detail below. */
 	assert_int_equal(curl("/health", &body), 200);
 	health = json_loads(body, 0, NULL);

@@ -20,6 +20,18 @@
  *       to modes without special bits (0777, 1777, its own 0755) and to
  *       the connector's own ids and others, then chmod/chown of a file
  *       and chmod of a directory inside DIR (issue 11, finding 1).
+ *   plant-probe rootrel DIR
+ *       the root named relatively (a dirfd inside plus "..", the cwd
+ *       inside plus "..", an absolute symlink, a relative one, from a
+ *       second thread) -> EPERM; relative names of things inside, the
+ *       symlink itself (lchown) -> 0; fchmod/fchown of O_PATH fds -> EBADF.
+ *   plant-probe rootrace DIR
+ *       races that would defeat a guard that looks twice: a thread swaps
+ *       a symlink between DIR and a file, flips the path buffer between
+ *       "DIR" and "DIR/file", or dup2()s DIR's fd and a file's fd onto one
+ *       number, while the main thread chmods 0777 through it; each call
+ *       must end 0 (the file) or EPERM (the root): "race-<how>-other 0",
+ *       and "race-root-mode 493" (0755, what the root kept).
  *   plant-probe fastopen ADDR DENIED_PORT ALLOWED_PORT
  *       TCP Fast Open to a port Landlock denies (sendto/sendmsg/sendmmsg
  *       with MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), a plain connect to it,
@@ -31,6 +43,7 @@
 #include <linux/openat2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +241,182 @@ static int rootmode(void)
 	return 0;
 }
 
+static void *chmod_root_thread(void *arg)
+{
+	(void)arg;
+	say("thread-chmod-root", chmod(dir, 0777));
+	return NULL;
+}
+
+static int rootrel(void)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char path[512];
+	int sfd, pfd, ffd;
+	pthread_t t;
+
+	umask(0);
+	ffd = open(at("file"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (ffd < 0 || mkdir(at("sub"), 0755) < 0 || symlink(dir, at("link-root")) < 0 ||
+	    symlink("..", at("sub/up")) < 0 || symlink("file", at("link-file")) < 0)
+		return 201;
+	close(ffd);
+	sfd = open(at("sub"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0)
+		return 202;
+	say("rel-fchmodat-sub-dotdot", syscall(SYS_fchmodat, sfd, "..", 0777));
+	say("rel-fchownat-sub-dotdot", fchownat(sfd, "..", uid, gid, 0));
+	say("rel-fchmodat2-sub-dotdot", syscall(__NR_fchmodat2, sfd, "..", 0777, 0));
+	say("rel-fchmodat-sub-dotdot-file", syscall(SYS_fchmodat, sfd, "../file", 0640));
+	say("rel-fchmodat-sub-dot", syscall(SYS_fchmodat, sfd, ".", 0750));
+	if (chdir(at("sub")) < 0)
+		return 203;
+	say("rel-cwd-chmod-dotdot", chmod("..", 0777));
+	say("rel-cwd-lchown-dotdot", lchown("..", uid, gid));
+	say("rel-cwd-chmod-up", chmod("up", 0777));
+	say("rel-cwd-chmod-dot", chmod(".", 0755));
+	if (chdir("/") < 0)
+		return 204;
+	say("rel-chmod-link-root", chmod(at("link-root"), 0777));
+	say("rel-chown-link-root", chown(at("link-root"), uid, gid));
+	say("rel-lchown-link-root", lchown(at("link-root"), uid, gid)); /* the link itself */
+	say("rel-chmod-sub-up", chmod(at("sub/up"), 0777));
+	say("rel-chmod-sub-up-slash", chmod(at("sub/up/"), 0777));
+	say("rel-chmod-link-file", chmod(at("link-file"), 0644));
+	snprintf(path, sizeof(path), "%s/sub/../sub/./..//", dir);
+	say("rel-chmod-messy", chmod(path, 0777));
+	say("rel-chmod-empty", chmod("", 0777));
+	say("rel-fchmodat2-empty-noflag", syscall(__NR_fchmodat2, sfd, "", 0777, 0));
+	say("rel-fchmodat2-badflag", syscall(__NR_fchmodat2, sfd, "..", 0777, 0x8000));
+	say("rel-fchmodat-badfd", syscall(SYS_fchmodat, 9999, "x", 0777));
+	say("rel-fchmodat-badfd-abs", syscall(SYS_fchmodat, 9999, at("file"), 0600));
+	say("rel-chmod-efault", syscall(SYS_chmod, (void *)16, 0777));
+	pfd = open(at("file"), O_PATH | O_CLOEXEC);
+	say("rel-fchmod-opath", fchmod(pfd, 0644));
+	say("rel-fchown-opath", fchown(pfd, uid, gid));
+	close(pfd);
+	pfd = open(dir, O_PATH | O_CLOEXEC);
+	say("rel-fchmod-opath-root", fchmod(pfd, 0777));
+	say("rel-fchmodat2-opath-root-empty", syscall(__NR_fchmodat2, pfd, "", 0777, AT_EMPTY_PATH));
+	close(pfd);
+	if (pthread_create(&t, NULL, chmod_root_thread, NULL) != 0)
+		return 205;
+	pthread_join(t, NULL);
+	close(sfd);
+	return 0;
+}
+
+static volatile int race_stop;
+static char race_buf[512];
+static int race_fd_root, race_fd_file, race_fd_slot;
+
+static void *swap_symlink(void *arg)
+{
+	char tmp[512], link[512];
+
+	(void)arg;
+	snprintf(tmp, sizeof(tmp), "%s/swap.tmp", dir);
+	snprintf(link, sizeof(link), "%s/swap", dir);
+	for (unsigned i = 0; !race_stop; i++) {
+		(void)unlink(tmp);
+		if (symlink(i % 2 ? dir : "file", tmp) == 0)
+			(void)rename(tmp, link);
+	}
+	return NULL;
+}
+
+static void *flip_buffer(void *arg)
+{
+	size_t n = strlen(dir);
+
+	(void)arg;
+	while (!race_stop) {
+		__atomic_store_n(&race_buf[n], '\0', __ATOMIC_RELAXED);
+		__atomic_store_n(&race_buf[n], '/', __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *flip_fd(void *arg)
+{
+	(void)arg;
+	while (!race_stop) {
+		(void)dup2(race_fd_root, race_fd_slot);
+		(void)dup2(race_fd_file, race_fd_slot);
+	}
+	return NULL;
+}
+
+/* Runs `what` against a flipping thread `fn` `rounds` times; prints the
+ * calls that ended neither 0 nor EPERM. */
+static void race(const char *name, void *(*fn)(void *), int (*what)(void), int rounds)
+{
+	pthread_t t;
+	int other = 0, perm = 0, ok = 0;
+	char line[64];
+
+	race_stop = 0;
+	if (pthread_create(&t, NULL, fn, NULL) != 0) {
+		printf("%s-other -1\n", name);
+		return;
+	}
+	for (int i = 0; i < rounds; i++) {
+		int r = what();
+
+		if (r == 0)
+			ok++;
+		else if (r == EPERM)
+			perm++;
+		else
+			other++;
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	snprintf(line, sizeof(line), "%s-other", name);
+	printf("%s %d\n", line, other);
+	fprintf(stderr, "%s: %d ok, %d EPERM, %d other\n", name, ok, perm, other);
+	fflush(stdout);
+}
+
+static int chmod_swap(void)
+{
+	return chmod(at("swap"), 0777) < 0 ? errno : 0;
+}
+
+static int chmod_buf(void)
+{
+	return chmod(race_buf, 0777) < 0 ? errno : 0;
+}
+
+static int fchmod_slot(void)
+{
+	return fchmod(race_fd_slot, 0777) < 0 ? errno : 0;
+}
+
+static int rootrace(void)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(at("file"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0 || symlink("file", at("swap")) < 0)
+		return 201;
+	close(fd);
+	race("race-symlink", swap_symlink, chmod_swap, 3000);
+	snprintf(race_buf, sizeof(race_buf), "%s/file", dir);
+	race("race-buffer", flip_buffer, chmod_buf, 3000);
+	race_fd_root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	race_fd_file = open(at("file"), O_RDONLY | O_CLOEXEC);
+	race_fd_slot = dup(race_fd_file);
+	if (race_fd_root < 0 || race_fd_file < 0 || race_fd_slot < 0)
+		return 202;
+	race("race-fd", flip_fd, fchmod_slot, 3000);
+	printf("race-root-mode %d\n", stat(dir, &st) == 0 ? (int)(st.st_mode & 07777) : -1);
+	fflush(stdout);
+	return 0;
+}
+
 static int fastopen(const char *addr, int denied, int allowed)
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)denied) };
@@ -291,9 +480,15 @@ int main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s", argv[2]);
 		return strcmp(argv[1], "rootnames") == 0 ? rootnames() : rootmode();
 	}
+	if (argc == 3 && (strcmp(argv[1], "rootrel") == 0 || strcmp(argv[1], "rootrace") == 0) &&
+	    strlen(argv[2]) < sizeof(dir)) {
+		snprintf(dir, sizeof(dir), "%s", argv[2]);
+		return strcmp(argv[1], "rootrel") == 0 ? rootrel() : rootrace();
+	}
 	if (argc == 5 && strcmp(argv[1], "fastopen") == 0)
 		return fastopen(argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: plant-probe plant DIR | rootnames DIR | rootmode DIR | fastopen ADDR DENIED_PORT "
+	fprintf(stderr, "usage: plant-probe plant DIR | rootnames DIR | rootmode DIR | rootrel DIR | rootrace DIR | "
+			"fastopen ADDR DENIED_PORT "
 			"ALLOWED_PORT\n");
 	return 200;
 }

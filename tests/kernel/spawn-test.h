@@ -27,6 +27,7 @@
 
 #include "cleanup.h"
 #include "fd-util.h"
+#include "probe-util.h"
 #include "probe.h"
 #include "profile.h"
 #include "spawn.h"
@@ -194,6 +195,7 @@ struct sbx_result {
 	int status;	/* wait status of the connector */
 	char out[8192]; /* its stdout + stderr */
 	json_t *report;
+	pid_t guard_pid; /* the root guard's seccomp supervisor, 0 without one */
 };
 
 static inline void sbx_result_done(struct sbx_result *res)
@@ -224,6 +226,7 @@ static inline int sbx_spawn_full(const struct cordon_profile *p, const struct co
 	r = cordon_spawn(&pol, caps, &inst, d);
 	if (r < 0)
 		return r;
+	res->guard_pid = cordon_instance_guard_pid(inst);
 	close(cordon_instance_take_stdio(inst, 0));
 	fds[0] = cordon_instance_take_stdio(inst, 1);
 	fds[1] = cordon_instance_take_stdio(inst, 2);
@@ -321,18 +324,30 @@ static inline size_t sbx_missing_count(const json_t *report, const char *control
 	return n;
 }
 
+/* Whether the root guard runs for a sandbox with a read-write root: BPF
+ * LSM programs per cgroup, or else the seccomp supervisor. */
+static inline bool sbx_root_guard_runs(const struct cordon_caps *caps)
+{
+	return caps->bpf_lsm_cgroup || cordon_probe_root_guard_notify(caps);
+}
+
 /* The root guard of a sandbox with a read-write root, as the report must
  * state it: enforced where BPF LSM programs can be attached per cgroup
- * (caps->bpf_lsm_cgroup), else unavailable, the report degraded and the
- * consequence named once, never silently. */
+ * (caps->bpf_lsm_cgroup) or, without them, by the seccomp supervisor
+ * (attached "seccomp-notify"); else unavailable, the report degraded and
+ * the consequence named once, never silently. */
 static inline void sbx_assert_root_guard_reported(const json_t *report, const struct cordon_caps *caps)
 {
 	const json_t *missing = json_object_get(report, "missing"), *m;
 	size_t i;
 
-	if (caps->bpf_lsm_cgroup) {
+	if (sbx_root_guard_runs(caps)) {
+		const json_t *rg = json_object_get(json_object_get(report, "controls"), "root_guard");
+
 		assert_string_equal(sbx_state(report, "root_guard"), "enforced");
 		assert_int_equal(sbx_missing_count(report, "root_guard"), 0);
+		if (!caps->bpf_lsm_cgroup)
+			assert_string_equal(json_string_value(json_object_get(rg, "attached")), "seccomp-notify");
 		return;
 	}
 	assert_string_equal(sbx_state(report, "root_guard"), "unavailable");
@@ -349,7 +364,7 @@ static inline void sbx_assert_root_guard_reported(const json_t *report, const st
 static inline void sbx_assert_degraded_only_by_root_guard(const json_t *report, const struct cordon_caps *caps)
 {
 	sbx_assert_root_guard_reported(report, caps);
-	assert_int_equal(json_array_size(json_object_get(report, "missing")), caps->bpf_lsm_cgroup ? 0 : 1);
-	if (caps->bpf_lsm_cgroup)
+	assert_int_equal(json_array_size(json_object_get(report, "missing")), sbx_root_guard_runs(caps) ? 0 : 1);
+	if (sbx_root_guard_runs(caps))
 		assert_true(json_is_false(json_object_get(report, "degraded")));
 }

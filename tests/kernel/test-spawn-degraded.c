@@ -126,6 +126,7 @@ static void test_require_root_guard_missing_refuses(void **state)
 	(void)state;
 	caps.bpf_lsm_cgroup = false;
 	caps.bpf_lsm_cgroup_errno = EPERM;
+	caps.pidfd_getfd = false; /* and no seccomp supervisor either */
 	expect_refused(&o, &caps, "require",
 		       "required control 'root_guard' is missing: BPF LSM programs cannot be attached to a cgroup "
 		       "here (the kernel refuses to load BPF LSM programs (EPERM))");
@@ -154,9 +155,41 @@ static void test_require_root_guard_load_failure_refuses(void **state)
 	}
 	caps.bpf_lsm_cgroup = true;
 	caps.bpf_lsm_cgroup_errno = 0;
+	caps.pidfd_getfd = false; /* no seccomp supervisor to fall back to */
 	expect_refused(&o, &caps, "require",
 		       "required control 'root_guard' is missing: the root guard could not be "
 		       "loaded: loading the BPF LSM programs:");
+}
+
+static json_t *run_report(const struct cordon_profile *p, const struct cordon_caps *caps);
+
+/* The same load failure where the seccomp supervisor can run: the guard
+ * falls back to it, enforced, and a required root_guard launches. */
+static void test_require_root_guard_load_failure_falls_back_to_supervisor(void **state)
+{
+	struct cordon_caps caps = S->caps;
+	struct sbx_opts o = { .require = "[landlock, seccomp, cgroup, namespaces, root_guard]" };
+	struct cordon_profile *p;
+	const json_t *rg;
+	json_t *rep;
+
+	(void)state;
+	if (S->caps.bpf_lsm_cgroup || !cordon_probe_root_guard_notify(&S->caps)) {
+		printf("this kernel loads BPF LSM programs or cannot run the supervisor: nothing to fall back\n");
+		return;
+	}
+	caps.bpf_lsm_cgroup = true;
+	caps.bpf_lsm_cgroup_errno = 0;
+	p = sbx_profile(S, &o);
+	rep = run_report(p, &caps);
+	rg = json_object_get(json_object_get(rep, "controls"), "root_guard");
+	assert_string_equal(sbx_state(rep, "root_guard"), "enforced");
+	assert_string_equal(json_string_value(json_object_get(rg, "attached")), "seccomp-notify");
+	/* Its supervisor ended by itself once the instance was reaped. */
+	assert_string_equal(json_string_value(json_object_get(rg, "supervisor")), "exited");
+	assert_int_equal(sbx_missing_count(rep, "root_guard"), 0);
+	json_decref(rep);
+	cordon_profile_free(p);
 }
 
 static void test_open_network_never_allowed(void **state)
@@ -430,6 +463,7 @@ static void test_root_guard_missing_degraded(void **state)
 	(void)state;
 	caps.bpf_lsm_cgroup = false;
 	caps.bpf_lsm_cgroup_errno = EOPNOTSUPP;
+	caps.pidfd_getfd = false; /* and no seccomp supervisor */
 	p = sbx_profile(S, NULL);
 	rep = run_report(p, &caps);
 	sbx_assert_degraded_only_by_root_guard(rep, &caps);
@@ -490,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_require_landlock_missing_refuses),
 		cmocka_unit_test(test_require_root_guard_missing_refuses),
 		cmocka_unit_test(test_require_root_guard_load_failure_refuses),
+		cmocka_unit_test(test_require_root_guard_load_failure_falls_back_to_supervisor),
 		cmocka_unit_test(test_require_seccomp_missing_refuses),
 		cmocka_unit_test(test_require_cgroup_missing_refuses),
 		cmocka_unit_test(test_require_namespaces_missing_refuses),

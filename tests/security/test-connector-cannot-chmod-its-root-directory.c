@@ -6,17 +6,20 @@
  * The read-write root is an id-mapped bind mount, so inside the sandbox
  * the connector is the owner of the root directory and, before the root
  * guard, `chmod 0777 /data` or `chmod 1777 /data` changed the host
- * directory. The guard (bpf/rootguard.bpf.c) is a pair of BPF LSM
- * programs attached per cgroup that refuse chmod and chown of a mount
- * root. From inside a real sandbox (cordon_spawn, plant-probe copied in):
+ * directory. The guard refuses chmod and chown of a mount root: a pair of
+ * BPF LSM programs attached per cgroup (bpf/rootguard.bpf.c) where the
+ * kernel runs them, else a seccomp user-notification supervisor outside
+ * the sandbox (launcher/lib/rootguard-notify.c). From inside a real
+ * sandbox (cordon_spawn, plant-probe copied in):
  *  - always: every way the connector can name its root (the path, /data/.,
  *    /data/sub/.., an O_DIRECTORY fd, an O_PATH fd, /proc/self/fd/N) is
  *    the root of its mount for the kernel (statx STATX_ATTR_MOUNT_ROOT:
- *    the same path->dentry == path->mnt->mnt_root the guard tests), and a
+ *    the same path->dentry == path->mnt->mnt_root both guards test), and a
  *    directory or file inside is not;
- *  - always: the report states the guard, enforced (attached to the
- *    launcher's group) or, where the kernel cannot run it, unavailable,
- *    degraded, with the consequence named;
+ *  - always: the report states the guard, enforced (BPF: attached to the
+ *    launcher's group; else attached "seccomp-notify", its supervisor
+ *    ended by itself) or, where neither can run, unavailable, degraded,
+ *    with the consequence named;
  *  - with the guard: chmod 0777 / 1777 / its own 0755, fchmod of an
  *    O_DIRECTORY fd, fchmodat (path, fd + "."), fchmodat2 AT_EMPTY_PATH
  *    (ENOSYS before Linux 6.6),
@@ -27,13 +30,22 @@
  *    ordinary rules hold: a file goes 0600 -> 0640 (seen on the host), is
  *    chowned to the connector's own ids (the root's owner on the host), a
  *    directory goes 0755 -> 0700. For a root owned by uid 0 (the opt-in
- *    layout) and by an ordinary uid.
- * Without BPF LSM programs per cgroup the guarded part is skipped, saying
- * why; CORDON_TEST_MUST_RUN=1 makes that a failure unless bpf-lsm-cgroup is
- * listed in CORDON_TEST_MAY_LACK (cordon_test_skip_feature; .ci/run lists
- * it: the CI machine's kernel refuses every BPF LSM program with EPERM).
- * Layer: libcordon spawn + BPF LSM, real kernel. */
+ *    layout) and by an ordinary uid;
+ *  - with the guard: the root named relatively (dirfd or cwd inside plus
+ *    "..", absolute and relative symlinks, a second thread) -> EPERM, the
+ *    kernel's own errnos kept (ENOENT, EINVAL, EBADF for O_PATH fds,
+ *    EFAULT); three races (a symlink, the path buffer, the fd number
+ *    swapped while chmod runs) never reach the root; the supervisor is
+ *    gone once its instance is, and the caller has no child left.
+ * Where BPF LSM works the guarded part runs twice: with BPF, then with the
+ * supervisor (caps without bpf_lsm_cgroup). Where neither guard can run it
+ * is skipped, saying why; CORDON_TEST_MUST_RUN=1 makes that a failure
+ * unless bpf-lsm-cgroup is listed in CORDON_TEST_MAY_LACK
+ * (cordon_test_skip_feature).
+ * Layer: libcordon spawn + BPF LSM or seccomp user notification, real
+ * kernel. */
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "probe-util.h"
 #include "sec-sbx.h"
@@ -65,7 +77,44 @@ static const struct want mode_want[] = {
 	{ "file-chmod-0640", 0 },		{ "file-chown-own", 0 },
 	{ "sub-chmod-0700", 0 },
 };
+
+static const struct want rel_want[] = {
+	{ "rel-fchmodat-sub-dotdot", EPERM },	{ "rel-fchownat-sub-dotdot", EPERM },
+	{ "rel-fchmodat2-sub-dotdot", EPERM },	{ "rel-fchmodat-sub-dotdot-file", 0 },
+	{ "rel-fchmodat-sub-dot", 0 },		{ "rel-cwd-chmod-dotdot", EPERM },
+	{ "rel-cwd-lchown-dotdot", EPERM },	{ "rel-cwd-chmod-up", EPERM },
+	{ "rel-cwd-chmod-dot", 0 },		{ "rel-chmod-link-root", EPERM },
+	{ "rel-chown-link-root", EPERM },	{ "rel-lchown-link-root", 0 },
+	{ "rel-chmod-sub-up", EPERM },		{ "rel-chmod-sub-up-slash", EPERM },
+	{ "rel-chmod-link-file", 0 },		{ "rel-chmod-messy", EPERM },
+	{ "rel-chmod-empty", ENOENT },		{ "rel-fchmodat2-empty-noflag", ENOENT },
+	{ "rel-fchmodat2-badflag", EINVAL },	{ "rel-fchmodat-badfd", EBADF },
+	{ "rel-fchmodat-badfd-abs", 0 },	{ "rel-chmod-efault", EFAULT },
+	{ "rel-fchmod-opath", EBADF },		{ "rel-fchown-opath", EBADF },
+	{ "rel-fchmod-opath-root", EBADF },	{ "rel-fchmodat2-opath-root-empty", EPERM },
+	{ "thread-chmod-root", EPERM },
+};
+
+static const struct want race_want[] = {
+	{ "race-symlink-other", 0 },	{ "race-buffer-other", 0 },
+	{ "race-fd-other", 0 },		{ "race-root-mode", 0755 },
+};
 /* clang-format on */
+
+/* Set for the second pass on kernels where BPF LSM works: the same
+ * assertions with the seccomp supervisor as the guard. */
+static bool force_supervisor;
+
+/* The caps a sandbox of this test gets: the probed ones, or without BPF
+ * LSM for the supervisor pass. */
+static struct cordon_caps test_caps(const struct sbx *s)
+{
+	struct cordon_caps caps = s->caps;
+
+	if (force_supervisor)
+		caps.bpf_lsm_cgroup = false;
+	return caps;
+}
 
 /* The number plant-probe printed for `name`, or -2 when the line is
  * missing. */
@@ -109,8 +158,9 @@ static void run_probe(struct sbx *s, const char *mode, uid_t owner, struct sbx_r
 	}
 	{
 		char *argv[] = { inside, (char *)mode, (char *)"/data", NULL };
+		struct cordon_caps caps = test_caps(s);
 
-		r = sbx_spawn(p, &s->caps, argv, res, &d);
+		r = sbx_spawn(p, &caps, argv, res, &d);
 	}
 	if (r < 0)
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
@@ -149,6 +199,13 @@ static void test_report_states_the_guard(void **state)
 		/* This launcher's instances live in its group: the programs
 		 * are attached there once. */
 		assert_string_equal(json_string_value(json_object_get(rg, "attached")), "group");
+	} else if (cordon_probe_root_guard_notify(&s->caps)) {
+		/* Without BPF LSM: the seccomp supervisor, which ended by itself
+		 * when the instance was reaped. */
+		assert_string_equal(json_string_value(json_object_get(rg, "attached")), "seccomp-notify");
+		assert_string_equal(json_string_value(json_object_get(rg, "reason")),
+				    "a seccomp supervisor refuses chmod and chown of every mount root");
+		assert_string_equal(json_string_value(json_object_get(rg, "supervisor")), "exited");
 	} else {
 		char want[200];
 
@@ -205,6 +262,104 @@ static void run_rootmode(uid_t owner)
 	sbx_free(s);
 }
 
+/* The root named relatively: from a dirfd or the cwd inside it, through
+ * an absolute or a relative symlink, from a second thread; and the
+ * kernel's own answers (ENOENT, EINVAL, EBADF, EFAULT) kept. */
+static void test_relative_names(void **state)
+{
+	struct sbx *s = sbx_new("rootrel");
+	struct sbx_result res;
+	struct stat st;
+	char path[PATH_MAX];
+
+	(void)state;
+	run_probe(s, "rootrel", 0, &res);
+	expect_lines(res.out, rel_want, ELEMENTSOF(rel_want));
+	assert_int_equal(stat(s->root, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	snprintf(path, sizeof(path), "%s/file", s->root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	snprintf(path, sizeof(path), "%s/sub", s->root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	sbx_result_done(&res);
+	sbx_free(s);
+}
+
+/* No time-of-check/time-of-use window: whatever a second thread swaps
+ * (a symlink, the path buffer, the fd number) while chmod runs, each call
+ * ends on the file (0) or on the root (EPERM), and the root keeps 0755. */
+static void test_no_toctou(void **state)
+{
+	struct sbx *s = sbx_new("rootrace");
+	struct sbx_result res;
+	struct stat st;
+
+	(void)state;
+	run_probe(s, "rootrace", 0, &res);
+	expect_lines(res.out, race_want, ELEMENTSOF(race_want));
+	assert_int_equal(stat(s->root, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_uid, 0);
+	sbx_result_done(&res);
+	sbx_free(s);
+}
+
+/* The supervisor (where it is the guard) ends with its instance: it exited
+ * by itself, was reaped, and the caller has no child left; the same when
+ * the instance is freed while its connector still runs. */
+static void test_supervisor_gone_after_instance(void **state)
+{
+	struct sbx *s = sbx_new("rootguard-gone");
+	struct cordon_caps caps = test_caps(s);
+	struct sbx_result res;
+	siginfo_t si = { 0 };
+
+	(void)state;
+	if (caps.bpf_lsm_cgroup) {
+		printf("the BPF guard runs here: no supervisor\n");
+		sbx_free(s);
+		return;
+	}
+	run_probe(s, "rootnames", 0, &res);
+	assert_true(res.guard_pid > 0);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(res.report, "controls"), "root_guard"), "supervisor")),
+		"exited");
+	assert_int_equal(kill(res.guard_pid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	sbx_result_done(&res);
+
+	{
+		struct cordon_profile *p = sbx_profile(s, NULL);
+		char *argv[] = { (char *)"/bin/sleep", (char *)"30", NULL };
+		struct cordon_launch_policy pol = {
+			.profile = p, .argv = argv, .env_source = environ, .stdio = CORDON_STDIO_PIPES
+		};
+		struct cordon_instance *inst = NULL;
+		struct cordon_diag d = { 0 };
+		pid_t g;
+
+		if (cordon_spawn(&pol, &caps, &inst, &d) < 0)
+			fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
+		assert_non_null(inst);
+		g = cordon_instance_guard_pid(inst);
+		assert_true(g > 0);
+		assert_int_equal(kill(g, 0), 0);
+		cordon_instance_free(inst); /* kills the sleeping connector */
+		assert_int_equal(kill(g, 0), -1);
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+		assert_int_equal(errno, ECHILD);
+		cordon_profile_free(p);
+	}
+	sbx_free(s);
+}
+
 static void test_uid0_owned_root(void **state)
 {
 	(void)state;
@@ -226,6 +381,9 @@ int main(void)
 	const struct CMUnitTest guarded[] = {
 		cmocka_unit_test(test_uid0_owned_root),
 		cmocka_unit_test(test_user_owned_root),
+		cmocka_unit_test(test_relative_names),
+		cmocka_unit_test(test_no_toctou),
+		cmocka_unit_test(test_supervisor_gone_after_instance),
 	};
 	struct cordon_caps caps;
 	int r;
@@ -236,10 +394,18 @@ int main(void)
 		return r;
 	if (cordon_probe(&caps) < 0)
 		return 1;
-	if (!caps.bpf_lsm_cgroup)
-		cordon_test_skip_feature("bpf-lsm-cgroup",
-					 "the root guard cannot run on this kernel (%s): the chmod/chown attempts on "
-					 "the root directory were not made",
-					 cordon_probe_lsm_cgroup_reason(&caps));
-	return cmocka_run_group_tests_name("guarded", guarded, NULL, NULL);
+	if (!sbx_root_guard_runs(&caps))
+		cordon_test_skip_feature(
+			"bpf-lsm-cgroup",
+			"the root guard cannot run on this kernel (BPF LSM: %s; no seccomp "
+			"supervisor either): the chmod/chown attempts on the root directory were not made",
+			cordon_probe_lsm_cgroup_reason(&caps));
+	r = cmocka_run_group_tests_name("guarded", guarded, NULL, NULL);
+	/* Where BPF LSM guards, the supervisor (its fallback) is checked by
+	 * the same assertions. */
+	if (r == 0 && caps.bpf_lsm_cgroup && cordon_probe_root_guard_notify(&caps)) {
+		force_supervisor = true;
+		r = cmocka_run_group_tests_name("guarded-by-the-supervisor", guarded, NULL, NULL);
+	}
+	return r;
 }

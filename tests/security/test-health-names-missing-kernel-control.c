@@ -84,6 +84,8 @@ static void informational(struct cordon_caps *c) { c->pidfd_open = c->close_rang
 static void no_bpf_lsm(struct cordon_caps *c)    { c->bpf_lsm = c->bpf_lsm_cgroup = false;
 						   c->bpf_lsm_cgroup_errno = EOPNOTSUPP; }
 static void no_nnp(struct cordon_caps *c)        { c->no_new_privs = false; }
+/* Neither guard: no BPF LSM, and no pidfd_getfd for the seccomp supervisor. */
+static void no_guard(struct cordon_caps *c)      { no_bpf_lsm(c); c->pidfd_getfd = false; }
 /* clang-format on */
 
 static char *dumps(const json_t *v)
@@ -95,15 +97,22 @@ static char *dumps(const json_t *v)
 
 /* Starts the daemon with the probed kernel minus take_away, checks /health
  * is exactly `want` with HTTP status `http`, and returns /health/detail. */
-static json_t *health_of(void (*take_away)(struct cordon_caps *c), int http, const char *want)
+static json_t *health_of(void (*take_away)(struct cordon_caps *c), int http, const char *status, const char *kernel,
+			 const char *before, const char *after)
 {
 	struct cordon_caps caps = probed;
 	json_t *body, *expected, *detail;
 	json_error_t err;
+	const char *want;
 	char *got;
 	int st = 0;
 
 	take_away(&caps);
+	/* The root guard is missing where neither BPF LSM nor its seccomp
+	 * supervisor can run (taking seccomp or pidfds away takes the
+	 * supervisor too). */
+	no_root_guard = !caps.bpf_lsm_cgroup && !cordon_probe_root_guard_notify(&caps);
+	want = want_body(status, kernel, before, after);
 	H.caps = &caps;
 	harness_start(&H);
 	body = harness_http_json(&H, "/health", &st);
@@ -140,7 +149,8 @@ static void test_health_names_missing_kernel_control(void **state)
 			continue;
 		printf("  this kernel: %s %s: %s\n", rows[i].control, cordon_probe_status_to_string(rows[i].status),
 		       rows[i].detail);
-		if (strcmp(rows[i].control, "root_guard") == 0 && !probed.bpf_lsm_cgroup)
+		if (strcmp(rows[i].control, "root_guard") == 0 && !probed.bpf_lsm_cgroup &&
+		    !cordon_probe_root_guard_notify(&probed))
 			no_root_guard = true;
 		else
 			cordon_test_skip(
@@ -150,7 +160,7 @@ static void test_health_names_missing_kernel_control(void **state)
 
 	/* This kernel: ok (or degraded naming root_guard only), and the
 	 * detail carries the whole report. */
-	detail = health_of(as_probed, 200, want_body("degraded", "degraded", "", ""));
+	detail = health_of(as_probed, 200, "degraded", "degraded", "", "");
 	verdict = json_object_get(json_object_get(detail, "capabilities"), "verdict");
 	assert_string_equal(json_string_value(json_object_get(verdict, "status")), no_root_guard ? "degraded" : "ok");
 	assert_int_equal(json_array_size(json_object_get(verdict, "controls")), no_root_guard ? 1 : 0);
@@ -166,14 +176,15 @@ static void test_health_names_missing_kernel_control(void **state)
 	printf("  /health/detail: verdict %s, %zu controls listed\n", no_root_guard ? "degraded" : "ok", n);
 	json_decref(detail);
 
-	json_decref(health_of(no_seccomp, 200, want_body("degraded", "degraded", "\"seccomp\"", "")));
-	json_decref(health_of(no_landlock, 200, want_body("degraded", "degraded", "\"landlock\", \"network\"", "")));
-	json_decref(health_of(no_sock_addr, 200, want_body("degraded", "degraded", "\"network\"", "")));
-	json_decref(health_of(informational, 200, want_body("degraded", "degraded", "", "")));
-	no_root_guard = true;
-	json_decref(health_of(no_bpf_lsm, 200, want_body("degraded", "degraded", "", "")));
-	no_root_guard = !probed.bpf_lsm_cgroup;
-	detail = health_of(no_nnp, 503, want_body("failing", "unusable", "", "\"no-new-privs\""));
+	json_decref(health_of(no_seccomp, 200, "degraded", "degraded", "\"seccomp\"", ""));
+	json_decref(health_of(no_landlock, 200, "degraded", "degraded", "\"landlock\", \"network\"", ""));
+	json_decref(health_of(no_sock_addr, 200, "degraded", "degraded", "\"network\"", ""));
+	json_decref(health_of(informational, 200, "degraded", "degraded", "", ""));
+	/* Without BPF LSM the seccomp supervisor guards the root: not
+	 * degraded; without both, degraded naming root_guard. */
+	json_decref(health_of(no_bpf_lsm, 200, "degraded", "degraded", "", ""));
+	json_decref(health_of(no_guard, 200, "degraded", "degraded", "", ""));
+	detail = health_of(no_nnp, 503, "failing", "unusable", "", "\"no-new-privs\"");
 	assert_string_equal(json_string_value(json_object_get(detail, "status")), "failing");
 	json_decref(detail);
 

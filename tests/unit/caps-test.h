@@ -37,6 +37,6 @@ static inline void caps_test_full(struct cordon_caps *c, bool hybrid)
 	c->bpf_syscall = c->bpf_cgroup_sock_addr = c->btf_vmlinux = true;
 	c->bpf_lsm = c->bpf_lsm_cgroup = true;
 	strcpy(c->lsm, "lockdown,capability,landlock,bpf");
-	c->no_new_privs = c->pidfd_open = c->close_range = true;
+	c->no_new_privs = c->pidfd_open = c->pidfd_getfd = c->close_range = true;
 	c->caller_caps_effective = c->caller_caps_bounding = 0x000001fffeffffffULL;
 }

@@ -53,7 +53,10 @@ static void no_cgroups(void)    { caps.cgroup_layout = CORDON_CGROUP_NONE; caps.
 				  for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 					  caps.ctrl[i].available = caps.ctrl[i].can_create = false; }
 static void no_sock_addr(void)  { caps.bpf_cgroup_sock_addr = false; }
-static void no_lsm_cgroup(void) { caps.bpf_lsm_cgroup = false; caps.bpf_lsm_cgroup_errno = EPERM; }
+/* Neither guard: no BPF LSM programs per cgroup, and no pidfd_getfd for the
+ * seccomp supervisor. */
+static void no_lsm_cgroup(void) { caps.bpf_lsm_cgroup = false; caps.bpf_lsm_cgroup_errno = EPERM;
+				  caps.pidfd_getfd = false; }
 
 static const struct {
 	enum cordon_control control;
@@ -199,8 +202,32 @@ static void test_root_guard_needs_a_read_write_root_and_a_mount_namespace(void *
 	assert_string_equal(why, "without a mount namespace a read-write root is not a mount of its own");
 	assert_int_equal(cordon_control_refuse(&caps, &prof, "require", NULL, &d), -EOPNOTSUPP);
 
+	/* Without BPF LSM the seccomp supervisor guards the root; it needs
+	 * user notification, pidfd_getfd and a pid namespace. */
+	full_kernel();
+	caps.bpf_lsm_cgroup = false;
+	caps.bpf_lsm_cgroup_errno = EPERM;
+	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);
+	assert_int_equal(st, CORDON_PROBE_AVAILABLE);
+	assert_int_equal(cordon_control_refuse(&caps, &prof, "require", NULL, &d), 0);
+	for (int i = 0; i < 3; i++) {
+		full_kernel();
+		caps.bpf_lsm_cgroup = false;
+		caps.bpf_lsm_cgroup_errno = EPERM;
+		if (i == 0)
+			caps.seccomp_user_notif = false;
+		else if (i == 1)
+			caps.pidfd_getfd = false;
+		else
+			caps.namespaces &= ~(unsigned long)CLONE_NEWPID;
+		assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)),
+				 0);
+		assert_int_equal(st, CORDON_PROBE_MISSING);
+	}
+
 	/* Each reason the probe can record is named. */
 	full_kernel();
+	caps.pidfd_getfd = false;
 	caps.bpf_lsm_cgroup = false;
 	caps.bpf_lsm_cgroup_errno = EOPNOTSUPP;
 	assert_int_equal(cordon_control_verdict(&caps, &prof, CORDON_CONTROL_ROOT_GUARD, &st, why, sizeof(why)), 0);

@@ -221,7 +221,7 @@ static void fill_full(struct cordon_caps *c)
 	}
 	c->cgroup_kill = c->clone_into_cgroup = true;
 	c->bpf_syscall = c->btf_vmlinux = c->bpf_cgroup_sock_addr = c->bpf_lsm = c->bpf_lsm_cgroup = true;
-	c->pidfd_open = c->close_range = c->no_new_privs = true;
+	c->pidfd_open = c->pidfd_getfd = c->close_range = c->no_new_privs = true;
 	c->caller_caps_effective = c->caller_caps_bounding = 0x000001ffffffffffULL;
 	snprintf(c->lsm, sizeof(c->lsm), "lockdown,capability,landlock,bpf");
 	c->probe_usec = 4321;
@@ -449,6 +449,8 @@ static void no_nnp(struct cordon_caps *c)         { c->no_new_privs = false; }
 static void no_bpf_lsm(struct cordon_caps *c)     { c->bpf_lsm = c->bpf_lsm_cgroup = false;
 						    c->bpf_lsm_cgroup_errno = EOPNOTSUPP; }
 static void lsm_refused(struct cordon_caps *c)    { c->bpf_lsm_cgroup = false; c->bpf_lsm_cgroup_errno = EPERM; }
+/* Neither guard: no BPF LSM and no pidfd_getfd for the seccomp supervisor. */
+static void no_guard(struct cordon_caps *c)       { lsm_refused(c); c->pidfd_getfd = false; }
 /* clang-format on */
 
 static void test_verdict(void **state)
@@ -468,10 +470,12 @@ static void test_verdict(void **state)
 	verdict_of(no_nnp, "unusable", "no-new-privs");
 	/* The root guard is a profile control (only profiles with a
 	 * read-write root need it): without it the kernel is degraded, never
-	 * unusable. lsm_refused is this development machine's kernel: bpf is
-	 * an active LSM, every BPF LSM program load gets EPERM. */
-	verdict_of(no_bpf_lsm, "degraded", "root_guard");
-	verdict_of(lsm_refused, "degraded", "root_guard");
+	 * unusable. Without BPF LSM the seccomp supervisor guards it:
+	 * lsm_refused is this development machine's kernel (bpf is an active
+	 * LSM, every BPF LSM program load gets EPERM), and it is ok. */
+	verdict_of(no_bpf_lsm, "ok", "");
+	verdict_of(lsm_refused, "ok", "");
+	verdict_of(no_guard, "degraded", "root_guard");
 }
 
 static void test_landlock_disabled_errno(void **state)
