@@ -9,11 +9,19 @@
  * Memory is bounded by the library's 4 MiB line cap; libFuzzer's
  * -rss_limit_mb enforces it.
  *
+ * Each input runs twice: as it is, and with the echo tool's "text" lifted
+ * (lift_argument, on every line). The two response streams must be byte for
+ * byte the same, except where the lifted run refused an invalid lifted
+ * string with its own message (the other run has jansson's): the lift may
+ * change nothing but speed.
+ *
  * The library is linked (cordon-tools, instrumented for coverage in fuzz
  * builds like the other libraries: tests/fuzz/CMakeLists.txt). */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -74,11 +82,8 @@ static const struct mcp_tool tools[] = {
 };
 /* clang-format on */
 
-static int devnull = -1;
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Runs the input through a server; returns its output (malloc'd) or NULL. */
+static char *run(int in, bool lift, size_t *ret_len)
 {
 	struct mcp_server srv = {
 		.name = "fuzz",
@@ -87,11 +92,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.tools = tools,
 		.n_tools = sizeof(tools) / sizeof(tools[0]),
 		.on_notification = on_note,
+		.lift_argument = lift ? "text" : NULL,
+		.lift_min_line = 1,
 	};
+	int out = memfd_create("mcp-fuzz-out", MFD_CLOEXEC);
+	off_t len;
+	char *buf;
+
+	if (out < 0)
+		return NULL;
+	(void)lseek(in, 0, SEEK_SET);
+	srv_for_defer = &srv;
+	(void)mcp_server_run(&srv, in, out);
+	len = lseek(out, 0, SEEK_END);
+	buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+	if (buf && pread(out, buf, (size_t)len, 0) != len) {
+		free(buf);
+		buf = NULL;
+	}
+	close(out);
+	if (buf) {
+		buf[len] = '\0';
+		*ret_len = (size_t)len;
+	}
+	return buf;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *plain, *lifted;
+	size_t plain_len = 0, lifted_len = 0;
 	int fd;
 
-	if (devnull < 0)
-		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	fd = memfd_create("mcp-fuzz", MFD_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -99,9 +133,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	(void)lseek(fd, 0, SEEK_SET);
-	srv_for_defer = &srv;
-	(void)mcp_server_run(&srv, fd, devnull);
+	plain = run(fd, false, &plain_len);
+	lifted = run(fd, true, &lifted_len);
+	if (plain && lifted && !strstr(lifted, "parse error in params.arguments.text") &&
+	    (plain_len != lifted_len || memcmp(plain, lifted, plain_len) != 0))
+		abort(); /* the lift changed an answer */
+	free(plain);
+	free(lifted);
 	close(fd);
 	return 0;
 }

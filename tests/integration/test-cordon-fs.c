@@ -442,6 +442,232 @@ static void test_protocol_errors(void **state)
 	json_decref(r);
 }
 
+/* ---- Large transfers: write_file's content lifted out of the request line
+ * (json-scan, decoded in place) and read_file's content written straight
+ * from the file buffer. The same bytes must come back, whatever escapes the
+ * client chose, and the response must be what json_dumps() would give. */
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_put(struct text *t, const void *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		t->cap = (t->len + n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+		assert_non_null(t->p);
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+#define PUT(t, lit) text_put(t, lit, sizeof(lit) - 1)
+
+/* Content of about `size` bytes holding every kind of character a JSON
+ * string escapes or may escape, and, in *json, one JSON string text (no
+ * quotes) of it that uses every way of writing them: raw UTF-8 and \u
+ * escapes, surrogate pairs, "\/", \u001f. */
+static void mixed_content(size_t size, struct text *raw, struct text *json)
+{
+	for (unsigned i = 0; raw->len < size; i++) {
+		switch (i % 13) {
+		case 0:
+			PUT(raw, "\n"), PUT(json, "\\n");
+			break;
+		case 1:
+			PUT(raw, "\""), PUT(json, "\\\"");
+			break;
+		case 2:
+			PUT(raw, "\\"), PUT(json, "\\\\");
+			break;
+		case 3:
+			PUT(raw, "/"), (i & 16) ? PUT(json, "\\/") : PUT(json, "/");
+			break;
+		case 4:
+			PUT(raw, "\x1f\x01\t\r\b\f"), PUT(json, "\\u001f\\u0001\\t\\r\\b\\f");
+			break;
+		case 5:
+			PUT(raw, "\xc3\xa9"), (i & 16) ? PUT(json, "\\u00e9") : PUT(json, "\xc3\xa9");
+			break;
+		case 6:
+			PUT(raw, "\xe2\x82\xac"), (i & 16) ? PUT(json, "\\u20AC") : PUT(json, "\xe2\x82\xac");
+			break;
+		case 7:
+			PUT(raw, "\xf0\x9f\x98\x80"),
+				(i & 16) ? PUT(json, "\\ud83d\\ude00") : PUT(json, "\xf0\x9f\x98\x80");
+			break;
+		default:
+			PUT(raw, "plain ascii text "), PUT(json, "plain ascii text ");
+		}
+	}
+}
+
+/* Sends one write_file request line: head + text + tail. */
+static json_t *send_write(const char *head, const char *body, size_t len, const char *tail)
+{
+	assert_int_equal(mcp_peer_send_raw(&peer, head, strlen(head)), 0);
+	assert_int_equal(mcp_peer_send_raw(&peer, body, len), 0);
+	assert_int_equal(mcp_peer_send_raw(&peer, tail, strlen(tail)), 0);
+	return mcp_peer_read(&peer, 20000);
+}
+
+static void read_back(const char *rel, const char *want, size_t len, const char *want_encoding)
+{
+	json_t *res, *sc, *text;
+	char *dump;
+
+	expect_ok("read_file", json_pack("{s:s}", "path", rel), &res, &sc);
+	assert_string_equal(json_string_value(json_object_get(sc, "encoding")), want_encoding);
+	assert_int_equal(json_integer_value(json_object_get(sc, "length")), (json_int_t)len);
+	if (strcmp(want_encoding, "utf-8") == 0) {
+		assert_int_equal(json_string_length(json_object_get(sc, "content")), len);
+		assert_memory_equal(json_string_value(json_object_get(sc, "content")), want, len);
+	}
+	/* The text copy is exactly json_dumps() of structuredContent. */
+	text = json_object_get(json_array_get(json_object_get(res, "content"), 0), "text");
+	dump = json_dumps(sc, JSON_COMPACT);
+	assert_non_null(dump);
+	assert_string_equal(json_string_value(text), dump);
+	free(dump);
+	json_decref(res);
+}
+
+static void test_large_write_read_round_trip(void **state)
+{
+	struct text raw = { 0 }, js = { 0 };
+	char bin[200000];
+	char *b64;
+	size_t b64len;
+	json_t *r, *sc;
+
+	(void)state;
+	mixed_content(300000, &raw, &js);
+	r = send_write("{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\","
+		       "\"arguments\":{\"path\":\"mixed\",\"content\":\"",
+		       js.p, js.len, "\"}}}\n");
+	assert_non_null(r);
+	sc = json_object_get(json_object_get(r, "result"), "structuredContent");
+	assert_int_equal(json_integer_value(json_object_get(sc, "bytes")), (json_int_t)raw.len);
+	json_decref(r);
+	read_back("mixed", raw.p, raw.len, "utf-8");
+
+	/* Binary-ish content (NUL, invalid UTF-8) as base64, in a large line:
+	 * comes back as base64 of the same bytes. */
+	for (size_t i = 0; i < sizeof(bin); i++)
+		bin[i] = (char)(i * 131 + (i >> 7));
+	b64len = ((sizeof(bin) + 2) / 3) * 4;
+	b64 = malloc(b64len + 1);
+	assert_non_null(b64);
+	{
+		static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const unsigned char *u = (const unsigned char *)bin;
+		size_t o = 0, i;
+
+		for (i = 0; i + 2 < sizeof(bin); i += 3, o += 4) {
+			b64[o] = alpha[u[i] >> 2];
+			b64[o + 1] = alpha[(u[i] & 3) << 4 | u[i + 1] >> 4];
+			b64[o + 2] = alpha[(u[i + 1] & 15) << 2 | u[i + 2] >> 6];
+			b64[o + 3] = alpha[u[i + 2] & 63];
+		}
+		if (sizeof(bin) - i == 2) {
+			b64[o] = alpha[u[i] >> 2];
+			b64[o + 1] = alpha[(u[i] & 3) << 4 | u[i + 1] >> 4];
+			b64[o + 2] = alpha[(u[i + 1] & 15) << 2];
+			b64[o + 3] = '=';
+		} else if (sizeof(bin) - i == 1) {
+			b64[o] = alpha[u[i] >> 2];
+			b64[o + 1] = alpha[(u[i] & 3) << 4];
+			b64[o + 2] = b64[o + 3] = '=';
+		}
+	}
+	r = send_write("{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\","
+		       "\"arguments\":{\"path\":\"binary\",\"encoding\":\"base64\",\"content\":\"",
+		       b64, b64len, "\"}}}\n");
+	sc = json_object_get(json_object_get(r, "result"), "structuredContent");
+	assert_int_equal(json_integer_value(json_object_get(sc, "bytes")), (json_int_t)sizeof(bin));
+	json_decref(r);
+	{
+		json_t *res, *rsc;
+
+		expect_ok("read_file", json_pack("{s:s}", "path", "binary"), &res, &rsc);
+		assert_string_equal(json_string_value(json_object_get(rsc, "encoding")), "base64");
+		assert_int_equal(json_string_length(json_object_get(rsc, "content")), b64len);
+		assert_memory_equal(json_string_value(json_object_get(rsc, "content")), b64, b64len);
+		json_decref(res);
+	}
+	free(b64);
+	free(raw.p);
+	free(js.p);
+}
+
+/* A large line is judged as jansson judges the whole line: an invalid
+ * content string, a second "content", a malformed rest are parse errors; an
+ * oversized content is the tool's error; the server keeps serving. */
+static void test_large_write_refusals(void **state)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":51,\"method\":\"tools/call\",\"params\":{\"name\":"
+				   "\"write_file\",\"arguments\":{\"path\":\"refused\",\"content\":\"";
+	static const char *const bad_strings[] = { "\\ud800", "\\u0000", "\x01", "\xed\xa0\x80", "\\x", "\xc0\xaf" };
+	size_t n = 200000;
+	char *body = malloc(n + 16);
+	const char *msg;
+	json_t *r;
+	char p[4096];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(body);
+	memset(body, 'x', n);
+	for (size_t i = 0; i < sizeof(bad_strings) / sizeof(bad_strings[0]); i++) {
+		size_t k = strlen(bad_strings[i]);
+
+		memcpy(body + n / 2, bad_strings[i], k);
+		r = send_write(head, body, n, "\"}}}\n");
+		assert_non_null(r);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32700);
+		msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+		/* A raw control character stops the scan itself, and the line
+		 * then goes to jansson whole, for its own message. */
+		if (!strstr(msg, "params.arguments.content") && !strstr(msg, "control character"))
+			fail_msg("case %zu: '%s'", i, msg);
+		json_decref(r);
+		memset(body + n / 2, 'x', k);
+	}
+	/* A second "content": jansson's duplicate-key refusal. */
+	r = send_write(head, body, n, "\",\"content\":\"y\"}}}\n");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32700);
+	msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+	if (!strstr(msg, "duplicate"))
+		fail_msg("duplicate content: '%s'", msg);
+	json_decref(r);
+	/* The rest malformed: jansson's error for the whole line. */
+	r = send_write(head, body, n, "\"}}\n");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32700);
+	msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+	if (!strstr(msg, "column"))
+		fail_msg("malformed rest: '%s'", msg);
+	json_decref(r);
+	/* One byte over the 16 MiB write limit. */
+	free(body);
+	n = 16u * 1024 * 1024 + 1;
+	body = malloc(n);
+	assert_non_null(body);
+	memset(body, 'z', n);
+	r = send_write(head, body, n, "\"}}}\n");
+	assert_true(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	json_decref(r);
+	free(body);
+	snprintf(p, sizeof(p), "%s/refused", root);
+	assert_int_equal(stat(p, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	r = mcp_peer_request(&peer, "ping", NULL, 5000);
+	assert_true(json_is_object(json_object_get(r, "result")));
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +680,8 @@ int main(void)
 		cmocka_unit_test(test_read_cap_on_1gib_file),
 		cmocka_unit_test(test_atomic_write_survives_kill),
 		cmocka_unit_test(test_protocol_errors),
+		cmocka_unit_test(test_large_write_read_round_trip),
+		cmocka_unit_test(test_large_write_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

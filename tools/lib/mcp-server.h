@@ -21,6 +21,15 @@
 struct mcp_call_result {
 	json_t *structured; /* owned; may be NULL when error is set */
 	char error[512];    /* non-empty: isError result with this text */
+	/* Optional, for a string too large to copy into structured: the value
+	 * in structured that is blob_slot (the same json_t, compared by
+	 * address; make it a fresh json_string("")) is sent as the JSON string
+	 * of blob[0..blob_len), which must be valid UTF-8 without NUL
+	 * (json_text_valid()). blob is owned and freed once the result is sent
+	 * or dropped. */
+	json_t *blob_slot;
+	char *blob;
+	size_t blob_len;
 };
 
 /* Sets the tool error text; returns -1 so handlers can `return mcp_error(...)`. */
@@ -54,6 +63,15 @@ struct mcp_server {
 	/* The longest request line accepted; 0 means MCP_MAX_LINE. A longer
 	 * line gets one -32600 error and is dropped. */
 	size_t max_line;
+	/* Optional: the name of a tools/call argument that may be a string of
+	 * megabytes (cordon-fs write_file's "content"). A long request line
+	 * holding it as params.arguments.<lift_argument> is scanned with
+	 * json-scan, the string decoded in place, and only the rest of the line
+	 * parsed with jansson; the handler sees the same tree either way. */
+	const char *lift_argument;
+	/* Lines shorter than this take jansson's path alone; 0 means 64 KiB
+	 * (the fuzz target sets 1, to lift every line). */
+	size_t lift_min_line;
 
 	/* Optional hooks for servers with asynchronous work. fill_pollfds adds
 	 * up to max fds and may lower *timeout_ms; handle_pollfds gets them
