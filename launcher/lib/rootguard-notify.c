@@ -546,11 +546,10 @@ static void sort_ints(int *v, size_t n)
 
 /* Sets up the supervisor's confinement, then serves. Exit codes: 0 after
  * POLLHUP, 1..9 a setup step failed, 10 the listener failed. */
-static _noreturn_ void supervise(int listener, pid_t init_pid, uid_t uid, gid_t gid, pid_t parent)
+static _noreturn_ void supervise(int listener, int root, uid_t uid, gid_t gid, pid_t parent)
 {
 	struct sup s = { .listener = listener };
-	int root, null, keep[4];
-	char path[64];
+	int null, keep[4];
 	sigset_t all;
 	struct statx stx;
 
@@ -565,9 +564,7 @@ static _noreturn_ void supervise(int listener, pid_t init_pid, uid_t uid, gid_t 
 	if (s.proc < 0 || null < 0)
 		_exit(2);
 	s.self_fd = openat(s.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	pid_path(path, init_pid, "root");
-	root = openat(s.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s.self_fd < 0 || root < 0)
+	if (s.self_fd < 0)
 		_exit(3);
 	/* Hold nothing of the launcher's: another instance's stdio pipe kept
 	 * open here would never see EOF. */
@@ -638,19 +635,19 @@ static _noreturn_ void supervise(int listener, pid_t init_pid, uid_t uid, gid_t 
 	}
 }
 
-int cordon_rootguard_notify_start(int listener, pid_t init_pid, uid_t uid, gid_t gid, int *ret_pidfd, pid_t *ret_pid)
+int cordon_rootguard_notify_start(int listener, int root, uid_t uid, gid_t gid, int *ret_pidfd, pid_t *ret_pid)
 {
 	pid_t parent = getpid();
 	int pidfd = -EBADF;
 	long pid;
 
-	if (listener < 3)
+	if (listener < 3 || root < 3 || listener == root)
 		return -EBADF;
 	pid = syscall(SYS_clone, (unsigned long)(CLONE_PIDFD | SIGCHLD), 0, &pidfd, 0, 0);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		supervise(listener, init_pid, uid, gid, parent);
+		supervise(listener, root, uid, gid, parent);
 	*ret_pidfd = pidfd;
 	*ret_pid = (pid_t)pid;
 	return 0;

@@ -43,12 +43,14 @@
  * pointer to a program built once per process (never NULL). */
 const struct sock_fprog *cordon_rootguard_notify_filter(void);
 
-/* Starts the supervisor for `listener` (a seccomp listener fd; the caller
- * keeps and closes its own copy), guarding the sandbox whose init is
- * `init_pid`, acting with `uid`/`gid`. Returns 0 and writes the child's
- * pidfd and pid, or -errno. The caller reaps it (cordon_rootguard_notify_
- * reap). */
-int cordon_rootguard_notify_start(int listener, pid_t init_pid, uid_t uid, gid_t gid, int *ret_pidfd, pid_t *ret_pid);
+/* Starts the supervisor for `listener` (a seccomp listener fd), guarding
+ * the sandbox whose root directory is `root` (an O_PATH fd of the
+ * sandbox's "/", which its init opened and sent with the listener: taken
+ * then, it cannot race with an init that ends before the supervisor
+ * runs), acting with `uid`/`gid`. The caller keeps and closes its own
+ * copies of both fds. Returns 0 and writes the child's pidfd and pid, or
+ * -errno. The caller reaps it (cordon_rootguard_notify_reap). */
+int cordon_rootguard_notify_start(int listener, int root, uid_t uid, gid_t gid, int *ret_pidfd, pid_t *ret_pid);
 
 /* Waits up to timeout_ms for the supervisor to exit by itself (it does once
  * no task uses the filter), else kills it; then reaps it and closes

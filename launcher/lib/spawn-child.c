@@ -547,7 +547,7 @@ static void child_send_listener(const struct child_args *a)
 	struct sync_msg m = { .kind = MSG_LISTENER };
 	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {
@@ -557,20 +557,28 @@ static void child_send_listener(const struct child_args *a)
 		.msg_controllen = sizeof(u.buf),
 	};
 	struct cmsghdr *cm;
-	int lfd;
+	int fds[2];
 
-	lfd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, a->notify_filter);
-	if (lfd < 0)
+	/* The sandbox's root goes with the listener: the supervisor resolves
+	 * names from it, and this init may have ended (a short-lived
+	 * connector) before the supervisor could open /proc/PID/root. */
+	fds[1] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fds[1] < 0)
+		child_fail(a->sync_fd, "rootguard", errno, "opening the sandbox's root for the supervisor", NULL);
+	fds[0] =
+		(int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, a->notify_filter);
+	if (fds[0] < 0)
 		child_fail(a->sync_fd, "rootguard", errno, "loading the notification filter", NULL);
 	memset(u.buf, 0, sizeof(u.buf));
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
 	if (sendmsg(a->sync_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(m))
 		child_fail(a->sync_fd, "rootguard", errno ? errno : EPIPE, "handing over the listener", NULL);
-	(void)close(lfd);
+	(void)close(fds[0]);
+	(void)close(fds[1]);
 }
 
 _noreturn_ void spawn_child_main(const struct child_args *a)

@@ -108,7 +108,7 @@ int spawn_attach_root_guard(struct spawn_ctx *c, int cgfd, struct cordon_diag *d
 /* The supervisor variant (c->rg_notify): starts the supervisor for the
  * listener init sent (step 8, while waiting for the execve); 0 or -errno
  * with *d set. The caller closes listener. */
-int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, struct cordon_diag *d);
+int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, int root, struct cordon_diag *d);
 void spawn_rootguard_release(void);
 
 /* spawn-prepare.c: steps 2 and 3 and the pinned namespaces. Each returns 0

@@ -135,15 +135,15 @@ int spawn_attach_root_guard(struct spawn_ctx *c, int cgfd, struct cordon_diag *d
 }
 
 /* Step 8, while waiting for the execve: the supervisor for the listener
- * init sent. Started once per instance; the parent's copy of the listener
- * is the caller's to close. */
-int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, struct cordon_diag *d)
+ * and root init sent. Started once per instance; the parent's copies of
+ * the listener and the root are the caller's to close. */
+int spawn_start_root_guard_supervisor(struct spawn_ctx *c, int listener, int root, struct cordon_diag *d)
 {
 	int r;
 
 	if (!c->rg_notify || c->guard_pidfd >= 0)
 		return cordon_diag_set(d, EPROTO, "rootguard", "unexpected seccomp listener from the sandbox");
-	r = cordon_rootguard_notify_start(listener, c->pid, c->uid, c->gid, &c->guard_pidfd, &c->guard_pid);
+	r = cordon_rootguard_notify_start(listener, root, c->uid, c->gid, &c->guard_pidfd, &c->guard_pid);
 	if (r < 0)
 		return cordon_diag_set(d, -r, "rootguard", "starting the root guard's supervisor: %s", strerror(-r));
 	return 0;

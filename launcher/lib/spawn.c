@@ -47,7 +47,8 @@
  *     the connector's execve, make a spare network namespace (lo up) for
  *     the next spawn (the launcher is idle then; see c.). With the
  *     supervisor root guard, init's MSG_LISTENER carries the seccomp
- *     listener (SCM_RIGHTS) before MSG_EXECED: the supervisor is forked
+ *     listener and an O_PATH fd of the sandbox's root (SCM_RIGHTS) before
+ *     MSG_EXECED: the supervisor is forked
  *     then (a child of this process, outside the sandbox: chrooted to
  *     its root, the connector's fsuid/fsgid, only CAP_SYS_PTRACE), a
  *     chmod the connector makes meanwhile waits for it; its pidfd goes
@@ -92,7 +93,8 @@
  *  k. Wait for MSG_GO; with the supervisor root guard, load its
  *     notification filter (SECCOMP_FILTER_FLAG_NEW_LISTENER; a filter of
  *     its own, so the main filter's ERRNO rules outrank its USER_NOTIF)
- *     and send the listener to the parent (MSG_LISTENER), keeping no copy;
+ *     and send the listener with the root ("/", O_PATH) to the parent
+ *     (MSG_LISTENER), keeping no copy;
  *     load seccomp (last: it blocks mount, setns,
  *     ptrace... which the steps above need, and it needs no_new_privs),
  *     then start the connector (clone with CLONE_VM | CLONE_VFORK on its
@@ -759,14 +761,14 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 		struct sync_msg m;
 		ssize_t n;
 		union {
-			char buf[CMSG_SPACE(sizeof(int))];
+			char buf[CMSG_SPACE(2 * sizeof(int))];
 			struct cmsghdr align;
 		} u;
 		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 		struct msghdr mh = {
 			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)
 		};
-		_cleanup_close_ int passed = -EBADF;
+		_cleanup_close_ int passed = -EBADF, passed_root = -EBADF;
 
 		/* Bounded: a sandbox that neither starts nor fails (a child
 		 * stuck in the kernel, an exec that never returns) is killed
@@ -785,15 +787,34 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 		while (n < 0 && errno == EINTR);
 		if (n > 0)
 			for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-				if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-				    cm->cmsg_len == CMSG_LEN(sizeof(int)) && passed < 0)
-					memcpy(&passed, CMSG_DATA(cm), sizeof(int));
+				if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+					/* Every fd received is closed at the end of the
+					 * iteration unless it is the expected pair. */
+					size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+					int fds[2];
+
+					for (size_t i = 0; i < nfd; i++) {
+						int one;
+
+						memcpy(&one, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+						if (i < 2 && passed < 0 && nfd == 2)
+							fds[i] = one;
+						else
+							(void)close(one);
+					}
+					if (nfd == 2 && passed < 0) {
+						passed = fds[0];
+						passed_root = fds[1];
+					}
+				}
 		if (n == (ssize_t)sizeof(m) && m.kind == MSG_LISTENER) {
-			/* The root guard's listener: its supervisor starts now;
-			 * a chmod the connector makes meanwhile waits for it. */
-			if (passed < 0)
-				return cordon_diag_set(d, EPROTO, "rootguard", "the listener message carried no fd");
-			r = spawn_start_root_guard_supervisor(c, passed, d);
+			/* The root guard's listener and the sandbox's root: its
+			 * supervisor starts now; a chmod the connector makes
+			 * meanwhile waits for it. */
+			if (passed < 0 || passed_root < 0)
+				return cordon_diag_set(d, EPROTO, "rootguard",
+						       "the listener message did not carry the listener and the root");
+			r = spawn_start_root_guard_supervisor(c, passed, passed_root, d);
 			if (r < 0)
 				return r;
 			continue;

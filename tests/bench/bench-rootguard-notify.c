@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 20000;
 	char dir[] = "/tmp/cordon-bench-rgn-XXXXXX", path[64];
 	uint64_t *v, med[_N], p90[_N];
-	int sv[2], fd, st, sup_pidfd = -1, listener, gone;
+	int sv[2], fd, st, sup_pidfd = -1, listener, root, gone;
 	char go = 1;
 	pid_t pid, sup_pid;
 	double load[3] = { 0 };
@@ -165,11 +165,13 @@ int main(int argc, char **argv)
 	}
 	close(sv[1]);
 	listener = recv_fd(sv[0]);
-	if (listener < 0 ||
-	    cordon_rootguard_notify_start(listener, pid, getuid(), getgid(), &sup_pidfd, &sup_pid) < 0 ||
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC); /* the bench child's root is ours */
+	if (listener < 0 || root < 0 ||
+	    cordon_rootguard_notify_start(listener, root, getuid(), getgid(), &sup_pidfd, &sup_pid) < 0 ||
 	    write(sv[0], &go, 1) != 1)
 		return 1;
 	close(listener);
+	close(root);
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "bench child failed (status 0x%x)\n", st);
 		return 1;
