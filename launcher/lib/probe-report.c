@@ -89,11 +89,13 @@ static json_t *json_controllers(const struct cordon_caps *c, const struct cordon
 		char row[32];
 
 		(void)snprintf(row, sizeof(row), "cgroup-%s", cordon_cgroup_ctrl_name(i));
-		if (json_object_set_new(o, cordon_cgroup_ctrl_name(i),
-					json_pack("{s:s, s:b, s:s?, s:s?, s:b}", "status", row_status(rows, n, row),
-						  "available", ci->available, "hierarchy",
-						  ci->available ? (ci->v2 ? "v2" : "v1") : NULL, "path",
-						  ci->available ? ci->path : NULL, "can_create", ci->can_create)) < 0) {
+		if (json_object_set_new(
+			    o, cordon_cgroup_ctrl_name(i),
+			    json_pack("{s:s, s:b, s:s?, s:s?, s:o}", "status", row_status(rows, n, row), "available",
+				      ci->available, "hierarchy", ci->available ? (ci->v2 ? "v2" : "v1") : NULL, "path",
+				      ci->available ? ci->path : NULL, "can_create",
+				      (c->ctrl_untested & (1u << i)) ? json_null() : json_boolean(ci->can_create))) <
+		    0) {
 			json_decref(o);
 			return NULL;
 		}

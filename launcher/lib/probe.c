@@ -8,8 +8,9 @@
  *     TMPDIR is unset or the process is setuid) holding one symlink, for the
  *     openat2 escape test; the symlink and the directory are removed;
  *   - a cgroup directory cordon-probe-<pid>-<seq> at the top of every v1
- *     controller hierarchy cordon uses and of the cgroup2 hierarchy, removed
- *     with rmdir; the cgroup2 one briefly holds one clone3 child (which only
+ *     controller hierarchy cordon knows (with CORDON_PROBE_FOR_SPAWN only
+ *     those an instance is put in: memory, pids, cpu) and of the cgroup2
+ *     hierarchy, removed with rmdir; the cgroup2 one briefly holds one clone3 child (which only
  *     waits for EOF on a pipe and exits) and two BPF programs (attached,
  *     detached, closed) that would only see processes in that empty
  *     directory: a connect4 program and a BPF LSM path_chmod program that
@@ -626,7 +627,7 @@ static void probe_bpf(struct cordon_caps *c, int cg_fd)
 	c->bpf_cgroup_sock_addr = cordon_probe_sys_bpf(BPF_PROG_DETACH, &attr) == 0;
 }
 
-static int probe_cgroups(struct cordon_caps *c, const char *name)
+static int probe_cgroups(struct cordon_caps *c, const char *name, unsigned flags)
 {
 	_cleanup_free_ char *mi = NULL;
 	_cleanup_close_ int cg_fd = -EBADF;
@@ -647,6 +648,10 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 
 		if (!ci->available)
 			continue;
+		if ((flags & CORDON_PROBE_FOR_SPAWN) && !(CORDON_CTRLS_INSTANCE & (1u << i))) {
+			c->ctrl_untested |= 1u << i;
+			continue;
+		}
 		for (size_t j = 0; j < i; j++)
 			if (c->ctrl[j].available && strcmp(c->ctrl[j].path, ci->path) == 0) {
 				ci->can_create = c->ctrl[j].can_create;
@@ -762,6 +767,11 @@ static uint64_t now_usec(void)
 
 int cordon_probe(struct cordon_caps *ret)
 {
+	return cordon_probe_opts(ret, 0);
+}
+
+int cordon_probe_opts(struct cordon_caps *ret, unsigned flags)
+{
 	_cleanup_(child_killp) pid_t ns_pid = 0, userns_pid = 0;
 	_cleanup_close_ int rfd = -EBADF;
 	struct cordon_caps c = { 0 };
@@ -772,7 +782,7 @@ int cordon_probe(struct cordon_caps *ret)
 	ssize_t n;
 	int p[2], r, status;
 
-	if (!ret)
+	if (!ret || (flags & ~(unsigned)CORDON_PROBE_FOR_SPAWN))
 		return -EINVAL;
 
 	(void)snprintf(name, sizeof(name), "cordon-probe-%d-%u", (int)getpid(), atomic_fetch_add(&probe_seq, 1));
@@ -811,7 +821,7 @@ int cordon_probe(struct cordon_caps *ret)
 	r = probe_openat2(&c);
 	if (r < 0)
 		return r;
-	r = probe_cgroups(&c, name);
+	r = probe_cgroups(&c, name, flags);
 	if (r < 0)
 		return r;
 	c.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
