@@ -78,6 +78,7 @@ struct spawn_ctx {
 	struct cordon_rootguard_state *rg;	    /* the root guard, when the plan applies it */
 	struct cordon_rootguard_attachment *rg_att; /* its attachment to the instance (no group) */
 	bool placed_by_clone;
+	bool one_shot; /* cordon_launch_policy.one_shot */
 };
 
 /* Step 1 of cordon_spawn(): which controls are applied and how, from the

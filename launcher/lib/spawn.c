@@ -43,7 +43,8 @@
  *     MSG_GO. Init starts the connector only after MSG_GO, so limits and
  *     policies are in place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
- *     the next spawn (the launcher is idle then; see c.).
+ *     the next spawn (the launcher is idle then; see c.), unless the
+ *     caller said this is its only spawn (one_shot: cordon-launch).
  *
  * CHILD (spawn-child.c; steps a.-k. are spawn_child_main, l. connector_main)
  * = the sandbox's init, pid 1 of the new pid namespace (async-signal-
@@ -733,7 +734,7 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 	}
 	/* The launcher now only waits for the connector's execve: make the
 	 * next spawn's network namespace meanwhile. */
-	if (c->plan.ns_effective & CLONE_NEWNET)
+	if ((c->plan.ns_effective & CLONE_NEWNET) && !c->one_shot)
 		spawn_spare_netns_make();
 
 	{
@@ -830,6 +831,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	r = validate_policy(pol, caps, ret, &c, &argv, d);
 	if (r < 0)
 		return r;
+	c.one_shot = pol->one_shot;
 
 	/* Steps 1-6: nothing of the sandbox exists before the plan passed. */
 	c.t[0] = spawn_mono_usec();
