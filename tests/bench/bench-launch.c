@@ -13,8 +13,10 @@
  *               namespaces, an id-mapped read-write root, Landlock,
  *               seccomp, dropped capabilities, eBPF egress policy)
  * Each is a process started and reaped by this program, stdout and stderr
- * to /dev/null. Prints p50/p99/min/max wall time per launch, what each adds
- * over fork+exec, the ratio (cordon added)/(bwrap added) at p50 and p99,
+ * to /dev/null. Prints p50/p99/min/max wall time per launch and the median
+ * CPU time of the process and the children it reaped (less sensitive to a
+ * busy machine than wall time; kernel work in worker threads is not in it),
+ * what each adds over fork+exec, the ratio (cordon added)/(bwrap added) at p50 and p99,
  * then cordon's own phase timings (median, from --report in separate
  * rounds) and, on a hybrid/v1 host, the floor a v1 cgroup move puts under
  * every launch: the time of the cgroup.procs writes alone, measured on
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,8 +67,9 @@ static int cmp_double(const void *a, const void *b)
 
 /* Runs argv as a fresh process; keep_fd stays open in it (bwrap's
  * --seccomp fd). Returns its exit code or -errno. */
-static int run_argv(char *const argv[], int keep_fd, bool show_errors)
+static int run_argv(char *const argv[], int keep_fd, bool show_errors, double *ret_cpu_us)
 {
+	struct rusage ru;
 	int st;
 	pid_t pid = fork();
 
@@ -87,8 +91,11 @@ static int run_argv(char *const argv[], int keep_fd, bool show_errors)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	if (waitpid(pid, &st, 0) < 0)
+	if (wait4(pid, &st, 0, &ru) < 0)
 		return -errno;
+	if (ret_cpu_us)
+		*ret_cpu_us = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+			      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -96,8 +103,8 @@ struct col {
 	const char *name;
 	char **argv;
 	int keep_fd;
-	double *v;
-	double p50, p99;
+	double *v, *cpu;
+	double p50, p99, cpu50;
 };
 
 static void summarize(struct col *c, int n)
@@ -105,8 +112,10 @@ static void summarize(struct col *c, int n)
 	qsort(c->v, (size_t)n, sizeof(double), cmp_double);
 	c->p50 = c->v[n / 2];
 	c->p99 = c->v[n - 1 - n / 100];
-	printf("  %-10s p50 %8.0f us   p99 %8.0f us   min %8.0f us   max %8.0f us\n", c->name, c->p50, c->p99, c->v[0],
-	       c->v[n - 1]);
+	qsort(c->cpu, (size_t)n, sizeof(double), cmp_double);
+	c->cpu50 = c->cpu[n / 2];
+	printf("  %-10s p50 %8.0f us   p99 %8.0f us   min %8.0f us   max %8.0f us   CPU p50 %7.0f us\n", c->name,
+	       c->p50, c->p99, c->v[0], c->v[n - 1], c->cpu50);
 }
 
 /* cordon-launch's spawn phases (spawn_usec of --report) over a few extra
@@ -127,7 +136,7 @@ static void report_phases(char *launcher, const char *profile, const char *dir, 
 	for (int k = 0; k < n; k++) {
 		json_t *j, *ph;
 
-		if (run_argv(argv, -1, false) != 0)
+		if (run_argv(argv, -1, false, NULL) != 0)
 			break;
 		j = json_load_file(path, 0, NULL);
 		ph = json_object_get(j, "spawn_usec");
@@ -414,7 +423,8 @@ int main(int argc, char **argv)
 	}
 	for (int c = 0; c < ncols; c++) {
 		cols[c].v = calloc((size_t)n, sizeof(double));
-		if (!cols[c].v)
+		cols[c].cpu = calloc((size_t)n, sizeof(double));
+		if (!cols[c].v || !cols[c].cpu)
 			return 1;
 	}
 
@@ -422,7 +432,7 @@ int main(int argc, char **argv)
 	 * (the first time with its stderr shown). */
 	for (int k = 0; k < 3; k++)
 		for (int c = 0; c < ncols; c++) {
-			int r = run_argv(cols[c].argv, cols[c].keep_fd, k == 0);
+			int r = run_argv(cols[c].argv, cols[c].keep_fd, k == 0, NULL);
 
 			if (r != 0) {
 				fprintf(stderr, "bench-launch: %s (%s) exited %d\n", cols[c].name, cols[c].argv[0], r);
@@ -438,7 +448,7 @@ int main(int argc, char **argv)
 			struct col *c = &cols[(i + k) % ncols];
 			double t0 = now_us();
 
-			if (run_argv(c->argv, c->keep_fd, false) != 0)
+			if (run_argv(c->argv, c->keep_fd, false, &c->cpu[i]) != 0)
 				return 1;
 			c->v[i] = now_us() - t0;
 		}
@@ -449,8 +459,8 @@ int main(int argc, char **argv)
 	for (int c = 0; c < ncols; c++)
 		summarize(&cols[c], n);
 	for (int c = 1; c < ncols; c++)
-		printf("  %-10s adds p50 %7.0f us, p99 %7.0f us over fork+exec\n", cols[c].name,
-		       cols[c].p50 - cols[0].p50, cols[c].p99 - cols[0].p99);
+		printf("  %-10s adds p50 %7.0f us, p99 %7.0f us over fork+exec (CPU time: %7.0f us)\n", cols[c].name,
+		       cols[c].p50 - cols[0].p50, cols[c].p99 - cols[0].p99, cols[c].cpu50 - cols[0].cpu50);
 	if (have_bwrap)
 		for (int c = first_cordon; c < ncols; c++)
 			printf("  %s added / bwrap added: p50 %.2f, p99 %.2f (goal <= 0.50)\n", cols[c].name,
@@ -466,6 +476,7 @@ int main(int argc, char **argv)
 
 	for (int c = 0; c < ncols; c++) {
 		free(cols[c].v);
+		free(cols[c].cpu);
 		if (c >= first_cordon) {
 			free(cols[c].argv);
 			free((char *)cols[c].name);
