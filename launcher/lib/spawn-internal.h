@@ -72,6 +72,7 @@ struct spawn_ctx {
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
 	uint64_t t[6];				    /* phase timestamps (µs) for the report */
+	uint64_t v1_usec;			    /* place_in_cgroups(): v1 directories, limits, moves */
 	uint64_t ct[_CT_MAX];			    /* the child's, from MSG_EXECED */
 	int netns_fd;				    /* the spare network namespace handed to this child */
 	const struct cordon_cgroup_group *group;    /* the policed group the instance lives in, or NULL */

@@ -849,10 +849,12 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	r = clone_sandbox(pol, caps, &c, argv, cgfd, &a, d);
 	if (r < 0)
 		goto fail;
+	c.v1_usec = spawn_mono_usec();
 	r = place_in_cgroups(caps, &c, &a, d);
 	if (r < 0)
 		goto fail;
 	c.t[3] = spawn_mono_usec();
+	c.v1_usec = c.t[3] - c.v1_usec;
 	r = attach_egress(pol->profile, &c, cgfd, d);
 	if (r < 0)
 		goto fail;
