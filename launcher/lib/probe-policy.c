@@ -350,6 +350,11 @@ static enum cordon_probe_status row_userns_unprivileged(const struct cordon_caps
 {
 	(void)p;
 	(void)arg;
+	if (c->userns_untested) {
+		DETAIL(r, "not tried (a launch's probe)");
+		CONSEQUENCE(r, "unknown whether a rootless mode would work");
+		return CORDON_PROBE_DEGRADED;
+	}
 	if (c->userns_unprivileged) {
 		DETAIL(r, "an unprivileged uid created a user namespace");
 		return CORDON_PROBE_AVAILABLE;

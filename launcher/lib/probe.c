@@ -18,7 +18,8 @@
  *   - two forked children, both reaped: one unshares each namespace type in
  *     turn (and, when the host has no securityfs mounted, mounts one in its
  *     own private mount namespace to read the LSM list), one drops to
- *     uid/gid 65534 and tries to create a user namespace.
+ *     uid/gid 65534 and tries to create a user namespace (not with
+ *     CORDON_PROBE_FOR_SPAWN).
  * Every file descriptor the probe opens is O_CLOEXEC and closed again.
  *
  * Nothing here logs: the struct records what is missing, and only probing
@@ -809,11 +810,15 @@ int cordon_probe_opts(struct cordon_caps *ret, unsigned flags)
 	}
 	(void)close(p[1]);
 
-	userns_pid = fork();
-	if (userns_pid < 0)
-		return -errno;
-	if (userns_pid == 0)
-		userns_child();
+	if (flags & CORDON_PROBE_FOR_SPAWN)
+		c.userns_untested = true;
+	else {
+		userns_pid = fork();
+		if (userns_pid < 0)
+			return -errno;
+		if (userns_pid == 0)
+			userns_child();
+	}
 
 	probe_landlock(&c);
 	probe_seccomp(&c);
@@ -839,8 +844,10 @@ int cordon_probe_opts(struct cordon_caps *ret, unsigned flags)
 		c.bpf_lsm_cgroup = false;
 		c.bpf_lsm_cgroup_errno = EOPNOTSUPP;
 	}
-	status = child_reap(&userns_pid);
-	c.userns_unprivileged = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == USERNS_OK;
+	if (userns_pid > 0) {
+		status = child_reap(&userns_pid);
+		c.userns_unprivileged = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == USERNS_OK;
+	}
 
 	c.probe_usec = now_usec() - t0;
 	*ret = c;

@@ -97,6 +97,8 @@ struct cordon_caps {
 	/* CORDON_PROBE_FOR_SPAWN: controllers (1 << CORDON_CTRL_*) whose
 	 * can_create was not tried (left false); 0 after a full probe. */
 	unsigned ctrl_untested;
+	/* CORDON_PROBE_FOR_SPAWN: userns_unprivileged was not tried (false). */
+	bool userns_untested;
 };
 
 /* Controllers an instance gets a cgroup directory with limits in (the
@@ -106,9 +108,11 @@ struct cordon_caps {
 /* cordon_probe_opts() flags.
  *  - FOR_SPAWN: the caps are for launching, not for a report: skip what no
  *    launch decision reads, i.e. the mkdir/rmdir test of v1 hierarchies
- *    that never hold an instance (cpuset, io; recorded in ctrl_untested).
- *    A cpuset mkdir is not free: the first cpuset below the root flips
- *    kernel static keys, patching kernel text on every CPU. */
+ *    that never hold an instance (cpuset, io; recorded in ctrl_untested)
+ *    and the unprivileged user namespace child (userns_untested; cordon
+ *    launches as root). A cpuset mkdir is not free: the first cpuset below
+ *    the root flips kernel static keys, patching kernel text on every CPU;
+ *    the child is one more fork of the launcher. */
 enum {
 	CORDON_PROBE_FOR_SPAWN = 1u << 0,
 };

@@ -1174,8 +1174,8 @@ static void test_probe_is_stable(void **state)
 }
 
 /* The launch's probe (CORDON_PROBE_FOR_SPAWN) skips only the mkdir test of
- * v1 hierarchies no instance is put in, says so, and agrees with the full
- * probe on everything else a launch decides with. */
+ * v1 hierarchies no instance is put in and the unprivileged user namespace
+ * child, says so, and agrees with the full probe on everything else. */
 static void test_probe_for_spawn(void **state)
 {
 	struct cordon_caps c;
@@ -1191,6 +1191,9 @@ static void test_probe_for_spawn(void **state)
 		if (caps.ctrl[i].available && !caps.ctrl[i].v2 && !(CORDON_CTRLS_INSTANCE & (1u << i)))
 			want |= 1u << i;
 	assert_int_equal(c.ctrl_untested, want);
+	assert_false(caps.userns_untested);
+	assert_true(c.userns_untested);
+	assert_false(c.userns_unprivileged);
 	for (int i = 0; i < _CORDON_CTRL_MAX; i++) {
 		if (want & (1u << i)) {
 			assert_false(c.ctrl[i].can_create);
@@ -1214,12 +1217,15 @@ static void test_probe_for_spawn(void **state)
 			assert_true(n && n < e);
 		}
 	}
+	assert_non_null(strstr(a, "\"userns_unprivileged\": null"));
 	free(a);
 
 	/* Everything else is the full probe's. */
 	for (int i = 0; i < _CORDON_CTRL_MAX; i++)
 		c.ctrl[i].can_create = caps.ctrl[i].can_create;
 	c.ctrl_untested = 0;
+	c.userns_unprivileged = caps.userns_unprivileged;
+	c.userns_untested = false;
 	c.probe_usec = caps.probe_usec;
 	a = cordon_probe_to_json(&caps);
 	b = cordon_probe_to_json(&c);
