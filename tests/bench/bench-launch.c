@@ -285,6 +285,18 @@ static void v1_floor(int n)
 	free(t);
 }
 
+static char *tmp_dir;
+
+/* Every exit, failures included, removes the temporary directory. */
+static void remove_tmp_dir(void)
+{
+	if (tmp_dir) {
+		cordon_test_rm_rf(tmp_dir);
+		free(tmp_dir);
+		tmp_dir = NULL;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static char *true_argv[] = { (char *)"/bin/true", NULL };
@@ -315,7 +327,9 @@ int main(int argc, char **argv)
 	*slash = '\0';
 	snprintf(def_launcher, sizeof(def_launcher), "%s/../../launcher/cordon-launch", self);
 
-	dir = cordon_test_mkdtemp("bench-launch");
+	dir = tmp_dir = cordon_test_mkdtemp("bench-launch");
+	if (!dir || atexit(remove_tmp_dir) != 0)
+		return 1;
 	chmod(dir, 0755);
 	if (asprintf(&text,
 		     "version: 1\n"
@@ -494,7 +508,5 @@ int main(int argc, char **argv)
 	cordon_seccomp_program_free(prog);
 	cordon_profile_free(p);
 	free(text);
-	cordon_test_rm_rf(dir);
-	free(dir);
-	return 0;
+	return 0; /* remove_tmp_dir() removes dir */
 }
