@@ -20,6 +20,12 @@
  * reported once on the ring buffer; when the buffer is full the event is
  * counted in np_lost instead (the denial itself never depends on it). */
 
+/* No CO-RE: every struct these programs read is a UAPI context
+ * (bpf_sock_addr, bpf_sock, __sk_buff) whose accesses the verifier
+ * rewrites by their fixed UAPI offsets. Without preserve_access_index the
+ * object has no CO-RE relocations, so libbpf never reads the kernel's BTF
+ * (~5 MB, tens of milliseconds per launcher start) to load it. */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
 
 #include <bpf/bpf_endian.h>

@@ -155,7 +155,8 @@ int verb_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	r = cordon_probe(&caps);
+	/* Only what a launch decides with (no report of the probe is shown). */
+	r = cordon_probe_opts(&caps, CORDON_PROBE_FOR_SPAWN);
 	if (r < 0)
 		return log_error_errno(r, "probing the kernel failed"), EXIT_SETUP;
 	/* Instance cgroups of a launcher that was SIGKILLed: kill and remove. */
@@ -193,6 +194,7 @@ int verb_run(int argc, char **argv)
 	pol.argv = cmd;
 	pol.env_source = environ;
 	pol.stdio = CORDON_STDIO_INHERIT;
+	pol.one_shot = true;
 	r = cordon_spawn(&pol, &caps, &inst, &d);
 	if (r < 0)
 		return setup_failed(report_path, &d);

@@ -24,7 +24,7 @@
 #define DELEGATE_MAX_DESCENDANTS 256
 
 /* Controllers this module applies limits with. */
-#define HANDLED_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
+#define HANDLED_CTRLS CORDON_CTRLS_INSTANCE
 
 /* One directory of the instance in one hierarchy. */
 struct hdir {

@@ -350,6 +350,11 @@ static enum cordon_probe_status row_userns_unprivileged(const struct cordon_caps
 {
 	(void)p;
 	(void)arg;
+	if (c->userns_untested) {
+		DETAIL(r, "not tried (a launch's probe)");
+		CONSEQUENCE(r, "unknown whether a rootless mode would work");
+		return CORDON_PROBE_DEGRADED;
+	}
 	if (c->userns_unprivileged) {
 		DETAIL(r, "an unprivileged uid created a user namespace");
 		return CORDON_PROBE_AVAILABLE;
@@ -427,6 +432,11 @@ static enum cordon_probe_status row_cgroup_ctrl(const struct cordon_caps *c, con
 	DETAIL(r, "%s at %s", ci->v2 ? "v2" : "v1", ci->path);
 	if (ci->can_create)
 		return CORDON_PROBE_AVAILABLE;
+	if (c->ctrl_untested & (1u << arg)) {
+		DETAIL(r, ", creating a child not tried (a launch's probe)");
+		CONSEQUENCE(r, "%s", ctrl_missing[arg]);
+		return CORDON_PROBE_DEGRADED;
+	}
 	DETAIL(r, ", %s", ci->v2 ? "not enabled for children" : "cannot create a child");
 	CONSEQUENCE(r, "%s", ctrl_missing[arg]);
 	return CORDON_PROBE_DEGRADED;

@@ -89,11 +89,13 @@ static json_t *json_controllers(const struct cordon_caps *c, const struct cordon
 		char row[32];
 
 		(void)snprintf(row, sizeof(row), "cgroup-%s", cordon_cgroup_ctrl_name(i));
-		if (json_object_set_new(o, cordon_cgroup_ctrl_name(i),
-					json_pack("{s:s, s:b, s:s?, s:s?, s:b}", "status", row_status(rows, n, row),
-						  "available", ci->available, "hierarchy",
-						  ci->available ? (ci->v2 ? "v2" : "v1") : NULL, "path",
-						  ci->available ? ci->path : NULL, "can_create", ci->can_create)) < 0) {
+		if (json_object_set_new(
+			    o, cordon_cgroup_ctrl_name(i),
+			    json_pack("{s:s, s:b, s:s?, s:s?, s:o}", "status", row_status(rows, n, row), "available",
+				      ci->available, "hierarchy", ci->available ? (ci->v2 ? "v2" : "v1") : NULL, "path",
+				      ci->available ? ci->path : NULL, "can_create",
+				      (c->ctrl_untested & (1u << i)) ? json_null() : json_boolean(ci->can_create))) <
+		    0) {
 			json_decref(o);
 			return NULL;
 		}
@@ -183,7 +185,7 @@ static json_t *probe_to_json_object(const struct cordon_caps *c)
 	(void)snprintf(bnd, sizeof(bnd), "%016" PRIx64, c->caller_caps_bounding);
 
 	o = json_pack("{s:i, s:{s:s}, s:o, s:{s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:I}, s:{s:s, s:b, s:b},"
-		      " s:{s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b},"
+		      " s:{s:s, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o},"
 		      " s:{s:s, s:s, s:s?, s:o, s:b, s:b},"
 		      " s:{s:s, s:b, s:b, s:b, s:b, s:o},"
 		      " s:{s:b, s:b, s:b, s:b, s:s, s:s, s:o},"
@@ -199,8 +201,9 @@ static json_t *probe_to_json_object(const struct cordon_caps *c)
 		      !!(c->namespaces & CLONE_NEWNS), "pid", !!(c->namespaces & CLONE_NEWPID), "net",
 		      !!(c->namespaces & CLONE_NEWNET), "ipc", !!(c->namespaces & CLONE_NEWIPC), "uts",
 		      !!(c->namespaces & CLONE_NEWUTS), "cgroup", !!(c->namespaces & CLONE_NEWCGROUP), "time",
-		      !!(c->namespaces & CLONE_NEWTIME), "userns_unprivileged", c->userns_unprivileged, "cgroup",
-		      "status", row_status(rows, n, "cgroup"), "layout", cordon_cgroup_layout_name(c->cgroup_layout),
+		      !!(c->namespaces & CLONE_NEWTIME), "userns_unprivileged",
+		      c->userns_untested ? json_null() : json_boolean(c->userns_unprivileged), "cgroup", "status",
+		      row_status(rows, n, "cgroup"), "layout", cordon_cgroup_layout_name(c->cgroup_layout),
 		      "cgroup2_mount", c->cgroup2_mount[0] ? c->cgroup2_mount : NULL, "controllers",
 		      json_controllers(c, rows, n), "kill", c->cgroup_kill, "clone_into_cgroup", c->clone_into_cgroup,
 		      "bpf", "status", row_status(rows, n, "bpf-cgroup-sock-addr"), "syscall", c->bpf_syscall,

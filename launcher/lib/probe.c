@@ -8,8 +8,9 @@
  *     TMPDIR is unset or the process is setuid) holding one symlink, for the
  *     openat2 escape test; the symlink and the directory are removed;
  *   - a cgroup directory cordon-probe-<pid>-<seq> at the top of every v1
- *     controller hierarchy cordon uses and of the cgroup2 hierarchy, removed
- *     with rmdir; the cgroup2 one briefly holds one clone3 child (which only
+ *     controller hierarchy cordon knows (with CORDON_PROBE_FOR_SPAWN only
+ *     those an instance is put in: memory, pids, cpu) and of the cgroup2
+ *     hierarchy, removed with rmdir; the cgroup2 one briefly holds one clone3 child (which only
  *     waits for EOF on a pipe and exits) and two BPF programs (attached,
  *     detached, closed) that would only see processes in that empty
  *     directory: a connect4 program and a BPF LSM path_chmod program that
@@ -17,7 +18,8 @@
  *   - two forked children, both reaped: one unshares each namespace type in
  *     turn (and, when the host has no securityfs mounted, mounts one in its
  *     own private mount namespace to read the LSM list), one drops to
- *     uid/gid 65534 and tries to create a user namespace.
+ *     uid/gid 65534 and tries to create a user namespace (not with
+ *     CORDON_PROBE_FOR_SPAWN).
  * Every file descriptor the probe opens is O_CLOEXEC and closed again.
  *
  * Nothing here logs: the struct records what is missing, and only probing
@@ -626,7 +628,7 @@ static void probe_bpf(struct cordon_caps *c, int cg_fd)
 	c->bpf_cgroup_sock_addr = cordon_probe_sys_bpf(BPF_PROG_DETACH, &attr) == 0;
 }
 
-static int probe_cgroups(struct cordon_caps *c, const char *name)
+static int probe_cgroups(struct cordon_caps *c, const char *name, unsigned flags)
 {
 	_cleanup_free_ char *mi = NULL;
 	_cleanup_close_ int cg_fd = -EBADF;
@@ -647,6 +649,10 @@ static int probe_cgroups(struct cordon_caps *c, const char *name)
 
 		if (!ci->available)
 			continue;
+		if ((flags & CORDON_PROBE_FOR_SPAWN) && !(CORDON_CTRLS_INSTANCE & (1u << i))) {
+			c->ctrl_untested |= 1u << i;
+			continue;
+		}
 		for (size_t j = 0; j < i; j++)
 			if (c->ctrl[j].available && strcmp(c->ctrl[j].path, ci->path) == 0) {
 				ci->can_create = c->ctrl[j].can_create;
@@ -764,6 +770,11 @@ static uint64_t now_usec(void)
 
 int cordon_probe(struct cordon_caps *ret)
 {
+	return cordon_probe_opts(ret, 0);
+}
+
+int cordon_probe_opts(struct cordon_caps *ret, unsigned flags)
+{
 	_cleanup_(child_killp) pid_t ns_pid = 0, userns_pid = 0;
 	_cleanup_close_ int rfd = -EBADF;
 	struct cordon_caps c = { 0 };
@@ -774,7 +785,7 @@ int cordon_probe(struct cordon_caps *ret)
 	ssize_t n;
 	int p[2], r, status;
 
-	if (!ret)
+	if (!ret || (flags & ~(unsigned)CORDON_PROBE_FOR_SPAWN))
 		return -EINVAL;
 
 	(void)snprintf(name, sizeof(name), "cordon-probe-%d-%u", (int)getpid(), atomic_fetch_add(&probe_seq, 1));
@@ -801,11 +812,15 @@ int cordon_probe(struct cordon_caps *ret)
 	}
 	(void)close(p[1]);
 
-	userns_pid = fork();
-	if (userns_pid < 0)
-		return -errno;
-	if (userns_pid == 0)
-		userns_child();
+	if (flags & CORDON_PROBE_FOR_SPAWN)
+		c.userns_untested = true;
+	else {
+		userns_pid = fork();
+		if (userns_pid < 0)
+			return -errno;
+		if (userns_pid == 0)
+			userns_child();
+	}
 
 	probe_landlock(&c);
 	probe_seccomp(&c);
@@ -813,7 +828,7 @@ int cordon_probe(struct cordon_caps *ret)
 	r = probe_openat2(&c);
 	if (r < 0)
 		return r;
-	r = probe_cgroups(&c, name);
+	r = probe_cgroups(&c, name, flags);
 	if (r < 0)
 		return r;
 	c.btf_vmlinux = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -831,8 +846,10 @@ int cordon_probe(struct cordon_caps *ret)
 		c.bpf_lsm_cgroup = false;
 		c.bpf_lsm_cgroup_errno = EOPNOTSUPP;
 	}
-	status = child_reap(&userns_pid);
-	c.userns_unprivileged = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == USERNS_OK;
+	if (userns_pid > 0) {
+		status = child_reap(&userns_pid);
+		c.userns_unprivileged = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == USERNS_OK;
+	}
 
 	c.probe_usec = now_usec() - t0;
 	*ret = c;

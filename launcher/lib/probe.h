@@ -94,12 +94,37 @@ struct cordon_caps {
 	 * or the attach (EPERM: the kernel refuses BPF LSM programs). */
 	bool bpf_lsm_cgroup;
 	int bpf_lsm_cgroup_errno;
+
+	/* CORDON_PROBE_FOR_SPAWN: controllers (1 << CORDON_CTRL_*) whose
+	 * can_create was not tried (left false); 0 after a full probe. */
+	unsigned ctrl_untested;
+	/* CORDON_PROBE_FOR_SPAWN: userns_unprivileged was not tried (false). */
+	bool userns_untested;
+};
+
+/* Controllers an instance gets a cgroup directory with limits in (the
+ * others are reported by the probe only). */
+#define CORDON_CTRLS_INSTANCE ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
+
+/* cordon_probe_opts() flags.
+ *  - FOR_SPAWN: the caps are for launching, not for a report: skip what no
+ *    launch decision reads, i.e. the mkdir/rmdir test of v1 hierarchies
+ *    that never hold an instance (cpuset, io; recorded in ctrl_untested)
+ *    and the unprivileged user namespace child (userns_untested; cordon
+ *    launches as root). A cpuset mkdir is not free: the first cpuset below
+ *    the root flips kernel static keys, patching kernel text on every CPU;
+ *    the child is one more fork of the launcher. */
+enum {
+	CORDON_PROBE_FOR_SPAWN = 1u << 0,
 };
 
 /* Probes the kernel and fills *ret. Never fails for a missing feature (that
  * is recorded in the struct); returns -errno only when probing itself cannot
  * proceed (out of memory). */
 int cordon_probe(struct cordon_caps *ret);
+
+/* The same with flags (CORDON_PROBE_*; unknown bits are -EINVAL). */
+int cordon_probe_opts(struct cordon_caps *ret, unsigned flags);
 
 /* Writes the report as JSON (keys documented in docs/kernel-matrix.md).
  * Returns 0 or -errno. */

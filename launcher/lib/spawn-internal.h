@@ -72,6 +72,7 @@ struct spawn_ctx {
 	struct cordon_netpolicy_state *np;
 	struct cordon_netpolicy_attachment *np_att;
 	uint64_t t[6];				    /* phase timestamps (µs) for the report */
+	uint64_t v1_usec;			    /* place_in_cgroups(): v1 directories, limits, moves */
 	uint64_t ct[_CT_MAX];			    /* the child's, from MSG_EXECED */
 	int netns_fd;				    /* the spare network namespace handed to this child */
 	const struct cordon_cgroup_group *group;    /* the policed group the instance lives in, or NULL */
@@ -81,6 +82,7 @@ struct spawn_ctx {
 	bool rg_notify;	 /* the root guard runs as a seccomp supervisor (rootguard-notify.h) */
 	int guard_pidfd; /* that supervisor, once started (step 8) */
 	pid_t guard_pid;
+	bool one_shot; /* cordon_launch_policy.one_shot */
 };
 
 /* Step 1 of cordon_spawn(): which controls are applied and how, from the

@@ -455,11 +455,12 @@ json_t *spawn_build_report(const struct cordon_launch_policy *pol, const struct 
 					    json_integer(c->ct[i] >= prev ? (json_int_t)(c->ct[i] - prev) : 0));
 		}
 		json_object_set_new(rep, "spawn_usec",
-				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o*}", "prepare",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o*}", "prepare",
 					      (json_int_t)(c->t[1] - c->t[0]), "cgroup",
 					      (json_int_t)(c->t[2] - c->t[1]), "clone_to_ebpf",
-					      (json_int_t)(c->t[3] - c->t[2]), "ebpf", (json_int_t)(c->t[4] - c->t[3]),
-					      "total", (json_int_t)(c->t[5] - c->t[0]), "child", child));
+					      (json_int_t)(c->t[3] - c->t[2]), "v1_cgroup", (json_int_t)c->v1_usec,
+					      "ebpf", (json_int_t)(c->t[4] - c->t[3]), "total",
+					      (json_int_t)(c->t[5] - c->t[0]), "child", child));
 	}
 	json_decref(nets);
 	return rep;

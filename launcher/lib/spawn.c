@@ -45,7 +45,8 @@
  *     MSG_GO. Init starts the connector only after MSG_GO, so limits and
  *     policies are in place before the connector's first instruction. While waiting for
  *     the connector's execve, make a spare network namespace (lo up) for
- *     the next spawn (the launcher is idle then; see c.). With the
+ *     the next spawn (the launcher is idle then; see c.), unless the
+ *     caller said this is its only spawn (one_shot: cordon-launch). With the
  *     supervisor root guard, init's MSG_LISTENER carries the seccomp
  *     listener and an O_PATH fd of the sandbox's root (SCM_RIGHTS) before
  *     MSG_EXECED: the supervisor is forked
@@ -754,7 +755,7 @@ static int start_and_wait(struct spawn_ctx *c, struct cordon_diag *d)
 	}
 	/* The launcher now only waits for the connector's execve: make the
 	 * next spawn's network namespace meanwhile. */
-	if (c->plan.ns_effective & CLONE_NEWNET)
+	if ((c->plan.ns_effective & CLONE_NEWNET) && !c->one_shot)
 		spawn_spare_netns_make();
 
 	for (;;) {
@@ -900,6 +901,7 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	r = validate_policy(pol, caps, ret, &c, &argv, d);
 	if (r < 0)
 		return r;
+	c.one_shot = pol->one_shot;
 
 	/* Steps 1-6: nothing of the sandbox exists before the plan passed. */
 	c.t[0] = spawn_mono_usec();
@@ -917,10 +919,12 @@ int cordon_spawn(const struct cordon_launch_policy *pol, const struct cordon_cap
 	r = clone_sandbox(pol, caps, &c, argv, cgfd, &a, d);
 	if (r < 0)
 		goto fail;
+	c.v1_usec = spawn_mono_usec();
 	r = place_in_cgroups(caps, &c, &a, d);
 	if (r < 0)
 		goto fail;
 	c.t[3] = spawn_mono_usec();
+	c.v1_usec = c.t[3] - c.v1_usec;
 	r = attach_egress(pol->profile, &c, cgfd, d);
 	if (r < 0)
 		goto fail;

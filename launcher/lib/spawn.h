@@ -56,6 +56,11 @@ struct cordon_launch_policy {
 	 * process; the caller polls its events). NULL: cordon_spawn() opens a
 	 * process-wide one itself when the kernel has cgroup socket hooks. */
 	struct cordon_netpolicy_state *netpolicy;
+	/* The caller launches this one sandbox and exits (cordon-launch
+	 * --profile): nothing is prepared for a next spawn (no spare network
+	 * namespace, whose creation and teardown would only compete with this
+	 * sandbox's own work). Changes no control. */
+	bool one_shot;
 };
 
 struct cordon_instance;

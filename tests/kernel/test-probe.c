@@ -1173,6 +1173,69 @@ static void test_probe_is_stable(void **state)
 	free(b);
 }
 
+/* The launch's probe (CORDON_PROBE_FOR_SPAWN) skips only the mkdir test of
+ * v1 hierarchies no instance is put in and the unprivileged user namespace
+ * child, says so, and agrees with the full probe on everything else. */
+static void test_probe_for_spawn(void **state)
+{
+	struct cordon_caps c;
+	unsigned want = 0;
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(cordon_probe_opts(&c, 1u << 7), -EINVAL);
+	assert_int_equal(cordon_probe_opts(NULL, CORDON_PROBE_FOR_SPAWN), -EINVAL);
+	assert_int_equal(cordon_probe_opts(&c, CORDON_PROBE_FOR_SPAWN), 0);
+	assert_int_equal(caps.ctrl_untested, 0);
+	for (int i = 0; i < _CORDON_CTRL_MAX; i++)
+		if (caps.ctrl[i].available && !caps.ctrl[i].v2 && !(CORDON_CTRLS_INSTANCE & (1u << i)))
+			want |= 1u << i;
+	assert_int_equal(c.ctrl_untested, want);
+	assert_false(caps.userns_untested);
+	assert_true(c.userns_untested);
+	assert_false(c.userns_unprivileged);
+	for (int i = 0; i < _CORDON_CTRL_MAX; i++) {
+		if (want & (1u << i)) {
+			assert_false(c.ctrl[i].can_create);
+			assert_true(c.ctrl[i].available);
+		} else
+			assert_int_equal(c.ctrl[i].can_create, caps.ctrl[i].can_create);
+	}
+
+	/* A report of these caps shows the untested ones as null. */
+	a = cordon_probe_to_json(&c);
+	assert_non_null(a);
+	for (int i = 0; i < _CORDON_CTRL_MAX; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "\"%s\": {", cordon_cgroup_ctrl_name(i));
+		if (want & (1u << i)) {
+			const char *o = strstr(a, key), *e = o ? strchr(o, '}') : NULL;
+			const char *n = o ? strstr(o, "\"can_create\": null") : NULL;
+
+			assert_non_null(o);
+			assert_true(n && n < e);
+		}
+	}
+	assert_non_null(strstr(a, "\"userns_unprivileged\": null"));
+	free(a);
+
+	/* Everything else is the full probe's. */
+	for (int i = 0; i < _CORDON_CTRL_MAX; i++)
+		c.ctrl[i].can_create = caps.ctrl[i].can_create;
+	c.ctrl_untested = 0;
+	c.userns_unprivileged = caps.userns_unprivileged;
+	c.userns_untested = false;
+	c.probe_usec = caps.probe_usec;
+	a = cordon_probe_to_json(&caps);
+	b = cordon_probe_to_json(&c);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
 static void *blocked_thread(void *arg)
 {
 	char b;
@@ -1233,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_leaves_nothing_behind),
 		cmocka_unit_test(test_probe_is_stable),
 		cmocka_unit_test(test_probe_multithreaded),
+		cmocka_unit_test(test_probe_for_spawn),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

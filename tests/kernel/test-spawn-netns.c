@@ -7,6 +7,7 @@
  * root. */
 #include "spawn-test.h"
 
+#include <dirent.h>
 #include <sys/syscall.h>
 
 static struct sbx *S;
@@ -26,7 +27,7 @@ static int group_teardown(void **state)
 }
 
 /* Spawns `sandbox-probe sleep 5` with stdio inherited; the caller frees. */
-static int spawn_sleeper(const struct cordon_profile *p, struct cordon_instance **ret)
+static int spawn_sleeper_opts(const struct cordon_profile *p, bool one_shot, struct cordon_instance **ret)
 {
 	char *argv[] = { p->command[0], (char *)"sleep", (char *)"5", NULL };
 	struct cordon_launch_policy pol = {
@@ -34,6 +35,7 @@ static int spawn_sleeper(const struct cordon_profile *p, struct cordon_instance 
 		.argv = argv,
 		.env_source = environ,
 		.stdio = CORDON_STDIO_INHERIT,
+		.one_shot = one_shot,
 	};
 	struct cordon_diag d = { 0 };
 	int r = cordon_spawn(&pol, &S->caps, ret, &d);
@@ -41,6 +43,35 @@ static int spawn_sleeper(const struct cordon_profile *p, struct cordon_instance 
 	if (r < 0)
 		fprintf(stderr, "cordon_spawn: %s: %s\n", d.step, d.message);
 	return r;
+}
+
+static int spawn_sleeper(const struct cordon_profile *p, struct cordon_instance **ret)
+{
+	return spawn_sleeper_opts(p, false, ret);
+}
+
+/* File descriptors of this process that are network namespaces. */
+static int count_netns_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], target[64];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, "net:[", 5) == 0;
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 static ino_t netns_of(pid_t pid)
@@ -131,9 +162,30 @@ static void test_forked_launcher_does_not_share_the_spare(void **state)
 	cordon_profile_free(p);
 }
 
+/* A one-shot launcher (cordon-launch --profile) makes no spare for a next
+ * spawn that never comes; without one_shot the same launcher then holds
+ * one. First in the list: the process holds no spare before it. */
+static void test_one_shot_makes_no_spare(void **state)
+{
+	struct cordon_profile *p = sbx_profile(S, NULL);
+	struct cordon_instance *inst = NULL;
+
+	(void)state;
+	assert_int_equal(count_netns_fds(), 0);
+	assert_int_equal(spawn_sleeper_opts(p, true, &inst), 0);
+	assert_int_equal(count_netns_fds(), 0);
+	cordon_instance_free(inst);
+	inst = NULL;
+	assert_int_equal(spawn_sleeper_opts(p, false, &inst), 0);
+	assert_int_equal(count_netns_fds(), 1);
+	cordon_instance_free(inst);
+	cordon_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_shot_makes_no_spare),
 		cmocka_unit_test(test_each_instance_own_netns),
 		cmocka_unit_test(test_forked_launcher_does_not_share_the_spare),
 	};
