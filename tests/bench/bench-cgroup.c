@@ -28,26 +28,12 @@
 #include "cgroup.h"
 #include "probe.h"
 #include "syscall-compat.h"
+#include "bench-util.h"
 
 #define ALL_CTRLS ((1u << CORDON_CTRL_MEMORY) | (1u << CORDON_CTRL_PIDS) | (1u << CORDON_CTRL_CPU))
 
 static struct cordon_caps caps;
 static const struct cordon_cgroup_limits lim = { .mem_bytes = 256ull << 20, .pids_max = 64, .cpu_micro = 1000000 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct result {
 	const char *name;

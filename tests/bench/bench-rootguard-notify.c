@@ -30,27 +30,7 @@
 #include <unistd.h>
 
 #include "rootguard-notify.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(uint64_t *v, size_t n, unsigned p)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(n - 1) * p / 100];
-}
+#include "bench-util.h"
 
 enum { DIRECT, NOTIFIED, FCHMOD_NOTIFIED, GETPPID_DIRECT, GETPPID_FILTERED, _N };
 static const char *const names[_N] = { "chmod direct", "chmod via supervisor", "fchmod via supervisor",

@@ -26,29 +26,9 @@
 
 #include "seccomp.h"
 #include <libseccomp-include.h>
+#include "bench-util.h"
 
 #define SYSCALL_LOOPS 200000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(uint64_t *v, size_t n, unsigned p)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(n - 1) * p / 100];
-}
 
 /* Runs fn in a forked child that reports one uint64_t over a pipe. */
 static int in_child(const struct cordon_seccomp_program *prog, int what, uint64_t *ret)
