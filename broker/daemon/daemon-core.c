@@ -51,6 +51,13 @@
 #include "worker.h"
 
 #define TICK_MS 100
+/* SQLite's WAL is copied back into the database from the tick, not inside
+ * a call (docs/performance.md, bench-proxy): at the first tick with no
+ * commit since the one before, or once it holds WAL_TICK_PAGES. A commit
+ * does it itself only at WAL_LIMIT_PAGES, the WAL's bound (4 KiB pages:
+ * 64 MiB). */
+#define WAL_TICK_PAGES	4000
+#define WAL_LIMIT_PAGES 16000
 
 static inline void closedir_p(DIR **d)
 {
@@ -179,6 +186,19 @@ static void on_spawner(struct cordon_loop *loop, int fd, uint32_t revents, void 
 		d->spawner.dispatch(d->spawner.userdata);
 }
 
+/* Durable work the calls left for idle time: the signed audit checkpoint a
+ * decision found due (a FULL transaction: its fsync makes the decisions
+ * before it durable), then the WAL's copy back into the database. */
+static void db_tick(struct cordon_daemon *d)
+{
+	struct cordon_db_counters cnt;
+
+	(void)cordon_audit_checkpoint_pending(d->db);
+	cordon_db_get_counters(d->db, &cnt);
+	(void)cordon_db_wal_checkpoint(d->db, cnt.transactions_committed == d->wal_tick_commits ? 1 : WAL_TICK_PAGES);
+	d->wal_tick_commits = cnt.transactions_committed;
+}
+
 static void on_tick(struct cordon_loop *loop, void *userdata)
 {
 	struct cordon_daemon *d = userdata;
@@ -187,6 +207,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 
 	gateway_tick(d);
 	workers_tick(d, now);
+	db_tick(d);
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
 		(void)cordon_approvals_expire(d->db, NULL);
@@ -233,8 +254,8 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 {
 	struct cordon_daemon *d;
 	struct cordon_broker_start_result rec = {};
-	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit" };
-	struct cordon_db_options dbo = {};
+	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit", .checkpoint_when_idle = true };
+	struct cordon_db_options dbo = { .wal_limit_pages = WAL_LIMIT_PAGES };
 	sigset_t mask;
 	int r;
 

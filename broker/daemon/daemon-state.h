@@ -288,6 +288,8 @@ struct cordon_daemon {
 	struct cordon_daemon_config cfg;
 	struct cordon_loop *loop;
 	struct cordon_db *db;
+	/* Commits counted at the last tick: none since means idle (db_tick()). */
+	uint64_t wal_tick_commits;
 	struct cordon_key *key;
 	struct cordon_spawner spawner;
 	bool have_spawner;

@@ -270,6 +270,11 @@ static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void 
 				dbuf_consume(&s->rbuf, s->rbuf.len);
 			}
 		}
+		/* A short read drained the socket; the watch is level-triggered,
+		 * so bytes that arrive later wake the loop again, and a read
+		 * that would only say EAGAIN is one syscall per message saved. */
+		if ((size_t)n < sizeof(buf))
+			break;
 	}
 	if (s->closing)
 		session_close(s);

@@ -14,6 +14,7 @@ struct cordon_watch {
 	int fd;
 	cordon_watch_fn fn;
 	void *userdata;
+	uint32_t events; /* as last given to epoll_ctl() */
 	bool dead;
 	struct cordon_watch *next_dead;
 };
@@ -101,7 +102,7 @@ int cordon_loop_watch(struct cordon_loop *l, int fd, uint32_t events, cordon_wat
 
 	if (!w)
 		return -ENOMEM;
-	*w = (struct cordon_watch){ .loop = l, .fd = fd, .fn = fn, .userdata = userdata };
+	*w = (struct cordon_watch){ .loop = l, .fd = fd, .fn = fn, .userdata = userdata, .events = events };
 	ev.data.ptr = w;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		int r = -errno;
@@ -118,8 +119,13 @@ int cordon_loop_watch_modify(struct cordon_watch *w, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = w };
 
+	/* Watches are level-triggered, so setting the same events again
+	 * changes nothing: a flush after every message costs no syscall. */
+	if (events == w->events)
+		return 0;
 	if (epoll_ctl(w->loop->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
 		return -errno;
+	w->events = events;
 	return 0;
 }
 

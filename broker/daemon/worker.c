@@ -473,6 +473,10 @@ static void on_stdout(struct cordon_loop *loop, int fd, uint32_t revents, void *
 					dbuf_consume(&w->rbuf, w->rbuf.len);
 			}
 		}
+		/* A short read drained the pipe (level-triggered watch: later
+		 * bytes wake the loop again); no read just to see EAGAIN. */
+		if ((size_t)n < sizeof(buf))
+			break;
 	}
 	if (--w->refs == 0 && w->state == DW_DEAD)
 		free(w);

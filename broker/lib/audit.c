@@ -55,6 +55,7 @@ struct cordon_audit_state {
 	/* A relaxed transaction's append found a checkpoint due and left it to
 	 * audit_deferred_checkpoint() (append_and_maybe_checkpoint()). */
 	bool checkpoint_deferred;
+	bool when_idle; /* cordon_audit_options.checkpoint_when_idle */
 	uint64_t since; /* setup time: the interval counts from here before the first checkpoint */
 };
 
@@ -612,6 +613,18 @@ int audit_deferred_checkpoint(struct cordon_db *db)
 	return r;
 }
 
+int audit_after_relaxed_commit(struct cordon_db *db)
+{
+	if (db->audit && db->audit->when_idle)
+		return 0;
+	return audit_deferred_checkpoint(db);
+}
+
+int cordon_audit_checkpoint_pending(struct cordon_db *db)
+{
+	return audit_deferred_checkpoint(db);
+}
+
 int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,
 		       struct cordon_diag *diag)
 {
@@ -632,6 +645,7 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 	a->signer = signer;
 	snprintf(a->origin, sizeof(a->origin), "%s", o->origin);
 	a->every = o->checkpoint_every ? o->checkpoint_every : 256;
+	a->when_idle = o->checkpoint_when_idle;
 	a->interval_usec = o->checkpoint_interval_usec ? o->checkpoint_interval_usec : 300 * CORDON_USEC_PER_SEC;
 	cordon_merkle_stream_init(&a->committed.ms);
 	a->since = cordon_db_now(db);

@@ -71,6 +71,11 @@ struct cordon_audit_options {
 	const char *origin;		   /* checkpoint origin line, e.g. "cordon/host.example/audit" */
 	uint64_t checkpoint_every;	   /* records; 0: 256 */
 	uint64_t checkpoint_interval_usec; /* 0: 300 s */
+	/* false: a checkpoint that falls due in a relaxed transaction (a
+	 * decision) is signed right after its commit, on the call's path.
+	 * true: it is left for the caller's next cordon_audit_checkpoint_pending()
+	 * (cordond: its 100 ms tick), and signs every record up to then. */
+	bool checkpoint_when_idle;
 };
 
 /* Enables checkpoints: takes ownership of signer (freed with the db, or now
@@ -102,6 +107,14 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev);
  * was written, 0 when none was pending, -errno (the counter of failed
  * appends counts it; the next append that finds it due tries again). */
 int audit_deferred_checkpoint(struct cordon_db *db);
+
+/* After a relaxed commit: audit_deferred_checkpoint(), unless the caller
+ * asked for checkpoint_when_idle (then 0). */
+int audit_after_relaxed_commit(struct cordon_db *db);
+
+/* audit_deferred_checkpoint() for a caller that set checkpoint_when_idle:
+ * call it from idle time (a timer), outside a transaction. */
+int cordon_audit_checkpoint_pending(struct cordon_db *db);
 
 /* Signs a checkpoint now if there are records no checkpoint covers (the
  * checkpoint record itself is covered). Call at shutdown and from a timer.

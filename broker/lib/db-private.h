@@ -36,6 +36,13 @@ struct cordon_db {
 	 * relaxed); db_begin() puts it back to FULL before its BEGIN. */
 	bool sync_normal;
 	unsigned faults;
+	/* wal_limit_pages (0: SQLite's auto-checkpoint); the WAL's size in
+	 * pages after the last commit, and whether it holds pages not yet
+	 * copied back (the WAL hook sets it, cordon_db_wal_checkpoint() clears
+	 * it when it copied everything). */
+	unsigned wal_limit;
+	unsigned wal_pages;
+	bool wal_dirty;
 	struct cordon_db_counters counters;
 	struct cordon_audit_state *audit;     /* owned; NULL until cordon_audit_setup() */
 	const struct db_audit_ops *audit_ops; /* non-NULL whenever audit is */

@@ -536,6 +536,43 @@ void cordon_db_get_counters(const struct cordon_db *db, struct cordon_db_counter
 	*ret = db->counters;
 }
 
+/* Runs after every commit of this connection (SQLite's WAL hook, which
+ * replaces its auto-checkpoint): nothing but bookkeeping, unless the WAL has
+ * reached its bound, when this commit copies it back as SQLite's own hook
+ * would have at 1000 pages. A failed checkpoint leaves the WAL as it was
+ * and is retried after the next commit; the commit itself has happened, so
+ * the hook always returns SQLITE_OK (as SQLite's own does). */
+static int wal_hook(void *userdata, sqlite3 *sql, const char *name, int pages)
+{
+	struct cordon_db *db = userdata;
+	int log = 0, copied = 0;
+
+	db->wal_pages = pages > 0 ? (unsigned)pages : 0;
+	db->wal_dirty = true;
+	if (db->wal_pages < db->wal_limit)
+		return SQLITE_OK;
+	if (sqlite3_wal_checkpoint_v2(sql, name, SQLITE_CHECKPOINT_PASSIVE, &log, &copied) == SQLITE_OK &&
+	    copied >= log)
+		db->wal_dirty = false;
+	db->counters.wal_checkpoints_in_commit++;
+	return SQLITE_OK;
+}
+
+int cordon_db_wal_checkpoint(struct cordon_db *db, unsigned min_pages)
+{
+	int log = 0, copied = 0, rc;
+
+	if (!db->wal_limit || !db->wal_dirty || db->wal_pages < min_pages || db->in_tx)
+		return 0;
+	rc = sqlite3_wal_checkpoint_v2(db->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc);
+	if (copied >= log)
+		db->wal_dirty = false;
+	db->counters.wal_checkpoints++;
+	return 1;
+}
+
 void cordon_db_inject_faults(struct cordon_db *db, unsigned faults)
 {
 	db->faults = faults;
@@ -771,6 +808,11 @@ int cordon_db_open(const char *path, const struct cordon_db_options *opts, struc
 			cordon_db_close(db);
 			return r;
 		}
+	}
+
+	if (opts && opts->wal_limit_pages) {
+		db->wal_limit = opts->wal_limit_pages;
+		(void)sqlite3_wal_hook(db->sql, wal_hook, db);
 	}
 
 	/* SQLite creates -wal/-shm with the database file's mode; check them

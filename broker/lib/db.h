@@ -34,6 +34,12 @@ struct cordon_db;
 struct cordon_db_options {
 	const struct cordon_clock *clock; /* NULL: the real clock */
 	int busy_timeout_ms;		  /* 0: 5000 */
+	/* 0: SQLite copies the WAL back into the database itself, inside the
+	 * commit that takes the WAL past 1000 pages (its auto-checkpoint).
+	 * Otherwise the caller does it from its idle time with
+	 * cordon_db_wal_checkpoint(), and a commit runs a checkpoint itself
+	 * only once the WAL holds this many pages: the bound on the WAL. */
+	unsigned wal_limit_pages;
 };
 
 /* Opens (creating when absent) the database at path. Returns 0 and writes
@@ -93,8 +99,18 @@ struct cordon_db_counters {
 	uint64_t audit_append_failures; /* appends that failed; each made its operation fail closed */
 	uint64_t transactions_committed;
 	uint64_t transactions_rolled_back;
+	uint64_t wal_checkpoints;	    /* by cordon_db_wal_checkpoint() */
+	uint64_t wal_checkpoints_in_commit; /* by a commit, the WAL at its bound */
 };
 void cordon_db_get_counters(const struct cordon_db *db, struct cordon_db_counters *ret);
+
+/* For a handle opened with wal_limit_pages: copies the WAL back into the
+ * database when at least min_pages of it (1: any) are not yet copied.
+ * PASSIVE: it never waits for a reader or a writer, so it copies what it
+ * can; it fsyncs the WAL first, so every commit before it, relaxed ones
+ * too, is then durable. Returns 1 when it ran, 0 when none was due (or a
+ * transaction is open), -errno. */
+int cordon_db_wal_checkpoint(struct cordon_db *db, unsigned min_pages);
 
 /* Test seam: faults to inject. Production code never sets these. */
 enum cordon_db_fault {

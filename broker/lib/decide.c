@@ -156,7 +156,7 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	if (r >= 0)
 		r = db_tx_commit(&tx);
 	if (r >= 0)
-		r = audit_deferred_checkpoint(db);
+		r = audit_after_relaxed_commit(db);
 	if (r < 0) {
 		/* Fail closed above read: without its record, nothing that
 		 * changes anything goes ahead. */

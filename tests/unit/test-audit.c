@@ -666,6 +666,46 @@ static void test_read_decisions_sign_due_checkpoints_after_commit(void **state)
 	assert_int_equal(rep.signed_through, rep.last);
 }
 
+/* With checkpoint_when_idle (cordond), a decision that makes a checkpoint
+ * due does not sign it on the call's path: the caller's idle-time
+ * cordon_audit_checkpoint_pending() does, in a durable transaction, and
+ * that checkpoint signs every record up to then. */
+static void test_when_idle_due_checkpoint_waits_for_the_caller(void **state)
+{
+	static const uint8_t seed[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct bt *t = *state;
+	struct cordon_note_signer *s = NULL;
+	struct cordon_audit_options ao = { .origin = "cordon.test/audit",
+					   .checkpoint_every = 3,
+					   .checkpoint_interval_usec = 3600 * SEC,
+					   .checkpoint_when_idle = true };
+	struct cordon_broker_decision dec;
+	struct cordon_audit_report rep;
+	struct cordon_decide_request rr = {
+		.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
+	int before;
+
+	assert_int_equal(cordon_note_signer_new_from_seed("cordon-test", seed, &s), 0);
+	cordon_note_signer_verifier(s, &t->verifier);
+	assert_int_equal(cordon_audit_setup(t->db, &ao, s, NULL), 0);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	before = count_checkpoints(t);
+	/* Nothing pending yet. */
+	assert_int_equal(cordon_audit_checkpoint_pending(t->db), 0);
+	for (int i = 1; i <= 7; i++) {
+		assert_int_equal(cordon_broker_decide(t->db, &rr, &dec), 0);
+		assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	}
+	assert_int_equal(count_checkpoints(t), before);
+	assert_int_equal(cordon_audit_checkpoint_pending(t->db), 1);
+	assert_int_equal(count_checkpoints(t), before + 1);
+	assert_int_equal(cordon_audit_checkpoint_pending(t->db), 0);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, rep.last);
+}
+
 static void test_commit_failure_fails_closed(void **state)
 {
 	struct bt *t = *state;
@@ -1025,6 +1065,7 @@ int main(void)
 		T(test_checkpoint_root_mismatch_is_break),
 		T(test_checkpoint_every_n_records),
 		T(test_read_decisions_sign_due_checkpoints_after_commit),
+		T(test_when_idle_due_checkpoint_waits_for_the_caller),
 		T(test_checkpoint_every_t_seconds),
 		T(test_shutdown_signs_everything),
 		T(test_merkle_state_survives_reopen),

@@ -417,11 +417,81 @@ static void test_only_relaxed_transactions_run_at_normal(void **state)
 	cordon_db_close(db);
 }
 
+/* WAL size in pages, as the wal file's length says (32-byte header, then
+ * frames of a 24-byte header and a page). */
+static long wal_frames(struct fx *f)
+{
+	_cleanup_free_ char *wal = NULL;
+	struct stat st;
+
+	assert_true(asprintf(&wal, "%s-wal", f->path) > 0);
+	assert_int_equal(stat(wal, &st), 0);
+	return st.st_size <= 32 ? 0 : (long)((st.st_size - 32) / (24 + 4096));
+}
+
+static void commit_meta(struct cordon_db *db, int64_t v, bool relaxed)
+{
+	assert_int_equal(relaxed ? db_begin_relaxed(db) : db_begin(db), 0);
+	assert_int_equal(db_meta_set_tx(db, "wal_test", v), 0);
+	assert_int_equal(db_commit(db), 0);
+}
+
+/* With wal_limit_pages, a commit does not copy the WAL back (SQLite's
+ * auto-checkpoint is off) until the WAL reaches the bound; the caller's
+ * cordon_db_wal_checkpoint() does, when at least min_pages are due, and
+ * after a full copy the next commit starts the WAL over from its start, so
+ * the file never grows past the bound plus one transaction. */
+static void test_wal_checkpointed_by_caller_and_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_db_options o = { .clock = &f->clock.clock, .busy_timeout_ms = 100, .wal_limit_pages = 40 };
+	struct cordon_db_counters c;
+	struct cordon_db *db = NULL;
+	long max = 0;
+
+	assert_int_equal(cordon_db_open(f->path, &o, &db, NULL), 0);
+	/* Opening committed the schema: copy that back; then nothing is due. */
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1), 1);
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1), 0);
+	for (int i = 0; i < 10; i++)
+		commit_meta(db, i, i % 2);
+	/* Ten commits of a page or more each, none copied back. */
+	assert_true(wal_frames(f) >= 10);
+	cordon_db_get_counters(db, &c);
+	assert_int_equal(c.wal_checkpoints_in_commit, 0);
+	/* Not due below min_pages; due at 1, then nothing left. */
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1000), 0);
+	assert_int_equal(db_begin(db), 0);
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1), 0); /* never inside a transaction */
+	db_rollback(db);
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1), 1);
+	assert_int_equal(cordon_db_wal_checkpoint(db, 1), 0);
+	cordon_db_get_counters(db, &c);
+	assert_int_equal(c.wal_checkpoints, 2);
+	/* The next commit restarts the WAL: it holds that commit only. */
+	commit_meta(db, 100, false);
+	assert_true(wal_frames(f) >= 10); /* the file keeps its length */
+	/* Left alone, the commits themselves keep the WAL at its bound. */
+	for (int i = 0; i < 200; i++) {
+		long n;
+
+		commit_meta(db, 200 + i, true);
+		n = wal_frames(f);
+		if (n > max)
+			max = n;
+	}
+	cordon_db_get_counters(db, &c);
+	assert_true(c.wal_checkpoints_in_commit >= 1);
+	assert_true(max <= 40 + 4);
+	cordon_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_only_relaxed_transactions_run_at_normal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_temp_store_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wal_checkpointed_by_caller_and_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_created_with_mode_0600_whatever_the_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_readable_database_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_world_readable_wal_refused, setup, teardown),
