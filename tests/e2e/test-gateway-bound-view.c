@@ -307,6 +307,39 @@ static void test_views(void **state_)
 	mcp_peer_disconnect(&a);
 	mcp_peer_disconnect(&b);
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "audit", "verify", (char *)NULL), 0);
+	/* Decided and audited alike, by connector and tool: alpha's echo from
+	 * both views; nothing the bound session sent reached beta (beta's
+	 * decisions are the multiplexed session's list fan-outs), and no
+	 * decision names a prefixed tool. */
+	{
+		char *out = NULL;
+		int echo = 0;
+		json_t *rec;
+		size_t i;
+
+		assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "1000", (char *)NULL),
+				 0);
+		v = json_loads(out, 0, NULL);
+		free(out);
+		assert_non_null(v);
+		json_array_foreach(rcd_first_array(v), i, rec)
+		{
+			const char *conn = json_string_value(json_object_get(rec, "connector"));
+			const char *tool = json_string_value(json_object_get(rec, "tool"));
+
+			const char *ev = json_string_value(json_object_get(rec, "event"));
+
+			/* Decisions (and the ledger): what sessions asked for. */
+			if (!conn || !tool || !ev || strcmp(ev, "decision") != 0)
+				continue;
+			assert_null(strstr(tool, "__"));
+			echo += !strcmp(conn, "alpha") && !strcmp(tool, "echo");
+			if (!strcmp(conn, "beta") && strcmp(tool, "prompts/list") && strcmp(tool, "resources/list"))
+				fail_msg("beta: a decision on %s", tool);
+		}
+		assert_true(echo >= 2);
+	}
+	json_decref(v);
 }
 
 /* Runs `cordonctl mcp --connector ID --socket GATEWAY` with input on its
