@@ -587,12 +587,13 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
 	fputs("Usage: cordonctl [--socket PATH] [--json] COMMAND [ARGS]\n"
-	      "       cordonctl mcp [--socket PATH]\n"
+	      "       cordonctl mcp [--connector ID] [--socket PATH]\n"
 	      "       cordonctl COMMAND --help\n\nCommands:\n",
 	      f);
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %s\n", c->usage);
-	fputs("  mcp                      bridge stdio to the gateway socket (for stdio MCP clients)\n\n"
+	fputs("  mcp [--connector ID]     bridge stdio to the gateway socket (for stdio MCP clients);\n"
+	      "                           --connector: that connector alone, under its own names\n\n"
 	      "Options:\n"
 	      "  --socket PATH   operator socket (default $" CORDON_OPERATOR_SOCKET_ENV
 	      " or " CORDON_OPERATOR_SOCKET_DEFAULT ");\n"
@@ -797,6 +798,74 @@ static int relay(int in, int out, char *buf, size_t size, bool *eof)
 	return 0;
 }
 
+/* Binds the gateway session to one connector before the client's first
+ * byte: sends cordon/bind and reads its answer, which is the first line the
+ * gateway writes (nothing of the client has been sent yet). Bytes after it
+ * (none are expected) go to stdout. */
+static int bind_session(int fd, const char *connector)
+{
+	_cleanup_(json_decrefp) json_t *req = NULL, *msg = NULL;
+	_cleanup_free_ char *line = NULL;
+	static char buf[65536];
+	size_t n = 0;
+	char *nl = NULL;
+	json_t *err;
+
+	req = json_pack("{s:s, s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "id", "cordonctl-bind", "method", "cordon/bind",
+			"params", "connector", connector);
+	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	if (!line)
+		return EXIT_FAILED;
+	if (write_all(fd, line, strlen(line)) < 0 || write_all(fd, "\n", 1) < 0) {
+		fprintf(stderr, "cordonctl: sending to the gateway: %s\n", strerror(errno));
+		return EXIT_CONNECT;
+	}
+	while (!nl) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t k;
+		int r = poll(&p, 1, 30000);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || n == sizeof(buf)) {
+			fprintf(stderr, "cordonctl: the gateway did not answer cordon/bind\n");
+			return EXIT_PROTOCOL;
+		}
+		k = recv(fd, buf + n, sizeof(buf) - n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fprintf(stderr, "cordonctl: the gateway closed the connection without an answer\n");
+			return EXIT_PROTOCOL;
+		}
+		nl = memchr(buf + n, '\n', (size_t)k);
+		n += (size_t)k;
+	}
+	msg = json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, NULL);
+	err = json_object_get(msg, "error");
+	if (err) {
+		/* A refused binding, or a gateway with no session for us (busy). */
+		fprintf(stderr, "cordonctl: mcp --connector %s: %s\n", connector,
+			json_string_value(json_object_get(err, "message")) ?: "refused");
+		return EXIT_FAILED;
+	}
+	if (!json_is_object(json_object_get(msg, "result")) ||
+	    !json_equal(json_object_get(msg, "id"), json_object_get(req, "id"))) {
+		fprintf(stderr, "cordonctl: unexpected answer to cordon/bind\n");
+		return EXIT_PROTOCOL;
+	}
+	for (char *p = nl + 1; p < buf + n;) {
+		ssize_t w = write(STDOUT_FILENO, p, (size_t)(buf + n - p));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return EXIT_FAILED;
+		p += w;
+	}
+	return EXIT_OK;
+}
+
 static int cmd_mcp(const struct opts *o)
 {
 	const char *path = o->socket ? o->socket : getenv(CORDON_GATEWAY_SOCKET_ENV);
@@ -807,13 +876,17 @@ static int cmd_mcp(const struct opts *o)
 	int r;
 
 	if (o->help) {
-		puts("Usage: cordonctl mcp [--socket PATH]\n"
+		puts("Usage: cordonctl mcp [--connector ID] [--socket PATH]\n"
 		     "Relays bytes between stdin/stdout and the gateway socket (default $" CORDON_GATEWAY_SOCKET_ENV
 		     " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
 		     "so any stdio MCP client can talk to cordond: {\"command\": \"cordonctl\", \"args\": [\"mcp\"]}.\n"
-		     "The relay never parses or changes a byte; cordond identifies the session by the\n"
-		     "socket peer's credentials. Exits when the daemon closes the connection, or shortly\n"
-		     "after stdin ends (its write side is shut down so the daemon sees the end).");
+		     "Without --connector the session sees every connector, tools and prompts named\n"
+		     "<connector>__<name>. With --connector ID it sees that connector alone, under its own\n"
+		     "names (one client config entry per connector): cordonctl binds the session first\n"
+		     "(cordon/bind) and exits 1 naming the connector when cordond refuses it.\n"
+		     "The relay never parses or changes a byte of the client's; cordond identifies the\n"
+		     "session by the socket peer's credentials. Exits when the daemon closes the connection,\n"
+		     "or shortly after stdin ends (its write side is shut down so the daemon sees the end).");
 		return EXIT_OK;
 	}
 	if (o->n_pos != 1) {
@@ -825,6 +898,11 @@ static int cmd_mcp(const struct opts *o)
 	r = connect_unix(path, &fd);
 	if (r != EXIT_OK)
 		return r;
+	if (o->connector) {
+		r = bind_session(fd, o->connector);
+		if (r != EXIT_OK)
+			return r;
+	}
 	while (!sock_eof) {
 		struct pollfd p[2] = { { .fd = in_eof ? -1 : STDIN_FILENO, .events = POLLIN },
 				       { .fd = fd, .events = POLLIN } };

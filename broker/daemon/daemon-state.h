@@ -222,6 +222,9 @@ struct dsession {
 	bool client_sampling, client_elicitation, client_roots;
 	struct dcall *calls;
 	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
+	/* The one connector this session sees, under its own names (cordon/bind,
+	 * only before initialize, never changed); "" for the multiplexed view. */
+	char bound[CORDON_CONNECTOR_ID_MAX + 1];
 	int64_t next_server_id;
 	uint64_t accepted_ms; /* before initialize: closed after cfg.initialize_timeout_ms */
 	struct dsession *next, *prev;
@@ -241,7 +244,7 @@ struct duid {
 struct worker_events {
 	/* A listing changed a connector's inventory: sessions hear
 	 * notifications/tools/list_changed (rate-limited by the worker). */
-	void (*tools_changed)(struct cordon_daemon *d);
+	void (*tools_changed)(struct cordon_daemon *d, const char *connector);
 	/* A notification for the clients of instance w that the worker
 	 * admitted: notifications/message (params: an object, borrowed) or
 	 * notifications/resources|prompts/list_changed (params NULL). */

@@ -292,7 +292,7 @@ void cordon_daemon_policy_changed(struct cordon_daemon *d, const char *connector
 		if ((!connector || !strcmp(c->id, connector)) && !conn_can_serve(d, c))
 			(void)end_instances(d, c, "no tool of it is granted any more");
 	}
-	session_notify_all_list_changed(d);
+	session_notify_all_list_changed(d, connector);
 }
 
 void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *connector)
@@ -313,7 +313,7 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 	 * starts a fresh instance. */
 	n = end_instances(d, NULL, "revoke-all");
 	/* The surface is now empty. */
-	session_notify_all_list_changed(d);
+	session_notify_all_list_changed(d, NULL);
 	return n;
 }
 
@@ -415,7 +415,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 	 * waiting calls see their approvals gone, clients get list_changed. */
 	(void)end_instances(d, c, "connector removed");
 	daemon_surface_changed(d, connector);
-	session_notify_all_list_changed(d);
+	session_notify_all_list_changed(d, connector);
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "cleanup.h"
 #include "delegations.h"
 #include "gateway-call.h"
+#include "gateway-names.h"
 #include "gateway-session.h"
 #include "grants.h"
 #include "inventory.h"
@@ -445,7 +446,10 @@ static void call_worker_ready(struct dcall *c)
 	d = c->s->d;
 	fp = c->w ? worker_fingerprint(c->w, c->tool) : NULL;
 	if (!fp) {
-		session_send_error(c->s, c->rpc_id, -32602, "Unknown tool: %s__%s", c->connector, c->tool);
+		char shown[200];
+
+		(void)gateway_name_show(c->s->bound, c->connector, c->tool, shown, sizeof(shown));
+		session_send_error(c->s, c->rpc_id, -32602, "Unknown tool: %s", shown);
 		call_free(c);
 		return;
 	}
@@ -630,7 +634,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 {
 	struct cordon_daemon *d = s->d;
 	const char *name = json_string_value(json_object_get(params, "name"));
-	const char *sep = strstr(name, "__");
+	const char *tool = NULL;
 	json_t *meta = json_object_get(params, "_meta");
 	struct cordon_tool_call tc = {};
 	struct cordon_diag diag = {};
@@ -645,14 +649,15 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 				   SESSION_CALLS_MAX);
 		return;
 	}
-	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !cordon_tool_name_is_valid(sep + 2)) {
+	/* The session's view names the connector (prefix, or its binding); a
+	 * name of any other connector is as unknown as a tool that does not
+	 * exist. */
+	if (gateway_name_route(s->bound, name, connector, &tool) < 0 || !cordon_tool_name_is_valid(tool)) {
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;
 	}
-	memcpy(connector, name, (size_t)(sep - name));
-	connector[sep - name] = 0;
 	conn = connector_id_is_valid(connector) ? daemon_conn(d, connector) : NULL;
-	if (!conn || !daemon_conn_installed(d, connector) || !tool_in_surface(d, connector, sep + 2)) {
+	if (!conn || !daemon_conn_installed(d, connector) || !tool_in_surface(d, connector, tool)) {
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;
 	}
@@ -686,7 +691,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 	c->ops = &tool_call_ops;
 	c->rpc_id = json_deep_copy(id);
 	snprintf(c->connector, sizeof(c->connector), "%s", connector);
-	snprintf(c->tool, sizeof(c->tool), "%s", sep + 2);
+	snprintf(c->tool, sizeof(c->tool), "%s", tool);
 	c->progress_token = tok ? json_deep_copy(tok) : NULL;
 	c->idem_key = TAKE_PTR(tc.idempotency_key);
 	c->args_jcs = TAKE_PTR(tc.arguments_jcs);
@@ -755,9 +760,9 @@ static json_t *broker_tool_defs(void)
 
 json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 {
-	json_t *out = broker_tool_defs();
+	/* A bound session sees its connector's tools and nothing else. */
+	json_t *out = s->bound[0] ? json_array() : broker_tool_defs();
 
-	(void)s;
 	if (!out)
 		out = json_array();
 	for (size_t i = 0; i < d->n_conns; i++) {
@@ -766,7 +771,8 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 		char **grants = NULL;
 		size_t n = 0;
 
-		if (!daemon_conn_installed(d, c->id) || cordon_grants_list(d->db, c->id, &grants, &n) < 0)
+		if ((s->bound[0] && strcmp(s->bound, c->id) != 0) || !daemon_conn_installed(d, c->id) ||
+		    cordon_grants_list(d->db, c->id, &grants, &n) < 0)
 			continue;
 		if (cordon_risk_policy_load(d->db, c->id, &pol) < 0) {
 			strv_free(grants);
@@ -789,7 +795,10 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 				continue;
 			}
 			cordon_inventory_record_done(&rec);
-			snprintf(full, sizeof(full), "%s__%s", c->id, grants[g]);
+			if (gateway_name_show(s->bound, c->id, grants[g], full, sizeof(full)) < 0) {
+				json_decref(def);
+				continue;
+			}
 			json_object_set_new(def, "name", json_string(full));
 			ann = json_object_get(def, "annotations");
 			if (!json_is_object(ann)) {

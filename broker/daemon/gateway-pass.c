@@ -8,7 +8,9 @@
  * listed each URI (and each URI template), so resources/read and
  * completion/complete route to that connector and nowhere else. A URI no
  * listing in this session produced is refused. List calls fan out to every
- * eligible connector and return the first page of each, merged.
+ * eligible connector and return the first page of each, merged. A session
+ * bound to one connector (gateway.c) sees that connector only: its lists
+ * ask it alone, and its prompt names are the connector's own.
  *
  * A pass-through request is a call of kind DCK_PASS on gateway-call.c's call
  * object, with its own struct dcall_ops (pass_call_ops): the worker that
@@ -20,6 +22,7 @@
 
 #include "audit.h"
 #include "gateway-call.h"
+#include "gateway-names.h"
 #include "gateway-pass.h"
 #include "gateway-session.h"
 #include "parse-util.h"
@@ -49,15 +52,18 @@ static void multi_part_done(struct dmulti *m)
 		session_send_result(m->s, m->rpc_id, json_pack("{s:O}", m->key, m->acc));
 }
 
-static bool eligible(struct cordon_daemon *d, struct dconn *c, bool prompts)
+/* Whether connector c passes prompts (or resources) through to session s:
+ * its profile lets them, it is installed, and s sees it. */
+static bool eligible(struct dsession *s, struct dconn *c, bool prompts)
 {
-	return (prompts ? c->profile->prompts_read : c->profile->resources_read) && daemon_conn_installed(d, c->id);
+	return (prompts ? c->profile->prompts_read : c->profile->resources_read) &&
+	       daemon_conn_installed(s->d, c->id) && (!s->bound[0] || !strcmp(s->bound, c->id));
 }
 
-bool pass_offered(struct cordon_daemon *d, bool prompts)
+bool pass_offered(struct dsession *s, bool prompts)
 {
-	for (size_t i = 0; i < d->n_conns; i++)
-		if (eligible(d, &d->conns[i], prompts))
+	for (size_t i = 0; i < s->d->n_conns; i++)
+		if (eligible(s, &s->d->conns[i], prompts))
 			return true;
 	return false;
 }
@@ -93,9 +99,11 @@ static void pass_result(struct dcall *c, json_t *msg)
 				char name[300];
 				const char *n = json_string_value(json_object_get(x, "name"));
 
-				if (!n)
+				if (!n || !m->s ||
+				    gateway_name_show(m->s->bound, c->connector, n, name, sizeof(name)) < 0) {
+					json_decref(cp);
 					continue;
-				snprintf(name, sizeof(name), "%s__%s", c->connector, n);
+				}
 				json_object_set_new(cp, "name", json_string(name));
 			} else if (m->s) {
 				const char *uri = json_string_value(json_object_get(x, "uri"));
@@ -241,7 +249,7 @@ static void fan_out(struct dsession *s, const json_t *id, const char *method, co
 	m->pending = 1; /* held until every part is started */
 	snprintf(m->key, sizeof(m->key), "%s", key);
 	for (size_t i = 0; i < d->n_conns; i++)
-		if (eligible(d, &d->conns[i], prompts)) {
+		if (eligible(s, &d->conns[i], prompts)) {
 			m->pending++;
 			if (pass_one(s, &d->conns[i], id, method, json_object(), m) < 0 && m->pending > 1) {
 				/* pass_one already failed that part through
@@ -252,19 +260,16 @@ static void fan_out(struct dsession *s, const json_t *id, const char *method, co
 	multi_unref(m);
 }
 
-static struct dconn *prompt_conn(struct cordon_daemon *d, const char *name, const char **ret_rest)
+static struct dconn *prompt_conn(struct dsession *s, const char *name, const char **ret_rest)
 {
-	const char *sep = name ? strstr(name, "__") : NULL;
 	char id[CORDON_CONNECTOR_ID_MAX + 1];
+	const char *rest;
 	struct dconn *c;
 
-	if (!sep || (size_t)(sep - name) > CORDON_CONNECTOR_ID_MAX || !sep[2])
+	if (gateway_name_route(s->bound, name, id, &rest) < 0 || !connector_id_is_valid(id) ||
+	    !(c = daemon_conn(s->d, id)) || !eligible(s, c, true))
 		return NULL;
-	memcpy(id, name, (size_t)(sep - name));
-	id[sep - name] = 0;
-	if (!connector_id_is_valid(id) || !(c = daemon_conn(d, id)) || !eligible(d, c, true))
-		return NULL;
-	*ret_rest = sep + 2;
+	*ret_rest = rest;
 	return c;
 }
 
@@ -273,19 +278,17 @@ static struct dconn *resource_conn(struct dsession *s, const char *uri)
 	const char *id = uri ? json_string_value(json_object_get(s->res_routes, uri)) : NULL;
 	struct dconn *c = id ? daemon_conn(s->d, id) : NULL;
 
-	return c && eligible(s->d, c, false) ? c : NULL;
+	return c && eligible(s, c, false) ? c : NULL;
 }
 
 /* Returns false when method is not a pass-through method. */
 bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params)
 {
-	struct cordon_daemon *d = s->d;
-
 	if (!strcmp(method, "resources/list") || !strcmp(method, "resources/templates/list") ||
 	    !strcmp(method, "prompts/list")) {
 		bool prompts = method[0] == 'p';
 
-		if (!pass_offered(d, prompts))
+		if (!pass_offered(s, prompts))
 			return false;
 		fan_out(s, id, method,
 			prompts				    ? "prompts"
@@ -298,7 +301,7 @@ bool pass_request(struct dsession *s, const char *method, const json_t *id, cons
 		const char *uri = json_string_value(json_object_get(params, "uri"));
 		struct dconn *c;
 
-		if (!pass_offered(d, false))
+		if (!pass_offered(s, false))
 			return false;
 		c = resource_conn(s, uri);
 		if (!c) {
@@ -314,9 +317,9 @@ bool pass_request(struct dsession *s, const char *method, const json_t *id, cons
 		struct dconn *c;
 		json_t *p;
 
-		if (!pass_offered(d, true))
+		if (!pass_offered(s, true))
 			return false;
-		c = prompt_conn(d, json_string_value(json_object_get(params, "name")), &rest);
+		c = prompt_conn(s, json_string_value(json_object_get(params, "name")), &rest);
 		if (!c) {
 			session_send_error(s, id, -32602, "Unknown prompt");
 			return true;
@@ -333,10 +336,10 @@ bool pass_request(struct dsession *s, const char *method, const json_t *id, cons
 		const char *rest = NULL;
 		json_t *p;
 
-		if (!pass_offered(d, true) && !pass_offered(d, false))
+		if (!pass_offered(s, true) && !pass_offered(s, false))
 			return false;
 		if (type && !strcmp(type, "ref/prompt"))
-			c = prompt_conn(d, json_string_value(json_object_get(ref, "name")), &rest);
+			c = prompt_conn(s, json_string_value(json_object_get(ref, "name")), &rest);
 		else if (type && !strcmp(type, "ref/resource"))
 			c = resource_conn(s, json_string_value(json_object_get(ref, "uri")));
 		if (!c) {

@@ -10,8 +10,9 @@
 
 #include "daemon-state.h"
 
-/* Whether any installed connector passes prompts (or resources) through. */
-bool pass_offered(struct cordon_daemon *d, bool prompts);
+/* Whether any installed connector the session sees (the one it is bound
+ * to, or any) passes prompts (or resources) through. */
+bool pass_offered(struct dsession *s, bool prompts);
 /* Serves a pass-through method; false when method is not one (or nothing
  * offers it). */
 bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params);

@@ -194,10 +194,11 @@ void session_send_result(struct dsession *s, const json_t *id, json_t *result)
 	session_send_json(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
-void session_notify_all_list_changed(struct cordon_daemon *d)
+void session_notify_all_list_changed(struct cordon_daemon *d, const char *connector)
 {
+	static const char msg[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+
 	for (struct dsession *s = d->sessions; s; s = s->next)
-		if (s->initialized)
-			session_send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}",
-				     strlen("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"));
+		if (s->initialized && (!connector || !s->bound[0] || !strcmp(s->bound, connector)))
+			session_send(s, msg, sizeof(msg) - 1);
 }

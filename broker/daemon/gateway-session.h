@@ -23,8 +23,11 @@ void session_send_error(struct dsession *s, const json_t *id, int code, const ch
 void session_send_result(struct dsession *s, const json_t *id, json_t *result /* stolen */);
 /* Writes what is queued, as far as the socket takes it (EPOLLOUT). */
 void session_flush(struct dsession *s);
-/* notifications/tools/list_changed to every initialized session. */
-void session_notify_all_list_changed(struct cordon_daemon *d);
+/* notifications/tools/list_changed to every initialized session that sees
+ * connector's tools (NULL: a change of every connector, or of the broker's
+ * own tools, told to every session; a session bound to another connector
+ * hears nothing of connector). */
+void session_notify_all_list_changed(struct cordon_daemon *d, const char *connector);
 
 /* One uid's share (issue 11 findings 3 and 6): the entry of uid, created
  * when create (NULL: none, or out of memory); put drops an entry that holds

@@ -11,6 +11,16 @@
  * this socket can reach an operator operation: the method table below is the
  * complete surface.
  *
+ * Two views. By default a session sees every connector, each tool and
+ * prompt named `<connector>__<name>`, beside the broker's own `cordon__*`
+ * tools. A session that sends `cordon/bind {"connector": ID}` before
+ * initialize sees only that connector, under its own names, and nothing
+ * else (no other connector, no broker tool, no other connector's
+ * notifications); the binding is set once and never changes. It narrows
+ * what the session addresses, nothing more: the subject is still the
+ * peer's credentials, and every call is decided, approved, audited and
+ * deduplicated on (connector, tool) exactly as in the multiplexed view.
+ *
  * The top of the gateway: requests go down to gateway-call.c (tools),
  * gateway-pass.c (resources, prompts, completion) and gateway-relay.c
  * (answers to relayed requests); output goes through gateway-session.c.
@@ -35,6 +45,7 @@
 #include "gateway-session.h"
 #include "gateway.h"
 #include "log.h"
+#include "parse-util.h"
 #include "worker.h"
 
 /* Newest first: the answer when the client's version is not supported. */
@@ -49,6 +60,30 @@ static unsigned sessions_per_uid(const struct cordon_daemon *d)
 	if (n > d->cfg.max_sessions)
 		n = d->cfg.max_sessions;
 	return n ? n : 1;
+}
+
+/* cordon/bind: binds the session to one installed connector. Only before
+ * initialize and only once, so what a client negotiated is what it keeps. */
+static void do_bind(struct dsession *s, const json_t *id, const json_t *params)
+{
+	const char *want = json_string_value(json_object_get(params, "connector"));
+
+	if (s->initialized || s->bound[0]) {
+		session_send_error(s, id, -32600, "Invalid Request: cordon/bind is allowed once, before initialize");
+		return;
+	}
+	if (!json_is_object(params) || !want || json_object_size(params) != 1) {
+		session_send_error(s, id, -32602, "Invalid params: cordon/bind needs exactly {\"connector\": ID}");
+		return;
+	}
+	if (!connector_id_is_valid(want) || !daemon_conn(s->d, want) || !daemon_conn_installed(s->d, want)) {
+		session_send_error(s, id, -32602, "Unknown connector '%.64s': no installed connector has this id",
+				   want);
+		return;
+	}
+	snprintf(s->bound, sizeof(s->bound), "%s", want);
+	log_info("session %s: bound to connector %s", s->id, s->bound);
+	session_send_result(s, id, json_pack("{s:s}", "connector", s->bound));
 }
 
 static void do_initialize(struct dsession *s, const json_t *id, const json_t *params)
@@ -77,18 +112,29 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	 * them through; logging is not offered (connector logs are relayed to
 	 * per-session clients as notifications/message regardless). */
 	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1);
-	if (pass_offered(s->d, false))
+	if (pass_offered(s, false))
 		json_object_set_new(caps, "resources", json_object());
-	if (pass_offered(s->d, true))
+	if (pass_offered(s, true))
 		json_object_set_new(caps, "prompts", json_object());
-	if (pass_offered(s->d, false) || pass_offered(s->d, true))
+	if (pass_offered(s, false) || pass_offered(s, true))
 		json_object_set_new(caps, "completions", json_object());
+	char name[80];
+
+	if (s->bound[0])
+		snprintf(name, sizeof(name), "cordond/%s", s->bound);
+	else
+		snprintf(name, sizeof(name), "cordond");
 	session_send_result(
 		s, id,
 		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps, "serverInfo",
-			  "name", "cordond", "version", "0.1", "instructions",
-			  "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
-			  "approval; if a call returns an approval code, repeat the identical call after approval."));
+			  "name", name, "version", "0.1", "instructions",
+			  s->bound[0]
+				  ? "The tools of one connector, under their own names. Calls that change something "
+				    "wait for an operator's approval; if a call returns an approval code, repeat the "
+				    "identical call after approval."
+				  : "Tools are named <connector>__<tool>. Calls that change something wait for an "
+				    "operator's approval; if a call returns an approval code, repeat the identical "
+				    "call after approval."));
 }
 
 /* args: params.arguments as canonical bytes, when handle_line() lifted them
@@ -102,6 +148,10 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 	}
 	if (!strcmp(method, "ping")) {
 		session_send_result(s, id, json_object());
+		return;
+	}
+	if (!strcmp(method, "cordon/bind")) {
+		do_bind(s, id, params);
 		return;
 	}
 	if (!s->initialized) {
@@ -130,7 +180,7 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 			session_send_error(s, id, -32602, "Invalid params: tools/call needs a name");
 			return;
 		}
-		if (!strncmp(name, "cordon__", 8)) {
+		if (!s->bound[0] && !strncmp(name, "cordon__", 8)) {
 			if (!broker_tool_call(s, id, name + 8, json_object_get(params, "arguments")))
 				session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 			return;
@@ -184,9 +234,9 @@ static void handle_line(struct dsession *s, const char *line, size_t len)
 	 * bytes (call_start); every other message gets them back in its tree. */
 	method = json_object_get(msg, "method");
 	name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
-	if (args.jcs &&
-	    (!json_object_get(msg, "id") || !json_is_string(method) ||
-	     strcmp(json_string_value(method), "tools/call") != 0 || !name || !strncmp(name, "cordon__", 8))) {
+	if (args.jcs && (!json_object_get(msg, "id") || !json_is_string(method) ||
+			 strcmp(json_string_value(method), "tools/call") != 0 || !name ||
+			 (!s->bound[0] && !strncmp(name, "cordon__", 8)))) {
 		r = cordon_canon_lifted_restore(msg, line, len, &lim, "params", "arguments", &args, &diag);
 		if (r < 0) {
 			session_send_error(s, NULL, -32603, "Internal error: %s", diag.message);
@@ -419,9 +469,9 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 
 /* ---- what connector instances tell the sessions (worker_events) ---------- */
 
-static void on_tools_changed(struct cordon_daemon *d)
+static void on_tools_changed(struct cordon_daemon *d, const char *connector)
 {
-	session_notify_all_list_changed(d);
+	session_notify_all_list_changed(d, connector);
 }
 
 static void on_worker_notify(struct dworker *w, const char *method, const json_t *params)
@@ -444,9 +494,11 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 		}
 		return;
 	}
-	/* resources/prompts list_changed: to the sessions this instance serves. */
+	/* resources/prompts list_changed: to the sessions this instance serves
+	 * (a session bound to another connector sees nothing of this one). */
 	for (struct dsession *s = w->d->sessions; s; s = s->next)
-		if (s->initialized && (!w->session || w->session == s))
+		if (s->initialized && (!w->session || w->session == s) &&
+		    (!s->bound[0] || !strcmp(s->bound, w->conn->id)))
 			session_send_json(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method));
 }
 

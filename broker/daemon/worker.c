@@ -155,7 +155,7 @@ static void notify_list_changed(struct cordon_daemon *d, struct dconn *c, uint64
 	c->notify_pending = false;
 	c->notify_last_ms = now;
 	if (d->worker_events)
-		d->worker_events->tools_changed(d);
+		d->worker_events->tools_changed(d, c->id);
 }
 
 /* The complete list arrived: fingerprint every tool, sync the inventory,

@@ -19,3 +19,13 @@ cordon_add_test(NAME test-daemon-limits
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-limits.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 120)
 add_dependencies(test-daemon-limits fake-connector cordonctl)
+
+# Issue 13: the one-connector view (cordon/bind, `cordonctl mcp --connector`)
+# beside the multiplexed one, on the real binaries; one check with the
+# official SDK client (npm fixture).
+cordon_add_test(NAME test-gateway-bound-view
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-gateway-bound-view.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
+add_dependencies(test-gateway-bound-view fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-gateway-bound-view PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-gateway-bound-view APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* How a session names a connector's tools and prompts (gateway-names.c).
+ * The multiplexed view (no binding) names them `<connector>__<item>`; a
+ * session bound to one connector (cordon/bind, before initialize) uses that
+ * connector's own names and reaches no other connector. Pure string work:
+ * whether the connector and the item exist is the caller's question. Used
+ * by gateway-call.c and gateway-pass.c. */
+
+#include <stddef.h>
+
+#include "profile.h"
+
+/* The connector and item a client's name addresses. bound: the session's
+ * connector ("" or NULL: multiplexed). Multiplexed: the name splits at its
+ * first "__" (connector before, at most CORDON_CONNECTOR_ID_MAX bytes;
+ * item after, not empty). Bound: the whole name is the item, and the
+ * connector is bound. Returns 0 (ret_connector filled, *ret_item pointing
+ * into name), or -ENOENT when name addresses nothing (NULL, empty, no
+ * prefix in the multiplexed view). */
+int gateway_name_route(const char *bound, const char *name, char ret_connector[CORDON_CONNECTOR_ID_MAX + 1],
+		       const char **ret_item);
+
+/* The name a client sees for connector's item: `<connector>__<item>`, or
+ * the item itself in a session bound to connector. Returns 0, or
+ * -ENAMETOOLONG when it does not fit size (buf then holds ""). */
+int gateway_name_show(const char *bound, const char *connector, const char *item, char *buf, size_t size);
