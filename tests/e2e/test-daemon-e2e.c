@@ -370,10 +370,18 @@ static void test_worker_crash_and_garbage(void **state)
 	assert_non_null(r);
 	assert_string_equal(result_text(r), "echo: again");
 	json_decref(r);
-	/* Non-JSON on stdout: the instance is killed and the call fails. */
+	/* Non-JSON on stdout (issue 13): the line is skipped with a
+	 * warning, the answer after it arrives and the instance lives on. */
 	r = call(&p, "fake__garbage", NULL, 10000);
 	assert_non_null(r);
-	assert_true(json_is_true(json_object_get(r, "isError")));
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "skipped?");
+	json_decref(r);
+	assert_true(daemon_log_has("stdout line skipped, not a JSON-RPC message (not JSON at column "));
+	assert_true(daemon_log_has("; 16 bytes): \"this is not JSON\""));
+	r = call(&p, "fake__echo", "still here", 10000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "echo: still here");
 	json_decref(r);
 	/* A 5 MiB stdout line (bound 4 MiB): killed, the call fails. */
 	for (int i = 0; i < 50; i++) {

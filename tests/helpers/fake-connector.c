@@ -15,7 +15,7 @@
  *   append  {text}  write: appends "<text>\n" to FILE, returns "appended"
  *                   text "slow..." appends, then waits 3 s before answering
  *   crash   {}      exits at once (status 3) without answering
- *   garbage {}      writes a line that is not JSON
+ *   garbage {}      writes a line that is not JSON, then answers "skipped?"
  *   roots   {}      returns the answer the client gave to its roots/list
  * With --extra (cordond's own tests):
  *   mutate  {}      changes echo's description, sends tools/list_changed
@@ -170,6 +170,7 @@ static void tools_call(const char *id, const char *line)
 		_exit(3);
 	} else if (!strcmp(name, "garbage")) {
 		out("this is not JSON");
+		result_text(id, "skipped?", 0);
 	} else if (extra && !strcmp(name, "ask")) {
 		/* Asks the user through the client; answers when the reply comes. */
 		snprintf(pending_ask, sizeof(pending_ask), "%s", id);
