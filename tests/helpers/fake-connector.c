@@ -11,7 +11,8 @@
  * outcome goes to stderr) and then serves as usual.
  *
  * Tools:
- *   echo    {text}  read: returns "echo: <text>"
+ *   echo    {text}  read: returns "echo: <text>"; text "after1s..." answers
+ *                   after 1 s
  *   append  {text}  write: appends "<text>\n" to FILE, returns "appended"
  *                   text "slow..." appends, then waits 3 s before answering
  *   crash   {}      exits at once (status 3) without answering
@@ -142,6 +143,11 @@ static void tools_call(const char *id, const char *line)
 		return;
 	}
 	if (!strcmp(name, "echo")) {
+		if (!strncmp(text, "after1s", 7)) {
+			struct timespec ts = { .tv_sec = 1 };
+
+			nanosleep(&ts, NULL);
+		}
 		snprintf(msg, sizeof(msg), "echo: %s", text);
 		result_text(id, msg, 0);
 	} else if (!strcmp(name, "append")) {
