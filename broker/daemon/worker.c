@@ -479,6 +479,12 @@ static void handle_line(struct dworker *w, const char *line, size_t len)
 	if (len == 0)
 		return;
 	r = cordon_canon_decode(line, len, &lim, &msg, &diag);
+	if (r == -ENOMEM) {
+		/* Not the connector's fault, but the line (perhaps an answer) is
+		 * lost: its calls fail now rather than wait. */
+		worker_died(w, "out of memory", false);
+		return;
+	}
 	if (r < 0) {
 		/* Named by its class and column only: the diag's text may quote
 		 * bytes of the line, which the excerpt shows scrubbed. */
