@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cordonctl: the operator CLI of cordond (operator socket), and `cordonctl
- * mcp`, a stdio <-> gateway socket byte relay for stdio MCP clients.
+ * mcp`, a stdio <-> gateway socket byte relay for stdio MCP clients (which
+ * watches request ids go by, so that when stdin ends it waits for the
+ * answers still due).
  *
  * Every command is one request on the operator protocol (operator-proto.h);
  * this program only builds the request and renders the response. Human
@@ -17,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 #include <jansson.h>
 
 #include "cleanup.h"
+#include "mcp-track.h"
 #include "operator-proto.h"
 #include "paths.h"
 
@@ -775,7 +779,14 @@ static int call(const char *socket_path, const char *op, json_t *args, json_t **
 
 /* ---- cordonctl mcp: byte relay ---- */
 
-static int relay(int in, int out, char *buf, size_t size, bool *eof)
+/* After stdin ends, how long the relay waits for the answers to requests
+ * it already passed on (the daemon ends a session when its client's side
+ * ends, so the write side stays open until they are in). */
+#define MCP_EOF_GRACE_MS 30000
+
+/* Moves what is readable on in to out; feeds the bytes to the tracker.
+ * Sets *eof at the end of in. Returns 0 or -errno. */
+static int relay(int in, int out, char *buf, size_t size, bool *eof, struct mcp_track *t, enum mcp_track_dir dir)
 {
 	ssize_t n = read(in, buf, size);
 
@@ -795,6 +806,8 @@ static int relay(int in, int out, char *buf, size_t size, bool *eof)
 		}
 		off += w;
 	}
+	/* Out of memory only costs the count (mcp_track_lost). */
+	(void)mcp_track_feed(t, dir, buf, (size_t)n);
 	return 0;
 }
 
@@ -866,27 +879,41 @@ static int bind_session(int fd, const char *connector)
 	return EXIT_OK;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int cmd_mcp(const struct opts *o)
 {
 	const char *path = o->socket ? o->socket : getenv(CORDON_GATEWAY_SOCKET_ENV);
 	_cleanup_close_ int fd = -EBADF;
+	_cleanup_(mcp_track_done) struct mcp_track track = {};
 	static char buf[65536];
-	bool in_eof = false, sock_eof = false;
+	bool in_eof = false, sock_eof = false, shut = false;
 	uint64_t in_eof_at = 0;
 	int r;
 
 	if (o->help) {
-		puts("Usage: cordonctl mcp [--connector ID] [--socket PATH]\n"
-		     "Relays bytes between stdin/stdout and the gateway socket (default $" CORDON_GATEWAY_SOCKET_ENV
-		     " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
-		     "so any stdio MCP client can talk to cordond: {\"command\": \"cordonctl\", \"args\": [\"mcp\"]}.\n"
-		     "Without --connector the session sees every connector, tools and prompts named\n"
-		     "<connector>__<name>. With --connector ID it sees that connector alone, under its own\n"
-		     "names (one client config entry per connector): cordonctl binds the session first\n"
-		     "(cordon/bind) and exits 1 naming the connector when cordond refuses it.\n"
-		     "The relay never parses or changes a byte of the client's; cordond identifies the\n"
-		     "session by the socket peer's credentials. Exits when the daemon closes the connection,\n"
-		     "or shortly after stdin ends (its write side is shut down so the daemon sees the end).");
+		printf("Usage: cordonctl mcp [--connector ID] [--socket PATH]\n"
+		       "Relays bytes between stdin/stdout and the gateway socket (default $" CORDON_GATEWAY_SOCKET_ENV
+		       " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
+		       "so any stdio MCP client can talk to cordond: {\"command\": \"cordonctl\", \"args\": "
+		       "[\"mcp\"]}.\n"
+		       "Without --connector the session sees every connector, tools and prompts named\n"
+		       "<connector>__<name>. With --connector ID it sees that connector alone, under its own\n"
+		       "names (one client config entry per connector): cordonctl binds the session first\n"
+		       "(cordon/bind) and exits 1 naming the connector when cordond refuses it.\n"
+		       "The relay never changes a byte of the client's; it only watches request ids go by.\n"
+		       "cordond identifies the session by the socket peer's credentials. Exits 0 when the daemon\n"
+		       "closes the connection. When stdin ends, it waits up to %d s for the answers to requests\n"
+		       "already sent (a notifications/cancelled withdraws one), printing them, then shuts its\n"
+		       "write side so the daemon ends the session, and exits 0; if answers are still missing\n"
+		       "after %d s it exits 1.\n",
+		       MCP_EOF_GRACE_MS / 1000, MCP_EOF_GRACE_MS / 1000);
 		return EXIT_OK;
 	}
 	if (o->n_pos != 1) {
@@ -909,17 +936,24 @@ static int cmd_mcp(const struct opts *o)
 		int timeout = -1;
 
 		if (in_eof) {
-			struct timespec ts;
-			uint64_t now;
+			uint64_t now = now_ms();
 
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-			if (!in_eof_at)
-				in_eof_at = now;
-			/* The client is gone: give in-flight answers a moment, then exit. */
-			if (now - in_eof_at >= 2000)
-				break;
-			timeout = (int)(2000 - (now - in_eof_at));
+			/* Every answer is in (and none can be missed): let the
+			 * daemon see the end; it closes, which ends the loop. */
+			if (!shut && mcp_track_pending(&track) == 0 && !mcp_track_lost(&track)) {
+				(void)shutdown(fd, SHUT_WR);
+				shut = true;
+			}
+			if (now - in_eof_at >= MCP_EOF_GRACE_MS) {
+				if (shut)
+					break;
+				fprintf(stderr,
+					"cordonctl: mcp: stdin ended; %zu answer(s)%s still outstanding after %d s\n",
+					mcp_track_pending(&track), mcp_track_lost(&track) ? " (or more)" : "",
+					MCP_EOF_GRACE_MS / 1000);
+				return EXIT_FAILED;
+			}
+			timeout = (int)(MCP_EOF_GRACE_MS - (now - in_eof_at));
 		}
 		if (poll(p, 2, timeout) < 0) {
 			if (errno == EINTR)
@@ -927,13 +961,13 @@ static int cmd_mcp(const struct opts *o)
 			return EXIT_FAILED;
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (relay(STDIN_FILENO, fd, buf, sizeof(buf), &in_eof) < 0)
+			if (relay(STDIN_FILENO, fd, buf, sizeof(buf), &in_eof, &track, MCP_TRACK_FROM_CLIENT) < 0)
 				return EXIT_FAILED;
 			if (in_eof)
-				(void)shutdown(fd, SHUT_WR);
+				in_eof_at = now_ms();
 		}
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-			if (relay(fd, STDOUT_FILENO, buf, sizeof(buf), &sock_eof) < 0)
+			if (relay(fd, STDOUT_FILENO, buf, sizeof(buf), &sock_eof, &track, MCP_TRACK_FROM_SERVER) < 0)
 				return EXIT_FAILED;
 	}
 	return EXIT_OK;

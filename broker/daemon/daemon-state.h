@@ -84,6 +84,11 @@ struct ddenials {
 	char hook[16];	   /* the egress hook of the latest of them */
 };
 
+/* A connector instance may write at most this many stdout lines that are
+ * not JSON-RPC messages within WORKER_SKIPPED_WINDOW_MS (worker.c): each is
+ * skipped with a warning, the next one stops the instance. */
+#define WORKER_SKIPPED_MAX 100
+
 struct dworker {
 	struct cordon_daemon *d;
 	struct dconn *conn;
@@ -125,6 +130,10 @@ struct dworker {
 	 * started with (from the spawner), for scrubbing its stderr. */
 	char **secrets;
 	size_t n_secrets;
+	/* issue 13: stdout lines skipped as not JSON-RPC messages, and the
+	 * times of the last WORKER_SKIPPED_MAX of them (a ring; worker.c). */
+	uint64_t skipped_n;
+	uint64_t skipped_at[WORKER_SKIPPED_MAX];
 	struct dcall *waiting; /* calls queued until ready */
 	struct dworker *next;  /* in the daemon's list */
 	int refs;
@@ -273,7 +282,8 @@ struct daemon_metrics {
 	uint64_t spawn_buckets[12]; /* le 1,2,5,10,20,50,100,200,500,1000,2000,+Inf ms */
 	double spawn_sum_ms;
 	uint64_t spawn_count;
-	uint64_t instance_restarts, instance_crashes, oom_kills, network_denials, worker_protocol_kills;
+	uint64_t instance_restarts, instance_crashes, oom_kills, network_denials, worker_protocol_kills,
+		worker_lines_skipped;
 	uint64_t sessions_total, sessions_refused, gateway_errors;
 };
 

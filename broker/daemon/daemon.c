@@ -168,8 +168,12 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 								      (json_int_t)w->instance, "tag", w->tag, "session",
 								      w->session ? w->session->id : NULL, "report",
 								      w->report));
-		json_array_append_new(conns, json_pack("{s:s, s:s, s:o, s:I}", "id", c->id, "state", conn_state(d, c),
-						       "instances", inst, "restarts", (json_int_t)c->restarts));
+		/* Why its last instance stopped as a crash (a budget, too many
+		 * lines that are not JSON-RPC, an exit), when one did. */
+		json_array_append_new(conns,
+				      json_pack("{s:s, s:s, s:o, s:I, s:s?}", "id", c->id, "state", conn_state(d, c),
+						"instances", inst, "restarts", (json_int_t)c->restarts, "last_error",
+						c->last_error[0] ? c->last_error : NULL));
 	}
 	cordon_db_get_counters(d->db, &cnt);
 	(void)cordon_audit_position(d->db, &last_seq, &last_cp, &cp_time);
@@ -225,6 +229,8 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 		(unsigned long long)d->m.network_denials);
 	fprintf(f, "# TYPE cordon_worker_protocol_kills_total counter\ncordon_worker_protocol_kills_total %llu\n",
 		(unsigned long long)d->m.worker_protocol_kills);
+	fprintf(f, "# TYPE cordon_worker_lines_skipped_total counter\ncordon_worker_lines_skipped_total %llu\n",
+		(unsigned long long)d->m.worker_lines_skipped);
 	fprintf(f, "# TYPE cordon_audit_append_failures_total counter\ncordon_audit_append_failures_total %llu\n",
 		(unsigned long long)cnt.audit_append_failures);
 	fprintf(f, "# TYPE cordon_sessions gauge\ncordon_sessions %u\n", sessions);

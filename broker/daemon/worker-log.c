@@ -5,12 +5,15 @@
  * rate-limited (WORKER_STDERR_RATE bytes a second, the rest counted and
  * reported), each line capped, control characters replaced and credential
  * values scrubbed. */
+#include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "dbuf.h"
 #include "log.h"
 #include "worker-log.h"
@@ -101,6 +104,54 @@ static void scrub(struct dworker *w, char *s)
 	for (struct dworker *x = w->d->workers; x; x = x->next)
 		if (x != w && x->conn == w->conn)
 			scrub_values(s, x->secrets, x->n_secrets);
+}
+
+/* The longest credential value scrub() looks for. */
+static size_t secrets_longest(struct dworker *w)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < w->conn->n_secrets; i++)
+		m = strlen(w->conn->secrets[i]) > m ? strlen(w->conn->secrets[i]) : m;
+	for (struct dworker *x = w->d->workers; x; x = x->next)
+		if (x == w || x->conn == w->conn)
+			for (size_t i = 0; i < x->n_secrets; i++)
+				m = strlen(x->secrets[i]) > m ? strlen(x->secrets[i]) : m;
+	for (size_t i = 0; i < w->n_secrets; i++) /* w may be off the list already */
+		m = strlen(w->secrets[i]) > m ? strlen(w->secrets[i]) : m;
+	return m;
+}
+
+void worker_excerpt(struct dworker *w, const char *s, size_t len, char *out, size_t size)
+{
+	/* Scrub more than the excerpt shows, so a credential value that starts
+	 * inside it and ends beyond it is still masked whole. */
+	size_t take = len < WORKER_EXCERPT_BYTES + secrets_longest(w) ? len : WORKER_EXCERPT_BYTES + secrets_longest(w);
+	size_t shown = len < WORKER_EXCERPT_BYTES ? len : WORKER_EXCERPT_BYTES, o = 0;
+	_cleanup_free_ char *raw = malloc(take + 1);
+
+	assert(size >= WORKER_EXCERPT_MAX);
+	if (!raw) {
+		snprintf(out, size, "(no excerpt: out of memory)");
+		return;
+	}
+	memcpy(raw, s, take);
+	raw[take] = '\0';
+	for (size_t i = 0; i < take; i++) /* scrub() stops at a NUL; no secret holds one */
+		if (raw[i] == '\0')
+			raw[i] = '\x01';
+	scrub(w, raw);
+	for (size_t i = 0; i < shown; i++) {
+		unsigned char c = (unsigned char)raw[i];
+
+		if (c == '\\' || c == '"')
+			o += (size_t)snprintf(out + o, size - o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
 }
 
 void worker_on_stderr(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Connector workers: cordond is an MCP client over each instance's stdio.
  *
- * A worker's stdout is untrusted input: it must be newline-delimited JSON
- * lines within the line bound, every line strictly admitted (canon); any
- * violation kills the instance and is reported, because a connector that
- * breaks framing could otherwise desynchronise responses and calls. Its
+ * A worker's stdout is untrusted input: newline-delimited JSON-RPC lines,
+ * each strictly admitted (canon). A line beyond the line bound stops the
+ * instance; a line that is not a JSON-RPC message is skipped with a warning,
+ * and too many of them stop the instance (WORKER_SKIPPED_MAX). Its
  * stderr goes to the broker log, rate-limited, size-capped and scrubbed of
  * credential values. Requests are numbered from 1 (the TypeScript SDK
  * ignores a cancellation for id 0). Server->client requests: roots/list is
@@ -61,6 +61,16 @@
 /* Sessions hear notifications/tools/list_changed only for a real change,
  * at most once per interval per connector (issue 11 finding 9a). */
 #define WORKER_NOTIFY_INTERVAL_MS 1000
+/* Lines on a connector's stdout that are not JSON-RPC messages (a stray
+ * print, a partial line, a batch array) are skipped with a rate-limited,
+ * scrubbed warning, as the official SDK skips them (issue 13); more than
+ * WORKER_SKIPPED_MAX (daemon-state.h: 100) within any WORKER_SKIPPED_WINDOW_MS
+ * stop the instance as a crash, with the reason in the log and last_error.
+ * Skipping cannot desynchronise calls: responses are matched by id. An
+ * oversize line still stops the instance at once: the bytes up to its end
+ * would have to be read and dropped, and if it was a response its call would
+ * wait for an answer that never comes. */
+#define WORKER_SKIPPED_WINDOW_MS 60000
 static void worker_died(struct dworker *w, const char *why, bool crashed);
 
 /* The gateway's handlers (NULL before gateway_start and after
@@ -404,6 +414,59 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 	free(q);
 }
 
+/* Counts a skipped stdout line; true when it is the one too many: more
+ * than WORKER_SKIPPED_MAX within WORKER_SKIPPED_WINDOW_MS (a sliding
+ * window: skipped_at holds the times of the last WORKER_SKIPPED_MAX). */
+static bool skipped_over_bound(struct dworker *w, uint64_t now)
+{
+	size_t slot = (size_t)(w->skipped_n % WORKER_SKIPPED_MAX);
+	bool over = w->skipped_n >= WORKER_SKIPPED_MAX && now - w->skipped_at[slot] < WORKER_SKIPPED_WINDOW_MS;
+
+	w->skipped_at[slot] = now;
+	w->skipped_n++;
+	return over;
+}
+
+/* A stdout line that is not a JSON-RPC message: skipped with a protocol
+ * warning (rate-limited, an escaped and scrubbed excerpt, never the whole
+ * line), or the instance stopped when there were too many of them. */
+static void skip_line(struct dworker *w, const char *line, size_t len, const char *what)
+{
+	char excerpt[WORKER_EXCERPT_MAX], why[200];
+
+	w->d->m.worker_lines_skipped++;
+	worker_excerpt(w, line, len, excerpt, sizeof(excerpt));
+	worker_warn(w, "stdout line skipped, not a JSON-RPC message (%s; %zu bytes): \"%s\"%s", what, len, excerpt,
+		    len > WORKER_EXCERPT_BYTES ? "..." : "");
+	if (!skipped_over_bound(w, cordon_loop_now_ms()))
+		return;
+	snprintf(why, sizeof(why), "stopped: more than %u stdout lines that are not JSON-RPC messages within %u s",
+		 WORKER_SKIPPED_MAX, WORKER_SKIPPED_WINDOW_MS / 1000);
+	w->d->m.worker_protocol_kills++;
+	worker_died(w, why, true);
+}
+
+/* What cordon_canon_decode() refused, by its error (canon.c). */
+static const char *decode_error_name(int r)
+{
+	switch (-r) {
+	case EBADMSG:
+		return "not JSON";
+	case ENOTUNIQ:
+		return "duplicate member name";
+	case ERANGE:
+		return "number out of range";
+	case EILSEQ:
+		return "invalid character";
+	case ELOOP:
+		return "nesting too deep";
+	case EMSGSIZE:
+		return "too large";
+	default:
+		return "not admissible JSON";
+	}
+}
+
 static void handle_line(struct dworker *w, const char *line, size_t len)
 {
 	struct cordon_canon_limits lim = { .max_bytes = w->d->cfg.line_max };
@@ -416,12 +479,28 @@ static void handle_line(struct dworker *w, const char *line, size_t len)
 	if (len == 0)
 		return;
 	r = cordon_canon_decode(line, len, &lim, &msg, &diag);
-	if (r < 0 || !json_is_object(msg)) {
+	if (r == -ENOMEM) {
+		/* Not the connector's fault, but the line (perhaps an answer) is
+		 * lost: its calls fail now rather than wait. */
+		worker_died(w, "out of memory", false);
+		return;
+	}
+	if (r < 0) {
+		/* Named by its class and column only: the diag's text may quote
+		 * bytes of the line, which the excerpt shows scrubbed. */
+		char what[96];
+
+		snprintf(what, sizeof(what), "%s at column %u", decode_error_name(r), diag.column);
+		skip_line(w, line, len, what);
+		return;
+	}
+	/* A JSON-RPC message is an object with a string "method" (a request
+	 * or notification) or with an "id" (a response). Anything else (an
+	 * array, a batch, a bare value, another object) is not one. */
+	if (!json_is_object(msg) || !(json_is_string(json_object_get(msg, "method")) ||
+				      (!json_object_get(msg, "method") && json_object_get(msg, "id")))) {
 		json_decref(msg);
-		w->d->m.worker_protocol_kills++;
-		worker_log(w, LOG_LEVEL_WARNING, "stdout is not a JSON-RPC message (%s); killing the instance",
-			   r < 0 ? diag.message : "not an object");
-		worker_died(w, "protocol violation on stdout", false);
+		skip_line(w, line, len, "JSON, but not a JSON-RPC message object");
 		return;
 	}
 	if (json_is_string(json_object_get(msg, "method"))) {

@@ -3,7 +3,7 @@
 cordon_add_test(NAME test-daemon-e2e
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-e2e.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
-add_dependencies(test-daemon-e2e fake-connector)
+add_dependencies(test-daemon-e2e fake-connector cordonctl)
 
 # The real binaries: cordond (drops to nobody, Landlock), the launcher helper
 # (real sandboxes), cordonctl for every operator step.

@@ -4,6 +4,8 @@
  * client on the gateway socket, operator decisions through the broker core
  * on the same database. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -370,10 +374,18 @@ static void test_worker_crash_and_garbage(void **state)
 	assert_non_null(r);
 	assert_string_equal(result_text(r), "echo: again");
 	json_decref(r);
-	/* Non-JSON on stdout: the instance is killed and the call fails. */
+	/* Non-JSON on stdout (issue 13): the line is skipped with a
+	 * warning, the answer after it arrives and the instance lives on. */
 	r = call(&p, "fake__garbage", NULL, 10000);
 	assert_non_null(r);
-	assert_true(json_is_true(json_object_get(r, "isError")));
+	assert_false(json_is_true(json_object_get(r, "isError")));
+	assert_string_equal(result_text(r), "skipped?");
+	json_decref(r);
+	assert_true(daemon_log_has("stdout line skipped, not a JSON-RPC message (not JSON at column "));
+	assert_true(daemon_log_has("; 16 bytes): \"this is not JSON\""));
+	r = call(&p, "fake__echo", "still here", 10000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "echo: still here");
 	json_decref(r);
 	/* A 5 MiB stdout line (bound 4 MiB): killed, the call fails. */
 	for (int i = 0; i < 50; i++) {
@@ -796,6 +808,80 @@ static void test_kill9_after_dispatch(void **state)
 	printf("audit: %s\n", msg);
 }
 
+/* `cordonctl mcp` as a stdio client's bridge (issue 13): the client sends
+ * initialize and a tools/call the connector answers after 1 s, and closes
+ * stdin at once. cordonctl keeps the session until the answer is in (the
+ * daemon ends a session at its client's EOF), prints it, exits 0. */
+static void test_cordonctl_mcp_stdin_eof(void **state)
+{
+	char ctl[700], in[1024], *out = NULL;
+	int pin[2], pout[2], st;
+	size_t len = 0, cap = 0;
+	struct timespec t0, t1;
+	bool answered = false;
+	pid_t pid;
+
+	(void)state;
+	snprintf(ctl, sizeof(ctl), "%s/tools/cordonctl", cordon_test_env("CORDON_BUILD_DIR", NULL));
+	snprintf(in, sizeof(in), "%s\n%s\n%s\n",
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		 "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"eof\",\"version\":\"1\"}}}",
+		 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"fake__echo\","
+		 "\"arguments\":{\"text\":\"after1s then EOF\"}}}");
+	assert_int_equal(pipe2(pin, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(pout, O_CLOEXEC), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pin[0], STDIN_FILENO);
+		dup2(pout[1], STDOUT_FILENO);
+		execl(ctl, ctl, "mcp", "--socket", H.gateway, (char *)NULL);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	assert_int_equal(write(pin[1], in, strlen(in)), (ssize_t)strlen(in));
+	close(pin[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pout[0], .events = POLLIN };
+		ssize_t k;
+
+		assert_int_equal(poll(&p, 1, 40000), 1);
+		if (len + 4096 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		k = read(pout[0], out + len, cap - len - 1);
+		assert_true(k >= 0);
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	close(pout[0]);
+	out[len] = '\0';
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		json_t *m = json_loads(line, 0, NULL);
+
+		if (m && json_integer_value(json_object_get(m, "id")) == 2) {
+			assert_string_equal(result_text(json_object_get(m, "result")), "echo: after1s then EOF");
+			answered = true;
+		}
+		json_decref(m);
+	}
+	free(out);
+	printf("  cordonctl mcp after stdin EOF: answer printed %s, exit %d, %.2f s\n", answered ? "yes" : "no",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	assert_true(answered);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -804,6 +890,7 @@ int main(void)
 		cmocka_unit_test(test_write_exactly_once_per_approval),
 		cmocka_unit_test(test_malformed_traffic),
 		cmocka_unit_test(test_worker_crash_and_garbage),
+		cmocka_unit_test(test_cordonctl_mcp_stdin_eof),
 		cmocka_unit_test(test_per_session_instances),
 		cmocka_unit_test(test_delegation_relaunches_with_root),
 		cmocka_unit_test(test_resources_prompts_passthrough),

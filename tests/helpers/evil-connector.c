@@ -49,7 +49,18 @@
  *   evil-connector bad-responses N  on each call: N responses to request
  *                                ids cordond never sent, then the answer
  *   evil-connector print-env VAR  at start writes "VAR=<value>" to stderr;
- *                                each call is answered, then it exits 0 */
+ *                                each call is answered, then it exits 0
+ *
+ * Issue 13 (robust framing):
+ *   evil-connector chatty        on each call: three stdout lines that are
+ *                                not JSON-RPC messages (text with an escape
+ *                                sequence, a partial JSON line, a JSON array),
+ *                                the answer "chatty <pid>", three more (an
+ *                                object that is no message, a line holding
+ *                                $EVIL_TOKEN, a long line where it straddles
+ *                                the log excerpt's end); a call whose
+ *                                arguments name "burst": 150 such lines
+ *                                before the answer */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -327,6 +338,44 @@ static void issue11_start(void)
 
 /* ---- end of issue 11 block ------------------------------------------- */
 
+/* ---- issue 13: lines that are not JSON-RPC messages ------------------ */
+
+static bool chatty_line(const char *line, const char *id)
+{
+	const char *token = getenv("EVIL_TOKEN");
+	char buf[512];
+
+	if (strcmp(mode, "chatty") != 0 || !strstr(line, "\"method\":\"tools/call\""))
+		return false;
+	if (!token)
+		token = "(unset)";
+	if (strstr(line, "\"burst\""))
+		for (int i = 0; i < 150; i++) {
+			snprintf(buf, sizeof(buf), "burst line %d\n", i);
+			out(buf);
+		}
+	else {
+		out("plain text \x1b[1mbold\n");
+		out("{\"jsonrpc\":\"2.0\",\"id\":\n");
+		out("[1,2,3]\n");
+	}
+	snprintf(buf, sizeof(buf), "{\"content\":[{\"type\":\"text\",\"text\":\"chatty %d\"}]}", (int)getpid());
+	answer(id, buf);
+	if (!strstr(line, "\"burst\"")) {
+		out("{\"hello\":\"world\"}\n");
+		snprintf(buf, sizeof(buf), "debug: upstream token %s accepted\n", token);
+		out(buf);
+		/* The value starts at byte 55, inside the 64-byte excerpt, and
+		 * ends beyond it. */
+		snprintf(buf, sizeof(buf), "%s%s TAIL-NOT-LOGGED\n",
+			 "ppppppppppppppppppppppppppppppppppppppppppppppppppppppp", token);
+		out(buf);
+	}
+	return true;
+}
+
+/* ---- end of issue 13 block ------------------------------------------- */
+
 static void on_call(const char *id)
 {
 	char buf[256];
@@ -418,8 +467,8 @@ int main(int argc, char **argv)
 
 			*nl = '\0';
 			if (!strstr(line, "\"method\":\"initialize\"") && get_id(line, id, sizeof(id)) == 0 &&
-			    issue11_line(line, id)) {
-				/* handled by the issue 11 modes */
+			    (issue11_line(line, id) || chatty_line(line, id))) {
+				/* handled by the issue 11 and 13 modes */
 			} else if (strstr(line, "\"method\":\"initialize\"") && get_id(line, id, sizeof(id)) == 0) {
 				answer(id, "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{"
 					   "\"listChanged\":true}},"

@@ -11,11 +11,12 @@
  * outcome goes to stderr) and then serves as usual.
  *
  * Tools:
- *   echo    {text}  read: returns "echo: <text>"
+ *   echo    {text}  read: returns "echo: <text>"; text "after1s..." answers
+ *                   after 1 s
  *   append  {text}  write: appends "<text>\n" to FILE, returns "appended"
  *                   text "slow..." appends, then waits 3 s before answering
  *   crash   {}      exits at once (status 3) without answering
- *   garbage {}      writes a line that is not JSON
+ *   garbage {}      writes a line that is not JSON, then answers "skipped?"
  *   roots   {}      returns the answer the client gave to its roots/list
  * With --extra (cordond's own tests):
  *   mutate  {}      changes echo's description, sends tools/list_changed
@@ -142,6 +143,11 @@ static void tools_call(const char *id, const char *line)
 		return;
 	}
 	if (!strcmp(name, "echo")) {
+		if (!strncmp(text, "after1s", 7)) {
+			struct timespec ts = { .tv_sec = 1 };
+
+			nanosleep(&ts, NULL);
+		}
 		snprintf(msg, sizeof(msg), "echo: %s", text);
 		result_text(id, msg, 0);
 	} else if (!strcmp(name, "append")) {
@@ -170,6 +176,7 @@ static void tools_call(const char *id, const char *line)
 		_exit(3);
 	} else if (!strcmp(name, "garbage")) {
 		out("this is not JSON");
+		result_text(id, "skipped?", 0);
 	} else if (extra && !strcmp(name, "ask")) {
 		/* Asks the user through the client; answers when the reply comes. */
 		snprintf(pending_ask, sizeof(pending_ask), "%s", id);

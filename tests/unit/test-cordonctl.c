@@ -2,7 +2,8 @@
 /* cordonctl against the real operator server in this test process (daemon
  * core = the test stand-in, state = a real database): exit codes, --json,
  * --help, socket selection, the approval flow including critical codes, and
- * `cordonctl mcp` as a pure byte relay. */
+ * `cordonctl mcp` as a pure byte relay that waits for the answers still due
+ * when stdin ends. */
 
 #include <grp.h>
 
@@ -418,6 +419,89 @@ static void test_mcp_relay(void **state)
 		ctl_as(f, (uid_t)-1, true, (const char *[]){ "mcp", "--socket", "/nonexistent/gw.sock", NULL }), 3);
 }
 
+/* Whether fd has nothing to read (no byte, no EOF) for ms milliseconds. */
+static bool quiet_for(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 0;
+}
+
+/* cordonctl mcp, stdin ending with requests in flight (issue 13): the write
+ * side stays open until every request sent is answered or cancelled (the
+ * daemon ends a session at its client's EOF), the answers are printed, then
+ * the gateway sees EOF and cordonctl exits 0. The "gateway" answers like
+ * cordond and closes at EOF. */
+static void test_mcp_stdin_eof_waits_for_answers(void **state)
+{
+	struct fx *f = *state;
+	char gw[4200], buf[65536];
+	const char in[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{}}\n"
+			  "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"id\":\"x\"}\n"
+			  "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\"}\n"
+			  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+			  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":8}}\n";
+	/* Answers interleaved with a server notification and a request. */
+	const char a7[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n"
+			  "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n";
+	const char ax[] = "{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\"}\n"
+			  "{\"jsonrpc\":\"2.0\",\"result\":{},\"id\":\"\\u0078\"}\n";
+	int gfd, cfd, pin[2], pout[2], st;
+	size_t n = 0;
+	pid_t pid;
+
+	snprintf(gw, sizeof(gw), "%s/gateway.sock", f->dir);
+	gfd = sock_listen(gw);
+	assert_int_equal(pipe2(pin, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(pout, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pin[0], STDIN_FILENO);
+		dup2(pout[1], STDOUT_FILENO);
+		execl(f->ctl, f->ctl, "mcp", "--socket", gw, NULL);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	cfd = accept4(gfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(cfd >= 0);
+	assert_int_equal(write(pin[1], in, sizeof(in) - 1), (ssize_t)(sizeof(in) - 1));
+	close(pin[1]); /* the client is done sending */
+	while (n < sizeof(in) - 1) {
+		ssize_t k = read(cfd, buf + n, sizeof(buf) - n);
+
+		assert_true(k > 0);
+		n += (size_t)k;
+	}
+	assert_memory_equal(buf, in, n);
+	/* Two answers due (8 was cancelled): no EOF while the "connector"
+	 * takes a second. */
+	assert_true(quiet_for(cfd, 1000));
+	assert_int_equal(write(cfd, a7, sizeof(a7) - 1), (ssize_t)(sizeof(a7) - 1));
+	assert_true(quiet_for(cfd, 300)); /* "x" is still due */
+	assert_int_equal(write(cfd, ax, sizeof(ax) - 1), (ssize_t)(sizeof(ax) - 1));
+	assert_int_equal(read(cfd, buf, sizeof(buf)), 0); /* now the end */
+	close(cfd);
+	n = 0;
+	for (;;) {
+		ssize_t k = read(pout[0], buf + n, sizeof(buf) - n);
+
+		assert_true(k >= 0);
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(pout[0]);
+	assert_int_equal(n, sizeof(a7) - 1 + sizeof(ax) - 1);
+	assert_memory_equal(buf, a7, sizeof(a7) - 1);
+	assert_memory_equal(buf + sizeof(a7) - 1, ax, sizeof(ax) - 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(gfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +513,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_grants_inventory_audit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_verify_failure_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_relay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mcp_stdin_eof_waits_for_answers, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
