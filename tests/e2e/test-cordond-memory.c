@@ -230,7 +230,38 @@ static json_t *ada_args(void)
 			 "wrote the first program");
 }
 
-/* Processes running server-memory's entry point (by its sandbox path). */
+/* Whether pid descends from ancestor (by the parent chain in /proc). */
+static bool descends_from(pid_t pid, pid_t ancestor)
+{
+	for (int depth = 0; depth < 32 && pid > 1; depth++) {
+		char path[64], buf[512], *rp;
+		ssize_t len;
+		int fd, ppid;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return false;
+		buf[len] = 0;
+		/* "pid (comm) state ppid ...": comm may hold anything but ends
+		 * at the last ')'. */
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+			return false;
+		if (ppid == ancestor)
+			return true;
+		pid = ppid;
+	}
+	return false;
+}
+
+/* Processes running server-memory's entry point (by its sandbox path)
+ * that this test's cordond started: other tests running at the same time
+ * may run the same server. */
 static int memory_processes(void)
 {
 	DIR *d = opendir("/proc");
@@ -255,7 +286,8 @@ static int memory_processes(void)
 		cmd[len] = 0;
 		/* argv is NUL-separated: argv[1] follows the first NUL. */
 		if (!strcmp(cmd, "/usr/bin/node") && (size_t)len > strlen(cmd) + 1 &&
-		    !strcmp(cmd + strlen(cmd) + 1, "/opt/cordon/mcp/node_modules/" MEMORY_JS))
+		    !strcmp(cmd + strlen(cmd) + 1, "/opt/cordon/mcp/node_modules/" MEMORY_JS) &&
+		    descends_from((pid_t)atoi(de->d_name), C.pid))
 			n++;
 	}
 	if (d)
