@@ -15,6 +15,7 @@
 #include "dbuf.h"
 #include "gateway-session.h"
 #include "log.h"
+#include "rpc-error.h"
 
 #define SESSION_WBUF_MAX (64u * 1024 * 1024)
 
@@ -171,7 +172,21 @@ void session_send_json(struct dsession *s, json_t *msg)
 	t = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (t) {
-		session_send(s, t, strlen(t));
+		size_t n = strlen(t);
+
+		/* JSON escapes U+0000..U+001F; DEL and the C1 controls would go
+		 * out raw (a terminal acts on U+009B as on ESC [). The same
+		 * value, escaped. Scanned first: most lines have none. */
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)t[i] == 0x7f || (unsigned char)t[i] == 0xc2) {
+				char *e = cordon_json_escape_controls(t, n, &n);
+
+				free(t);
+				t = e;
+				break;
+			}
+		if (t)
+			session_send(s, t, n);
 		free(t);
 	}
 }
@@ -185,8 +200,43 @@ void session_send_error(struct dsession *s, const json_t *id, int code, const ch
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	s->d->m.gateway_errors++;
-	session_send_json(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-				       "error", "code", code, "message", msg));
+	session_send_json(s,
+			  json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+				    "error", "code", code, "message", msg, "data", CORDON_REFUSED_BY_KEY, "cordon"));
+}
+
+int session_send_connector_error(struct dsession *s, const json_t *id, const char *connector, const json_t *msg)
+{
+	const json_t *error = json_object_get(msg, "error");
+	struct cordon_diag diag = {};
+	json_t *relayed = NULL;
+
+	if (!error) {
+		if (s && json_object_get(msg, "result"))
+			session_send_error(s, id, -32603,
+					   "cordon: connector %s answered with a result that is not an object",
+					   connector);
+		else if (s)
+			session_send_error(s, id, -32603,
+					   "cordon: connector %s answered with neither a result nor an error",
+					   connector);
+		return -EBADMSG;
+	}
+	if (cordon_rpc_error_relay(error, &relayed, &diag) < 0) {
+		if (s && diag.error == ENOMEM)
+			session_send_error(s, id, -32603, "cordon: out of memory relaying connector %s's error",
+					   connector);
+		else if (s)
+			session_send_error(s, id, -32603, "cordon: connector %s sent a malformed error: %s", connector,
+					   diag.message);
+		return -diag.error;
+	}
+	if (s)
+		session_send_json(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+					       "error", relayed));
+	else
+		json_decref(relayed);
+	return 0;
 }
 
 void session_send_result(struct dsession *s, const json_t *id, json_t *result)

@@ -19,3 +19,9 @@ cordon_add_test(NAME test-daemon-limits
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-daemon-limits.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 120)
 add_dependencies(test-daemon-limits fake-connector cordonctl)
+
+# A connector's JSON-RPC errors through the real cordond (issue 13).
+cordon_add_test(NAME test-cordond-errors
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-errors.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-errors fake-connector cordond cordonctl cordon-launch)
