@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "cleanup.h"
 #include "dbuf.h"
 #include "gateway-session.h"
 #include "log.h"
@@ -148,10 +149,34 @@ void session_flush(struct dsession *s)
 	(void)cordon_loop_watch_modify(s->watch, EPOLLIN | (s->wbuf.len ? EPOLLOUT : 0));
 }
 
+/* JSON escapes U+0000..U+001F; DEL and the C1 controls would go out raw (a
+ * terminal acts on U+009B as on ESC [). Lines are JSON from jansson or
+ * built around it, so such bytes are inside strings: written as \u escapes
+ * they are the same value. Scanned first: almost no line has any. */
+static bool has_raw_controls(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] == 0x7f ||
+		    ((unsigned char)p[i] == 0xc2 && i + 1 < n && ((unsigned char)p[i + 1] & 0xe0) == 0x80))
+			return true;
+	return false;
+}
+
 void session_send(struct dsession *s, const char *bytes, size_t len)
 {
+	_cleanup_free_ char *escaped = NULL;
+
 	if (s->closing)
 		return;
+	if (has_raw_controls(bytes, len)) {
+		escaped = cordon_json_escape_controls(bytes, len, &len);
+		if (!escaped) {
+			log_notice("session %s: out of memory escaping a line; closing", s->id);
+			s->closing = true;
+			return;
+		}
+		bytes = escaped;
+	}
 	if (dbuf_append(&s->wbuf, bytes, len, SESSION_WBUF_MAX) < 0 ||
 	    dbuf_append(&s->wbuf, "\n", 1, SESSION_WBUF_MAX) < 0) {
 		/* A client that does not read its responses cannot make the
@@ -172,21 +197,7 @@ void session_send_json(struct dsession *s, json_t *msg)
 	t = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (t) {
-		size_t n = strlen(t);
-
-		/* JSON escapes U+0000..U+001F; DEL and the C1 controls would go
-		 * out raw (a terminal acts on U+009B as on ESC [). The same
-		 * value, escaped. Scanned first: most lines have none. */
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)t[i] == 0x7f || (unsigned char)t[i] == 0xc2) {
-				char *e = cordon_json_escape_controls(t, n, &n);
-
-				free(t);
-				t = e;
-				break;
-			}
-		if (t)
-			session_send(s, t, n);
+		session_send(s, t, strlen(t));
 		free(t);
 	}
 }

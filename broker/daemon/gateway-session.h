@@ -16,8 +16,8 @@
 
 /* Queues one line to the client (a newline is added) and writes what the
  * socket takes. A client that does not read is closed (s->closing).
- * session_send_json writes DEL and C1 controls as \u escapes
- * (cordon_json_escape_controls). Every error cordon sends itself
+ * Every line goes out with DEL and C1 controls as \u escapes
+ * (cordon_json_escape_controls): bytes must be JSON. Every error cordon sends itself
  * (session_send_error) carries data {"io.cordon/refused_by": "cordon"}. */
 void session_send(struct dsession *s, const char *bytes, size_t len);
 void session_send_json(struct dsession *s, json_t *msg /* stolen */);
