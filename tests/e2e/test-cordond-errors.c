@@ -8,6 +8,7 @@
  * connector; a connector cannot claim to be cordon; cordon's own refusals
  * carry {"io.cordon/refused_by": "cordon"}. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,6 +58,7 @@ static void write_profile(void)
 		 "  default_risk: high\n"
 		 "  risk: {echo: read, fail: read, append: write}\n"
 		 "  grant: [echo, fail, append]\n"
+		 "  replay: {fail: safe}\n"
 		 "resources: read\n"
 		 "prompts: read\n"
 		 "approval:\n"
@@ -122,6 +125,43 @@ static void test_tools_call_error_relayed(void **state)
 	assert_error_is(r, "{\"code\":404,\"message\":\"not found\"}");
 	json_decref(r);
 	mcp_peer_disconnect(&p);
+}
+
+/* With an idempotency key the call is on the ledger: its action fails with
+ * reason connector-error, and the audit log holds none of the connector's
+ * text. */
+static void test_ledger_records_connector_error(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *v, *rec, *found = NULL;
+	char *out = NULL;
+	size_t i;
+
+	(void)state;
+	rcd_session(&C, &p);
+	r = mcp_peer_request(&p, "tools/call",
+			     json_pack("{s:s, s:{s:s}, s:{s:s}}", "name", "fake__fail", "arguments", "text", "data",
+				       "_meta", "io.cordon/idempotency-key", "errors-e2e-1"),
+			     20000);
+	assert_error_is(r, QUOTA_ERROR("data"));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "50", (char *)NULL), 0);
+	assert_null(strstr(out, "quota"));
+	assert_null(strstr(out, "retry_after"));
+	v = json_loads(out, 0, NULL);
+	assert_non_null(v);
+	json_array_foreach(rcd_first_array(v), i, rec)
+	{
+		if (!strcmp(json_string_value(json_object_get(rec, "event")) ?: "", "action") &&
+		    !strcmp(json_string_value(json_object_get(rec, "tool")) ?: "", "fail"))
+			found = rec;
+	}
+	assert_non_null(found);
+	assert_string_equal(json_string_value(json_object_get(found, "state")), "failed");
+	assert_string_equal(json_string_value(json_object_get(found, "reason")), "connector-error");
+	json_decref(v);
+	free(out);
 }
 
 static void test_prompt_resource_completion_errors_relayed(void **state)
@@ -300,15 +340,75 @@ static void test_no_raw_controls_on_the_wire(void **state)
 	assert_non_null(strstr(line, "\"message\":\"quota \\u001B[31mexceeded\\u009b\""));
 }
 
+/* The official TypeScript SDK through `cordonctl mcp`: its McpError has the
+ * connector's code and data, and cordon's marker on cordon's refusal. */
+static void test_official_sdk_sees_the_connector_error(void **state)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	char script[700], plan[700], *out = NULL;
+	json_t *v, *res, *want;
+	FILE *f;
+	int st, p[2];
+	pid_t pid;
+
+	(void)state;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	snprintf(script, sizeof(script), "%s/sdk-client.mjs", node_dir);
+	snprintf(plan, sizeof(plan), "%s/sdk-plan.json", C.dir);
+	v = json_pack("{s:s, s:[s, s, s], s:[{s:s, s:{s:s}}, {s:s, s:{}}, {s:s, s:{}}]}", "command", C.cordonctl,
+		      "args", "mcp", "--socket", C.gateway, "calls", "tool", "fake__fail", "arguments", "text", "data",
+		      "tool", "fake__nope", "arguments", "prompt", "fake__fail", "arguments");
+	assert_non_null(v);
+	f = fopen(plan, "we");
+	assert_non_null(f);
+	assert_int_equal(json_dumpf(v, f, JSON_COMPACT), 0);
+	assert_int_equal(fclose(f), 0);
+	json_decref(v);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execlp("node", "node", script, plan, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	out = rcd_slurp(p[0]);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	res = json_object_get(v, "results");
+	assert_int_equal(json_array_size(res), 3);
+	want = json_loads("{\"retry_after\":5,\"where\":[\"data\",null,true]}", 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(res, 0), "code")), -32042);
+	assert_true(json_equal(json_object_get(json_array_get(res, 0), "data"), want));
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(res, 0), "error")),
+			       "quota \x1b[31mexceeded\xc2\x9b"));
+	json_decref(want);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(res, 1), "code")), -32602);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(res, 1), "data"),
+							      "io.cordon/refused_by")),
+			    "cordon");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(res, 2), "code")), -32042);
+	assert_null(json_object_get(json_object_get(json_array_get(res, 2), "data"), "io.cordon/refused_by"));
+	json_decref(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tools_call_error_relayed),
+		cmocka_unit_test(test_ledger_records_connector_error),
 		cmocka_unit_test(test_prompt_resource_completion_errors_relayed),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_malformed_and_forged),
 		cmocka_unit_test(test_cordon_refusals_say_so),
 		cmocka_unit_test(test_no_raw_controls_on_the_wire),
+		cmocka_unit_test(test_official_sdk_sees_the_connector_error),
 	};
 	int r;
 
