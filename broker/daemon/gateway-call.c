@@ -205,8 +205,10 @@ static const char *begin_error(int r)
 	case -ENOTRECOVERABLE:
 		return "an earlier call with this idempotency key has an unknown outcome; an operator must resolve it";
 	case -ENODATA:
-		return "this call already ran under an earlier broker process; its result is not available and it is "
-		       "not repeated";
+		/* Nothing stored (an error, or a result beyond the store's
+		 * bound), or sealed by an earlier broker process. */
+		return "this call already ran; its result is not available (none was stored, or an earlier broker "
+		       "process stored it) and it is not repeated";
 	case -ENOENT:
 		return "the approval no longer exists";
 	case -EAGAIN:

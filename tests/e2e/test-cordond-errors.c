@@ -145,6 +145,23 @@ static void test_ledger_records_connector_error(void **state)
 			     20000);
 	assert_error_is(r, QUOTA_ERROR("data"));
 	json_decref(r);
+	/* The same identity again: the call ran, and its error was not stored
+	 * (it is the connector's text): cordon says so, marked, and does not
+	 * run it again. */
+	r = mcp_peer_request(&p, "tools/call",
+			     json_pack("{s:s, s:{s:s}, s:{s:s}}", "name", "fake__fail", "arguments", "text", "data",
+				       "_meta", "io.cordon/idempotency-key", "errors-e2e-1"),
+			     20000);
+	assert_non_null(r);
+	rec = json_object_get(r, "result");
+	assert_true(json_is_true(json_object_get(rec, "isError")));
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(rec, "content"), 0), "text")),
+		"cordon: not sent: this call already ran; its result is not available (none was stored, or an earlier "
+		"broker process stored it) and it is not repeated.");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(rec, "_meta"), "io.cordon/refused_by")),
+			    "cordon");
+	json_decref(r);
 	mcp_peer_disconnect(&p);
 	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "50", (char *)NULL), 0);
 	assert_null(strstr(out, "quota"));
