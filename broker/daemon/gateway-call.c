@@ -38,6 +38,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "policy.h"
+#include "rpc-error.h"
 #include "worker.h"
 
 #define PROGRESS_INTERVAL_MS 1000
@@ -54,8 +55,10 @@ static void tool_error_result(struct dsession *s, const json_t *id, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* cordon's own answer: the marker says who refused (rpc-error.h). */
 	session_send_result(s, id,
-			    json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg, "isError", 1));
+			    json_pack("{s:[{s:s, s:s}], s:b, s:{s:s}}", "content", "type", "text", "text", msg,
+				      "isError", 1, "_meta", CORDON_REFUSED_BY_KEY, "cordon"));
 }
 
 static void tool_text_result(struct dsession *s, const json_t *id, bool is_error, json_t *structured, const char *fmt,
@@ -71,6 +74,8 @@ static void tool_text_result(struct dsession *s, const json_t *id, bool is_error
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg, "isError", is_error);
+	if (is_error && r)
+		json_object_set_new(r, "_meta", json_pack("{s:s}", CORDON_REFUSED_BY_KEY, "cordon"));
 	if (structured)
 		json_object_set_new(r, "structuredContent", structured);
 	session_send_result(s, id, r);
@@ -201,8 +206,10 @@ static const char *begin_error(int r)
 	case -ENOTRECOVERABLE:
 		return "an earlier call with this idempotency key has an unknown outcome; an operator must resolve it";
 	case -ENODATA:
-		return "this call already ran under an earlier broker process; its result is not available and it is "
-		       "not repeated";
+		/* Nothing stored (an error, or a result beyond the store's
+		 * bound), or sealed by an earlier broker process. */
+		return "this call already ran; its result is not available (none was stored, or an earlier broker "
+		       "process stored it) and it is not repeated";
 	case -ENOENT:
 		return "the approval no longer exists";
 	case -EAGAIN:
@@ -544,12 +551,19 @@ static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 	/* When the session went away meanwhile (c->s NULL) the ledger still
 	 * learns the outcome; only the answer has nobody to go to. */
 	if (!json_is_object(result)) {
+		/* The connector's JSON-RPC error reaches the client as its own
+		 * (bounded); a malformed answer gets cordon's -32603. The
+		 * ledger records which, never the connector's text. */
+		int r = session_send_connector_error(c->s, c->rpc_id, c->connector, msg);
+
 		if (c->action_id[0])
-			(void)cordon_action_complete(d->db, d->key, c->action_id, false, NULL, 0);
-		tool_error_result(c->s, c->rpc_id, "cordon: connector %s answered with an error.", c->connector);
+			(void)cordon_action_fail(d->db, c->action_id,
+						 r == 0 ? "connector-error" : "connector-malformed");
 		call_free(c);
 		return;
 	}
+	/* The connector cannot speak for cordon (rpc-error.h). */
+	cordon_rpc_strip_markers(json_object_get(result, "_meta"));
 	ok = !json_is_true(json_object_get(result, "isError"));
 	bytes = json_dumps(result, JSON_COMPACT);
 	n = bytes ? strlen(bytes) : 0;

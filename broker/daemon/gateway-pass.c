@@ -26,6 +26,7 @@
 #include "gateway-pass.h"
 #include "gateway-session.h"
 #include "parse-util.h"
+#include "rpc-error.h"
 #include "worker.h"
 
 struct dmulti {
@@ -80,8 +81,8 @@ static void audit_pass(struct dsession *s, const char *connector, const char *me
 	(void)cordon_audit_append(s->d->db, &ev);
 }
 
-/* The worker answered a pass-through (or failed: msg NULL). */
-static void pass_result(struct dcall *c, json_t *msg)
+/* The worker answered a pass-through (or failed: msg NULL, why says how). */
+static void pass_result(struct dcall *c, json_t *msg, const char *why)
 {
 	json_t *res = msg ? json_object_get(msg, "result") : NULL;
 
@@ -121,10 +122,20 @@ static void pass_result(struct dcall *c, json_t *msg)
 	}
 	if (!c->s)
 		return;
-	if (res)
+	if (res) {
+		cordon_rpc_strip_markers(json_object_get(res, "_meta"));
 		session_send_result(c->s, c->rpc_id, json_incref(res));
+	} else if (msg)
+		/* The connector's own error, bounded; or cordon's -32603 when
+		 * it is malformed. */
+		(void)session_send_connector_error(c->s, c->rpc_id, c->connector, msg);
+	else if (c->state == DC_IN_FLIGHT)
+		session_send_error(c->s, c->rpc_id, -32603, "cordon: connector %s %s while this request was in flight",
+				   c->connector, why ? why : "failed");
 	else
-		session_send_error(c->s, c->rpc_id, -32603, "connector %s answered with an error", c->connector);
+		session_send_error(c->s, c->rpc_id, -32603,
+				   "cordon: connector %s is unavailable (%s); nothing was sent", c->connector,
+				   why ? why : "no instance");
 }
 
 static void pass_detach(struct dcall *c)
@@ -145,15 +156,14 @@ static void pass_detach(struct dcall *c)
  * request fails (a fan-out part counts as answered with nothing). */
 static void pass_fail(struct dcall *c, const char *why)
 {
-	(void)why;
-	pass_result(c, NULL);
+	pass_result(c, NULL, why);
 	call_free(c);
 }
 
 static void pass_answered(struct dcall *c, json_t *msg, size_t line_len)
 {
 	(void)line_len;
-	pass_result(c, msg);
+	pass_result(c, msg, NULL);
 	call_free(c);
 }
 
@@ -164,9 +174,11 @@ static void pass_ready(struct dcall *c)
 		call_free(c);
 		return;
 	}
+	if (!c->w || worker_send_call(c->w, c) < 0) {
+		pass_fail(c, "cannot send");
+		return;
+	}
 	c->state = DC_IN_FLIGHT;
-	if (!c->w || worker_send_call(c->w, c) < 0)
-		pass_fail(c, NULL);
 }
 
 static const struct dcall_ops pass_call_ops = {

@@ -12,9 +12,11 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "cleanup.h"
 #include "dbuf.h"
 #include "gateway-session.h"
 #include "log.h"
+#include "rpc-error.h"
 
 #define SESSION_WBUF_MAX (64u * 1024 * 1024)
 
@@ -147,10 +149,34 @@ void session_flush(struct dsession *s)
 	(void)cordon_loop_watch_modify(s->watch, EPOLLIN | (s->wbuf.len ? EPOLLOUT : 0));
 }
 
+/* JSON escapes U+0000..U+001F; DEL and the C1 controls would go out raw (a
+ * terminal acts on U+009B as on ESC [). Lines are JSON from jansson or
+ * built around it, so such bytes are inside strings: written as \u escapes
+ * they are the same value. Scanned first: almost no line has any. */
+static bool has_raw_controls(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] == 0x7f ||
+		    ((unsigned char)p[i] == 0xc2 && i + 1 < n && ((unsigned char)p[i + 1] & 0xe0) == 0x80))
+			return true;
+	return false;
+}
+
 void session_send(struct dsession *s, const char *bytes, size_t len)
 {
+	_cleanup_free_ char *escaped = NULL;
+
 	if (s->closing)
 		return;
+	if (has_raw_controls(bytes, len)) {
+		escaped = cordon_json_escape_controls(bytes, len, &len);
+		if (!escaped) {
+			log_notice("session %s: out of memory escaping a line; closing", s->id);
+			s->closing = true;
+			return;
+		}
+		bytes = escaped;
+	}
 	if (dbuf_append(&s->wbuf, bytes, len, SESSION_WBUF_MAX) < 0 ||
 	    dbuf_append(&s->wbuf, "\n", 1, SESSION_WBUF_MAX) < 0) {
 		/* A client that does not read its responses cannot make the
@@ -185,8 +211,43 @@ void session_send_error(struct dsession *s, const json_t *id, int code, const ch
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	s->d->m.gateway_errors++;
-	session_send_json(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-				       "error", "code", code, "message", msg));
+	session_send_json(s,
+			  json_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+				    "error", "code", code, "message", msg, "data", CORDON_REFUSED_BY_KEY, "cordon"));
+}
+
+int session_send_connector_error(struct dsession *s, const json_t *id, const char *connector, const json_t *msg)
+{
+	const json_t *error = json_object_get(msg, "error");
+	struct cordon_diag diag = {};
+	json_t *relayed = NULL;
+
+	if (!error) {
+		if (s && json_object_get(msg, "result"))
+			session_send_error(s, id, -32603,
+					   "cordon: connector %s answered with a result that is not an object",
+					   connector);
+		else if (s)
+			session_send_error(s, id, -32603,
+					   "cordon: connector %s answered with neither a result nor an error",
+					   connector);
+		return -EBADMSG;
+	}
+	if (cordon_rpc_error_relay(error, &relayed, &diag) < 0) {
+		if (s && diag.error == ENOMEM)
+			session_send_error(s, id, -32603, "cordon: out of memory relaying connector %s's error",
+					   connector);
+		else if (s)
+			session_send_error(s, id, -32603, "cordon: connector %s sent a malformed error: %s", connector,
+					   diag.message);
+		return -diag.error;
+	}
+	if (s)
+		session_send_json(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+					       "error", relayed));
+	else
+		json_decref(relayed);
+	return 0;
 }
 
 void session_send_result(struct dsession *s, const json_t *id, json_t *result)

@@ -15,12 +15,21 @@
 #include "daemon-state.h"
 
 /* Queues one line to the client (a newline is added) and writes what the
- * socket takes. A client that does not read is closed (s->closing). */
+ * socket takes. A client that does not read is closed (s->closing).
+ * Every line goes out with DEL and C1 controls as \u escapes
+ * (cordon_json_escape_controls): bytes must be JSON. Every error cordon sends itself
+ * (session_send_error) carries data {"io.cordon/refused_by": "cordon"}. */
 void session_send(struct dsession *s, const char *bytes, size_t len);
 void session_send_json(struct dsession *s, json_t *msg /* stolen */);
 void session_send_error(struct dsession *s, const json_t *id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void session_send_result(struct dsession *s, const json_t *id, json_t *result /* stolen */);
+/* A connector's answer msg to a request that had no usable result: its
+ * error is relayed to the client bounded (rpc-error.h), returning 0; or,
+ * when msg has no error or a malformed one, cordon answers -32603 naming
+ * the connector and the problem, returning -EBADMSG. s NULL (the session
+ * went away): nothing is sent, the return value is the same. */
+int session_send_connector_error(struct dsession *s, const json_t *id, const char *connector, const json_t *msg);
 /* Writes what is queued, as far as the socket takes it (EPOLLOUT). */
 void session_flush(struct dsession *s);
 /* notifications/tools/list_changed to every initialized session that sees

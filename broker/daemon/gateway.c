@@ -401,7 +401,8 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			return;
 		if (d->n_sessions >= d->cfg.max_sessions) {
 			static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
-						   "\"message\":\"cordond: too many sessions\"}}\n";
+						   "\"message\":\"cordond: too many "
+						   "sessions\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n";
 
 			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
@@ -420,7 +421,8 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			char busy[200];
 			int n = snprintf(busy, sizeof(busy),
 					 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
-					 "\"cordond: too many sessions for uid %u (at most %u per uid); closing\"}}\n",
+					 "\"cordond: too many sessions for uid %u (at most %u per uid); "
+					 "closing\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n",
 					 (unsigned)cred.uid, sessions_per_uid(d));
 
 			(void)send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -563,8 +563,8 @@ int cordon_action_dispatched(struct cordon_db *db, const char *action_id)
 	return db_tx_commit(&tx);
 }
 
-int cordon_action_complete(struct cordon_db *db, struct cordon_key *key, const char *action_id, bool succeeded,
-			   const void *result, size_t result_len)
+static int action_complete(struct cordon_db *db, struct cordon_key *key, const char *action_id, bool succeeded,
+			   const void *result, size_t result_len, const char *reason)
 {
 	_cleanup_tx_ struct db_tx tx = {};
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -601,10 +601,21 @@ int cordon_action_complete(struct cordon_db *db, struct cordon_key *key, const c
 	}
 	struct cordon_actor actor = cordon_actor_session(a.session);
 	r = audit_action(db, &actor, action_id, a.session, a.connector, a.tool, a.tier,
-			 succeeded ? "succeeded" : "failed", NULL, NULL);
+			 succeeded ? "succeeded" : "failed", NULL, reason);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);
+}
+
+int cordon_action_complete(struct cordon_db *db, struct cordon_key *key, const char *action_id, bool succeeded,
+			   const void *result, size_t result_len)
+{
+	return action_complete(db, key, action_id, succeeded, result, result_len, NULL);
+}
+
+int cordon_action_fail(struct cordon_db *db, const char *action_id, const char *reason)
+{
+	return action_complete(db, NULL, action_id, false, NULL, 0, reason);
 }
 
 static int recover_state(struct cordon_db *db, enum cordon_action_state from, enum cordon_action_state to,

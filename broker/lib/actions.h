@@ -104,6 +104,12 @@ int cordon_action_dispatched(struct cordon_db *db, const char *action_id);
 int cordon_action_complete(struct cordon_db *db, struct cordon_key *key, const char *action_id, bool succeeded,
 			   const void *result, size_t result_len);
 
+/* dispatched -> failed without a result, the audit record carrying reason
+ * (a fixed vocabulary word: "connector-error" when the connector answered
+ * with a JSON-RPC error, "connector-malformed" when its answer was neither a
+ * result nor a well-formed error). Returns as cordon_action_complete(). */
+int cordon_action_fail(struct cordon_db *db, const char *action_id, const char *reason);
+
 /* Start-up recovery: prepared -> abandoned, dispatched -> outcome_unknown.
  * Writes the counts (may be NULL). */
 int cordon_actions_recover(struct cordon_db *db, uint64_t *ret_abandoned, uint64_t *ret_unknown);

@@ -29,3 +29,11 @@ cordon_add_test(NAME test-gateway-bound-view
 add_dependencies(test-gateway-bound-view fake-connector cordond cordonctl cordon-launch)
 set_tests_properties(test-gateway-bound-view PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-gateway-bound-view APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+
+# A connector's JSON-RPC errors through the real cordond (issue 13).
+cordon_add_test(NAME test-cordond-errors
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-errors.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-errors fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-cordond-errors PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-cordond-errors APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

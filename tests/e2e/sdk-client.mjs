@@ -1,9 +1,11 @@
 // A real MCP client built on the official TypeScript SDK, for cordon's e2e
 // tests. It reads a plan (JSON) from the file named on the command line:
 //   {"command": "/abs/server", "args": [...], "env": {...},
-//    "calls": [{"tool": "name", "arguments": {...}}]}
-// connects over stdio, lists tools, performs the calls in order and prints
-//   {"server": {...}, "tools": [names], "results": [callTool result or {"error": message}]}
+//    "calls": [{"tool": "name", "arguments": {...}} | {"prompt": "name", "arguments": {...}}]}
+// connects over stdio, lists tools, performs the calls (callTool, or getPrompt
+// for a "prompt" entry) in order and prints
+//   {"server": {...}, "tools": [names],
+//    "results": [the result, or {"error": message, "code": N, "data": ...} as the SDK's McpError has them]}
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -22,9 +24,12 @@ const listed = await client.listTools();
 out.tools = listed.tools.map((t) => t.name);
 for (const call of plan.calls ?? []) {
   try {
-    out.results.push(await client.callTool({ name: call.tool, arguments: call.arguments ?? {} }));
+    if (call.prompt !== undefined)
+      out.results.push(await client.getPrompt({ name: call.prompt, arguments: call.arguments ?? {} }));
+    else
+      out.results.push(await client.callTool({ name: call.tool, arguments: call.arguments ?? {} }));
   } catch (e) {
-    out.results.push({ error: String(e?.message ?? e) });
+    out.results.push({ error: String(e?.message ?? e), code: e?.code, data: e?.data });
   }
 }
 await client.close();

@@ -7,7 +7,8 @@
  * never initialize (one of them sends pings, which keep nothing alive),
  * then 2 more. Expected: each excess connection reads exactly
  *   {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":
- *    "cordond: too many sessions for uid 65534 (at most 4 per uid); closing"}}
+ *    "cordond: too many sessions for uid 65534 (at most 4 per uid); closing",
+ *    "data":{"io.cordon/refused_by":"cordon"}}}
  * and then EOF, although the daemon has 12 free slots; meanwhile root
  * connects and initializes successfully (and can use its own 4 slots);
  * each idle connection gets -32000 "cordond: no initialize within 2 s;
@@ -137,7 +138,8 @@ static _Noreturn void child_main(int ready, int go)
 {
 	static const char refused_line[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
 					   "\"cordond: too many sessions for "
-					   "uid 65534 (at most 4 per uid); closing\"}}";
+					   "uid 65534 (at most 4 per uid); closing\","
+					   "\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}";
 	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 	int idle[SHARE];
 	long t_conn[SHARE];

@@ -90,6 +90,30 @@ static void test_ledger_transitions_are_strict(void **state)
 	cordon_action_begin_result_done(&res);
 }
 
+/* A connector's JSON-RPC error: failed, and the audit record says why in
+ * a fixed word (never the connector's text). */
+static void test_fail_records_reason(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_action_begin_result res;
+	json_t *arr = NULL, *rec;
+
+	assert_int_equal(begin_write(t, "{\"p\":1}", NULL, &res), 0);
+	assert_int_equal(cordon_action_fail(t->db, res.action_id, "connector-error"), -ESTALE);
+	assert_int_equal(cordon_action_dispatched(t->db, res.action_id), 0);
+	assert_int_equal(cordon_action_fail(t->db, res.action_id, "connector-error"), 0);
+	assert_int_equal(state_of(t, res.action_id), CORDON_ACTION_FAILED);
+	assert_int_equal(cordon_audit_tail(t->db, 1, &arr), 0);
+	rec = json_array_get(arr, 0);
+	assert_string_equal(json_string_value(json_object_get(rec, "event")), "action");
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "failed");
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")), "connector-error");
+	assert_string_equal(json_string_value(json_object_get(rec, "action")), res.action_id);
+	json_decref(arr);
+	assert_int_equal(cordon_action_fail(t->db, res.action_id, "connector-error"), -ESTALE);
+	cordon_action_begin_result_done(&res);
+}
+
 static void test_recovery_abandons_prepared_and_flags_dispatched(void **state)
 {
 	struct bt *t = *state;
@@ -620,6 +644,7 @@ int main(void)
 		T(test_ledger_happy_path),
 		T(test_dispatch_now_skips_prepared),
 		T(test_ledger_transitions_are_strict),
+		T(test_fail_records_reason),
 		T(test_recovery_abandons_prepared_and_flags_dispatched),
 		T(test_idempotent_replay_returns_stored_result),
 		T(test_idempotency_conflict_on_different_request),
