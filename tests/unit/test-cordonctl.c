@@ -337,6 +337,32 @@ static void test_audit_verify_failure_exit(void **state)
 	assert_non_null(strstr(f->out, "BAD-SIG"));
 }
 
+/* Starts `cordonctl mcp` with its stdin and stdout on pipes, naming the
+ * gateway socket by the environment or by --socket. Leaves the test's
+ * ends open: pin[1] (its stdin) and pout[0] (its stdout). */
+static pid_t start_mcp(const struct fx *f, const char *gw, bool by_env, int pin[2], int pout[2])
+{
+	pid_t pid;
+
+	assert_int_equal(pipe2(pin, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(pout, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pin[0], STDIN_FILENO);
+		dup2(pout[1], STDOUT_FILENO);
+		if (by_env) {
+			setenv("CORDON_GATEWAY_SOCKET", gw, 1);
+			execl(f->ctl, f->ctl, "mcp", NULL);
+		} else
+			execl(f->ctl, f->ctl, "mcp", "--socket", gw, NULL);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	return pid;
+}
+
 /* cordonctl mcp: bytes in == bytes out, both ways; exits when the gateway
  * closes. The "gateway" is a plain socket in this process. */
 static void test_mcp_relay(void **state)
@@ -351,19 +377,7 @@ static void test_mcp_relay(void **state)
 
 	snprintf(gw, sizeof(gw), "%s/gateway.sock", f->dir);
 	gfd = sock_listen(gw);
-	assert_int_equal(pipe2(pin, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(pout, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(pin[0], STDIN_FILENO);
-		dup2(pout[1], STDOUT_FILENO);
-		setenv("CORDON_GATEWAY_SOCKET", gw, 1);
-		execl(f->ctl, f->ctl, "mcp", NULL);
-		_exit(127);
-	}
-	close(pin[0]);
-	close(pout[1]);
+	pid = start_mcp(f, gw, true, pin, pout);
 	cfd = accept4(gfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(cfd >= 0);
 	assert_int_equal(write(pin[1], in, sizeof(in) - 1), (ssize_t)(sizeof(in) - 1));
@@ -452,18 +466,7 @@ static void test_mcp_stdin_eof_waits_for_answers(void **state)
 
 	snprintf(gw, sizeof(gw), "%s/gateway.sock", f->dir);
 	gfd = sock_listen(gw);
-	assert_int_equal(pipe2(pin, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(pout, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(pin[0], STDIN_FILENO);
-		dup2(pout[1], STDOUT_FILENO);
-		execl(f->ctl, f->ctl, "mcp", "--socket", gw, NULL);
-		_exit(127);
-	}
-	close(pin[0]);
-	close(pout[1]);
+	pid = start_mcp(f, gw, false, pin, pout);
 	cfd = accept4(gfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(cfd >= 0);
 	assert_int_equal(write(pin[1], in, sizeof(in) - 1), (ssize_t)(sizeof(in) - 1));
