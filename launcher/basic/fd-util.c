@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "syscall-compat.h"
 
 int write_all(int fd, const void *buf, size_t len)
 {
@@ -180,4 +182,56 @@ int fd_set_nonblock(int fd, int on)
 	if (fcntl(fd, F_SETFL, flags) < 0)
 		return -errno;
 	return 0;
+}
+
+static void sort_ints(int *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			int t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+/* close_range(), or on kernels before 5.9 a close() per possible fd (bounded
+ * by RLIMIT_NOFILE, at most 1 << 20). */
+static int close_span(unsigned first, unsigned last)
+{
+	struct rlimit rl;
+	unsigned max;
+
+	if (sys_close_range(first, last, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	max = rl.rlim_cur > (1u << 20) ? (1u << 20) : (unsigned)rl.rlim_cur;
+	for (unsigned fd = first; fd <= last && fd < max; fd++)
+		(void)close((int)fd);
+	return 0;
+}
+
+int fd_close_all_but(const int *keep_in, size_t n_keep)
+{
+	int keep[64];
+	size_t n = 0;
+	unsigned next = 3;
+	int r;
+
+	for (size_t i = 0; i < n_keep && n < ELEMENTSOF(keep); i++)
+		if (keep_in[i] >= 3)
+			keep[n++] = keep_in[i];
+	if (n < n_keep && n == ELEMENTSOF(keep))
+		return -E2BIG;
+	sort_ints(keep, n);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > next && (r = close_span(next, (unsigned)keep[i] - 1)) < 0)
+			return r;
+		if ((unsigned)keep[i] + 1 > next)
+			next = (unsigned)keep[i] + 1;
+	}
+	return close_span(next, ~0U);
 }

@@ -25,5 +25,12 @@ ssize_t read_small_file(const char *path, char *buf, size_t size);
 int write_small_file(const char *path, const char *s);
 int write_small_file_at(int dirfd, const char *path, const char *s);
 
+/* Closes every fd >= 3 except those in keep (any order; at most 64 of
+ * them >= 3, else -E2BIG): close_range(), or on kernels before 5.9 a
+ * close() per possible fd (bounded by RLIMIT_NOFILE, at most 1 << 20).
+ * Async-signal-safe (no allocation, no stdio): spawn-child.c's init and the
+ * root guard's supervisor call it after clone. Returns 0 or -errno. */
+int fd_close_all_but(const int *keep, size_t n_keep);
+
 int fd_set_cloexec(int fd, int on);
 int fd_set_nonblock(int fd, int on);

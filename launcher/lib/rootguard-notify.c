@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fd-util.h"
 #include "syscall-compat.h"
 
 #ifndef PIDFD_THREAD
@@ -518,32 +519,6 @@ static int handle(const struct sup *s, const struct seccomp_notif *n)
 	return r < 0 ? -errno : 0;
 }
 
-/* Closes every fd but those in keep (sorted ascending, all >= 3). */
-static int close_others(const int *keep, size_t n)
-{
-	unsigned from = 3;
-
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > from && sys_close_range(from, (unsigned)keep[i] - 1, 0) < 0)
-			return -errno;
-		from = (unsigned)keep[i] + 1;
-	}
-	if (sys_close_range(from, ~0U, 0) < 0)
-		return -errno;
-	return 0;
-}
-
-static void sort_ints(int *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			int t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-}
-
 /* Sets up the supervisor's confinement, then serves. Exit codes: 0 after
  * POLLHUP, 1..9 a setup step failed, 10 the listener failed. */
 static _noreturn_ void supervise(int listener, int root, uid_t uid, gid_t gid, pid_t parent)
@@ -564,7 +539,9 @@ static _noreturn_ void supervise(int listener, int root, uid_t uid, gid_t gid, p
 	if (s.proc < 0 || null < 0)
 		_exit(2);
 	s.self_fd = openat(s.proc, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s.self_fd < 0)
+	/* Below 3 (the launcher ran with stdio closed) they would be replaced
+	 * by /dev/null next. */
+	if (s.self_fd < 3 || s.proc < 3)
 		_exit(3);
 	/* Hold nothing of the launcher's: another instance's stdio pipe kept
 	 * open here would never see EOF. */
@@ -575,8 +552,7 @@ static _noreturn_ void supervise(int listener, int root, uid_t uid, gid_t gid, p
 	keep[1] = s.proc;
 	keep[2] = s.self_fd;
 	keep[3] = root;
-	sort_ints(keep, 4);
-	if (keep[0] < 3 || close_others(keep, 4) < 0)
+	if (fd_close_all_but(keep, 4) < 0)
 		_exit(4);
 	/* The sandbox's root becomes ours: absolute paths, absolute symlinks
 	 * and ".." at the top resolve as they do for the connector. */
