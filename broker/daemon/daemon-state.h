@@ -66,7 +66,8 @@ enum dworker_state {
 enum dwreq_kind {
 	DWREQ_INITIALIZE,
 	DWREQ_TOOLS_LIST,
-	DWREQ_CALL, /* a tools/call or a pass-through request on behalf of a dcall */
+	DWREQ_CALL,	/* a tools/call or a pass-through request on behalf of a dcall */
+	DWREQ_SETLEVEL, /* logging/setLevel; its answer is not waited for */
 };
 
 struct dwreq {
@@ -88,6 +89,18 @@ struct ddenials {
  * not JSON-RPC messages within WORKER_SKIPPED_WINDOW_MS (worker.c): each is
  * skipped with a warning, the next one stops the instance. */
 #define WORKER_SKIPPED_MAX 100
+
+/* MCP's log levels (RFC 5424's names), least severe first; 0 is "none". */
+enum {
+	WORKER_LOG_DEBUG = 1,
+	WORKER_LOG_INFO,
+	WORKER_LOG_NOTICE,
+	WORKER_LOG_WARNING,
+	WORKER_LOG_ERROR,
+	WORKER_LOG_CRITICAL,
+	WORKER_LOG_ALERT,
+	WORKER_LOG_EMERGENCY,
+};
 
 struct dworker {
 	struct cordon_daemon *d;
@@ -126,6 +139,11 @@ struct dworker {
 	bool listing, relist_pending;
 	/* issue 11 finding 9d: protocol warnings rate-limited per instance. */
 	uint64_t warn_window_ms, warn_window_n, warn_suppressed;
+	/* issue 13 (Logging): the level last sent with logging/setLevel (0:
+	 * none; else a WORKER_LOG_* value), and the connector's
+	 * notifications/message rate-limited per instance. */
+	unsigned log_level_sent;
+	uint64_t logmsg_window_ms, logmsg_window_n, logmsg_dropped;
 	/* issue 11 finding 10a: the credential values this instance was
 	 * started with (from the spawner), for scrubbing its stderr. */
 	char **secrets;
@@ -229,6 +247,7 @@ struct dsession {
 	bool initialized, closing;
 	char version[16];
 	bool client_sampling, client_elicitation, client_roots;
+	unsigned log_level; /* logging/setLevel: 0 none asked; else a WORKER_LOG_* value */
 	struct dcall *calls;
 	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
 	/* The one connector this session sees, under its own names (cordon/bind,
@@ -258,6 +277,9 @@ struct worker_events {
 	 * admitted: notifications/message (params: an object, borrowed) or
 	 * notifications/resources|prompts/list_changed (params NULL). */
 	void (*notify)(struct dworker *w, const char *method, const json_t *params);
+	/* The level instance w should log at: the least severe any session
+	 * it serves asked for with logging/setLevel (0: none asked). */
+	unsigned (*log_level)(struct dworker *w);
 	/* A sampling or elicitation request the profile permits (bit: its
 	 * CORDON_CLIENT_* flag): relayed to a client, or answered with an error
 	 * through worker_answer(). */

@@ -109,9 +109,9 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	s->client_roots = json_object_get(ccaps, "roots") != NULL;
 	s->initialized = true;
 	/* resources/prompts/completions only when a connector's profile lets
-	 * them through; logging is not offered (connector logs are relayed to
-	 * per-session clients as notifications/message regardless). */
-	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1);
+	 * them through; logging always (the connectors' own log messages,
+	 * relayed by level: do_set_level(), on_worker_notify()). */
+	json_t *caps = json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 1, "logging");
 	if (pass_offered(s, false))
 		json_object_set_new(caps, "resources", json_object());
 	if (pass_offered(s, true))
@@ -135,6 +135,51 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 				  : "Tools are named <connector>__<tool>. Calls that change something wait for an "
 				    "operator's approval; if a call returns an approval code, repeat the identical "
 				    "call after approval."));
+}
+
+/* Whether instance w serves session s: its own, or a shared one of a
+ * connector the session sees (every one, or the one it is bound to). */
+static bool worker_serves(const struct dworker *w, const struct dsession *s)
+{
+	if (!s->initialized || s->closing)
+		return false;
+	if (w->session)
+		return w->session == s;
+	return !s->bound[0] || !strcmp(s->bound, w->conn->id);
+}
+
+/* worker_events.log_level: the least severe level any session served by w
+ * asked for, so that a shared instance logs what every one of them wants
+ * (each session's own level is applied again when relaying). */
+static unsigned on_worker_log_level(struct dworker *w)
+{
+	unsigned lvl = 0;
+
+	for (struct dsession *s = w->d->sessions; s; s = s->next)
+		if (s->log_level && worker_serves(w, s) && (!lvl || s->log_level < lvl))
+			lvl = s->log_level;
+	return lvl;
+}
+
+/* logging/setLevel: stored per session, and passed on to the live
+ * instances this session uses whose connectors announced `logging`
+ * (instances started later get it once initialized). */
+static void do_set_level(struct dsession *s, const json_t *id, const json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "level"));
+	unsigned lvl = worker_log_level_parse(name);
+
+	if (!lvl) {
+		session_send_error(s, id, -32602,
+				   "Invalid params: level must be one of debug, info, notice, warning, error, "
+				   "critical, alert, emergency");
+		return;
+	}
+	s->log_level = lvl;
+	session_send_result(s, id, json_object());
+	for (struct dworker *w = s->d->workers; w; w = w->next)
+		if (worker_serves(w, s))
+			worker_log_level_update(w);
 }
 
 /* args: params.arguments as canonical bytes, when handle_line() lifted them
@@ -189,7 +234,7 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 		return;
 	}
 	if (!strcmp(method, "logging/setLevel")) {
-		session_send_result(s, id, json_object());
+		do_set_level(s, id, params);
 		return;
 	}
 	if (pass_request(s, method, id, params))
@@ -381,6 +426,11 @@ static void session_close(struct dsession *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	d->n_sessions--;
+	/* The shared instances it saw may log at a more severe level now. */
+	if (s->log_level)
+		for (struct dworker *w = d->workers; w; w = w->next)
+			if (!w->session)
+				worker_log_level_update(w);
 	free(s);
 }
 
@@ -476,24 +526,39 @@ static void on_tools_changed(struct cordon_daemon *d, const char *connector)
 	session_notify_all_list_changed(d, connector);
 }
 
+/* A relayed log message's data, serialized, at most this many bytes. */
+#define LOG_DATA_MAX 16384
+
 static void on_worker_notify(struct dworker *w, const char *method, const json_t *params)
 {
 	if (!strcmp(method, "notifications/message")) {
-		/* A connector's log message: to its own session's client only
-		 * (a per-session instance), labelled with the connector. */
-		if (w->session && w->session->initialized) {
-			json_t *p = json_deep_copy(params);
+		/* A connector's log message (the worker checked its level and
+		 * rate): to each session the instance serves whose level admits
+		 * it (none set: every level), with its logger and its data (up
+		 * to LOG_DATA_MAX serialized, else a marker), and the connector
+		 * in _meta. */
+		unsigned lvl = worker_log_level_parse(json_string_value(json_object_get(params, "level")));
+		json_t *logger = json_object_get(params, "logger"), *data = json_object_get(params, "data");
+		size_t n = data ? json_dumpb(data, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) : 0;
+		json_t *p;
 
-			if (json_is_object(p)) {
-				char lg[80];
-
-				snprintf(lg, sizeof(lg), "%s", w->conn->id);
-				json_object_set_new(p, "logger", json_string(lg));
-				session_send_json(w->session, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-									"notifications/message", "params", p));
-			} else
-				json_decref(p);
-		}
+		p = json_pack("{s:s, s:{s:s}}", "level", worker_log_level_name(lvl), "_meta", "io.cordon/connector",
+			      w->conn->id);
+		if (!p)
+			return;
+		if (json_is_string(logger))
+			json_object_set(p, "logger", logger);
+		if (n > LOG_DATA_MAX || (data && !n))
+			json_object_set_new(p, "data",
+					    json_pack("{s:s, s:I}", "io.cordon/omitted",
+						      "log data beyond the relay bound", "bytes", (json_int_t)n));
+		else
+			json_object_set(p, "data", data ? data : json_null());
+		for (struct dsession *s = w->d->sessions; s; s = s->next)
+			if (worker_serves(w, s) && lvl >= s->log_level)
+				session_send_json(s, json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+							       "notifications/message", "params", p));
+		json_decref(p);
 		return;
 	}
 	/* resources/prompts list_changed: to the sessions this instance serves
@@ -519,6 +584,7 @@ static void on_worker_gone(struct dworker *w)
 static const struct worker_events gateway_worker_events = {
 	.tools_changed = on_tools_changed,
 	.notify = on_worker_notify,
+	.log_level = on_worker_log_level,
 	.client_request = relay_server_request,
 	.gone = on_worker_gone,
 };

@@ -289,6 +289,57 @@ static void handle_server_request(struct dworker *w, json_t *msg)
 		worker_answer_error(w, id, -32601, "method not available from the broker");
 }
 
+/* A connector's notifications/message per instance: at most
+ * WORKER_LOGMSG_BURST per window; what is over is counted and the count
+ * logged when the window ends. */
+#define WORKER_LOGMSG_BURST	100
+#define WORKER_LOGMSG_WINDOW_MS 1000
+
+static const char *const log_levels[] = { "debug", "info",     "notice", "warning",
+					  "error", "critical", "alert",	 "emergency" };
+
+unsigned worker_log_level_parse(const char *name)
+{
+	if (name)
+		for (size_t i = 0; i < ELEMENTSOF(log_levels); i++)
+			if (!strcmp(name, log_levels[i]))
+				return (unsigned)i + 1;
+	return 0;
+}
+
+const char *worker_log_level_name(unsigned level)
+{
+	return level >= 1 && level <= ELEMENTSOF(log_levels) ? log_levels[level - 1] : NULL;
+}
+
+void worker_log_level_update(struct dworker *w)
+{
+	unsigned want;
+	struct dwreq *q;
+
+	if ((w->state != DW_LISTING && w->state != DW_READY) || !json_object_get(w->server_caps, "logging") ||
+	    !events(w))
+		return;
+	want = events(w)->log_level(w);
+	if (!want || want == w->log_level_sent)
+		return;
+	q = worker_req_new(w, DWREQ_SETLEVEL);
+	if (!q)
+		return;
+	if (worker_send_request(w, q, "logging/setLevel", json_pack("{s:s}", "level", worker_log_level_name(want))) < 0)
+		return;
+	w->log_level_sent = want;
+}
+
+static void logmsg_flush(struct dworker *w)
+{
+	if (w->logmsg_dropped)
+		worker_log(w, LOG_LEVEL_NOTICE, "%llu log messages not relayed (rate limit: %u per %u ms)",
+			   (unsigned long long)w->logmsg_dropped, WORKER_LOGMSG_BURST, WORKER_LOGMSG_WINDOW_MS);
+	w->logmsg_dropped = 0;
+	w->logmsg_window_n = 0;
+}
+
 static void handle_notification(struct dworker *w, json_t *msg)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
@@ -312,7 +363,25 @@ static void handle_notification(struct dworker *w, json_t *msg)
 			    q->call->ops->progress)
 				q->call->ops->progress(q->call, params);
 	} else if (!strcmp(method, "notifications/message")) {
-		/* Connector log messages go to per-session clients, labelled. */
+		/* Connector log messages go to the sessions the instance
+		 * serves (the gateway filters by each one's level), at most
+		 * WORKER_LOGMSG_BURST per window per instance. */
+		uint64_t now = cordon_loop_now_ms();
+
+		if (!json_is_object(params) ||
+		    !worker_log_level_parse(json_string_value(json_object_get(params, "level")))) {
+			worker_warn(w, "notifications/message without a valid level; dropped");
+			return;
+		}
+		if (!w->logmsg_window_ms || now - w->logmsg_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+			logmsg_flush(w);
+			w->logmsg_window_ms = now;
+		}
+		if (w->logmsg_window_n >= WORKER_LOGMSG_BURST) {
+			w->logmsg_dropped++;
+			return;
+		}
+		w->logmsg_window_n++;
 		if (events(w))
 			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
@@ -348,6 +417,7 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
 		worker_send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 		w->state = DW_LISTING;
+		worker_log_level_update(w);
 		w->list_accum = json_array();
 		if (json_object_get(w->server_caps, "tools"))
 			list_tools(w, NULL);
@@ -402,6 +472,11 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 		}
 		return;
 	}
+	case DWREQ_SETLEVEL:
+		/* Nothing waits for it; an error is the connector's to log. */
+		if (json_object_get(msg, "error"))
+			worker_warn(w, "logging/setLevel failed");
+		break;
 	case DWREQ_CALL:
 		if (q->call) {
 			struct dcall *c = q->call;

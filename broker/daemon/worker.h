@@ -38,6 +38,14 @@ void worker_cancel_request(struct dworker *w, int64_t id, const char *reason);
 const char *worker_fingerprint(struct dworker *w, const char *tool);
 const json_t *worker_tool(struct dworker *w, const char *tool);
 
+/* The WORKER_LOG_* value of an MCP log level name, or 0; and back. */
+unsigned worker_log_level_parse(const char *name);
+const char *worker_log_level_name(unsigned level);
+/* Sends logging/setLevel when w is initialized, its connector announced
+ * `logging`, and the level worker_events.log_level gives differs from the
+ * one last sent. */
+void worker_log_level_update(struct dworker *w);
+
 void workers_kill_all(struct cordon_daemon *d);
 void workers_tick(struct cordon_daemon *d, uint64_t now);
 /* Delegations of connector changed (NULL: expired or released, any

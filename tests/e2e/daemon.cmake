@@ -37,3 +37,9 @@ cordon_add_test(NAME test-cordond-errors
 add_dependencies(test-cordond-errors fake-connector cordond cordonctl cordon-launch)
 set_tests_properties(test-cordond-errors PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-cordond-errors APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+
+# A connector's log messages through the real cordond (issue 13, Logging).
+cordon_add_test(NAME test-cordond-logging
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-logging.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-logging fake-connector cordond cordonctl cordon-launch)

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A connector's log messages through the real cordond (issue 13,
+ * "Logging"): the real binary, the real launcher helper, the fake connector
+ * (--logging) in a real sandbox, one shared instance. cordond announces
+ * `logging`; logging/setLevel with a level that is not one of MCP's eight is
+ * -32602; a valid one reaches the connector (the least severe any session
+ * asked for); the connector logs at every level regardless, and each session
+ * gets exactly the messages its own level admits, with the connector's
+ * logger and data and {"io.cordon/connector": "fake"} in _meta, in the
+ * multiplexed and in the one-connector view alike. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cordond-runner.h"
+#include "daemon-harness.h"
+#include "test-support.h"
+
+static struct rcd C;
+
+static const char *const levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
+
+static void write_profile(void)
+{
+	char path[700], text[4096];
+
+	snprintf(path, sizeof(path), "%s/fake.yaml", C.profiles);
+	snprintf(text, sizeof(text),
+		 "version: 1\n"
+		 "connector:\n"
+		 "  description: fake connector that logs\n"
+		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt, --logging]\n"
+		 "  instances: shared\n"
+		 "sandbox:\n"
+		 "  user: dynamic\n"
+		 "  filesystem:\n"
+		 "    system:\n"
+		 "      - {path: /usr, access: read-exec}\n"
+		 "      - {path: /lib, access: read-exec}\n"
+		 "      - {path: /lib64, access: read-exec}\n"
+		 "    roots:\n"
+		 "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
+		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
+		 "    tmp: 1M\n"
+		 "  network: {mode: none}\n"
+		 "  limits: {memory: 64M, pids: 16}\n"
+		 "tools:\n"
+		 "  default_risk: high\n"
+		 "  risk: {echo: read, log: read}\n"
+		 "  grant: [echo, log]\n"
+		 "approval:\n"
+		 "  ttl: 120s\n",
+		 C.helpers, C.data);
+	rcd_write(path, text);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	write_profile();
+	rcd_start(&C);
+	rcd_install(&C, "fake");
+	return 0;
+}
+
+static void set_level(struct mcp_peer *p, const char *level)
+{
+	json_t *r = mcp_peer_request(p, "logging/setLevel", json_pack("{s:s}", "level", level), 20000);
+
+	assert_non_null(r);
+	assert_null(json_object_get(r, "error"));
+	assert_true(json_is_object(json_object_get(r, "result")));
+	assert_int_equal(json_object_size(json_object_get(r, "result")), 0);
+	json_decref(r);
+}
+
+/* Sends a request with a fixed id and reads up to its response; the
+ * notifications/message on the way go to *logs (a new array). Returns
+ * the response. */
+static json_t *request_collecting(struct mcp_peer *p, const char *method, json_t *params, json_t **logs)
+{
+	json_t *m = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 9999, "method", method);
+	char *line;
+
+	if (params)
+		json_object_set_new(m, "params", params);
+	line = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	assert_non_null(line);
+	assert_int_equal(mcp_peer_send_raw(p, line, strlen(line)), 0);
+	assert_int_equal(mcp_peer_send_raw(p, "\n", 1), 0);
+	free(line);
+	*logs = json_array();
+	for (;;) {
+		json_t *v = mcp_peer_read(p, 20000);
+		const char *meth;
+
+		assert_non_null(v);
+		meth = json_string_value(json_object_get(v, "method"));
+		if (!meth && json_integer_value(json_object_get(v, "id")) == 9999)
+			return v;
+		if (meth && !strcmp(meth, "notifications/message"))
+			json_array_append(*logs, json_object_get(v, "params"));
+		json_decref(v);
+	}
+}
+
+/* logs holds exactly the messages of levels from..emergency of one `log`
+ * call with text, in order, as cordond relays them. */
+static void assert_logs(json_t *logs, int from, const char *text)
+{
+	assert_int_equal(json_array_size(logs), 8 - from);
+	for (int i = from; i < 8; i++) {
+		json_t *want = json_pack("{s:s, s:s, s:{s:i, s:s}, s:{s:s}}", "level", levels[i], "logger", "fake",
+					 "data", "n", i, "text", text, "_meta", "io.cordon/connector", "fake");
+		json_t *got = json_array_get(logs, (size_t)(i - from));
+
+		if (!json_equal(got, want)) {
+			char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+			char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+
+			fail_msg("log message %d: %s, want %s", i, g, w);
+		}
+		json_decref(want);
+	}
+}
+
+/* The text of a tools/call response's first content item. */
+static const char *call_text(json_t *r)
+{
+	json_t *res = json_object_get(r, "result");
+
+	assert_non_null(res);
+	assert_false(json_is_true(json_object_get(res, "isError")));
+	return json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+}
+
+static json_t *log_call(struct mcp_peer *p, const char *text, json_t **logs)
+{
+	return request_collecting(p, "tools/call",
+				  json_pack("{s:s, s:{s:s}}", "name", "fake__log", "arguments", "text", text), logs);
+}
+
+static void test_capability_and_invalid_levels(void **state)
+{
+	const char *bad[] = { "verbose", "WARNING", "", "warn" };
+	struct mcp_peer p;
+	json_t *r;
+
+	(void)state;
+	assert_int_equal(mcp_peer_connect(&p, C.gateway), 0);
+	r = mcp_peer_initialize(&p, "2025-11-25");
+	assert_non_null(r);
+	assert_true(json_is_object(json_object_get(json_object_get(r, "capabilities"), "logging")));
+	assert_int_equal(json_object_size(json_object_get(json_object_get(r, "capabilities"), "logging")), 0);
+	json_decref(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = mcp_peer_request(&p, "logging/setLevel", json_pack("{s:s}", "level", bad[i]), 20000);
+		assert_non_null(r);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+		json_decref(r);
+	}
+	r = mcp_peer_request(&p, "logging/setLevel", json_pack("{s:i}", "level", 3), 20000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	r = mcp_peer_request(&p, "logging/setLevel", json_object(), 20000);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+/* One session at warning: the connector hears warning, the session gets
+ * warning..emergency only. */
+static void test_level_forwarded_and_applied(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *logs;
+
+	(void)state;
+	rcd_session(&C, &p);
+	set_level(&p, "warning");
+	r = log_call(&p, "one", &logs);
+	assert_string_equal(call_text(r), "warning");
+	assert_logs(logs, 3, "one");
+	json_decref(r);
+	json_decref(logs);
+	/* A new level takes effect at once, both ways. */
+	set_level(&p, "critical");
+	r = log_call(&p, "two", &logs);
+	assert_string_equal(call_text(r), "critical");
+	assert_logs(logs, 5, "two");
+	json_decref(r);
+	json_decref(logs);
+	mcp_peer_disconnect(&p);
+}
+
+/* Two sessions on the shared instance, one multiplexed at error, one bound
+ * to the connector at info: the connector hears info (the least severe),
+ * and each session gets what its own level admits, whoever called. */
+static void test_shared_instance_each_session_its_level(void **state)
+{
+	struct mcp_peer a, b;
+	json_t *r, *logs;
+
+	(void)state;
+	rcd_session(&C, &a);
+	assert_int_equal(mcp_peer_connect(&b, C.gateway), 0);
+	r = mcp_peer_request(&b, "cordon/bind", json_pack("{s:s}", "connector", "fake"), 20000);
+	assert_non_null(json_object_get(r, "result"));
+	json_decref(r);
+	r = mcp_peer_initialize(&b, "2025-11-25");
+	assert_true(json_is_object(json_object_get(json_object_get(r, "capabilities"), "logging")));
+	json_decref(r);
+	set_level(&a, "error");
+	set_level(&b, "info");
+	r = log_call(&a, "shared", &logs);
+	assert_string_equal(call_text(r), "info");
+	assert_logs(logs, 4, "shared");
+	json_decref(r);
+	json_decref(logs);
+	/* b's messages came before the answer to its ping. */
+	r = request_collecting(&b, "ping", NULL, &logs);
+	assert_non_null(json_object_get(r, "result"));
+	assert_logs(logs, 1, "shared");
+	json_decref(r);
+	json_decref(logs);
+	/* The bound session calls under the tool's own name. */
+	r = request_collecting(&b, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "log", "arguments", "text", "b"),
+			       &logs);
+	assert_string_equal(call_text(r), "info");
+	assert_logs(logs, 1, "b");
+	json_decref(r);
+	json_decref(logs);
+	r = request_collecting(&a, "ping", NULL, &logs);
+	assert_logs(logs, 4, "b");
+	json_decref(r);
+	json_decref(logs);
+	/* b gone: the connector is told the least severe level left (once
+	 * cordond has seen b's end, which a's next calls cannot order). */
+	mcp_peer_disconnect(&b);
+	for (int i = 0;; i++) {
+		r = log_call(&a, "alone", &logs);
+		if (!strcmp(call_text(r), "error") || i == 100)
+			break;
+		json_decref(r);
+		json_decref(logs);
+		usleep(100 * 1000);
+	}
+	assert_string_equal(call_text(r), "error");
+	assert_logs(logs, 4, "alone");
+	json_decref(r);
+	json_decref(logs);
+	mcp_peer_disconnect(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_capability_and_invalid_levels),
+		cmocka_unit_test(test_level_forwarded_and_applied),
+		cmocka_unit_test(test_shared_instance_each_session_its_level),
+	};
+	int r;
+
+	if (geteuid() != 0)
+		cordon_test_skip("needs root (cordond drops to nobody; the launcher builds sandboxes)");
+	if (!cordon_test_env("CORDON_BUILD_DIR", NULL))
+		cordon_test_skip("CORDON_BUILD_DIR not set");
+	rcd_setup(&C, "cordond-logging");
+	r = cmocka_run_group_tests(tests, setup, NULL);
+	if (C.pid > 0)
+		rcd_kill(&C, SIGKILL);
+	rcd_teardown(&C, r != 0);
+	return r;
+}
