@@ -535,8 +535,9 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 		/* A connector's log message (the worker checked its level and
 		 * rate): to each session the instance serves whose level admits
 		 * it (none set: every level), with its logger and its data (up
-		 * to LOG_DATA_MAX serialized, else a marker), and the connector
-		 * in _meta. */
+		 * to LOG_DATA_MAX serialized, else the marker a connector's
+		 * error data gets), and the connector in _meta; anything else
+		 * in its params (its own _meta) is not relayed. */
 		unsigned lvl = worker_log_level_parse(json_string_value(json_object_get(params, "level")));
 		json_t *logger = json_object_get(params, "logger"), *data = json_object_get(params, "data");
 		size_t n = data ? json_dumpb(data, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) : 0;
@@ -550,8 +551,8 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 			json_object_set(p, "logger", logger);
 		if (n > LOG_DATA_MAX || (data && !n))
 			json_object_set_new(p, "data",
-					    json_pack("{s:s, s:I}", "io.cordon/omitted",
-						      "log data beyond the relay bound", "bytes", (json_int_t)n));
+					    json_pack("{s:{s:I, s:i}}", "io.cordon/data_dropped", "bytes",
+						      (json_int_t)n, "limit", LOG_DATA_MAX));
 		else
 			json_object_set(p, "data", data ? data : json_null());
 		for (struct dsession *s = w->d->sessions; s; s = s->next)

@@ -1024,6 +1024,10 @@ void workers_tick(struct cordon_daemon *d, uint64_t now)
 			continue;
 		}
 		worker_warn_tick(w, now);
+		if (w->logmsg_dropped && now - w->logmsg_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+			logmsg_flush(w);
+			w->logmsg_window_ms = 0;
+		}
 		relist_maybe(w, now); /* may free w */
 	}
 	for (size_t i = 0; i < d->n_conns; i++)

@@ -9,6 +9,8 @@
  * logger and data and {"io.cordon/connector": "fake"} in _meta, in the
  * multiplexed and in the one-connector view alike. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,12 +263,67 @@ static void test_shared_instance_each_session_its_level(void **state)
 	mcp_peer_disconnect(&a);
 }
 
+/* Data beyond 16 KiB is replaced by cordon's marker; more than 100
+ * messages a second from one instance are not relayed. */
+static void test_bounds(void **state)
+{
+	struct mcp_peer p;
+	json_t *r, *logs, *want;
+
+	(void)state;
+	rcd_session(&C, &p);
+	set_level(&p, "error");
+	r = log_call(&p, "big", &logs);
+	assert_int_equal(json_array_size(logs), 1);
+	want = json_pack("{s:s, s:s, s:{s:{s:i, s:i}}, s:{s:s}}", "level", "error", "logger", "fake", "data",
+			 "io.cordon/data_dropped", "bytes", 20000 + (int)strlen("{\"n\":0,\"text\":\"\"}"), "limit",
+			 16384, "_meta", "io.cordon/connector", "fake");
+	if (!json_equal(json_array_get(logs, 0), want)) {
+		char *g = json_dumps(json_array_get(logs, 0), JSON_COMPACT | JSON_SORT_KEYS);
+
+		fail_msg("got %.300s", g);
+	}
+	json_decref(want);
+	json_decref(r);
+	json_decref(logs);
+	/* A fresh one-second window, then 250 at once: the first 100 pass. */
+	sleep(2);
+	r = log_call(&p, "burst", &logs);
+	assert_int_equal(json_array_size(logs), 100);
+	for (size_t i = 0; i < 100; i++) {
+		json_t *m = json_array_get(logs, i);
+
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "data"), "n")), (json_int_t)i);
+		assert_null(json_object_get(m, "logger"));
+	}
+	json_decref(r);
+	json_decref(logs);
+	/* The other 150 are counted in cordond's log once the second ends. */
+	for (int i = 0;; i++) {
+		int fd = open(C.logfile, O_RDONLY | O_CLOEXEC);
+		char *text;
+		bool found;
+
+		assert_true(fd >= 0);
+		text = rcd_slurp(fd);
+		close(fd);
+		found = text && strstr(text, "150 log messages not relayed (rate limit: 100 per 1000 ms)");
+		free(text);
+		if (found)
+			break;
+		assert_true(i < 50);
+		usleep(100 * 1000);
+	}
+	mcp_peer_disconnect(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capability_and_invalid_levels),
 		cmocka_unit_test(test_level_forwarded_and_applied),
 		cmocka_unit_test(test_shared_instance_each_session_its_level),
+		cmocka_unit_test(test_bounds),
 	};
 	int r;
 

@@ -37,7 +37,9 @@
  *   log {text}  sends notifications/message at each of the 8 levels
  *               (whatever level was set: the broker's filter is what a
  *               test sees), logger "fake", data {"n": i, "text": text};
- *               returns the level last set ("none" before any).
+ *               returns the level last set ("none" before any); text
+ *               "big": one error message whose data.text is 20000 bytes;
+ *               "burst": 250 error messages, no logger, data {"n": i}.
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -267,6 +269,29 @@ static void tools_call(const char *id, const char *line)
 		static const char *const levels[] = { "debug", "info",	   "notice", "warning",
 						      "error", "critical", "alert",  "emergency" };
 
+		if (!strcmp(text, "big")) {
+			/* One error message whose data is 20000 bytes of text. */
+			fputs("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":"
+			      "\"error\",\"logger\":\"fake\",\"data\":{\"n\":0,\"text\":\"",
+			      stdout);
+			for (int i = 0; i < 20000; i++)
+				fputc('a', stdout);
+			out("\"}}}");
+			result_text(id, log_level, 0);
+			return;
+		}
+		if (!strcmp(text, "burst")) {
+			/* 250 error messages at once. */
+			for (int i = 0; i < 250; i++) {
+				snprintf(msg, sizeof(msg),
+					 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+					 "\"level\":\"error\",\"data\":{\"n\":%d}}}",
+					 i);
+				out(msg);
+			}
+			result_text(id, log_level, 0);
+			return;
+		}
 		for (int i = 0; i < 8; i++) {
 			snprintf(msg, sizeof(msg),
 				 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
