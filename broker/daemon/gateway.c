@@ -138,10 +138,11 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 }
 
 /* Whether instance w serves session s: its own, or a shared one of a
- * connector the session sees (every one, or the one it is bound to). */
+ * connector the session sees (every one, or the one it is bound to); an
+ * instance started only to take an inventory serves nobody. */
 static bool worker_serves(const struct dworker *w, const struct dsession *s)
 {
-	if (!s->initialized || s->closing)
+	if (!s->initialized || s->closing || w->for_install)
 		return false;
 	if (w->session)
 		return w->session == s;
