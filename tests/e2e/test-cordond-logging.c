@@ -7,7 +7,9 @@
  * asked for); the connector logs at every level regardless, and each session
  * gets exactly the messages its own level admits, with the connector's
  * logger and data and {"io.cordon/connector": "fake"} in _meta, in the
- * multiplexed and in the one-connector view alike. */
+ * multiplexed and in the one-connector view alike; a per-session
+ * instance's messages reach its own session only; data beyond 16 KiB is
+ * replaced by a marker and more than 100 messages a second are not relayed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -30,17 +32,19 @@ static struct rcd C;
 
 static const char *const levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
 
-static void write_profile(void)
+/* profiles/<id>.yaml: the fake connector with --logging, instances
+ * `instances` (shared or per-session). */
+static void write_profile(const char *id, const char *instances)
 {
 	char path[700], text[4096];
 
-	snprintf(path, sizeof(path), "%s/fake.yaml", C.profiles);
+	snprintf(path, sizeof(path), "%s/%s.yaml", C.profiles, id);
 	snprintf(text, sizeof(text),
 		 "version: 1\n"
 		 "connector:\n"
 		 "  description: fake connector that logs\n"
 		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt, --logging]\n"
-		 "  instances: shared\n"
+		 "  instances: %s\n"
 		 "sandbox:\n"
 		 "  user: dynamic\n"
 		 "  filesystem:\n"
@@ -60,16 +64,18 @@ static void write_profile(void)
 		 "  grant: [echo, log]\n"
 		 "approval:\n"
 		 "  ttl: 120s\n",
-		 C.helpers, C.data);
+		 instances, C.helpers, C.data);
 	rcd_write(path, text);
 }
 
 static int setup(void **state)
 {
 	(void)state;
-	write_profile();
+	write_profile("fake", "shared");
+	write_profile("fakeps", "per-session");
 	rcd_start(&C);
 	rcd_install(&C, "fake");
+	rcd_install(&C, "fakeps");
 	return 0;
 }
 
@@ -117,12 +123,12 @@ static json_t *request_collecting(struct mcp_peer *p, const char *method, json_t
 
 /* logs holds exactly the messages of levels from..emergency of one `log`
  * call with text, in order, as cordond relays them. */
-static void assert_logs(json_t *logs, int from, const char *text)
+static void assert_logs_of(json_t *logs, int from, const char *text, const char *connector)
 {
 	assert_int_equal(json_array_size(logs), 8 - from);
 	for (int i = from; i < 8; i++) {
 		json_t *want = json_pack("{s:s, s:s, s:{s:i, s:s}, s:{s:s}}", "level", levels[i], "logger", "fake",
-					 "data", "n", i, "text", text, "_meta", "io.cordon/connector", "fake");
+					 "data", "n", i, "text", text, "_meta", "io.cordon/connector", connector);
 		json_t *got = json_array_get(logs, (size_t)(i - from));
 
 		if (!json_equal(got, want)) {
@@ -133,6 +139,11 @@ static void assert_logs(json_t *logs, int from, const char *text)
 		}
 		json_decref(want);
 	}
+}
+
+static void assert_logs(json_t *logs, int from, const char *text)
+{
+	assert_logs_of(logs, from, text, "fake");
 }
 
 /* The text of a tools/call response's first content item. */
@@ -263,6 +274,31 @@ static void test_shared_instance_each_session_its_level(void **state)
 	mcp_peer_disconnect(&a);
 }
 
+/* A per-session instance logs to its own session only, at its level. */
+static void test_per_session_instance(void **state)
+{
+	struct mcp_peer a, b;
+	json_t *r, *logs;
+
+	(void)state;
+	rcd_session(&C, &a);
+	rcd_session(&C, &b);
+	set_level(&a, "notice");
+	set_level(&b, "debug");
+	r = request_collecting(&a, "tools/call",
+			       json_pack("{s:s, s:{s:s}}", "name", "fakeps__log", "arguments", "text", "own"), &logs);
+	assert_string_equal(call_text(r), "notice");
+	assert_logs_of(logs, 2, "own", "fakeps");
+	json_decref(r);
+	json_decref(logs);
+	r = request_collecting(&b, "ping", NULL, &logs);
+	assert_int_equal(json_array_size(logs), 0);
+	json_decref(r);
+	json_decref(logs);
+	mcp_peer_disconnect(&a);
+	mcp_peer_disconnect(&b);
+}
+
 /* Data beyond 16 KiB is replaced by cordon's marker; more than 100
  * messages a second from one instance are not relayed. */
 static void test_bounds(void **state)
@@ -323,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_capability_and_invalid_levels),
 		cmocka_unit_test(test_level_forwarded_and_applied),
 		cmocka_unit_test(test_shared_instance_each_session_its_level),
+		cmocka_unit_test(test_per_session_instance),
 		cmocka_unit_test(test_bounds),
 	};
 	int r;
