@@ -535,10 +535,14 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 	if (!strcmp(method, "notifications/message")) {
 		/* A connector's log message (the worker checked its level and
 		 * rate): to each session the instance serves whose level admits
-		 * it (none set: every level), with its logger and its data (up
+		 * it, with its logger and its data (up
 		 * to LOG_DATA_MAX serialized, else the marker a connector's
 		 * error data gets), and the connector in _meta; anything else
-		 * in its params (its own _meta) is not relayed. */
+		 * in its params (its own _meta) is not relayed. A session that
+		 * set no level gets every level of its own instance, but a
+		 * shared instance's messages only once it asked for them with
+		 * logging/setLevel: they may come from other sessions' calls,
+		 * other users' included. */
 		unsigned lvl = worker_log_level_parse(json_string_value(json_object_get(params, "level")));
 		json_t *logger = json_object_get(params, "logger"), *data = json_object_get(params, "data");
 		size_t n = data ? json_dumpb(data, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) : 0;
@@ -557,7 +561,7 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 		else
 			json_object_set(p, "data", data ? data : json_null());
 		for (struct dsession *s = w->d->sessions; s; s = s->next)
-			if (worker_serves(w, s) && lvl >= s->log_level)
+			if (worker_serves(w, s) && (s->log_level ? lvl >= s->log_level : w->session == s))
 				session_send_json(s, json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
 							       "notifications/message", "params", p));
 		json_decref(p);

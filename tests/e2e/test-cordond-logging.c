@@ -220,11 +220,14 @@ static void test_level_forwarded_and_applied(void **state)
  * and each session gets what its own level admits, whoever called. */
 static void test_shared_instance_each_session_its_level(void **state)
 {
-	struct mcp_peer a, b;
+	struct mcp_peer a, b, quiet;
 	json_t *r, *logs;
 
 	(void)state;
 	rcd_session(&C, &a);
+	/* A session that never asks for logs gets none of a shared instance's:
+	 * they may come from other sessions' calls. */
+	rcd_session(&C, &quiet);
 	assert_int_equal(mcp_peer_connect(&b, C.gateway), 0);
 	r = mcp_peer_request(&b, "cordon/bind", json_pack("{s:s}", "connector", "fake"), 20000);
 	assert_non_null(json_object_get(r, "result"));
@@ -256,6 +259,12 @@ static void test_shared_instance_each_session_its_level(void **state)
 	assert_logs(logs, 4, "b");
 	json_decref(r);
 	json_decref(logs);
+	r = request_collecting(&quiet, "ping", NULL, &logs);
+	assert_non_null(json_object_get(r, "result"));
+	assert_int_equal(json_array_size(logs), 0);
+	json_decref(r);
+	json_decref(logs);
+	mcp_peer_disconnect(&quiet);
 	/* b gone: the connector is told the least severe level left (once
 	 * cordond has seen b's end, which a's next calls cannot order). */
 	mcp_peer_disconnect(&b);
