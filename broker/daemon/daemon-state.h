@@ -54,7 +54,14 @@ struct dconn {
 	 * change of this connector's tools, at most once a second. */
 	uint64_t notify_last_ms;
 	bool notify_pending;
+	/* issue 13: the `instructions` of the latest instance that initialized
+	 * (the inventory run or any later one), at most DCONN_INSTRUCTIONS_MAX
+	 * bytes cut on a UTF-8 boundary; NULL: none known. Memory only (the
+	 * database never holds connector text); clients get it in initialize. */
+	char *instructions;
 };
+
+#define DCONN_INSTRUCTIONS_MAX 8192
 
 enum dworker_state {
 	DW_STARTING = 0, /* spawned, initialize sent */

@@ -420,6 +420,8 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
 	(void)end_instances(d, c, "connector removed");
+	free(c->instructions);
+	c->instructions = NULL;
 	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d, connector);
 	return 0;

@@ -325,6 +325,26 @@ static void handle_notification(struct dworker *w, json_t *msg)
 	/* Other notifications (resource updates, ...) are dropped. */
 }
 
+/* Keeps what the latest instance of c said in `instructions` (NULL: it
+ * said nothing) for the clients' initialize (gateway.c), at most
+ * DCONN_INSTRUCTIONS_MAX bytes: cut before a UTF-8 continuation byte, so
+ * the text stays valid UTF-8. Out of memory keeps none. */
+static void conn_instructions_keep(struct dconn *c, const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+
+	free(c->instructions);
+	c->instructions = NULL;
+	if (!text)
+		return;
+	if (n > DCONN_INSTRUCTIONS_MAX) {
+		n = DCONN_INSTRUCTIONS_MAX;
+		while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+			n--;
+	}
+	c->instructions = strndup(text, n);
+}
+
 static void handle_response(struct dworker *w, json_t *msg, size_t len)
 {
 	json_t *id = json_object_get(msg, "id");
@@ -346,6 +366,7 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 		w->server_caps = json_incref(json_object_get(res, "capabilities"));
 		if (json_is_string(json_object_get(res, "instructions")))
 			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
+		conn_instructions_keep(w->conn, w->instructions);
 		worker_send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 		w->state = DW_LISTING;
 		w->list_accum = json_array();

@@ -18,6 +18,9 @@
  *   crash   {}      exits at once (status 3) without answering
  *   garbage {}      writes a line that is not JSON, then answers "skipped?"
  *   roots   {}      returns the answer the client gave to its roots/list
+ *   (echo of the text "initialize?" answers "echo: initialize
+ *   protocolVersion=V _meta=M": what initialize brought it, M the _meta
+ *   object without quotes and backslashes, or "(none)")
  * With --extra (cordond's own tests):
  *   mutate  {}      changes echo's description, sends tools/list_changed
  *   ask     {}      sends elicitation/create to the client, returns its answer
@@ -32,6 +35,8 @@
  *   resources/list also lists fake://fail, whose resources/read fails the
  *   same way ("data"); prompts/get of prompt "fail" (arguments.kind picks
  *   the error, default "data") and every completion/complete fail too.
+ * With --instructions (only the tools above): initialize answers with
+ * `instructions` FAKE_INSTRUCTIONS.
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -52,6 +57,11 @@ static int shell;  /* --shell: run_shell (test-critical-call-never-hidden-from-a
 static int errors; /* --errors: fail, and failing resources, prompts, completions */
 static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
+static int instructions; /* --instructions: initialize answers with FAKE_INSTRUCTIONS */
+static char init_version[64] = "(none)", init_meta[1024] = "(none)";
+
+/* JSON-escaped, as it goes on the wire: two lines, a non-ASCII letter. */
+#define FAKE_INSTRUCTIONS "Fake connector: echo repeats.\\nSecond line, caf\u00e9."
 
 static void out(const char *s)
 {
@@ -203,7 +213,11 @@ static void tools_call(const char *id, const char *line)
 
 			nanosleep(&ts, NULL);
 		}
-		snprintf(msg, sizeof(msg), "echo: %s", text);
+		if (!strcmp(text, "initialize?"))
+			snprintf(msg, sizeof(msg), "echo: initialize protocolVersion=%s _meta=%s", init_version,
+				 init_meta);
+		else
+			snprintf(msg, sizeof(msg), "echo: %s", text);
 		result_text(id, msg, 0);
 	} else if (!strcmp(name, "append")) {
 		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -334,12 +348,13 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
-	     strcmp(argv[2], "--errors") != 0)) {
-		fprintf(stderr,
-			"usage: fake-connector FILE [--extra | --shell | --errors | --connect IPV4:PORT [N]]\n");
+	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--instructions") != 0)) {
+		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --instructions | "
+				"--connect IPV4:PORT [N]]\n");
 		return 2;
 	}
-	extra = argc == 3;
+	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0;
+	extra = argc == 3 && !instructions;
 	shell = argc == 3 && strcmp(argv[2], "--shell") == 0;
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
 	file = argv[1];
@@ -383,11 +398,23 @@ int main(int argc, char **argv)
 		if (strcmp(method, "tools/call") != 0)
 			fprintf(stderr, "fake-connector: %s\n", method);
 		if (!strcmp(method, "initialize")) {
+			const char *m = strstr(line, "\"_meta\":{");
+			size_t k = 0;
+
+			if (str_value(line, "protocolVersion", init_version, sizeof(init_version)) < 0)
+				snprintf(init_version, sizeof(init_version), "(none)");
+			/* _meta up to its first closing brace (the tests send a flat
+			 * object), quotes and backslashes dropped. */
+			for (m = m ? m + 8 : NULL; m && *m && *m != '}' && k + 2 < sizeof(init_meta); m++)
+				if (*m != '"' && *m != '\\')
+					init_meta[k++] = *m;
+			if (m)
+				init_meta[k++] = '}', init_meta[k] = 0;
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
 				 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}},"
-				 "\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
-				 id);
+				 "\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
+				 id, instructions ? ",\"instructions\":\"" FAKE_INSTRUCTIONS "\"" : "");
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
