@@ -62,6 +62,8 @@ struct dconn {
 };
 
 #define DCONN_INSTRUCTIONS_MAX 8192
+/* The largest client initialize _meta relayed upstream (dsession). */
+#define GATEWAY_META_MAX 4096
 
 enum dworker_state {
 	DW_STARTING = 0, /* spawned, initialize sent */
@@ -234,7 +236,10 @@ struct dsession {
 	struct dbuf rbuf, wbuf;
 	bool discarding; /* inside an oversize line: drop until newline */
 	bool initialized, closing;
-	char version[16];
+	char version[16]; /* negotiated; the instances it starts initialize with it */
+	/* initialize params._meta (an object of at most GATEWAY_META_MAX bytes
+	 * as compact JSON; NULL: none): relayed to its per-session instances. */
+	json_t *client_meta;
 	bool client_sampling, client_elicitation, client_roots;
 	struct dcall *calls;
 	json_t *res_routes; /* resource URI (or template) -> connector that listed it */

@@ -365,7 +365,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 				       r == -EEXIST ? "already installed" : cordon_db_last_error(d->db));
 	/* Take the inventory: launch once and wait (bounded) for tools/list;
 	 * every advertised tool is recorded pending_review. */
-	r = worker_launch(d, c, NULL, true, &w, diag);
+	r = worker_launch(d, c, NULL, NULL, true, &w, diag);
 	if (r < 0)
 		return add_undo(d, connector, r);
 	deadline = cordon_loop_now_ms() + 20000;

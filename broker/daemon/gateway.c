@@ -167,6 +167,21 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 		if (!strcmp(want, versions[i]))
 			use = versions[i];
 	snprintf(s->version, sizeof(s->version), "%s", use);
+	/* The client's _meta goes to the instances started for this session
+	 * alone (worker.c), so it is kept only when small: an object of at
+	 * most GATEWAY_META_MAX bytes as compact JSON; a larger one is
+	 * dropped (logged), the session goes on. */
+	json_t *meta = json_object_get(params, "_meta");
+
+	if (json_is_object(meta)) {
+		size_t n = json_dumpb(meta, NULL, 0, JSON_COMPACT);
+
+		if (n > 0 && n <= GATEWAY_META_MAX)
+			s->client_meta = json_deep_copy(meta);
+		else
+			log_info("session %s: initialize _meta of %zu bytes not relayed (at most %d)", s->id, n,
+				 GATEWAY_META_MAX);
+	}
 	s->client_sampling = json_object_get(ccaps, "sampling") != NULL;
 	s->client_elicitation = json_object_get(ccaps, "elicitation") != NULL;
 	s->client_roots = json_object_get(ccaps, "roots") != NULL;
@@ -190,7 +205,7 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	char *text = initialize_instructions(s);
 
 	session_send_result(s, id,
-			    json_pack("{s:s, s:o, s:{s:s, s:s}, s:s?}", "protocolVersion", use, "capabilities", caps,
+			    json_pack("{s:s, s:o, s:{s:s, s:s}, s:s*}", "protocolVersion", use, "capabilities", caps,
 				      "serverInfo", "name", name, "version", "0.1", "instructions", text));
 	free(text);
 }
@@ -395,6 +410,7 @@ static void session_close(struct dsession *s)
 	pass_session_closed(s);
 	relay_session_closed(s);
 	json_decref(s->res_routes);
+	json_decref(s->client_meta);
 	/* Calls: pending approvals die with the session (cordon_session_end
 	 * revokes them); an in-flight call on a shared instance completes in
 	 * the ledger but has nobody to answer. */

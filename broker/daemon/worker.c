@@ -699,8 +699,8 @@ void worker_kill(struct dworker *w, const char *why)
 	worker_died(w, why, false);
 }
 
-int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
-		  struct cordon_diag *diag)
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, const char *version, bool for_install,
+		  struct dworker **ret, struct cordon_diag *diag)
 {
 	struct cordon_worker_io io = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
 	struct dworker *w;
@@ -808,9 +808,14 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 		worker_died(w, "out of memory", false);
 		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
 	}
+	/* The session's negotiated version (always one the gateway
+	 * supports), and its _meta only to an instance that serves it alone:
+	 * a shared instance serves every session, so no one client's _meta. */
 	r = worker_send_request(w, q, "initialize",
-				json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities",
-					  caps, "clientInfo", "name", "cordond", "version", "0.1"));
+				json_pack("{s:s, s:o, s:{s:s, s:s}, s:O*}", "protocolVersion",
+					  version ? version : WORKER_PROTOCOL_DEFAULT, "capabilities", caps,
+					  "clientInfo", "name", "cordond", "version", "0.1", "_meta",
+					  s ? s->client_meta : NULL));
 	if (r < 0) {
 		worker_died(w, "cannot send initialize", true);
 		return cordon_diag_set(diag, -r, "worker", "cannot send initialize");
@@ -842,7 +847,8 @@ struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dses
 	}
 	if (c->crashes)
 		c->restarts++, d->m.instance_restarts++;
-	if (worker_launch(d, c, c->profile->instances == CORDON_INSTANCES_SHARED ? NULL : s, false, &w, diag) < 0)
+	if (worker_launch(d, c, c->profile->instances == CORDON_INSTANCES_SHARED ? NULL : s,
+			  s && s->version[0] ? s->version : NULL, false, &w, diag) < 0)
 		return NULL;
 	return w;
 }

@@ -550,18 +550,21 @@ static const char *instructions_of(const json_t *r)
 /* Issue 13: a connector's `instructions` reach the client: the bound view
  * verbatim, the multiplexed view as one labelled section per connector
  * (here alpha and gamma; beta has none). cordon's note where a bound
- * connector has none. */
+ * connector has none. An instance initializes with the protocol version the
+ * session that started it negotiated, and a per-session instance with its
+ * client's _meta. */
 static void test_initialize_instructions(void **state_)
 {
 	struct mcp_peer m, a, b, g;
+	char big[5000];
 	json_t *r;
 
 	(void)state_;
 	rcd_install(&C, "gamma");
-	r = initialized(&a, "alpha", "2025-11-25", NULL);
+	r = initialized(&a, "alpha", "2025-11-25", json_pack("{s:s}", "probe", "a1"));
 	assert_string_equal(instructions_of(r), FAKE_TEXT);
 	json_decref(r);
-	r = initialized(&g, "gamma", "2025-06-18", NULL);
+	r = initialized(&g, "gamma", "2025-03-26", json_pack("{s:s, s:i}", "probe", "g1", "n", 7));
 	assert_string_equal(instructions_of(r), FAKE_TEXT);
 	json_decref(r);
 	r = initialized(&b, "beta", "2025-11-25", NULL);
@@ -570,11 +573,31 @@ static void test_initialize_instructions(void **state_)
 			    "an operator's approval; if a call returns an approval code, repeat the identical call "
 			    "after approval.");
 	json_decref(r);
-	r = initialized(&m, NULL, "2025-11-25", NULL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	r = initialized(&m, NULL, "1999-01-01", json_pack("{s:s}", "big", big));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")),
+			    "2025-11-25");
 	assert_string_equal(instructions_of(r),
 			    "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
 			    "approval; if a call returns an approval code, repeat the identical call after approval."
 			    "\n\n## alpha\n" FAKE_TEXT "\n\n## gamma\n" FAKE_TEXT);
+	json_decref(r);
+
+	/* What the instances saw: gamma (per-session) started by g got g's
+	 * negotiated version and _meta; started by m, the version m got (it
+	 * asked for one cordon does not speak) and no _meta (m's is over 4 KiB).
+	 * alpha's shared instance never gets a client's _meta. */
+	r = call(&g, "echo", "initialize?");
+	assert_string_equal(result_text(json_object_get(r, "result")),
+			    "echo: initialize protocolVersion=2025-03-26 _meta={probe:g1,n:7}");
+	json_decref(r);
+	r = call(&m, "gamma__echo", "initialize?");
+	assert_string_equal(result_text(json_object_get(r, "result")),
+			    "echo: initialize protocolVersion=2025-11-25 _meta=(none)");
+	json_decref(r);
+	r = call(&a, "echo", "initialize?");
+	assert_non_null(strstr(result_text(json_object_get(r, "result")), " _meta=(none)"));
 	json_decref(r);
 	mcp_peer_disconnect(&m);
 	mcp_peer_disconnect(&a);
