@@ -603,6 +603,15 @@ static void test_initialize_instructions(void **state_)
 	mcp_peer_disconnect(&a);
 	mcp_peer_disconnect(&b);
 	mcp_peer_disconnect(&g);
+
+	/* Instructions over 8 KiB are cut on a UTF-8 boundary: 8191 "a" and
+	 * a two-byte letter keep the 8191 "a". */
+	rcd_install(&C, "delta");
+	r = initialized(&g, "delta", "2025-11-25", NULL);
+	assert_int_equal(strlen(instructions_of(r)), 8191);
+	assert_int_equal(strspn(instructions_of(r), "a"), 8191);
+	json_decref(r);
+	mcp_peer_disconnect(&g);
 }
 
 static int setup(void **state_)
@@ -633,6 +642,7 @@ int main(void)
 	profile("alpha", "--instructions", NULL);
 	profile("beta", "", NULL);
 	profile("gamma", "--instructions", "per-session");
+	profile("delta", "--long-instructions", NULL);
 	r = cmocka_run_group_tests(tests, setup, NULL);
 	if (C.pid > 0)
 		rcd_stop(&C);

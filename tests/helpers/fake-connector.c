@@ -3,7 +3,7 @@
  * JSON library: it runs inside sandboxes and reads the broker's canonical
  * lines, whose shape it knows).
  *
- *   fake-connector FILE [--extra | --shell]
+ *   fake-connector FILE [--extra | --shell | --errors | --instructions | --long-instructions]
  *   fake-connector FILE --connect IPV4:PORT [N]
  *
  * With --connect it first tries N (default 1, at most 100) TCP connections
@@ -36,7 +36,8 @@
  *   same way ("data"); prompts/get of prompt "fail" (arguments.kind picks
  *   the error, default "data") and every completion/complete fail too.
  * With --instructions (only the tools above): initialize answers with
- * `instructions` FAKE_INSTRUCTIONS.
+ * `instructions` FAKE_INSTRUCTIONS; with --long-instructions, 8191 "a"
+ * and a two-byte "\u00e9" (so a cut at 8192 bytes falls inside it).
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -57,7 +58,7 @@ static int shell;  /* --shell: run_shell (test-critical-call-never-hidden-from-a
 static int errors; /* --errors: fail, and failing resources, prompts, completions */
 static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
-static int instructions; /* --instructions: initialize answers with FAKE_INSTRUCTIONS */
+static int instructions; /* 1: --instructions, 2: --long-instructions */
 static char init_version[64] = "(none)", init_meta[1024] = "(none)";
 
 /* JSON-escaped, as it goes on the wire: two lines, a non-ASCII letter. */
@@ -348,12 +349,15 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
-	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--instructions") != 0)) {
+	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--instructions") != 0 &&
+	     strcmp(argv[2], "--long-instructions") != 0)) {
 		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --instructions | "
-				"--connect IPV4:PORT [N]]\n");
+				"--long-instructions | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
-	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0;
+	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
+		       : argc == 3 && strcmp(argv[2], "--long-instructions") == 0 ? 2
+										  : 0;
 	extra = argc == 3 && !instructions;
 	shell = argc == 3 && strcmp(argv[2], "--shell") == 0;
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
@@ -399,6 +403,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fake-connector: %s\n", method);
 		if (!strcmp(method, "initialize")) {
 			const char *m = strstr(line, "\"_meta\":{");
+			char said[8300] = "";
 			size_t k = 0;
 
 			if (str_value(line, "protocolVersion", init_version, sizeof(init_version)) < 0)
@@ -410,11 +415,18 @@ int main(int argc, char **argv)
 					init_meta[k++] = *m;
 			if (m)
 				init_meta[k++] = '}', init_meta[k] = 0;
+			if (instructions == 1)
+				snprintf(said, sizeof(said), ",\"instructions\":\"%s\"", FAKE_INSTRUCTIONS);
+			else if (instructions == 2) {
+				k = (size_t)snprintf(said, sizeof(said), ",\"instructions\":\"");
+				memset(said + k, 'a', 8191);
+				snprintf(said + k + 8191, sizeof(said) - k - 8191, "\u00e9\"");
+			}
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
 				 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}},"
 				 "\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
-				 id, instructions ? ",\"instructions\":\"" FAKE_INSTRUCTIONS "\"" : "");
+				 id, said);
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
