@@ -484,6 +484,7 @@ void cordon_daemon_free(struct cordon_daemon *d)
 		}
 		free(d->conns[i].secrets);
 		json_decref(d->conns[i].surface_cache);
+		free(d->conns[i].instructions);
 		cordon_profile_free(d->conns[i].profile);
 	}
 	free(d->conns);

@@ -54,7 +54,16 @@ struct dconn {
 	 * change of this connector's tools, at most once a second. */
 	uint64_t notify_last_ms;
 	bool notify_pending;
+	/* issue 13: the `instructions` of the latest instance that initialized
+	 * (the inventory run or any later one), at most DCONN_INSTRUCTIONS_MAX
+	 * bytes cut on a UTF-8 boundary; NULL: none known. Memory only (the
+	 * database never holds connector text); clients get it in initialize. */
+	char *instructions;
 };
+
+#define DCONN_INSTRUCTIONS_MAX 8192
+/* The largest client initialize _meta relayed upstream (dsession). */
+#define GATEWAY_META_MAX 4096
 
 enum dworker_state {
 	DW_STARTING = 0, /* spawned, initialize sent */
@@ -245,7 +254,10 @@ struct dsession {
 	struct dbuf rbuf, wbuf;
 	bool discarding; /* inside an oversize line: drop until newline */
 	bool initialized, closing;
-	char version[16];
+	char version[16]; /* negotiated; the instances it starts initialize with it */
+	/* initialize params._meta (an object of at most GATEWAY_META_MAX bytes
+	 * as compact JSON; NULL: none): relayed to its per-session instances. */
+	json_t *client_meta;
 	bool client_sampling, client_elicitation, client_roots;
 	unsigned log_level; /* logging/setLevel: 0 none asked; else a WORKER_LOG_* value */
 	struct dcall *calls;

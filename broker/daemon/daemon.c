@@ -365,7 +365,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 				       r == -EEXIST ? "already installed" : cordon_db_last_error(d->db));
 	/* Take the inventory: launch once and wait (bounded) for tools/list;
 	 * every advertised tool is recorded pending_review. */
-	r = worker_launch(d, c, NULL, true, &w, diag);
+	r = worker_launch(d, c, NULL, NULL, true, &w, diag);
 	if (r < 0)
 		return add_undo(d, connector, r);
 	deadline = cordon_loop_now_ms() + 20000;
@@ -420,6 +420,8 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connecto
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
 	(void)end_instances(d, c, "connector removed");
+	free(c->instructions);
+	c->instructions = NULL;
 	daemon_surface_changed(d, connector);
 	session_notify_all_list_changed(d, connector);
 	return 0;

@@ -86,6 +86,69 @@ static void do_bind(struct dsession *s, const json_t *id, const json_t *params)
 	session_send_result(s, id, json_pack("{s:s}", "connector", s->bound));
 }
 
+/* The combined `instructions` of the multiplexed view: cordon's note, then
+ * one "## <connector>" section per installed connector whose instructions
+ * are known, in the order of their ids, the whole at most
+ * GATEWAY_INSTRUCTIONS_MAX bytes (a section that does not fit is cut on a
+ * UTF-8 boundary and the rest left out). */
+#define GATEWAY_INSTRUCTIONS_MAX (2 * DCONN_INSTRUCTIONS_MAX)
+
+static const char note_bound[] = "The tools of one connector, under their own names. Calls that change something "
+				 "wait for an operator's approval; if a call returns an approval code, repeat the "
+				 "identical call after approval.";
+static const char note_multiplexed[] = "Tools are named <connector>__<tool>. Calls that change something wait for an "
+				       "operator's approval; if a call returns an approval code, repeat the identical "
+				       "call after approval.";
+
+/* Returns the `instructions` a session's initialize answers with (malloc'ed;
+ * NULL: out of memory, and the answer goes without). The bound view: the
+ * connector's own, verbatim, or cordon's note when it has none known. */
+static char *initialize_instructions(struct dsession *s)
+{
+	struct cordon_daemon *d = s->d;
+	size_t len, cap = GATEWAY_INSTRUCTIONS_MAX + 1;
+	char *out;
+
+	if (s->bound[0]) {
+		const struct dconn *c = daemon_conn(d, s->bound);
+
+		return strdup(c && c->instructions ? c->instructions : note_bound);
+	}
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	len = (size_t)snprintf(out, cap, "%s", note_multiplexed);
+	for (const char *last = ""; len < GATEWAY_INSTRUCTIONS_MAX;) {
+		const struct dconn *c = NULL;
+		size_t head, n;
+
+		/* The next id after last (a few connectors: quadratic is fine). */
+		for (size_t i = 0; i < d->n_conns; i++)
+			if (d->conns[i].instructions && strcmp(d->conns[i].id, last) > 0 &&
+			    (!c || strcmp(d->conns[i].id, c->id) < 0) && daemon_conn_installed(d, d->conns[i].id))
+				c = &d->conns[i];
+		if (!c)
+			break;
+		last = c->id;
+		head = (size_t)snprintf(out + len, cap - len, "\n\n## %s\n", c->id);
+		if (head >= cap - len) {
+			out[len] = 0; /* not even the heading fits */
+			break;
+		}
+		len += head;
+		n = strlen(c->instructions);
+		if (n > GATEWAY_INSTRUCTIONS_MAX - len) {
+			n = GATEWAY_INSTRUCTIONS_MAX - len;
+			while (n > 0 && ((unsigned char)c->instructions[n] & 0xC0) == 0x80)
+				n--;
+		}
+		memcpy(out + len, c->instructions, n);
+		len += n;
+		out[len] = 0;
+	}
+	return out;
+}
+
 static void do_initialize(struct dsession *s, const json_t *id, const json_t *params)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
@@ -104,6 +167,21 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 		if (!strcmp(want, versions[i]))
 			use = versions[i];
 	snprintf(s->version, sizeof(s->version), "%s", use);
+	/* The client's _meta goes to the instances started for this session
+	 * alone (worker.c), so it is kept only when small: an object of at
+	 * most GATEWAY_META_MAX bytes as compact JSON; a larger one is
+	 * dropped (logged), the session goes on. */
+	json_t *meta = json_object_get(params, "_meta");
+
+	if (json_is_object(meta)) {
+		size_t n = json_dumpb(meta, NULL, 0, JSON_COMPACT);
+
+		if (n > 0 && n <= GATEWAY_META_MAX)
+			s->client_meta = json_deep_copy(meta);
+		else
+			log_info("session %s: initialize _meta of %zu bytes not relayed (at most %d)", s->id, n,
+				 GATEWAY_META_MAX);
+	}
 	s->client_sampling = json_object_get(ccaps, "sampling") != NULL;
 	s->client_elicitation = json_object_get(ccaps, "elicitation") != NULL;
 	s->client_roots = json_object_get(ccaps, "roots") != NULL;
@@ -124,17 +202,12 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 		snprintf(name, sizeof(name), "cordond/%s", s->bound);
 	else
 		snprintf(name, sizeof(name), "cordond");
-	session_send_result(
-		s, id,
-		json_pack("{s:s, s:o, s:{s:s, s:s}, s:s}", "protocolVersion", use, "capabilities", caps, "serverInfo",
-			  "name", name, "version", "0.1", "instructions",
-			  s->bound[0]
-				  ? "The tools of one connector, under their own names. Calls that change something "
-				    "wait for an operator's approval; if a call returns an approval code, repeat the "
-				    "identical call after approval."
-				  : "Tools are named <connector>__<tool>. Calls that change something wait for an "
-				    "operator's approval; if a call returns an approval code, repeat the identical "
-				    "call after approval."));
+	char *text = initialize_instructions(s);
+
+	session_send_result(s, id,
+			    json_pack("{s:s, s:o, s:{s:s, s:s}, s:s*}", "protocolVersion", use, "capabilities", caps,
+				      "serverInfo", "name", name, "version", "0.1", "instructions", text));
+	free(text);
 }
 
 /* Whether instance w serves session s: its own, or a shared one of a
@@ -383,6 +456,7 @@ static void session_close(struct dsession *s)
 	pass_session_closed(s);
 	relay_session_closed(s);
 	json_decref(s->res_routes);
+	json_decref(s->client_meta);
 	/* Calls: pending approvals die with the session (cordon_session_end
 	 * revokes them); an in-flight call on a shared instance completes in
 	 * the ledger but has nobody to answer. */

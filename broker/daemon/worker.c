@@ -394,6 +394,26 @@ static void handle_notification(struct dworker *w, json_t *msg)
 	/* Other notifications (resource updates, ...) are dropped. */
 }
 
+/* Keeps what the latest instance of c said in `instructions` (NULL: it
+ * said nothing) for the clients' initialize (gateway.c), at most
+ * DCONN_INSTRUCTIONS_MAX bytes: cut before a UTF-8 continuation byte, so
+ * the text stays valid UTF-8. Out of memory keeps none. */
+static void conn_instructions_keep(struct dconn *c, const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+
+	free(c->instructions);
+	c->instructions = NULL;
+	if (!text)
+		return;
+	if (n > DCONN_INSTRUCTIONS_MAX) {
+		n = DCONN_INSTRUCTIONS_MAX;
+		while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+			n--;
+	}
+	c->instructions = strndup(text, n);
+}
+
 static void handle_response(struct dworker *w, json_t *msg, size_t len)
 {
 	json_t *id = json_object_get(msg, "id");
@@ -415,6 +435,7 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 		w->server_caps = json_incref(json_object_get(res, "capabilities"));
 		if (json_is_string(json_object_get(res, "instructions")))
 			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
+		conn_instructions_keep(w->conn, w->instructions);
 		worker_send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 		w->state = DW_LISTING;
 		worker_log_level_update(w);
@@ -753,8 +774,8 @@ void worker_kill(struct dworker *w, const char *why)
 	worker_died(w, why, false);
 }
 
-int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
-		  struct cordon_diag *diag)
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, const char *version, bool for_install,
+		  struct dworker **ret, struct cordon_diag *diag)
 {
 	struct cordon_worker_io io = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
 	struct dworker *w;
@@ -862,9 +883,14 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 		worker_died(w, "out of memory", false);
 		return cordon_diag_set(diag, ENOMEM, "worker", "out of memory");
 	}
+	/* The session's negotiated version (always one the gateway
+	 * supports), and its _meta only to an instance that serves it alone:
+	 * a shared instance serves every session, so no one client's _meta. */
 	r = worker_send_request(w, q, "initialize",
-				json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-06-18", "capabilities",
-					  caps, "clientInfo", "name", "cordond", "version", "0.1"));
+				json_pack("{s:s, s:o, s:{s:s, s:s}, s:O*}", "protocolVersion",
+					  version ? version : WORKER_PROTOCOL_DEFAULT, "capabilities", caps,
+					  "clientInfo", "name", "cordond", "version", "0.1", "_meta",
+					  s ? s->client_meta : NULL));
 	if (r < 0) {
 		worker_died(w, "cannot send initialize", true);
 		return cordon_diag_set(diag, -r, "worker", "cannot send initialize");
@@ -896,7 +922,8 @@ struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dses
 	}
 	if (c->crashes)
 		c->restarts++, d->m.instance_restarts++;
-	if (worker_launch(d, c, c->profile->instances == CORDON_INSTANCES_SHARED ? NULL : s, false, &w, diag) < 0)
+	if (worker_launch(d, c, c->profile->instances == CORDON_INSTANCES_SHARED ? NULL : s,
+			  s && s->version[0] ? s->version : NULL, false, &w, diag) < 0)
 		return NULL;
 	return w;
 }

@@ -20,10 +20,16 @@
 struct dworker *worker_get(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool start,
 			   struct cordon_diag *diag);
 /* Launches an instance of c (for session s, or shared when s is NULL;
- * for_install: only to take the inventory). Returns 0 and writes *ret, or
- * -errno with diag. */
-int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, bool for_install, struct dworker **ret,
-		  struct cordon_diag *diag);
+ * for_install: only to take the inventory). It initializes with version
+ * (the protocol version the starting session negotiated; NULL: cordon's
+ * default, WORKER_PROTOCOL_DEFAULT) and, for a per-session instance, s's
+ * initialize _meta. Returns 0 and writes *ret, or -errno with diag. */
+int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, const char *version, bool for_install,
+		  struct dworker **ret, struct cordon_diag *diag);
+
+/* The protocol version an instance initializes with when no session
+ * started it (the inventory run of connectors add). */
+#define WORKER_PROTOCOL_DEFAULT "2025-06-18"
 /* Ends an instance: its calls fail through their dcall_ops, then the
  * gateway hears worker_events.gone. w may be freed. */
 void worker_kill(struct dworker *w, const char *why);

@@ -110,7 +110,19 @@ static bool heard_list_changed(struct mcp_peer *p, int ms)
 	return seen;
 }
 
-static void profile(const char *id)
+/* Replaces the first `old` in text (size bytes) with `with`. */
+static void replace(char *text, size_t size, const char *old, const char *with)
+{
+	char *at = strstr(text, old), rest[8192];
+
+	assert_non_null(at);
+	snprintf(rest, sizeof(rest), "%s", at + strlen(old));
+	snprintf(at, size - (size_t)(at - text), "%s%s", with, rest);
+}
+
+/* The fake connector's profile, resources and prompts passed through; args
+ * appended to its command line ("" for none), instances NULL: shared. */
+static void profile(const char *id, const char *args, const char *instances)
 {
 	char path[700], text[8192];
 	FILE *f;
@@ -124,6 +136,18 @@ static void profile(const char *id)
 	fclose(f);
 	text[n] = 0;
 	strncat(text, "resources: read\nprompts: read\n", sizeof(text) - n - 1);
+	if (args[0]) {
+		char with[64];
+
+		snprintf(with, sizeof(with), "/data/out.txt, %s]", args);
+		replace(text, sizeof(text), "/data/out.txt]", with);
+	}
+	if (instances) {
+		char with[64];
+
+		snprintf(with, sizeof(with), "instances: %s", instances);
+		replace(text, sizeof(text), "instances: shared", with);
+	}
 	rcd_write(path, text);
 }
 
@@ -493,6 +517,103 @@ static void test_sdk_bound(void **state_)
 	json_decref(v);
 }
 
+/* The fixture's instructions (fake-connector --instructions), decoded. */
+#define FAKE_TEXT "Fake connector: echo repeats.\nSecond line, caf\u00e9."
+
+/* A session's initialize result (bound to connector, or multiplexed when
+ * NULL) with protocol version and _meta (NULL: none). */
+static json_t *initialized(struct mcp_peer *p, const char *connector, const char *version, json_t *meta)
+{
+	static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+	json_t *r, *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", version, "capabilities",
+				       "clientInfo", "name", "cordon-test", "version", "1");
+
+	assert_int_equal(mcp_peer_connect(p, C.gateway), 0);
+	if (connector) {
+		r = req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
+		assert_null(json_object_get(r, "error"));
+		json_decref(r);
+	}
+	if (meta)
+		json_object_set_new(params, "_meta", meta);
+	r = req(p, "initialize", params);
+	assert_non_null(json_object_get(r, "result"));
+	assert_int_equal(mcp_peer_send_raw(p, note, strlen(note)), 0);
+	return r;
+}
+
+static const char *instructions_of(const json_t *r)
+{
+	return json_string_value(json_object_get(json_object_get(r, "result"), "instructions"));
+}
+
+/* Issue 13: a connector's `instructions` reach the client: the bound view
+ * verbatim, the multiplexed view as one labelled section per connector
+ * (here alpha and gamma; beta has none). cordon's note where a bound
+ * connector has none. An instance initializes with the protocol version the
+ * session that started it negotiated, and a per-session instance with its
+ * client's _meta. */
+static void test_initialize_instructions(void **state_)
+{
+	struct mcp_peer m, a, b, g;
+	char big[5000];
+	json_t *r;
+
+	(void)state_;
+	rcd_install(&C, "gamma");
+	r = initialized(&a, "alpha", "2025-11-25", json_pack("{s:s}", "probe", "a1"));
+	assert_string_equal(instructions_of(r), FAKE_TEXT);
+	json_decref(r);
+	r = initialized(&g, "gamma", "2025-03-26", json_pack("{s:s, s:i}", "probe", "g1", "n", 7));
+	assert_string_equal(instructions_of(r), FAKE_TEXT);
+	json_decref(r);
+	r = initialized(&b, "beta", "2025-11-25", NULL);
+	assert_string_equal(instructions_of(r),
+			    "The tools of one connector, under their own names. Calls that change something wait for "
+			    "an operator's approval; if a call returns an approval code, repeat the identical call "
+			    "after approval.");
+	json_decref(r);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	r = initialized(&m, NULL, "1999-01-01", json_pack("{s:s}", "big", big));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")),
+			    "2025-11-25");
+	assert_string_equal(instructions_of(r),
+			    "Tools are named <connector>__<tool>. Calls that change something wait for an operator's "
+			    "approval; if a call returns an approval code, repeat the identical call after approval."
+			    "\n\n## alpha\n" FAKE_TEXT "\n\n## gamma\n" FAKE_TEXT);
+	json_decref(r);
+
+	/* What the instances saw: gamma (per-session) started by g got g's
+	 * negotiated version and _meta; started by m, the version m got (it
+	 * asked for one cordon does not speak) and no _meta (m's is over 4 KiB).
+	 * alpha's shared instance never gets a client's _meta. */
+	r = call(&g, "echo", "initialize?");
+	assert_string_equal(result_text(json_object_get(r, "result")),
+			    "echo: initialize protocolVersion=2025-03-26 _meta={probe:g1,n:7}");
+	json_decref(r);
+	r = call(&m, "gamma__echo", "initialize?");
+	assert_string_equal(result_text(json_object_get(r, "result")),
+			    "echo: initialize protocolVersion=2025-11-25 _meta=(none)");
+	json_decref(r);
+	r = call(&a, "echo", "initialize?");
+	assert_non_null(strstr(result_text(json_object_get(r, "result")), " _meta=(none)"));
+	json_decref(r);
+	mcp_peer_disconnect(&m);
+	mcp_peer_disconnect(&a);
+	mcp_peer_disconnect(&b);
+	mcp_peer_disconnect(&g);
+
+	/* Instructions over 8 KiB are cut on a UTF-8 boundary: 8191 "a" and
+	 * a two-byte letter keep the 8191 "a". */
+	rcd_install(&C, "delta");
+	r = initialized(&g, "delta", "2025-11-25", NULL);
+	assert_int_equal(strlen(instructions_of(r)), 8191);
+	assert_int_equal(strspn(instructions_of(r), "a"), 8191);
+	json_decref(r);
+	mcp_peer_disconnect(&g);
+}
+
 static int setup(void **state_)
 {
 	(void)state_;
@@ -507,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_cordonctl),
 		cmocka_unit_test(test_sdk_bound),
+		cmocka_unit_test(test_initialize_instructions),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
@@ -517,8 +639,10 @@ int main(void)
 		cordon_test_skip("CORDON_BUILD_DIR not set");
 	rcd_setup(&C, "bound-view");
 	C.approval_wait = "2s";
-	profile("alpha");
-	profile("beta");
+	profile("alpha", "--instructions", NULL);
+	profile("beta", "", NULL);
+	profile("gamma", "--instructions", "per-session");
+	profile("delta", "--long-instructions", NULL);
 	r = cmocka_run_group_tests(tests, setup, NULL);
 	if (C.pid > 0)
 		rcd_stop(&C);

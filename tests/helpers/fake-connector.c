@@ -3,7 +3,7 @@
  * JSON library: it runs inside sandboxes and reads the broker's canonical
  * lines, whose shape it knows).
  *
- *   fake-connector FILE [--extra | --shell]
+ *   fake-connector FILE [--extra | --shell | --errors | --instructions | --long-instructions]
  *   fake-connector FILE --connect IPV4:PORT [N]
  *
  * With --connect it first tries N (default 1, at most 100) TCP connections
@@ -18,6 +18,9 @@
  *   crash   {}      exits at once (status 3) without answering
  *   garbage {}      writes a line that is not JSON, then answers "skipped?"
  *   roots   {}      returns the answer the client gave to its roots/list
+ *   (echo of the text "initialize?" answers "echo: initialize
+ *   protocolVersion=V _meta=M": what initialize brought it, M the _meta
+ *   object without quotes and backslashes, or "(none)")
  * With --extra (cordond's own tests):
  *   mutate  {}      changes echo's description, sends tools/list_changed
  *   ask     {}      sends elicitation/create to the client, returns its answer
@@ -40,6 +43,9 @@
  *               returns the level last set ("none" before any); text
  *               "big": one error message whose data.text is 20000 bytes;
  *               "burst": 250 error messages, no logger, data {"n": i}.
+ * With --instructions (only the tools above): initialize answers with
+ * `instructions` FAKE_INSTRUCTIONS; with --long-instructions, 8191 "a"
+ * and a two-byte "\u00e9" (so a cut at 8192 bytes falls inside it).
  * After notifications/initialized it asks the client for roots/list.
  * Exits at EOF on stdin. */
 #include <errno.h>
@@ -62,6 +68,11 @@ static int logging; /* --logging: the logging capability and the log tool */
 static char log_level[32] = "none";
 static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
+static int instructions; /* 1: --instructions, 2: --long-instructions */
+static char init_version[64] = "(none)", init_meta[1024] = "(none)";
+
+/* JSON-escaped, as it goes on the wire: two lines, a non-ASCII letter. */
+#define FAKE_INSTRUCTIONS "Fake connector: echo repeats.\\nSecond line, caf\u00e9."
 
 static void out(const char *s)
 {
@@ -213,7 +224,11 @@ static void tools_call(const char *id, const char *line)
 
 			nanosleep(&ts, NULL);
 		}
-		snprintf(msg, sizeof(msg), "echo: %s", text);
+		if (!strcmp(text, "initialize?"))
+			snprintf(msg, sizeof(msg), "echo: initialize protocolVersion=%s _meta=%s", init_version,
+				 init_meta);
+		else
+			snprintf(msg, sizeof(msg), "echo: %s", text);
 		result_text(id, msg, 0);
 	} else if (!strcmp(name, "append")) {
 		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -385,12 +400,17 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
-	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0)) {
-		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --logging | --connect "
-				"IPV4:PORT [N]]\n");
+	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 &&
+	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0)) {
+		fprintf(stderr,
+			"usage: fake-connector FILE [--extra | --shell | --errors | --logging | --instructions | "
+			"--long-instructions | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
-	extra = argc == 3;
+	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
+		       : argc == 3 && strcmp(argv[2], "--long-instructions") == 0 ? 2
+										  : 0;
+	extra = argc == 3 && !instructions;
 	shell = argc == 3 && strcmp(argv[2], "--shell") == 0;
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
 	logging = argc == 3 && strcmp(argv[2], "--logging") == 0;
@@ -435,12 +455,32 @@ int main(int argc, char **argv)
 		if (strcmp(method, "tools/call") != 0)
 			fprintf(stderr, "fake-connector: %s\n", method);
 		if (!strcmp(method, "initialize")) {
+			const char *m = strstr(line, "\"_meta\":{");
+			char said[8300] = "";
+			size_t k = 0;
+
+			if (str_value(line, "protocolVersion", init_version, sizeof(init_version)) < 0)
+				snprintf(init_version, sizeof(init_version), "(none)");
+			/* _meta up to its first closing brace (the tests send a flat
+			 * object), quotes and backslashes dropped. */
+			for (m = m ? m + 8 : NULL; m && *m && *m != '}' && k + 2 < sizeof(init_meta); m++)
+				if (*m != '"' && *m != '\\')
+					init_meta[k++] = *m;
+			if (m)
+				init_meta[k++] = '}', init_meta[k] = 0;
+			if (instructions == 1)
+				snprintf(said, sizeof(said), ",\"instructions\":\"%s\"", FAKE_INSTRUCTIONS);
+			else if (instructions == 2) {
+				k = (size_t)snprintf(said, sizeof(said), ",\"instructions\":\"");
+				memset(said + k, 'a', 8191);
+				snprintf(said + k + 8191, sizeof(said) - k - 8191, "\u00e9\"");
+			}
 			snprintf(
 				buf, sizeof(buf),
 				"{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
 				"\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}%s},"
-				"\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}}}",
-				id, logging ? ",\"logging\":{}" : "");
+				"\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
+				id, logging ? ",\"logging\":{}" : "", said);
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
