@@ -103,17 +103,24 @@ void rcd_evil_profile(struct rcd *c, const char *id, const char *mode, const cha
  * mounted read-exec at /opt/cordon-test, data/ read-write at /data. */
 void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_options *o)
 {
-	char path[700], cred[800] = "", text[4096];
+	char path[700], cred[800] = "", tools[512], text[8192];
 
 	if (o && o->credential_file)
 		snprintf(cred, sizeof(cred), "  credentials:\n    - {env: FAKE_TOKEN, file: %s}\n", o->credential_file);
+	if (o && o->tools)
+		snprintf(tools, sizeof(tools), "%s", o->tools);
+	else
+		snprintf(tools, sizeof(tools),
+			 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: %s}\n"
+			 "  grant: [echo, append, roots]\n",
+			 o && o->roots_risk ? o->roots_risk : "read");
 	snprintf(path, sizeof(path), "%s/%s.yaml", c->profiles, id);
 	snprintf(text, sizeof(text),
 		 "version: 1\n"
 		 "connector:\n"
 		 "  description: fake connector\n"
-		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt]\n"
-		 "  instances: shared\n"
+		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt%s%s]\n"
+		 "  instances: %s\n"
 		 "%s"
 		 "sandbox:\n"
 		 "  user: dynamic\n"
@@ -130,11 +137,12 @@ void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_optio
 		 "  limits: {memory: 64M, pids: 16}\n"
 		 "tools:\n"
 		 "  default_risk: high\n"
-		 "  risk: {echo: read, append: write, crash: read, garbage: read, roots: %s}\n"
-		 "  grant: [echo, append, roots]\n"
+		 "%s"
 		 "approval:\n"
-		 "  ttl: %s\n",
-		 cred, c->helpers, c->data, o && o->roots_risk ? o->roots_risk : "read", o && o->ttl ? o->ttl : "120s");
+		 "  ttl: %s\n"
+		 "%s",
+		 o && o->arg ? ", " : "", o && o->arg ? o->arg : "", o && o->instances ? o->instances : "shared", cred,
+		 c->helpers, c->data, tools, o && o->ttl ? o->ttl : "120s", o && o->tail ? o->tail : "");
 	rcd_write(path, text);
 }
 

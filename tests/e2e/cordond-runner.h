@@ -52,6 +52,10 @@ struct rcd_fake_options {
 	const char *ttl;	     /* approval ttl; NULL: "120s" */
 	const char *roots_risk;	     /* tier of `roots`; NULL: "read" */
 	const char *credential_file; /* injected as FAKE_TOKEN; NULL: none */
+	const char *arg;	     /* a mode after /data/out.txt ("--errors"); NULL: none */
+	const char *instances;	     /* NULL: "shared" */
+	const char *tools;	     /* the lines under `tools:` after default_risk; NULL: as above */
+	const char *tail;	     /* top-level lines at the end ("resources: read\n"); NULL: none */
 };
 void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_options *o);
 

@@ -30,41 +30,16 @@
 
 static struct rcd C;
 
+/* The fake connector answering errors (--errors), resources and prompts
+ * passed through. */
 static void write_profile(void)
 {
-	char path[700], text[4096];
-
-	snprintf(path, sizeof(path), "%s/fake.yaml", C.profiles);
-	snprintf(text, sizeof(text),
-		 "version: 1\n"
-		 "connector:\n"
-		 "  description: fake connector answering errors\n"
-		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt, --errors]\n"
-		 "  instances: shared\n"
-		 "sandbox:\n"
-		 "  user: dynamic\n"
-		 "  filesystem:\n"
-		 "    system:\n"
-		 "      - {path: /usr, access: read-exec}\n"
-		 "      - {path: /lib, access: read-exec}\n"
-		 "      - {path: /lib64, access: read-exec}\n"
-		 "    roots:\n"
-		 "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
-		 "    tmp: 1M\n"
-		 "  network: {mode: none}\n"
-		 "  limits: {memory: 64M, pids: 16}\n"
-		 "tools:\n"
-		 "  default_risk: high\n"
-		 "  risk: {echo: read, fail: read, append: write}\n"
-		 "  grant: [echo, fail, append]\n"
-		 "  replay: {fail: safe}\n"
-		 "resources: read\n"
-		 "prompts: read\n"
-		 "approval:\n"
-		 "  ttl: 120s\n",
-		 C.helpers, C.data);
-	rcd_write(path, text);
+	rcd_fake_profile(&C, "fake",
+			 &(struct rcd_fake_options){ .arg = "--errors",
+						     .tools = "  risk: {echo: read, fail: read, append: write}\n"
+							      "  grant: [echo, fail, append]\n"
+							      "  replay: {fail: safe}\n",
+						     .tail = "resources: read\nprompts: read\n" });
 }
 
 static int setup(void **state)

@@ -36,36 +36,11 @@ static const char *const levels[] = { "debug", "info", "notice", "warning", "err
  * `instances` (shared or per-session). */
 static void write_profile(const char *id, const char *instances)
 {
-	char path[700], text[4096];
-
-	snprintf(path, sizeof(path), "%s/%s.yaml", C.profiles, id);
-	snprintf(text, sizeof(text),
-		 "version: 1\n"
-		 "connector:\n"
-		 "  description: fake connector that logs\n"
-		 "  command: [/opt/cordon-test/fake-connector, /data/out.txt, --logging]\n"
-		 "  instances: %s\n"
-		 "sandbox:\n"
-		 "  user: dynamic\n"
-		 "  filesystem:\n"
-		 "    system:\n"
-		 "      - {path: /usr, access: read-exec}\n"
-		 "      - {path: /lib, access: read-exec}\n"
-		 "      - {path: /lib64, access: read-exec}\n"
-		 "    roots:\n"
-		 "      - {path: %s, access: read-exec, at: /opt/cordon-test}\n"
-		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
-		 "    tmp: 1M\n"
-		 "  network: {mode: none}\n"
-		 "  limits: {memory: 64M, pids: 16}\n"
-		 "tools:\n"
-		 "  default_risk: high\n"
-		 "  risk: {echo: read, log: read}\n"
-		 "  grant: [echo, log]\n"
-		 "approval:\n"
-		 "  ttl: 120s\n",
-		 instances, C.helpers, C.data);
-	rcd_write(path, text);
+	rcd_fake_profile(
+		&C, id,
+		&(struct rcd_fake_options){ .arg = "--logging",
+					    .instances = instances,
+					    .tools = "  risk: {echo: read, log: read}\n  grant: [echo, log]\n" });
 }
 
 static int setup(void **state)

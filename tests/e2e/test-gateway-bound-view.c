@@ -110,45 +110,14 @@ static bool heard_list_changed(struct mcp_peer *p, int ms)
 	return seen;
 }
 
-/* Replaces the first `old` in text (size bytes) with `with`. */
-static void replace(char *text, size_t size, const char *old, const char *with)
-{
-	char *at = strstr(text, old), rest[8192];
-
-	assert_non_null(at);
-	snprintf(rest, sizeof(rest), "%s", at + strlen(old));
-	snprintf(at, size - (size_t)(at - text), "%s%s", with, rest);
-}
-
 /* The fake connector's profile, resources and prompts passed through; args
  * appended to its command line ("" for none), instances NULL: shared. */
 static void profile(const char *id, const char *args, const char *instances)
 {
-	char path[700], text[8192];
-	FILE *f;
-	size_t n;
-
-	rcd_fake_profile(&C, id, NULL);
-	snprintf(path, sizeof(path), "%s/%s.yaml", C.profiles, id);
-	f = fopen(path, "re");
-	assert_non_null(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
-	strncat(text, "resources: read\nprompts: read\n", sizeof(text) - n - 1);
-	if (args[0]) {
-		char with[64];
-
-		snprintf(with, sizeof(with), "/data/out.txt, %s]", args);
-		replace(text, sizeof(text), "/data/out.txt]", with);
-	}
-	if (instances) {
-		char with[64];
-
-		snprintf(with, sizeof(with), "instances: %s", instances);
-		replace(text, sizeof(text), "instances: shared", with);
-	}
-	rcd_write(path, text);
+	rcd_fake_profile(&C, id,
+			 &(struct rcd_fake_options){ .arg = args[0] ? args : NULL,
+						     .instances = instances,
+						     .tail = "resources: read\nprompts: read\n" });
 }
 
 static void test_views(void **state_)
