@@ -46,6 +46,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "parse-util.h"
+#include "rpc-error.h"
 #include "worker.h"
 
 /* Newest first: the answer when the client's version is not supported. */
@@ -602,7 +603,7 @@ static void on_tools_changed(struct cordon_daemon *d, const char *connector)
 }
 
 /* A relayed log message's data, serialized, at most this many bytes. */
-#define LOG_DATA_MAX 16384
+#define LOG_DATA_MAX CORDON_RPC_ERROR_DATA_MAX
 
 static void on_worker_notify(struct dworker *w, const char *method, const json_t *params)
 {
@@ -629,9 +630,7 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 		if (json_is_string(logger))
 			json_object_set(p, "logger", logger);
 		if (n > LOG_DATA_MAX || (data && !n))
-			json_object_set_new(p, "data",
-					    json_pack("{s:{s:I, s:i}}", "io.cordon/data_dropped", "bytes",
-						      (json_int_t)n, "limit", LOG_DATA_MAX));
+			json_object_set_new(p, "data", cordon_rpc_data_dropped(n));
 		else
 			json_object_set(p, "data", data ? data : json_null());
 		for (struct dsession *s = w->d->sessions; s; s = s->next)

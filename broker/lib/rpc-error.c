@@ -61,6 +61,12 @@ static int count_bytes(const char *buffer, size_t size, void *data)
 	return 0;
 }
 
+json_t *cordon_rpc_data_dropped(size_t bytes)
+{
+	return json_pack("{s:{s:I, s:i}}", CORDON_DATA_DROPPED_KEY, "bytes", (json_int_t)bytes, "limit",
+			 CORDON_RPC_ERROR_DATA_MAX);
+}
+
 /* The connector's data as the client gets it: a copy without cordon's
  * markers, or the dropped-marker object when its compact JSON exceeds the
  * bound. NULL on ENOMEM. */
@@ -76,8 +82,7 @@ static json_t *bounded_data(const json_t *data)
 	if (json_dump_callback(copy, count_bytes, &n, JSON_COMPACT | JSON_ENCODE_ANY) < 0)
 		return NULL;
 	if (n > CORDON_RPC_ERROR_DATA_MAX)
-		return json_pack("{s:{s:I, s:i}}", CORDON_DATA_DROPPED_KEY, "bytes", (json_int_t)n, "limit",
-				 CORDON_RPC_ERROR_DATA_MAX);
+		return cordon_rpc_data_dropped(n);
 	return TAKE_PTR(copy);
 }
 

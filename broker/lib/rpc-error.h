@@ -37,6 +37,12 @@
  * "rpc-error", names the problem); -ENOMEM. */
 int cordon_rpc_error_relay(const json_t *error, json_t **ret, struct cordon_diag *diag);
 
+/* The object that stands for data of `bytes` bytes of compact JSON beyond
+ * CORDON_RPC_ERROR_DATA_MAX (a connector's error data, or its log
+ * message's data): {"io.cordon/data_dropped": {"bytes": N, "limit": ...}}.
+ * NULL on ENOMEM. */
+json_t *cordon_rpc_data_dropped(size_t bytes);
+
 /* Removes cordon's marker keys (CORDON_REFUSED_BY_KEY,
  * CORDON_DATA_DROPPED_KEY) from the top level of obj when it is an object;
  * anything else is left alone. */
