@@ -184,6 +184,7 @@ enum dcall_kind {
 
 struct dmulti;
 struct dcall;
+struct dtask;
 
 /* How the instance serving a call reports on it: set by the kind of call
  * (gateway-call.c: tools/call; gateway-pass.c: resources, prompts,
@@ -243,6 +244,16 @@ struct dcall {
 	 * admission until call_free; 0 when nothing was charged. */
 	uint64_t held_bytes;
 	uid_t held_uid;
+	/* issue 13 (Tasks, gateway-task.c): params.task of a task-augmented
+	 * tools/call ({"ttl": N} or {}; NULL: a plain call); whether it goes
+	 * to the connector as a task (its tool and capabilities allow it);
+	 * the cordon task the call's answer goes to (NULL: to the client). */
+	json_t *task_params;
+	bool task_upstream;
+	struct dtask *task;
+	/* The instance a call passed as a task was sent to (worker.c clears
+	 * c->w before the answer; the answer comes from a live instance). */
+	struct dworker *task_w;
 };
 
 struct dsession {
@@ -266,6 +277,11 @@ struct dsession {
 	 * only before initialize, never changed); "" for the multiplexed view. */
 	char bound[CORDON_CONNECTOR_ID_MAX + 1];
 	int64_t next_server_id;
+	/* issue 13 (Tasks): the client announced `tasks` in initialize; the
+	 * session's tasks (gateway-task.c), at most SESSION_TASKS_MAX. */
+	bool client_tasks;
+	struct dtask *tasks;
+	unsigned n_tasks;
 	uint64_t accepted_ms; /* before initialize: closed after cfg.initialize_timeout_ms */
 	struct dsession *next, *prev;
 };
@@ -298,6 +314,30 @@ struct worker_events {
 	void (*client_request)(struct dworker *w, json_t *msg, unsigned bit);
 	/* w died (its calls have been failed): forget every reference to it. */
 	void (*gone)(struct dworker *w);
+};
+
+/* What a tools/call asks of the task layer (gateway-task.c) on its way
+ * through gateway-call.c, which sits below it: gateway_start registers
+ * gateway-task's table (every member set); NULL before, and then no call
+ * is a task. */
+struct dtask_hooks {
+	/* call_start: params.task admitted (*ret_task: NULL for a plain
+	 * call); < 0: refused, the error sent. */
+	int (*admit)(struct dsession *s, const json_t *id, const json_t *params, json_t **ret_task);
+	/* The instance is ready, before the decision; false: answered, freed. */
+	bool (*ready)(struct dcall *c);
+	/* The call waits for an approval. */
+	void (*held)(struct dcall *c, const struct cordon_approval_info *info);
+	/* The call is about to be dispatched. */
+	void (*dispatching)(struct dcall *c);
+	/* The answer of a call with c->task ({"result"|"error": ...}, stolen). */
+	void (*finish)(struct dcall *c, json_t *answer);
+	/* A connector's result to a call passed as a task; true: taken. */
+	bool (*upstream_created)(struct dcall *c, const json_t *result);
+	/* call_free. */
+	void (*released)(struct dcall *c);
+	/* tools/list: one tool's definition as s sees it; false: left out. */
+	bool (*tool_listed)(const struct dsession *s, json_t *def);
 };
 
 /* A connector's sampling/elicitation request relayed to a client. */
@@ -351,6 +391,7 @@ struct cordon_daemon {
 	struct dgone *gone;	 /* stopped, exit not yet reported */
 	unsigned n_gone;
 	const struct worker_events *worker_events; /* NULL until gateway_start */
+	const struct dtask_hooks *task_hooks;	   /* NULL until gateway_start */
 	int gateway_fd, operator_fd, http_fd;
 	int signal_fd;
 	int notify_fd;

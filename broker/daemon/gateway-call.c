@@ -103,13 +103,59 @@ void call_free(struct dcall *c)
 			}
 	if (c->w)
 		worker_dequeue(c->w, c);
+	if (c->task && c->d && c->d->task_hooks)
+		c->d->task_hooks->released(c);
 	if (c->ops && c->ops->release)
 		c->ops->release(c);
+	json_decref(c->task_params);
 	json_decref(c->rpc_id);
 	json_decref(c->progress_token);
 	free(c->args_jcs);
 	free(c->idem_key);
 	free(c);
+}
+
+/* The answers to a tools/call: to the client, or into the call's task
+ * when it has one (gateway-task.c, through d->task_hooks). An isError
+ * result of cordon's own, marked; a result given as JSON bytes; an error
+ * object (borrowed). */
+static void call_error_result(struct dcall *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void call_error_result(struct dcall *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->task)
+		c->d->task_hooks->finish(c, json_pack("{s:{s:[{s:s, s:s}], s:b, s:{s:s}}}", "result", "content", "type",
+						      "text", "text", msg, "isError", 1, "_meta", CORDON_REFUSED_BY_KEY,
+						      "cordon"));
+	else
+		tool_error_result(c->s, c->rpc_id, "%s", msg);
+}
+
+static void call_send_result_bytes(struct dcall *c, const char *bytes, size_t len)
+{
+	_cleanup_free_ char *id = NULL;
+	char *line = NULL;
+	int n;
+
+	if (c->task) {
+		json_t *r = json_loadb(bytes, len, 0, NULL);
+
+		c->d->task_hooks->finish(c, r ? json_pack("{s:o}", "result", r) : NULL);
+		return;
+	}
+	if (!c->s)
+		return;
+	id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
+	n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id, (int)len, bytes) : -1;
+	if (n > 0) {
+		session_send(c->s, line, (size_t)n);
+		free(line);
+	}
 }
 
 /* Ends a call with an isError result (before anything was dispatched). */
@@ -122,7 +168,7 @@ static void call_fail(struct dcall *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	tool_error_result(c->s, c->rpc_id, "%s", msg);
+	call_error_result(c, "%s", msg);
 	call_free(c);
 }
 
@@ -239,6 +285,8 @@ static void call_dispatch(struct dcall *c)
 	char subject[24];
 	int r;
 
+	if (d && d->task_hooks)
+		d->task_hooks->dispatching(c);
 	if (!d || !c->w || c->w->state != DW_READY) {
 		call_fail(c, "cordon: the connector instance is not available; nothing was sent");
 		return;
@@ -266,19 +314,10 @@ static void call_dispatch(struct dcall *c)
 	if (res.outcome == CORDON_BEGIN_STORED_RESULT) {
 		/* Same identity, same request, finished: the stored result, no
 		 * re-execution. */
-		if (res.result) {
-			char *line = NULL;
-			_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
-			int n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id,
-					      (int)res.result_len, res.result)
-				   : -1;
-
-			if (n > 0 && c->s)
-				session_send(c->s, line, (size_t)n);
-			if (n > 0)
-				free(line);
-		} else
-			tool_error_result(c->s, c->rpc_id, "cordon: this call already ran; no result was stored.");
+		if (res.result)
+			call_send_result_bytes(c, res.result, res.result_len);
+		else
+			call_error_result(c, "cordon: this call already ran; no result was stored.");
 		cordon_action_begin_result_done(&res);
 		call_free(c);
 		return;
@@ -327,19 +366,10 @@ static bool call_replay_stored(struct dcall *c)
 		cordon_action_begin_result_done(&res);
 		return false;
 	}
-	if (res.result && c->s) {
-		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
-		char *line = NULL;
-		int n = id ? asprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%.*s}", id, (int)res.result_len,
-				      res.result)
-			   : -1;
-
-		if (n > 0) {
-			session_send(c->s, line, (size_t)n);
-			free(line);
-		}
-	} else
-		tool_error_result(c->s, c->rpc_id, "cordon: this call already ran; no result was stored.");
+	if (res.result)
+		call_send_result_bytes(c, res.result, res.result_len);
+	else
+		call_error_result(c, "cordon: this call already ran; no result was stored.");
 	cordon_action_begin_result_done(&res);
 	call_free(c);
 	return true;
@@ -461,6 +491,8 @@ static void call_worker_ready(struct dcall *c)
 		return;
 	}
 	snprintf(c->fingerprint, sizeof(c->fingerprint), "%s", fp);
+	if (d->task_hooks && !d->task_hooks->ready(c))
+		return;
 	req = (struct cordon_decide_request){
 		.session = c->s->id, .connector = c->connector, .tool = c->tool, .fingerprint = c->fingerprint
 	};
@@ -509,6 +541,8 @@ static void call_worker_ready(struct dcall *c)
 		c->next_progress_ms = 0;
 		log_info("session %s: %s__%s waits for approval %s (tier %s)", c->s->id, c->connector, c->tool,
 			 c->display_code, cordon_risk_name(c->dec.decision.tier));
+		if (d->task_hooks)
+			d->task_hooks->held(c, &info);
 		progress_tick(d, cordon_loop_now_ms());
 		return;
 	}
@@ -539,6 +573,24 @@ static void call_worker_lost(struct dcall *c, const char *why)
 		call_worker_failed(c, why);
 }
 
+/* A connector's JSON-RPC error to a call with a task: the task's error,
+ * bounded as the client would get it (0), or cordon's -32603 (-EBADMSG). */
+static int call_task_connector_error(struct dcall *c, const json_t *msg)
+{
+	struct cordon_diag diag = {};
+	json_t *relayed = NULL;
+
+	if (json_object_get(msg, "error") &&
+	    cordon_rpc_error_relay(json_object_get(msg, "error"), &relayed, &diag) == 0) {
+		c->d->task_hooks->finish(c, json_pack("{s:o}", "error", relayed));
+		return 0;
+	}
+	c->d->task_hooks->finish(c, json_pack("{s:{s:i, s:s, s:{s:s}}}", "error", "code", -32603, "message",
+					      "cordon: the connector's answer was malformed", "data",
+					      CORDON_REFUSED_BY_KEY, "cordon"));
+	return -EBADMSG;
+}
+
 static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 {
 	struct cordon_daemon *d = c->d;
@@ -548,13 +600,23 @@ static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 	bool ok;
 
 	(void)line_len;
+	/* A call passed to the connector as a task: its CreateTaskResult is
+	 * the call's whole outcome here (the task's own goes through
+	 * tasks/result, gateway-task.c). */
+	if (c->task_upstream && json_is_object(result) && d->task_hooks && d->task_hooks->upstream_created(c, result)) {
+		if (c->action_id[0])
+			(void)cordon_action_complete(d->db, d->key, c->action_id, true, NULL, 0);
+		call_free(c);
+		return;
+	}
 	/* When the session went away meanwhile (c->s NULL) the ledger still
 	 * learns the outcome; only the answer has nobody to go to. */
 	if (!json_is_object(result)) {
 		/* The connector's JSON-RPC error reaches the client as its own
 		 * (bounded); a malformed answer gets cordon's -32603. The
 		 * ledger records which, never the connector's text. */
-		int r = session_send_connector_error(c->s, c->rpc_id, c->connector, msg);
+		int r = c->task ? call_task_connector_error(c, msg)
+				: session_send_connector_error(c->s, c->rpc_id, c->connector, msg);
 
 		if (c->action_id[0])
 			(void)cordon_action_fail(d->db, c->action_id,
@@ -570,8 +632,8 @@ static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 	if (!bytes || n > d->cfg.result_cap) {
 		if (c->action_id[0])
 			(void)cordon_action_complete(d->db, d->key, c->action_id, ok, NULL, 0);
-		tool_error_result(
-			c->s, c->rpc_id,
+		call_error_result(
+			c,
 			"cordon: the connector's result (%zu bytes) exceeds the %llu-byte cap and was dropped; "
 			"the call ran (action %s).",
 			n, (unsigned long long)d->cfg.result_cap, c->action_id);
@@ -581,17 +643,7 @@ static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 	if (c->action_id[0])
 		(void)cordon_action_complete(d->db, d->key, c->action_id, ok, bytes,
 					     n <= CORDON_RESULT_MAX_BYTES ? n : 0);
-	{
-		_cleanup_free_ char *id = json_dumps(c->rpc_id, JSON_ENCODE_ANY | JSON_COMPACT);
-		char *out = NULL;
-		int m = id ? asprintf(&out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, bytes) : -1;
-
-		if (m > 0) {
-			if (c->s)
-				session_send(c->s, out, (size_t)m);
-			free(out);
-		}
-	}
+	call_send_result_bytes(c, bytes, n);
 	call_free(c);
 }
 
@@ -617,29 +669,38 @@ static const struct dcall_ops tool_call_ops = {
 	.progress = call_progress,
 };
 
+void call_cancel_one(struct dcall *c)
+{
+	struct dsession *s = c->s;
+
+	switch (c->state) {
+	case DC_WAIT_APPROVAL:
+		if (s && cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
+			s->d->m.approvals_cancelled++;
+		break;
+	case DC_IN_FLIGHT:
+		if (c->w)
+			worker_cancel_request(c->w, c->worker_req_id, "cancelled by the client");
+		c->w = NULL;
+		/* The connector may or may not have acted. */
+		if (c->action_id[0] && c->d)
+			(void)cordon_action_worker_lost(c->d->db, c->action_id);
+		break;
+	default:
+		break;
+	}
+	call_free(c);
+}
+
 void call_cancel(struct dsession *s, const json_t *request_id)
 {
 	for (struct dcall *c = s->calls; c; c = c->next) {
-		if (!json_equal(c->rpc_id, (json_t *)request_id))
+		/* A call that became a task is not its request any more: it is
+		 * cancelled with tasks/cancel. */
+		if (!json_equal(c->rpc_id, (json_t *)request_id) || c->task)
 			continue;
-		switch (c->state) {
-		case DC_WAIT_APPROVAL:
-			if (cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
-				s->d->m.approvals_cancelled++;
-			break;
-		case DC_IN_FLIGHT:
-			if (c->w)
-				worker_cancel_request(c->w, c->worker_req_id, "cancelled by the client");
-			c->w = NULL;
-			/* The connector may or may not have acted. */
-			if (c->action_id[0])
-				(void)cordon_action_worker_lost(s->d->db, c->action_id);
-			break;
-		default:
-			break;
-		}
 		/* A cancelled request gets no response (MCP). */
-		call_free(c);
+		call_cancel_one(c);
 		return;
 	}
 }
@@ -694,8 +755,14 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 		session_send_error(s, id, -32602, "Invalid params: progressToken must be a string or an integer");
 		return;
 	}
+	json_t *task = NULL;
+	if (d->task_hooks && d->task_hooks->admit(s, id, params, &task) < 0) {
+		cordon_tool_call_done(&tc);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
+		json_decref(task);
 		cordon_tool_call_done(&tc);
 		session_send_error(s, id, -32603, "Internal error: out of memory");
 		return;
@@ -707,6 +774,7 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 	snprintf(c->connector, sizeof(c->connector), "%s", connector);
 	snprintf(c->tool, sizeof(c->tool), "%s", tool);
 	c->progress_token = tok ? json_deep_copy(tok) : NULL;
+	c->task_params = task;
 	c->idem_key = TAKE_PTR(tc.idempotency_key);
 	c->args_jcs = TAKE_PTR(tc.arguments_jcs);
 	c->args_len = tc.arguments_jcs_len;
@@ -814,6 +882,11 @@ json_t *broker_tools_list(struct cordon_daemon *d, struct dsession *s)
 				continue;
 			}
 			json_object_set_new(def, "name", json_string(full));
+			/* Task support as this session can use it (gateway-task.c). */
+			if (d->task_hooks && !d->task_hooks->tool_listed(s, def)) {
+				json_decref(def);
+				continue;
+			}
 			ann = json_object_get(def, "annotations");
 			if (!json_is_object(ann)) {
 				ann = json_object();

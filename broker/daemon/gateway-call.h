@@ -26,6 +26,10 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 void call_free(struct dcall *c);
 /* notifications/cancelled from the client. */
 void call_cancel(struct dsession *s, const json_t *request_id);
+/* Cancels call c (a pending approval withdrawn, audited; a request in
+ * flight cancelled at the connector, its action's outcome unknown) and
+ * frees it, answering nobody. */
+void call_cancel_one(struct dcall *c);
 /* A call waiting for an approval: decided, timed out, or still waiting. */
 void call_tick(struct dcall *c, uint64_t now_ms);
 /* Progress notifications to calls waiting for an approval. */

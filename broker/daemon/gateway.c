@@ -43,6 +43,7 @@
 #include "gateway-pass.h"
 #include "gateway-relay.h"
 #include "gateway-session.h"
+#include "gateway-task.h"
 #include "gateway.h"
 #include "log.h"
 #include "parse-util.h"
@@ -186,11 +187,13 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	s->client_sampling = json_object_get(ccaps, "sampling") != NULL;
 	s->client_elicitation = json_object_get(ccaps, "elicitation") != NULL;
 	s->client_roots = json_object_get(ccaps, "roots") != NULL;
+	s->client_tasks = json_is_object(json_object_get(ccaps, "tasks"));
 	s->initialized = true;
 	/* resources/prompts/completions only when a connector's profile lets
 	 * them through; logging always (the connectors' own log messages,
 	 * relayed by level: do_set_level(), on_worker_notify()). */
-	json_t *caps = json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 1, "logging");
+	json_t *caps =
+		json_pack("{s:{s:b}, s:{}, s:o}", "tools", "listChanged", 1, "logging", "tasks", task_capability());
 	if (pass_offered(s, false))
 		json_object_set_new(caps, "resources", json_object());
 	if (pass_offered(s, true))
@@ -312,6 +315,8 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 		do_set_level(s, id, params);
 		return;
 	}
+	if (task_request(s, method, id, params))
+		return;
 	if (pass_request(s, method, id, params))
 		return;
 	session_send_error(s, id, -32601, "Method not found: %.64s", method);
@@ -456,6 +461,7 @@ static void session_close(struct dsession *s)
 
 	pass_session_closed(s);
 	relay_session_closed(s);
+	task_session_closed(s);
 	json_decref(s->res_routes);
 	json_decref(s->client_meta);
 	/* Calls: pending approvals die with the session (cordon_session_end
@@ -607,6 +613,10 @@ static void on_tools_changed(struct cordon_daemon *d, const char *connector)
 
 static void on_worker_notify(struct dworker *w, const char *method, const json_t *params)
 {
+	if (!strcmp(method, "notifications/tasks/status")) {
+		task_upstream_status(w, params);
+		return;
+	}
 	if (!strcmp(method, "notifications/message")) {
 		/* A connector's log message (the worker checked its level and
 		 * rate): to each session the instance serves whose level admits
@@ -651,6 +661,7 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 static void on_worker_gone(struct dworker *w)
 {
 	relay_worker_gone(w);
+	task_worker_gone(w);
 	/* Calls held for an approval still name the instance they were
 	 * decided against: they must not dispatch to a dead one (the
 	 * approval is bound to its launch generation anyway). */
@@ -671,6 +682,7 @@ static const struct worker_events gateway_worker_events = {
 int gateway_start(struct cordon_daemon *d)
 {
 	d->worker_events = &gateway_worker_events;
+	d->task_hooks = &gateway_task_hooks;
 	return cordon_loop_watch(d->loop, d->gateway_fd, EPOLLIN, on_accept, d, &d->w_gateway);
 }
 
@@ -683,6 +695,7 @@ void gateway_stop(struct cordon_daemon *d)
 		session_close(d->sessions);
 	/* No session is left to tell anything. */
 	d->worker_events = NULL;
+	d->task_hooks = NULL;
 	/* Calls still in flight on shared instances release into nothing. */
 	free(d->uids);
 	d->uids = NULL;
@@ -711,4 +724,5 @@ void gateway_tick(struct cordon_daemon *d)
 	}
 	held_trim(d, now);
 	calls_tick(d);
+	tasks_tick(d, now);
 }

@@ -384,6 +384,11 @@ static void handle_notification(struct dworker *w, json_t *msg)
 		w->logmsg_window_n++;
 		if (events(w))
 			events(w)->notify(w, method, params);
+	} else if (!strcmp(method, "notifications/tasks/status")) {
+		/* A task's new state: to the one session that owns it (the
+		 * gateway maps the connector's task id to cordon's). */
+		if (json_is_object(params) && events(w))
+			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
 		   (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
 		/* Passed on to the sessions this instance serves; the lists are
@@ -958,7 +963,7 @@ void worker_dequeue(struct dworker *w, struct dcall *c)
  * from the client's text. */
 int worker_send_call(struct dworker *w, struct dcall *c)
 {
-	_cleanup_free_ char *name = NULL, *line = NULL, *tok = NULL;
+	_cleanup_free_ char *name = NULL, *line = NULL, *tok = NULL, *task = NULL;
 	struct dwreq *q;
 	int n;
 
@@ -985,13 +990,18 @@ int worker_send_call(struct dworker *w, struct dcall *c)
 	q->call = c;
 	c->worker_req_id = q->id;
 	c->w = w;
+	/* A call passed to the connector as a task (gateway-task.c) carries
+	 * the client's params.task, which cordon rebuilt as {"ttl": N} or {}. */
+	if (c->task_upstream && c->task_params)
+		task = json_dumps(c->task_params, JSON_COMPACT);
 	n = asprintf(&line,
 		     "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/"
-		     "call\",\"params\":{\"name\":%s,\"arguments\":%.*s%s}}",
+		     "call\",\"params\":{\"name\":%s,\"arguments\":%.*s%s%s%s}}",
 		     (long long)q->id, name, (int)c->args_len, c->args_jcs,
 		     c->progress_token
 			     ? (asprintf(&tok, ",\"_meta\":{\"progressToken\":%lld}", (long long)q->id) < 0 ? "" : tok)
-			     : "");
+			     : "",
+		     task ? ",\"task\":" : "", task ? task : "");
 	if (n < 0) {
 		line = NULL;
 		free(worker_req_take(w, q->id));

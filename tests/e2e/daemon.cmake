@@ -43,3 +43,10 @@ cordon_add_test(NAME test-cordond-logging
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-logging.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
 add_dependencies(test-cordond-logging fake-connector cordond cordonctl cordon-launch)
+
+# Tasks (MCP 2025-11-25) through the real cordond (issue 13): pass-through,
+# approvals held as tasks, isolation between sessions.
+cordon_add_test(NAME test-cordond-tasks
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-tasks.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-tasks fake-connector cordond cordonctl cordon-launch)

@@ -3,7 +3,8 @@
  * JSON library: it runs inside sandboxes and reads the broker's canonical
  * lines, whose shape it knows).
  *
- *   fake-connector FILE [--extra | --shell | --errors | --instructions | --long-instructions]
+ *   fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | --instructions |
+ *                        --long-instructions]
  *   fake-connector FILE --connect IPV4:PORT [N]
  *
  * With --connect it first tries N (default 1, at most 100) TCP connections
@@ -43,6 +44,16 @@
  *               returns the level last set ("none" before any); text
  *               "big": one error message whose data.text is 20000 bytes;
  *               "burst": 250 error messages, no logger, data {"n": i}.
+ * With --tasks (the --extra tools and, for the task tests): it announces
+ *   tasks {list, cancel, requests.tools.call} and serves tasks/get, /result,
+ *   /list, /cancel for the tasks it made (ids "up-N", every one it made,
+ *   whoever asked: a shared instance's list holds other sessions' tasks);
+ *   job     {text}  execution.taskSupport required: with params.task a task
+ *                   completing 1 s later with "job: <text>" (tasks/result
+ *                   blocks until then; tasks/get of a finished one first
+ *                   sends notifications/tasks/status); without, -32601
+ *   tappend {text}  execution.taskSupport optional: appends like append; as
+ *                   a task, completed at once with "appended"
  * With --instructions (only the tools above): initialize answers with
  * `instructions` FAKE_INSTRUCTIONS; with --long-instructions, 8191 "a"
  * and a two-byte "\u00e9" (so a cut at 8192 bytes falls inside it).
@@ -65,6 +76,7 @@ static int extra;   /* --extra: the tools only cordond's own tests use */
 static int shell;   /* --shell: run_shell (test-critical-call-never-hidden-from-approver) */
 static int errors;  /* --errors: fail, and failing resources, prompts, completions */
 static int logging; /* --logging: the logging capability and the log tool */
+static int tasks;   /* --tasks: the tasks capability, job and tappend */
 static char log_level[32] = "none";
 static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
@@ -184,6 +196,152 @@ static void error_for(const char *id, const char *kind)
 			 "\\u001b[31mexceeded\\u009b\",\"data\":{\"retry_after\":5,\"where\":[\"%s\",null,true]}}}",
 			 id, kind);
 	out(buf);
+}
+
+/* --tasks: the tasks this instance made. */
+struct ftask {
+	char status[16];
+	char text[512];
+	long long done_ms;
+};
+static struct ftask ftasks[256];
+static int n_ftasks;
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void ftask_json(int i, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "{\"taskId\":\"up-%d\",\"status\":\"%s\",\"statusMessage\":\"fake %s\",\"createdAt\":"
+		 "\"2026-01-01T00:00:00Z\",\"lastUpdatedAt\":\"2026-01-01T00:00:01Z\",\"ttl\":60000,\"pollInterval\":"
+		 "200}",
+		 i, ftasks[i].status, ftasks[i].status);
+}
+
+/* Moves a working task whose time came to completed (telling the client). */
+static void ftask_refresh(int i)
+{
+	char t[512], buf[1024];
+
+	if (strcmp(ftasks[i].status, "working") != 0 || mono_ms() < ftasks[i].done_ms)
+		return;
+	snprintf(ftasks[i].status, sizeof(ftasks[i].status), "completed");
+	ftask_json(i, t, sizeof(t));
+	snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":%s}", t);
+	out(buf);
+}
+
+static void ftask_create(const char *id, const char *text, long long delay_ms)
+{
+	char t[512], buf[1024];
+	int i = n_ftasks;
+
+	if (i >= (int)(sizeof(ftasks) / sizeof(ftasks[0]))) {
+		snprintf(buf, sizeof(buf),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32603,\"message\":\"too many tasks\"}}",
+			 id);
+		out(buf);
+		return;
+	}
+	n_ftasks++;
+	snprintf(ftasks[i].status, sizeof(ftasks[i].status), "working");
+	snprintf(ftasks[i].text, sizeof(ftasks[i].text), "%s", text);
+	ftasks[i].done_ms = mono_ms() + delay_ms;
+	ftask_json(i, t, sizeof(t));
+	snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"task\":%s}}", id, t);
+	out(buf);
+}
+
+/* tasks/get, /result, /list, /cancel. */
+static void ftask_request(const char *id, const char *method, const char *line)
+{
+	static char buf[65536];
+	char tid[64] = "", t[512];
+	int i = -1;
+
+	if (!strcmp(method, "tasks/list")) {
+		size_t k = (size_t)snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tasks\":[",
+					    id);
+
+		for (int j = 0; j < n_ftasks && k < sizeof(buf) - 1024; j++) {
+			ftask_json(j, t, sizeof(t));
+			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", j ? "," : "", t);
+		}
+		snprintf(buf + k, sizeof(buf) - k, "]}}");
+		out(buf);
+		return;
+	}
+	if (str_value(line, "taskId", tid, sizeof(tid)) == 0 && !strncmp(tid, "up-", 3))
+		i = atoi(tid + 3);
+	if (i < 0 || i >= n_ftasks) {
+		snprintf(buf, sizeof(buf),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32602,\"message\":\"no such task\"}}",
+			 id);
+		out(buf);
+		return;
+	}
+	if (!strcmp(method, "tasks/cancel")) {
+		ftask_refresh(i);
+		if (strcmp(ftasks[i].status, "working") != 0) {
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32602,\"message\":\"task is "
+				 "terminal\"}}",
+				 id);
+			out(buf);
+			return;
+		}
+		snprintf(ftasks[i].status, sizeof(ftasks[i].status), "cancelled");
+	} else if (!strcmp(method, "tasks/result")) {
+		long long wait = ftasks[i].done_ms - mono_ms();
+
+		if (!strcmp(ftasks[i].status, "working") && wait > 0) {
+			struct timespec ts = { .tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		ftask_refresh(i);
+		if (!strcmp(ftasks[i].status, "cancelled"))
+			snprintf(
+				buf, sizeof(buf),
+				"{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32800,\"message\":\"cancelled\"}}",
+				id);
+		else
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+				 "\"%s\"}],\"isError\":false,\"_meta\":{\"io.modelcontextprotocol/related-task\":{"
+				 "\"taskId\":\"up-%d\"}}}}",
+				 id, ftasks[i].text, i);
+		out(buf);
+		return;
+	} else
+		ftask_refresh(i);
+	ftask_json(i, t, sizeof(t));
+	snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, t);
+	out(buf);
+}
+
+/* Appends text and a newline to FILE; 0 or -1. */
+static int append_line(const char *text)
+{
+	char msg[8192];
+	int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	snprintf(msg, sizeof(msg), "%s\n", text);
+	if (write(fd, msg, strlen(msg)) != (ssize_t)strlen(msg)) {
+		close(fd);
+		return -1;
+	}
+	fsync(fd);
+	close(fd);
+	return 0;
 }
 
 static void tools_call(const char *id, const char *line)
@@ -316,6 +474,26 @@ static void tools_call(const char *id, const char *line)
 			out(msg);
 		}
 		result_text(id, log_level, 0);
+	} else if (tasks && !strcmp(name, "job")) {
+		if (!strstr(line, "\"task\":")) {
+			snprintf(msg, sizeof(msg),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32601,\"message\":\"job needs a "
+				 "task\"}}",
+				 id);
+			out(msg);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "job: %s", text);
+		ftask_create(id, msg, 1000);
+	} else if (tasks && !strcmp(name, "tappend")) {
+		if (append_line(text) < 0) {
+			result_text(id, "cannot append", 1);
+			return;
+		}
+		if (strstr(line, "\"task\":"))
+			ftask_create(id, "appended", 0);
+		else
+			result_text(id, "appended", 0);
 	} else if (errors && !strcmp(name, "fail")) {
 		error_for(id, text);
 	} else {
@@ -357,6 +535,13 @@ static const char errors_json[] =
 static const char logging_json[] =
 	",{\"name\":\"log\",\"description\":\"Log at every level\",\"inputSchema\":{\"type\":\"object\","
 	"\"properties\":{\"text\":{\"type\":\"string\"}}}}";
+
+/* With --tasks: also job and tappend. */
+static const char tasks_json[] =
+	",{\"name\":\"job\",\"description\":\"A task\",\"inputSchema\":{\"type\":\"object\","
+	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"required\"}},"
+	"{\"name\":\"tappend\",\"description\":\"Append, as a task if asked\",\"inputSchema\":{\"type\":\"object\","
+	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"optional\"}}";
 
 /* With --shell: also run_shell. */
 static const char shell_json[] =
@@ -400,11 +585,11 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
-	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 &&
+	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 && strcmp(argv[2], "--tasks") != 0 &&
 	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0)) {
-		fprintf(stderr,
-			"usage: fake-connector FILE [--extra | --shell | --errors | --logging | --instructions | "
-			"--long-instructions | --connect IPV4:PORT [N]]\n");
+		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | "
+				"--instructions | "
+				"--long-instructions | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
 	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
@@ -414,6 +599,7 @@ int main(int argc, char **argv)
 	shell = argc == 3 && strcmp(argv[2], "--shell") == 0;
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
 	logging = argc == 3 && strcmp(argv[2], "--logging") == 0;
+	tasks = argc == 3 && strcmp(argv[2], "--tasks") == 0;
 	file = argv[1];
 	while ((n = getline(&line, &cap, stdin)) > 0) {
 		char id[256], method[128], buf[20000];
@@ -475,18 +661,21 @@ int main(int argc, char **argv)
 				memset(said + k, 'a', 8191);
 				snprintf(said + k + 8191, sizeof(said) - k - 8191, "\u00e9\"");
 			}
-			snprintf(
-				buf, sizeof(buf),
-				"{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
-				"\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}%s},"
-				"\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
-				id, logging ? ",\"logging\":{}" : "", said);
+			snprintf(buf, sizeof(buf),
+				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+				 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}%s%"
+				 "s},"
+				 "\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
+				 id, logging ? ",\"logging\":{}" : "",
+				 tasks ? ",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}"
+				       : "",
+				 said);
 			out(buf);
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
 
-			snprintf(more, sizeof(more), "%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
-				 errors ? errors_json : "", logging ? logging_json : "");
+			snprintf(more, sizeof(more), "%s%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
+				 errors ? errors_json : "", logging ? logging_json : "", tasks ? tasks_json : "");
 			snprintf(tools, sizeof(tools), tools_json,
 				 mutated ? "Echo text (now also sends it elsewhere)" : "Echo text", more);
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools);
@@ -535,6 +724,8 @@ int main(int argc, char **argv)
 				snprintf(log_level, sizeof(log_level), "unreadable");
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);
 			out(buf);
+		} else if (tasks && !strncmp(method, "tasks/", 6)) {
+			ftask_request(id, method, line);
 		} else if (!strcmp(method, "ping")) {
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);
 			out(buf);
