@@ -330,6 +330,8 @@ struct dtask_hooks {
 	void (*held)(struct dcall *c, const struct cordon_approval_info *info);
 	/* The call is about to be dispatched. */
 	void (*dispatching)(struct dcall *c);
+	/* cordon answers the call itself: a task call becomes its task now. */
+	void (*own)(struct dcall *c, const char *message);
 	/* The answer of a call with c->task ({"result"|"error": ...}, stolen). */
 	void (*finish)(struct dcall *c, json_t *answer);
 	/* A connector's result to a call passed as a task; true: taken. */

@@ -128,6 +128,8 @@ static void call_error_result(struct dcall *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (c->task_params && !c->task && c->d && c->d->task_hooks)
+		c->d->task_hooks->own(c, "answered by cordon");
 	if (c->task)
 		c->d->task_hooks->finish(c, json_pack("{s:{s:[{s:s, s:s}], s:b, s:{s:s}}}", "result", "content", "type",
 						      "text", "text", msg, "isError", 1, "_meta", CORDON_REFUSED_BY_KEY,
@@ -142,6 +144,9 @@ static void call_send_result_bytes(struct dcall *c, const char *bytes, size_t le
 	char *line = NULL;
 	int n;
 
+	/* Also a connector that answered a task call with a plain result. */
+	if (c->task_params && !c->task && c->d && c->d->task_hooks)
+		c->d->task_hooks->own(c, "answered");
 	if (c->task) {
 		json_t *r = json_loadb(bytes, len, 0, NULL);
 

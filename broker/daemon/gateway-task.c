@@ -367,6 +367,22 @@ void task_call_held(struct dcall *c, const struct cordon_approval_info *info)
 		 c->display_code);
 }
 
+void task_call_own(struct dcall *c, const char *message)
+{
+	struct dtask *t;
+
+	if (!c->task_params || c->task || !c->s)
+		return;
+	t = task_new(c->s, c->connector);
+	if (!t)
+		return; /* out of memory: answered as a plain call */
+	t->call = c;
+	c->task = t;
+	task_set_ttl(t, own_ttl(c, TASK_KEEP_MS));
+	own_view(t, "working", message);
+	create_answer(c->s, c->rpc_id, t, NULL);
+}
+
 void task_call_dispatching(struct dcall *c)
 {
 	struct dtask *t = c->task;
@@ -383,14 +399,7 @@ void task_call_dispatching(struct dcall *c)
 		return;
 	}
 	if (!t) {
-		t = task_new(c->s, c->connector);
-		if (!t)
-			return; /* out of memory: answered as a plain call */
-		t->call = c;
-		c->task = t;
-		task_set_ttl(t, own_ttl(c, TASK_KEEP_MS));
-		own_view(t, "working", "running");
-		create_answer(c->s, c->rpc_id, t, NULL);
+		task_call_own(c, "running");
 		return;
 	}
 	own_view(t, "working", c->approval_id[0] ? "approved by an operator; running" : "running");
@@ -840,6 +849,7 @@ const struct dtask_hooks gateway_task_hooks = {
 	.ready = task_call_ready,
 	.held = task_call_held,
 	.dispatching = task_call_dispatching,
+	.own = task_call_own,
 	.finish = task_call_finish,
 	.upstream_created = task_upstream_created,
 	.released = task_call_released,

@@ -60,6 +60,10 @@ void task_call_held(struct dcall *c, const struct cordon_approval_info *info);
  * to the connector as a task becomes cordon's own task now (if it is not
  * one already); its answer goes to the task. */
 void task_call_dispatching(struct dcall *c);
+/* cordon answers a task call itself before (or instead of) running it
+ * (denied, a stored result, ...): it becomes its own task now, so a client
+ * that asked for a task always gets one (message: its statusMessage). */
+void task_call_own(struct dcall *c, const char *message);
 /* The answer to a call that has a task (c->task): {"result": R} or
  * {"error": E} (stolen). The task becomes completed (failed when R is an
  * isError result, or an error), waiting tasks/result requests are
