@@ -10,10 +10,11 @@
  *
  * Who calls whom (docs/architecture.md draws it): daemon-core.c (start-up,
  * loop) -> operator, http -> daemon.c (the daemon.h contract) -> gateway.c ->
- * gateway-pass.c -> gateway-call.c -> gateway-session.c, worker.c ->
- * worker-log.c -> daemon-state.c. Upward news travels through two
- * interfaces declared here: a call's struct dcall_ops (how the instance
- * serving it reports) and struct worker_events (what instances tell the
+ * gateway-task.c, gateway-pass.c -> gateway-call.c -> gateway-session.c,
+ * worker.c -> worker-log.c -> daemon-state.c. Upward news travels through
+ * three interfaces declared here: a call's struct dcall_ops (how the
+ * instance serving it reports), struct dtask_hooks (what gateway-call asks
+ * of gateway-task) and struct worker_events (what instances tell the
  * gateway). */
 
 #include <jansson.h>

@@ -13,6 +13,13 @@
  * go to the connector → the result is relayed size-capped and never parsed
  * for policy (only isError is read, to record the action's outcome).
  *
+ * A task-augmented call (params.task, MCP 2025-11-25) takes the same way;
+ * at a few points it asks gateway-task.c, which sits above this file,
+ * through d->task_hooks: admitted (call_start), ready (before the decision),
+ * held (waiting for an approval), dispatching, and every answer (call_
+ * error_result, call_send_result_bytes, call_task_connector_error) goes
+ * into the call's task when it has one.
+ *
  * Also the call object every kind of call shares (call_free): a call is
  * queued on and sent by a worker, which reports back through the call's
  * struct dcall_ops (tool_call_ops here; gateway-pass.c has its own). Calls

@@ -22,8 +22,10 @@
  * deduplicated on (connector, tool) exactly as in the multiplexed view.
  *
  * The top of the gateway: requests go down to gateway-call.c (tools),
- * gateway-pass.c (resources, prompts, completion) and gateway-relay.c
- * (answers to relayed requests); output goes through gateway-session.c.
+ * gateway-task.c (the tasks methods; task-augmented calls reach it through the
+ * dtask_hooks registered here), gateway-pass.c (resources, prompts,
+ * completion) and gateway-relay.c (answers to relayed requests); output
+ * goes through gateway-session.c.
  * What connector instances tell sessions comes up through the
  * worker_events registered here. */
 #include <errno.h>

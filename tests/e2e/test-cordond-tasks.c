@@ -440,13 +440,32 @@ static void test_without_tasks_unchanged(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+/* Last: cordond exits cleanly with tasks of every kind behind it (0 after
+ * SIGTERM; under a sanitizer, no report). */
+static void test_clean_exit(void **state)
+{
+	struct mcp_peer a;
+	json_t *r;
+
+	(void)state;
+	json_decref(session(&a, true));
+	/* One held, one passed through, left open. */
+	json_decref(task_call(&a, "fake__append", "left held"));
+	json_decref(task_call(&a, "fake__job", "left running"));
+	r = req(&a, "tasks/list", NULL);
+	assert_int_equal(json_array_size(json_object_get(res(r), "tasks")), 2);
+	json_decref(r);
+	rcd_stop_clean(&C);
+	mcp_peer_disconnect(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capability_and_listing),	cmocka_unit_test(test_passthrough_and_isolation),
 		cmocka_unit_test(test_own_task_for_plain_tool), cmocka_unit_test(test_held_approved),
 		cmocka_unit_test(test_held_approved_upstream),	cmocka_unit_test(test_held_denied_and_cancelled),
-		cmocka_unit_test(test_without_tasks_unchanged),
+		cmocka_unit_test(test_without_tasks_unchanged), cmocka_unit_test(test_clean_exit),
 	};
 
 	int r;
