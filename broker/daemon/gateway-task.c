@@ -360,9 +360,11 @@ void task_call_held(struct dcall *c, const struct cordon_approval_info *info)
 		 c->display_code, cordon_risk_name(c->dec.decision.tier), c->display_code);
 	own_view(t, "working", msg);
 	create_answer(c->s, c->rpc_id, t, msg);
-	/* Held until the approval is decided or expires (call_tick then
-	 * finds it expired), not cfg.approval_wait: nobody waits on a socket. */
-	c->deadline_ms = cordon_loop_now_ms() + left_ms + 1000;
+	/* Held until the approval is decided or expires, not
+	 * cfg.approval_wait: nobody waits on a socket. The deadline is only a
+	 * backstop: the daemon's sweep (every 5 s) marks the approval expired
+	 * and call_tick then fails the call "expired". */
+	c->deadline_ms = cordon_loop_now_ms() + left_ms + 6000;
 	log_info("session %s: %s__%s held as task %s for approval %s", c->s->id, c->connector, c->tool, t->id,
 		 c->display_code);
 }

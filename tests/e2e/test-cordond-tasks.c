@@ -43,9 +43,15 @@ static int setup(void **state)
 						     .tools = "  risk: {echo: read, append: write, job: read, "
 							      "tappend: write}\n"
 							      "  grant: [echo, append, job, tappend]\n" });
+	/* An approval of `fast` expires after 2 s. */
+	rcd_fake_profile(&C, "fast",
+			 &(struct rcd_fake_options){ .arg = "--tasks",
+						     .ttl = "2s",
+						     .tools = "  risk: {append: write}\n  grant: [append]\n" });
 	C.approval_wait = "2s";
 	rcd_start(&C);
 	rcd_install(&C, "fake");
+	rcd_install(&C, "fast");
 	return 0;
 }
 
@@ -416,6 +422,39 @@ static void test_held_denied_and_cancelled(void **state)
 	mcp_peer_disconnect(&a);
 }
 
+/* A held approval that expires: the task fails, naming it; nothing ran. */
+static void test_held_expired(void **state)
+{
+	struct mcp_peer a;
+	json_t *r = NULL;
+	char tid[64];
+	int base = rcd_out_lines(&C);
+
+	(void)state;
+	json_decref(session(&a, true));
+	r = task_call(&a, "fast__append", "expires");
+	snprintf(tid, sizeof(tid), "%s", json_string_value(json_object_get(created(r), "taskId")));
+	json_decref(r);
+	for (int i = 0; i < 200; i++) {
+		r = by_id(&a, "tasks/get", tid);
+		if (strcmp(status_of(r), "working") != 0)
+			break;
+		json_decref(r);
+		r = NULL;
+		usleep(100 * 1000);
+	}
+	assert_non_null(r);
+	assert_string_equal(status_of(r), "failed");
+	assert_non_null(strstr(json_string_value(json_object_get(res(r), "statusMessage")), "expired"));
+	json_decref(r);
+	r = by_id(&a, "tasks/result", tid);
+	assert_true(json_is_true(json_object_get(res(r), "isError")));
+	assert_non_null(strstr(result_text(res(r)), "expired"));
+	json_decref(r);
+	assert_int_equal(rcd_out_lines(&C), base);
+	mcp_peer_disconnect(&a);
+}
+
 /* No task support: the wait of --approval-wait, then an isError result
  * naming the code; the identical call after approval runs. */
 static void test_without_tasks_unchanged(void **state)
@@ -462,10 +501,15 @@ static void test_clean_exit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_capability_and_listing),	cmocka_unit_test(test_passthrough_and_isolation),
-		cmocka_unit_test(test_own_task_for_plain_tool), cmocka_unit_test(test_held_approved),
-		cmocka_unit_test(test_held_approved_upstream),	cmocka_unit_test(test_held_denied_and_cancelled),
-		cmocka_unit_test(test_without_tasks_unchanged), cmocka_unit_test(test_clean_exit),
+		cmocka_unit_test(test_capability_and_listing),
+		cmocka_unit_test(test_passthrough_and_isolation),
+		cmocka_unit_test(test_own_task_for_plain_tool),
+		cmocka_unit_test(test_held_approved),
+		cmocka_unit_test(test_held_approved_upstream),
+		cmocka_unit_test(test_held_denied_and_cancelled),
+		cmocka_unit_test(test_without_tasks_unchanged),
+		cmocka_unit_test(test_held_expired),
+		cmocka_unit_test(test_clean_exit),
 	};
 
 	int r;
