@@ -11,3 +11,10 @@ set_tests_properties(e2e-sdk-first-party PROPERTIES FIXTURES_REQUIRED npm)
 cordon_add_test(NAME e2e-sdk-through-cordond LABELS e2e TIMEOUT 300 RUN_SERIAL
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-sdk-through-cordond ${CORDON_E2E_NODE_DIR})
 set_tests_properties(e2e-sdk-through-cordond PROPERTIES FIXTURES_REQUIRED npm)
+
+# The official conformance suite's server scenarios against one fixture
+# connector, directly and through cordond's one-connector view (both behind
+# supergateway); the differences are listed in e2e/conformance-expected.
+cordon_add_test(NAME e2e-conformance LABELS e2e TIMEOUT 300 RUN_SERIAL
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-conformance ${CORDON_E2E_NODE_DIR})
+set_tests_properties(e2e-conformance PROPERTIES FIXTURES_REQUIRED npm)
