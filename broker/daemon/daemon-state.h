@@ -73,6 +73,9 @@ struct dconn {
 #define DCONN_INSTRUCTIONS_MAX 8192
 /* The largest client initialize _meta relayed upstream (dsession). */
 #define GATEWAY_META_MAX 4096
+/* The longest resource URI (or upstream list cursor) cordond takes from a
+ * client or a connector (gateway-pass.c, worker.c). */
+#define GATEWAY_URI_MAX 4096
 
 enum dworker_state {
 	DW_STARTING = 0, /* spawned, initialize sent */
@@ -163,6 +166,9 @@ struct dworker {
 	 * notifications/message rate-limited per instance. */
 	unsigned log_level_sent;
 	uint64_t logmsg_window_ms, logmsg_window_n, logmsg_dropped;
+	/* issue 13 (Resources): notifications/resources/updated rate-limited
+	 * per instance like its log messages (worker.c). */
+	uint64_t updated_window_ms, updated_window_n, updated_dropped;
 	/* issue 11 finding 10a: the credential values this instance was
 	 * started with (from the spawner), for scrubbing its stderr. */
 	char **secrets;

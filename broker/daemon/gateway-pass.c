@@ -20,7 +20,7 @@
  * contents and of prompts/get resource items, resources/subscribe and
  * unsubscribe, notifications/resources/updated and completion/complete's
  * ref/resource; a URI coming back is checked strictly (at most
- * PASS_URI_MAX bytes, a valid id of a connector the session sees). A URI
+ * GATEWAY_URI_MAX bytes, a valid id of a connector the session sees). A URI
  * without the prefix (a resource_link in a tools/call result, which is
  * relayed unparsed) routes to the only connector passing resources
  * through when there is exactly one, and is refused otherwise. No read
@@ -29,8 +29,9 @@
  * Lists toward the client come in pages of PASS_PAGE_SIZE items with an
  * opaque nextCursor (tools/list too, gateway.c). A listing without a cursor
  * gathers the whole list, following each connector's own nextCursor for at
- * most PASS_UPSTREAM_PAGES_MAX pages and PASS_UPSTREAM_ITEMS_MAX items per
- * connector (beyond: the rest is left out, logged), merged in the order of
+ * most PASS_UPSTREAM_PAGES_MAX pages, PASS_UPSTREAM_ITEMS_MAX items and
+ * PASS_UPSTREAM_BYTES_MAX bytes per connector (beyond: the rest is left
+ * out, logged), merged in the order of
  * the connectors' ids, and keeps it as the session's snapshot of that list;
  * the cursor is "<snapshot generation>.<offset>". A new listing of the same
  * kind replaces the snapshot (its old cursors become unknown); a cursor that
@@ -83,10 +84,11 @@ struct dmulti {
 	struct dsession *s;
 	json_t *rpc_id;
 	const char *method;
-	int kind;    /* PL_* */
-	json_t *per; /* per connector (by index in d->conns): the items gathered */
-	unsigned *pages;
-	bool cut; /* some connector's list was cut at a bound */
+	int kind;	 /* PL_* */
+	json_t *per;	 /* per connector (by index in d->conns): the items gathered */
+	unsigned *pages; /* per connector: pages asked for after the first */
+	uint64_t *bytes; /* per connector: bytes of its answers */
+	bool cut;	 /* some connector's list was cut at a bound */
 	unsigned pending;
 	int refs;
 };
@@ -239,8 +241,8 @@ static struct dconn *uri_route(struct dsession *s, const char *uri, const char *
 		snprintf(why, why_size, "Invalid params: uri must be a non-empty string");
 		return NULL;
 	}
-	if (strlen(uri) > PASS_URI_MAX) {
-		snprintf(why, why_size, "Invalid params: uri longer than %d bytes", PASS_URI_MAX);
+	if (strlen(uri) > GATEWAY_URI_MAX) {
+		snprintf(why, why_size, "Invalid params: uri longer than %d bytes", GATEWAY_URI_MAX);
 		return NULL;
 	}
 	*ret_uri = uri;
@@ -379,6 +381,7 @@ static void multi_unref(struct dmulti *m)
 	json_decref(m->rpc_id);
 	json_decref(m->per);
 	free(m->pages);
+	free(m->bytes);
 	free(m);
 }
 
@@ -394,8 +397,8 @@ static void multi_part_done(struct dmulti *m)
 	all = json_array();
 	json_array_foreach(m->per, i, part) json_array_extend(all, part);
 	if (m->cut)
-		log_info("session %s: %s cut at %u pages or %u items per connector", m->s->id, m->method,
-			 PASS_UPSTREAM_PAGES_MAX, PASS_UPSTREAM_ITEMS_MAX);
+		log_info("session %s: %s cut at %u pages, %u items or %u bytes per connector", m->s->id, m->method,
+			 PASS_UPSTREAM_PAGES_MAX, PASS_UPSTREAM_ITEMS_MAX, PASS_UPSTREAM_BYTES_MAX);
 	pass_page_first(m->s, m->rpc_id, list_keys[m->kind], all);
 }
 
@@ -405,7 +408,7 @@ static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const
 /* A page of a fan-out part from connector c: its items (named as the
  * session sees them) join the connector's part; a nextCursor asks for the
  * next page, within the bounds. */
-static void multi_page(struct dmulti *m, struct dcall *c, json_t *res)
+static void multi_page(struct dmulti *m, struct dcall *c, json_t *res, size_t line_len)
 {
 	struct dsession *s = m->s;
 	struct dconn *conn = s ? daemon_conn(s->d, c->connector) : NULL;
@@ -417,6 +420,11 @@ static void multi_page(struct dmulti *m, struct dcall *c, json_t *res)
 		return;
 	idx = (size_t)(conn - s->d->conns);
 	part = json_array_get(m->per, idx);
+	if (m->bytes[idx] + line_len > PASS_UPSTREAM_BYTES_MAX) {
+		m->cut = true;
+		return;
+	}
+	m->bytes[idx] += line_len;
 	json_array_foreach(json_object_get(res, list_keys[m->kind]), i, x)
 	{
 		json_t *cp;
@@ -446,7 +454,7 @@ static void multi_page(struct dmulti *m, struct dcall *c, json_t *res)
 	next = json_string_value(json_object_get(res, "nextCursor"));
 	if (!next || !*next)
 		return;
-	if (++m->pages[idx] >= PASS_UPSTREAM_PAGES_MAX || strlen(next) > PASS_URI_MAX) {
+	if (++m->pages[idx] >= PASS_UPSTREAM_PAGES_MAX || strlen(next) > GATEWAY_URI_MAX) {
 		m->cut = true;
 		return;
 	}
@@ -455,14 +463,14 @@ static void multi_page(struct dmulti *m, struct dcall *c, json_t *res)
 }
 
 /* The worker answered a pass-through (or failed: msg NULL, why says how). */
-static void pass_result(struct dcall *c, json_t *msg, const char *why)
+static void pass_result(struct dcall *c, json_t *msg, size_t line_len, const char *why)
 {
 	json_t *res = msg ? json_object_get(msg, "result") : NULL;
 
 	if (c->multi) {
 		/* A connector that fails counts as one with nothing to list. */
 		if (json_is_object(res))
-			multi_page(c->multi, c, res);
+			multi_page(c->multi, c, res, line_len);
 		multi_part_done(c->multi);
 		return;
 	}
@@ -513,14 +521,13 @@ static void pass_detach(struct dcall *c)
  * request fails (a fan-out part counts as answered with nothing). */
 static void pass_fail(struct dcall *c, const char *why)
 {
-	pass_result(c, NULL, why);
+	pass_result(c, NULL, 0, why);
 	call_free(c);
 }
 
 static void pass_answered(struct dcall *c, json_t *msg, size_t line_len)
 {
-	(void)line_len;
-	pass_result(c, msg, NULL);
+	pass_result(c, msg, line_len, NULL);
 	call_free(c);
 }
 
@@ -638,11 +645,16 @@ static void fan_out(struct dsession *s, const json_t *id, const char *method, in
 	struct cordon_daemon *d = s->d;
 	struct dmulti *m = calloc(1, sizeof(*m));
 
-	if (m)
+	if (m) {
 		m->pages = calloc(d->n_conns ? d->n_conns : 1, sizeof(*m->pages));
-	if (!m || !m->pages) {
-		if (m)
+		m->bytes = calloc(d->n_conns ? d->n_conns : 1, sizeof(*m->bytes));
+	}
+	if (!m || !m->pages || !m->bytes) {
+		if (m) {
+			free(m->pages);
+			free(m->bytes);
 			free(m);
+		}
 		session_send_error(s, id, -32603, "Internal error: out of memory");
 		return;
 	}

@@ -18,8 +18,8 @@
 #define PASS_UPSTREAM_ITEMS_MAX 5000
 /* Resource subscriptions per session. */
 #define PASS_SUBS_MAX 256
-/* The longest resource URI (or cursor) a client or connector may send. */
-#define PASS_URI_MAX 4096
+/* ... and at most this many bytes of answers (on the wire) per connector. */
+#define PASS_UPSTREAM_BYTES_MAX (8u << 20)
 
 /* Whether any installed connector the session sees (the one it is bound
  * to, or any) passes prompts (or resources) through. */

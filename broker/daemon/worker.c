@@ -388,11 +388,27 @@ static void handle_notification(struct dworker *w, json_t *msg)
 		/* To the sessions subscribed to that URI (gateway-pass.c), so
 		 * only with a URI a session could have subscribed to. */
 		const char *uri = json_string_value(json_object_get(params, "uri"));
+		uint64_t now = cordon_loop_now_ms();
 
-		if (!uri || !*uri || strlen(uri) > WORKER_URI_MAX) {
+		if (!uri || !*uri || strlen(uri) > GATEWAY_URI_MAX) {
 			worker_warn(w, "notifications/resources/updated without a valid uri; dropped");
 			return;
 		}
+		/* At most WORKER_LOGMSG_BURST per window, as log messages. */
+		if (!w->updated_window_ms || now - w->updated_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+			if (w->updated_dropped)
+				worker_log(w, LOG_LEVEL_NOTICE,
+					   "%llu resource updates not relayed (rate limit: %u per %u ms)",
+					   (unsigned long long)w->updated_dropped, WORKER_LOGMSG_BURST,
+					   WORKER_LOGMSG_WINDOW_MS);
+			w->updated_window_ms = now;
+			w->updated_window_n = w->updated_dropped = 0;
+		}
+		if (w->updated_window_n >= WORKER_LOGMSG_BURST) {
+			w->updated_dropped++;
+			return;
+		}
+		w->updated_window_n++;
 		if (events(w))
 			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
