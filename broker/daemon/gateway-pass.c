@@ -615,9 +615,8 @@ void pass_session_closed(struct dsession *s)
 	 * other session keeps. */
 	const char *key;
 	json_t *v;
-	void *tmp;
 
-	json_object_foreach_safe(p->subs, tmp, key, v)
+	json_object_foreach(p->subs, key, v)
 	{
 		char conn[CORDON_CONNECTOR_ID_MAX + 1];
 		const char *colon = strchr(key, ':');
@@ -628,7 +627,6 @@ void pass_session_closed(struct dsession *s)
 			continue;
 		memcpy(conn, key, (size_t)(colon - key));
 		conn[colon - key] = 0;
-		json_object_del(p->subs, key); /* others_subscribed() must not see it */
 		c = daemon_conn(s->d, conn);
 		if (c && unsubscribe_upstream(s, c, key, &w) && !w->session)
 			(void)worker_send_quiet(w, "resources/unsubscribe", json_pack("{s:s}", "uri", colon + 1));
