@@ -60,11 +60,23 @@ struct dconn {
 	 * bytes cut on a UTF-8 boundary; NULL: none known. Memory only (the
 	 * database never holds connector text); clients get it in initialize. */
 	char *instructions;
+	/* issue 13 (Resources): DCONN_CAP_* of the latest instance that
+	 * initialized (0 until one has: memory only, like instructions), for
+	 * the capabilities clients get in initialize and for routing
+	 * resources/subscribe. */
+	unsigned caps;
 };
+
+#define DCONN_CAP_RES_SUBSCRIBE	       0x1u /* resources.subscribe */
+#define DCONN_CAP_RES_LIST_CHANGED     0x2u /* resources.listChanged */
+#define DCONN_CAP_PROMPTS_LIST_CHANGED 0x4u /* prompts.listChanged */
 
 #define DCONN_INSTRUCTIONS_MAX 8192
 /* The largest client initialize _meta relayed upstream (dsession). */
 #define GATEWAY_META_MAX 4096
+/* The longest resource URI (or upstream list cursor) cordond takes from a
+ * client or a connector (gateway-pass.c, worker.c). */
+#define GATEWAY_URI_MAX 4096
 
 enum dworker_state {
 	DW_STARTING = 0, /* spawned, initialize sent */
@@ -78,6 +90,7 @@ enum dwreq_kind {
 	DWREQ_TOOLS_LIST,
 	DWREQ_CALL,	/* a tools/call or a pass-through request on behalf of a dcall */
 	DWREQ_SETLEVEL, /* logging/setLevel; its answer is not waited for */
+	DWREQ_QUIET,	/* a request whose answer nobody waits for (worker_send_quiet) */
 };
 
 struct dwreq {
@@ -154,6 +167,9 @@ struct dworker {
 	 * notifications/message rate-limited per instance. */
 	unsigned log_level_sent;
 	uint64_t logmsg_window_ms, logmsg_window_n, logmsg_dropped;
+	/* issue 13 (Resources): notifications/resources/updated rate-limited
+	 * per instance like its log messages (worker.c). */
+	uint64_t updated_window_ms, updated_window_n, updated_dropped;
 	/* issue 11 finding 10a: the credential values this instance was
 	 * started with (from the spawner), for scrubbing its stderr. */
 	char **secrets;
@@ -184,6 +200,7 @@ enum dcall_kind {
 };
 
 struct dmulti;
+struct dpass;
 struct dcall;
 struct dtask;
 
@@ -273,7 +290,7 @@ struct dsession {
 	bool client_sampling, client_elicitation, client_roots;
 	unsigned log_level; /* logging/setLevel: 0 none asked; else a WORKER_LOG_* value */
 	struct dcall *calls;
-	json_t *res_routes; /* resource URI (or template) -> connector that listed it */
+	struct dpass *pass; /* gateway-pass.c: subscriptions, list pages (NULL: none yet) */
 	/* The one connector this session sees, under its own names (cordon/bind,
 	 * only before initialize, never changed); "" for the multiplexed view. */
 	char bound[CORDON_CONNECTOR_ID_MAX + 1];
@@ -304,7 +321,9 @@ struct worker_events {
 	void (*tools_changed)(struct cordon_daemon *d, const char *connector);
 	/* A notification for the clients of instance w that the worker
 	 * admitted: notifications/message (params: an object, borrowed) or
-	 * notifications/resources|prompts/list_changed (params NULL). */
+	 * notifications/resources/updated (params: an object with a uri,
+	 * borrowed) or notifications/resources|prompts/list_changed (params
+	 * NULL). */
 	void (*notify)(struct dworker *w, const char *method, const json_t *params);
 	/* The level instance w should log at: the least severe any session
 	 * it serves asked for with logging/setLevel (0: none asked). */

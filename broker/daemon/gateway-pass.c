@@ -2,15 +2,50 @@
 /* Resources, prompts and completions pass through only for connectors whose
  * profile says `resources: read` / `prompts: read`, and only once the
  * connector is installed. Each pass-through is audited like a read tool (a
- * decision record naming the method). Namespacing toward the client:
- * prompt names are `<connector>__<prompt>` (like tools); resource URIs are
- * kept as the connector gave them and the session remembers which connector
- * listed each URI (and each URI template), so resources/read and
- * completion/complete route to that connector and nowhere else. A URI no
- * listing in this session produced is refused. List calls fan out to every
- * eligible connector and return the first page of each, merged. A session
- * bound to one connector (gateway.c) sees that connector only: its lists
- * ask it alone, and its prompt names are the connector's own.
+ * decision record naming the method).
+ *
+ * Names toward the client. A session bound to one connector (gateway.c)
+ * sees that connector alone, under its own prompt names and resource URIs:
+ * every URI it sends goes to that connector. The multiplexed view prefixes
+ * prompt names `<connector>__<prompt>` (like tools) and resource URIs
+ * `cordon+<connector>:` (the connector's URI follows unchanged, so
+ * "fake://a" of connector docs is "cordon+docs:fake://a"). Connector ids
+ * are [a-z0-9-], so the prefix is itself a valid URI scheme, the first ':'
+ * after it ends the id, and stripping it gives back the connector's URI
+ * exactly: reversible, and two connectors serving the same URI never
+ * collide. A prefix and nothing inside the URI: a URI template
+ * "cordon+docs:fake://t/{name}" expands like the connector's own, and the
+ * expansion routes like any URI. Applied to resources/list, the
+ * uriTemplate of resources/templates/list, the `uri` of resources/read
+ * contents and of prompts/get resource items, resources/subscribe and
+ * unsubscribe, notifications/resources/updated and completion/complete's
+ * ref/resource; a URI coming back is checked strictly (at most
+ * GATEWAY_URI_MAX bytes, a valid id of a connector the session sees). A URI
+ * without the prefix (a resource_link in a tools/call result, which is
+ * relayed unparsed) routes to the only connector passing resources
+ * through when there is exactly one, and is refused otherwise. No read
+ * needs a listing first: routing uses the URI alone.
+ *
+ * Lists toward the client come in pages of PASS_PAGE_SIZE items with an
+ * opaque nextCursor (tools/list too, gateway.c). A listing without a cursor
+ * gathers the whole list, following each connector's own nextCursor for at
+ * most PASS_UPSTREAM_PAGES_MAX pages, PASS_UPSTREAM_ITEMS_MAX items and
+ * PASS_UPSTREAM_BYTES_MAX bytes per connector (beyond: the rest is left
+ * out, logged), merged in the order of
+ * the connectors' ids, and keeps it as the session's snapshot of that list;
+ * the cursor is "<snapshot generation>.<offset>". A new listing of the same
+ * kind replaces the snapshot (its old cursors become unknown); a cursor that
+ * is not exactly one this session was given for a live snapshot gets -32602
+ * "Invalid params: unknown cursor".
+ *
+ * Subscriptions. resources/subscribe goes to the owning connector only when
+ * its latest instance announced resources.subscribe; the session records
+ * (connector, URI), at most PASS_SUBS_MAX. notifications/resources/updated
+ * from an instance reaches only the sessions it serves that subscribed to
+ * that URI. unsubscribe (and the end of a session) tells a shared instance
+ * only when no other session it serves is still subscribed to the URI; a
+ * per-session instance ends with its session anyway. An instance that
+ * restarts is not subscribed again: the client subscribes again.
  *
  * A pass-through request is a call of kind DCK_PASS on gateway-call.c's call
  * object, with its own struct dcall_ops (pass_call_ops): the worker that
@@ -25,33 +60,134 @@
 #include "gateway-names.h"
 #include "gateway-pass.h"
 #include "gateway-session.h"
+#include "log.h"
 #include "parse-util.h"
 #include "rpc-error.h"
 #include "worker.h"
 
+#define PASS_URI_PREFIX "cordon+"
+
+enum { PL_TOOLS, PL_PROMPTS, PL_RESOURCES, PL_TEMPLATES, PL_N };
+static const char *const list_keys[PL_N] = { "tools", "prompts", "resources", "resourceTemplates" };
+
+/* What a session keeps here (s->pass, made on first use). */
+struct dpass {
+	json_t *subs; /* "<connector>:<uri>" -> true */
+	struct {
+		json_t *items; /* the whole list, NULL: none */
+		uint64_t gen;
+	} lists[PL_N];
+	uint64_t gen;
+};
+
 struct dmulti {
 	struct dsession *s;
 	json_t *rpc_id;
-	char key[32]; /* "resources", "resourceTemplates", "prompts" */
-	json_t *acc;
+	const char *method;
+	int kind;	 /* PL_* */
+	json_t *per;	 /* per connector (by index in d->conns): the items gathered */
+	unsigned *pages; /* per connector: pages asked for after the first */
+	uint64_t *bytes; /* per connector: bytes of its answers */
+	bool cut;	 /* some connector's list was cut at a bound */
 	unsigned pending;
 	int refs;
 };
 
-static void multi_unref(struct dmulti *m)
+static struct dpass *pass_state(struct dsession *s)
 {
-	if (--m->refs > 0)
-		return;
-	json_decref(m->rpc_id);
-	json_decref(m->acc);
-	free(m);
+	if (!s->pass) {
+		s->pass = calloc(1, sizeof(*s->pass));
+		if (s->pass)
+			s->pass->subs = json_object();
+	}
+	return s->pass;
 }
 
-static void multi_part_done(struct dmulti *m)
+static int list_kind(const char *key)
 {
-	if (--m->pending == 0 && m->s)
-		session_send_result(m->s, m->rpc_id, json_pack("{s:O}", m->key, m->acc));
+	for (int i = 0; i < PL_N; i++)
+		if (!strcmp(key, list_keys[i]))
+			return i;
+	return -1;
 }
+
+/* ---- pages toward the client --------------------------------------------- */
+
+static void page_send(struct dsession *s, const json_t *id, int kind, size_t off)
+{
+	struct dpass *p = s->pass;
+	json_t *items = p->lists[kind].items, *page = json_array(), *res;
+	size_t n = json_array_size(items);
+
+	for (size_t i = off; i < n && i < off + PASS_PAGE_SIZE; i++)
+		json_array_append(page, json_array_get(items, i));
+	res = json_pack("{s:o}", list_keys[kind], page);
+	if (off + PASS_PAGE_SIZE < n) {
+		char cur[48];
+
+		snprintf(cur, sizeof(cur), "%llu.%zu", (unsigned long long)p->lists[kind].gen, off + PASS_PAGE_SIZE);
+		json_object_set_new(res, "nextCursor", json_string(cur));
+	}
+	session_send_result(s, id, res);
+}
+
+void pass_page_first(struct dsession *s, const json_t *id, const char *key, json_t *items)
+{
+	struct dpass *p = pass_state(s);
+	int kind = list_kind(key);
+
+	if (!p || kind < 0 || !items) {
+		json_decref(items);
+		session_send_error(s, id, -32603, "Internal error: out of memory");
+		return;
+	}
+	json_decref(p->lists[kind].items);
+	p->lists[kind].items = items;
+	p->lists[kind].gen = ++p->gen;
+	page_send(s, id, kind, 0);
+}
+
+/* Parses "<gen>.<offset>": decimal digits only, each at most 19 of them. */
+static bool cursor_parse(const char *cur, uint64_t *ret_gen, uint64_t *ret_off)
+{
+	const char *dot = strchr(cur, '.');
+	char a[24], b[24];
+	size_t la, lb;
+
+	if (!dot || strlen(cur) > 40)
+		return false;
+	la = (size_t)(dot - cur);
+	lb = strlen(dot + 1);
+	if (la == 0 || lb == 0 || la > 19 || lb > 19 || strspn(cur, "0123456789") != la ||
+	    strspn(dot + 1, "0123456789") != lb)
+		return false;
+	memcpy(a, cur, la);
+	a[la] = 0;
+	memcpy(b, dot + 1, lb);
+	b[lb] = 0;
+	return parse_u64(a, ret_gen) >= 0 && parse_u64(b, ret_off) >= 0;
+}
+
+bool pass_page_next(struct dsession *s, const json_t *id, const json_t *params, const char *key)
+{
+	json_t *cursor = json_object_get(params, "cursor");
+	int kind = list_kind(key);
+	uint64_t gen, off;
+	struct dpass *p = s->pass;
+
+	if (!cursor || json_is_null(cursor))
+		return false;
+	if (kind < 0 || !json_is_string(cursor) || !cursor_parse(json_string_value(cursor), &gen, &off) || !p ||
+	    !p->lists[kind].items || gen != p->lists[kind].gen || off == 0 || off % PASS_PAGE_SIZE != 0 ||
+	    off >= json_array_size(p->lists[kind].items)) {
+		session_send_error(s, id, -32602, "Invalid params: unknown cursor");
+		return true;
+	}
+	page_send(s, id, kind, (size_t)off);
+	return true;
+}
+
+/* ---- resource URIs ---------------------------------------------------- */
 
 /* Whether connector c passes prompts (or resources) through to session s:
  * its profile lets them, it is installed, and s sees it. */
@@ -69,6 +205,163 @@ bool pass_offered(struct dsession *s, bool prompts)
 	return false;
 }
 
+/* A connector's URI as session s sees it (a new string; NULL: none). */
+static json_t *uri_show(struct dsession *s, const char *connector, const char *uri)
+{
+	char *t;
+	json_t *v;
+
+	if (!uri)
+		return NULL;
+	if (s->bound[0])
+		return json_string(uri);
+	if (asprintf(&t, PASS_URI_PREFIX "%s:%s", connector, uri) < 0)
+		return NULL;
+	v = json_string(t);
+	free(t);
+	return v;
+}
+
+/* Rewrites the string member `key` of object o to what session s sees. */
+static void uri_show_in(struct dsession *s, const char *connector, json_t *o, const char *key)
+{
+	json_t *v = uri_show(s, connector, json_string_value(json_object_get(o, key)));
+
+	if (v)
+		json_object_set_new(o, key, v);
+}
+
+/* The connector a client's URI routes to, and that connector's own URI
+ * (*ret_uri points into uri); NULL with an error message in why. */
+static struct dconn *uri_route(struct dsession *s, const char *uri, const char **ret_uri, char *why, size_t why_size)
+{
+	struct dconn *c = NULL;
+
+	if (!uri || !*uri) {
+		snprintf(why, why_size, "Invalid params: uri must be a non-empty string");
+		return NULL;
+	}
+	if (strlen(uri) > GATEWAY_URI_MAX) {
+		snprintf(why, why_size, "Invalid params: uri longer than %d bytes", GATEWAY_URI_MAX);
+		return NULL;
+	}
+	*ret_uri = uri;
+	if (s->bound[0]) {
+		c = daemon_conn(s->d, s->bound);
+	} else if (!strncmp(uri, PASS_URI_PREFIX, strlen(PASS_URI_PREFIX))) {
+		const char *id = uri + strlen(PASS_URI_PREFIX), *colon = strchr(id, ':');
+		char conn[CORDON_CONNECTOR_ID_MAX + 1];
+
+		if (!colon || colon == id || (size_t)(colon - id) > CORDON_CONNECTOR_ID_MAX || !colon[1]) {
+			snprintf(why, why_size,
+				 "Invalid params: a resource URI here is " PASS_URI_PREFIX "<connector>:<uri> (%.200s)",
+				 uri);
+			return NULL;
+		}
+		memcpy(conn, id, (size_t)(colon - id));
+		conn[colon - id] = 0;
+		c = connector_id_is_valid(conn) ? daemon_conn(s->d, conn) : NULL;
+		if (!c || !eligible(s, c, false)) {
+			snprintf(why, why_size, "Unknown resource: no connector '%.40s' serves resources here", conn);
+			return NULL;
+		}
+		*ret_uri = colon + 1;
+		return c;
+	} else {
+		/* Unprefixed: the only connector passing resources through. */
+		for (size_t i = 0; i < s->d->n_conns; i++)
+			if (eligible(s, &s->d->conns[i], false)) {
+				if (c) {
+					snprintf(why, why_size,
+						 "Invalid params: several connectors serve resources here; name one "
+						 "as " PASS_URI_PREFIX "<connector>:<uri> (%.200s)",
+						 uri);
+					return NULL;
+				}
+				c = &s->d->conns[i];
+			}
+	}
+	if (!c || !eligible(s, c, false)) {
+		snprintf(why, why_size, "Unknown resource: no connector serves resources here (%.200s)", uri);
+		return NULL;
+	}
+	return c;
+}
+
+/* The `uri` of resource contents (and of resource and resource_link items
+ * in prompt messages) in a result from connector to session s. */
+static void result_show_uris(struct dsession *s, const char *connector, const char *method, json_t *res)
+{
+	size_t i;
+	json_t *x;
+
+	if (s->bound[0])
+		return;
+	if (!strcmp(method, "resources/read")) {
+		json_array_foreach(json_object_get(res, "contents"), i, x) uri_show_in(s, connector, x, "uri");
+	} else if (!strcmp(method, "prompts/get")) {
+		json_array_foreach(json_object_get(res, "messages"), i, x)
+		{
+			json_t *content = json_object_get(x, "content");
+			const char *type = json_string_value(json_object_get(content, "type"));
+
+			if (type && !strcmp(type, "resource"))
+				uri_show_in(s, connector, json_object_get(content, "resource"), "uri");
+			else if (type && !strcmp(type, "resource_link"))
+				uri_show_in(s, connector, content, "uri");
+		}
+	}
+}
+
+/* ---- subscriptions -------------------------------------------------------- */
+
+static char *sub_key(const char *connector, const char *uri)
+{
+	char *k;
+
+	return asprintf(&k, "%s:%s", connector, uri) < 0 ? NULL : k;
+}
+
+static bool subscribed(struct dsession *s, const char *key)
+{
+	return s->pass && json_object_get(s->pass->subs, key);
+}
+
+/* Whether a session other than s that shared instance w serves is
+ * subscribed to key. */
+static bool others_subscribed(struct dsession *s, struct dworker *w, const char *key)
+{
+	for (struct dsession *o = s->d->sessions; o; o = o->next)
+		if (o != s && o->initialized && !o->closing && (!o->bound[0] || !strcmp(o->bound, w->conn->id)) &&
+		    subscribed(o, key))
+			return true;
+	return false;
+}
+
+/* Whether an unsubscribe of key by s must reach the connector: its
+ * instance for s lives and no other session it serves still wants it. */
+static bool unsubscribe_upstream(struct dsession *s, struct dconn *c, const char *key, struct dworker **ret_w)
+{
+	struct dworker *w = worker_get(s->d, c, s, false, NULL);
+
+	*ret_w = w;
+	return w && w->state == DW_READY && (w->session || !others_subscribed(s, w, key));
+}
+
+void pass_resource_updated(struct dsession *s, const char *connector, const json_t *params)
+{
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	char *key = uri ? sub_key(connector, uri) : NULL;
+	json_t *shown;
+
+	if (key && subscribed(s, key) && (shown = uri_show(s, connector, uri)))
+		session_send_json(s, json_pack("{s:s, s:s, s:{s:o}}", "jsonrpc", "2.0", "method",
+					       "notifications/resources/updated", "params", "uri", shown));
+	free(key);
+}
+
+/* ---- pass-through calls ---------------------------------------------- */
+
 static void audit_pass(struct dsession *s, const char *connector, const char *method)
 {
 	struct cordon_actor actor = cordon_actor_session(s->id);
@@ -81,50 +374,122 @@ static void audit_pass(struct dsession *s, const char *connector, const char *me
 	(void)cordon_audit_append(s->d->db, &ev);
 }
 
+static void multi_unref(struct dmulti *m)
+{
+	if (--m->refs > 0)
+		return;
+	json_decref(m->rpc_id);
+	json_decref(m->per);
+	free(m->pages);
+	free(m->bytes);
+	free(m);
+}
+
+/* One part of a fan-out is answered: when it was the last, the merged
+ * list (in the order of d->conns) becomes the session's snapshot. */
+static void multi_part_done(struct dmulti *m)
+{
+	json_t *all, *part;
+	size_t i;
+
+	if (--m->pending > 0 || !m->s)
+		return;
+	all = json_array();
+	json_array_foreach(m->per, i, part) json_array_extend(all, part);
+	if (m->cut)
+		log_info("session %s: %s cut at %u pages, %u items or %u bytes per connector", m->s->id, m->method,
+			 PASS_UPSTREAM_PAGES_MAX, PASS_UPSTREAM_ITEMS_MAX, PASS_UPSTREAM_BYTES_MAX);
+	pass_page_first(m->s, m->rpc_id, list_keys[m->kind], all);
+}
+
+static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const char *method, json_t *params,
+		    struct dmulti *m);
+
+/* A page of a fan-out part from connector c: its items (named as the
+ * session sees them) join the connector's part; a nextCursor asks for the
+ * next page, within the bounds. */
+static void multi_page(struct dmulti *m, struct dcall *c, json_t *res, size_t line_len)
+{
+	struct dsession *s = m->s;
+	struct dconn *conn = s ? daemon_conn(s->d, c->connector) : NULL;
+	size_t idx, i;
+	json_t *part, *x;
+	const char *next;
+
+	if (!conn)
+		return;
+	idx = (size_t)(conn - s->d->conns);
+	part = json_array_get(m->per, idx);
+	if (m->bytes[idx] + line_len > PASS_UPSTREAM_BYTES_MAX) {
+		m->cut = true;
+		return;
+	}
+	m->bytes[idx] += line_len;
+	json_array_foreach(json_object_get(res, list_keys[m->kind]), i, x)
+	{
+		json_t *cp;
+
+		if (!json_is_object(x))
+			continue;
+		if (json_array_size(part) >= PASS_UPSTREAM_ITEMS_MAX) {
+			m->cut = true;
+			return;
+		}
+		cp = json_deep_copy(x);
+		if (m->kind == PL_PROMPTS) {
+			char name[300];
+			const char *n = json_string_value(json_object_get(x, "name"));
+
+			if (!n || gateway_name_show(s->bound, c->connector, n, name, sizeof(name)) < 0) {
+				json_decref(cp);
+				continue;
+			}
+			json_object_set_new(cp, "name", json_string(name));
+		} else if (m->kind == PL_RESOURCES)
+			uri_show_in(s, c->connector, cp, "uri");
+		else
+			uri_show_in(s, c->connector, cp, "uriTemplate");
+		json_array_append_new(part, cp);
+	}
+	next = json_string_value(json_object_get(res, "nextCursor"));
+	if (!next || !*next)
+		return;
+	if (++m->pages[idx] >= PASS_UPSTREAM_PAGES_MAX || strlen(next) > GATEWAY_URI_MAX) {
+		m->cut = true;
+		return;
+	}
+	m->pending++;
+	(void)pass_one(s, conn, m->rpc_id, m->method, json_pack("{s:s}", "cursor", next), m);
+}
+
 /* The worker answered a pass-through (or failed: msg NULL, why says how). */
-static void pass_result(struct dcall *c, json_t *msg, const char *why)
+static void pass_result(struct dcall *c, json_t *msg, size_t line_len, const char *why)
 {
 	json_t *res = msg ? json_object_get(msg, "result") : NULL;
 
 	if (c->multi) {
-		struct dmulti *m = c->multi;
-		json_t *arr = json_object_get(res, m->key);
-		size_t i;
-		json_t *x;
-
-		json_array_foreach(arr, i, x)
-		{
-			json_t *cp = json_deep_copy(x);
-
-			if (!strcmp(m->key, "prompts")) {
-				char name[300];
-				const char *n = json_string_value(json_object_get(x, "name"));
-
-				if (!n || !m->s ||
-				    gateway_name_show(m->s->bound, c->connector, n, name, sizeof(name)) < 0) {
-					json_decref(cp);
-					continue;
-				}
-				json_object_set_new(cp, "name", json_string(name));
-			} else if (m->s) {
-				const char *uri = json_string_value(json_object_get(x, "uri"));
-				const char *tpl = json_string_value(json_object_get(x, "uriTemplate"));
-
-				if (uri)
-					json_object_set_new(m->s->res_routes, uri, json_string(c->connector));
-				if (tpl)
-					json_object_set_new(m->s->res_routes, tpl, json_string(c->connector));
-			}
-			json_array_append_new(m->acc, cp);
-		}
-		multi_part_done(m);
+		/* A connector that fails counts as one with nothing to list. */
+		if (json_is_object(res))
+			multi_page(c->multi, c, res, line_len);
+		multi_part_done(c->multi);
 		return;
 	}
 	if (!c->s)
 		return;
+	if (!res && !strcmp(c->pass_method, "resources/subscribe") && c->s->pass) {
+		/* Not subscribed after all. */
+		char *key = sub_key(c->connector, json_string_value(json_object_get(c->pass_params, "uri")));
+
+		if (key)
+			json_object_del(c->s->pass->subs, key);
+		free(key);
+	}
 	if (res) {
-		cordon_rpc_strip_markers(json_object_get(res, "_meta"));
-		session_send_result(c->s, c->rpc_id, json_incref(res));
+		json_t *cp = json_deep_copy(res);
+
+		cordon_rpc_strip_markers(json_object_get(cp, "_meta"));
+		result_show_uris(c->s, c->connector, c->pass_method, cp);
+		session_send_result(c->s, c->rpc_id, cp);
 	} else if (msg)
 		/* The connector's own error, bounded; or cordon's -32603 when
 		 * it is malformed. */
@@ -156,14 +521,13 @@ static void pass_detach(struct dcall *c)
  * request fails (a fan-out part counts as answered with nothing). */
 static void pass_fail(struct dcall *c, const char *why)
 {
-	pass_result(c, NULL, why);
+	pass_result(c, NULL, 0, why);
 	call_free(c);
 }
 
 static void pass_answered(struct dcall *c, json_t *msg, size_t line_len)
 {
-	(void)line_len;
-	pass_result(c, msg, NULL);
+	pass_result(c, msg, line_len, NULL);
 	call_free(c);
 }
 
@@ -240,33 +604,73 @@ static int pass_one(struct dsession *s, struct dconn *c, const json_t *id, const
 
 void pass_session_closed(struct dsession *s)
 {
+	struct dpass *p = s->pass;
+
 	for (struct dcall *c = s->calls; c; c = c->next)
 		if (c->multi)
 			c->multi->s = NULL;
+	if (!p)
+		return;
+	/* Its subscriptions: a shared instance hears unsubscribe for those no
+	 * other session keeps. */
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(p->subs, key, v)
+	{
+		char conn[CORDON_CONNECTOR_ID_MAX + 1];
+		const char *colon = strchr(key, ':');
+		struct dconn *c;
+		struct dworker *w;
+
+		if (!colon || (size_t)(colon - key) > CORDON_CONNECTOR_ID_MAX)
+			continue;
+		memcpy(conn, key, (size_t)(colon - key));
+		conn[colon - key] = 0;
+		c = daemon_conn(s->d, conn);
+		if (c && unsubscribe_upstream(s, c, key, &w) && !w->session)
+			(void)worker_send_quiet(w, "resources/unsubscribe", json_pack("{s:s}", "uri", colon + 1));
+	}
+	json_decref(p->subs);
+	for (int i = 0; i < PL_N; i++)
+		json_decref(p->lists[i].items);
+	free(p);
+	s->pass = NULL;
 }
 
-static void fan_out(struct dsession *s, const json_t *id, const char *method, const char *key, bool prompts)
+static void fan_out(struct dsession *s, const json_t *id, const char *method, int kind)
 {
 	struct cordon_daemon *d = s->d;
 	struct dmulti *m = calloc(1, sizeof(*m));
 
-	if (!m) {
+	if (m) {
+		m->pages = calloc(d->n_conns ? d->n_conns : 1, sizeof(*m->pages));
+		m->bytes = calloc(d->n_conns ? d->n_conns : 1, sizeof(*m->bytes));
+	}
+	if (!m || !m->pages || !m->bytes) {
+		if (m) {
+			free(m->pages);
+			free(m->bytes);
+			free(m);
+		}
 		session_send_error(s, id, -32603, "Internal error: out of memory");
 		return;
 	}
 	m->s = s;
 	m->rpc_id = json_deep_copy(id);
-	m->acc = json_array();
+	m->method = method; /* a literal of pass_request() */
+	m->kind = kind;
+	m->per = json_array();
 	m->refs = 1;
 	m->pending = 1; /* held until every part is started */
-	snprintf(m->key, sizeof(m->key), "%s", key);
 	for (size_t i = 0; i < d->n_conns; i++)
-		if (eligible(s, &d->conns[i], prompts)) {
+		json_array_append_new(m->per, json_array());
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (eligible(s, &d->conns[i], kind == PL_PROMPTS)) {
 			m->pending++;
-			if (pass_one(s, &d->conns[i], id, method, json_object(), m) < 0 && m->pending > 1) {
-				/* pass_one already failed that part through
-				 * pass_fail -> pass_result(NULL). */
-			}
+			/* A part that fails at once is already answered with
+			 * nothing (pass_fail). */
+			(void)pass_one(s, &d->conns[i], id, method, json_object(), m);
 		}
 	multi_part_done(m);
 	multi_unref(m);
@@ -285,43 +689,130 @@ static struct dconn *prompt_conn(struct dsession *s, const char *name, const cha
 	return c;
 }
 
-static struct dconn *resource_conn(struct dsession *s, const char *uri)
+/* resources/subscribe and unsubscribe. */
+static void do_subscribe(struct dsession *s, const json_t *id, const json_t *params, bool sub)
 {
-	const char *id = uri ? json_string_value(json_object_get(s->res_routes, uri)) : NULL;
-	struct dconn *c = id ? daemon_conn(s->d, id) : NULL;
+	const char *method = sub ? "resources/subscribe" : "resources/unsubscribe";
+	const char *uri = NULL;
+	char why[400];
+	struct dconn *c = uri_route(s, json_string_value(json_object_get(params, "uri")), &uri, why, sizeof(why));
+	struct dpass *p = pass_state(s);
+	struct dworker *w;
+	char *key;
 
-	return c && eligible(s, c, false) ? c : NULL;
+	if (!c) {
+		session_send_error(s, id, -32602, "%s", why);
+		return;
+	}
+	if (!(c->caps & DCONN_CAP_RES_SUBSCRIBE)) {
+		session_send_error(s, id, -32601, "Method not found: connector %s does not offer %s", c->id, method);
+		return;
+	}
+	key = sub_key(c->id, uri);
+	if (!p || !key) {
+		free(key);
+		session_send_error(s, id, -32603, "Internal error: out of memory");
+		return;
+	}
+	if (sub) {
+		if (!json_object_get(p->subs, key) && json_object_size(p->subs) >= PASS_SUBS_MAX) {
+			free(key);
+			session_send_error(s, id, -32000, "cordon: at most %d resource subscriptions per session",
+					   PASS_SUBS_MAX);
+			return;
+		}
+		json_object_set_new(p->subs, key, json_true());
+	} else {
+		if (!json_object_get(p->subs, key)) {
+			free(key);
+			session_send_result(s, id, json_object()); /* nothing to undo */
+			return;
+		}
+		json_object_del(p->subs, key);
+		if (!unsubscribe_upstream(s, c, key, &w)) {
+			/* Others still want it (or no instance holds it). */
+			free(key);
+			session_send_result(s, id, json_object());
+			return;
+		}
+	}
+	free(key);
+	(void)pass_one(s, c, id, method, json_pack("{s:s}", "uri", uri), NULL);
+}
+
+void pass_capabilities(struct dsession *s, json_t *caps)
+{
+	bool res = false, prompts = false;
+	unsigned have = 0;
+
+	for (size_t i = 0; i < s->d->n_conns; i++) {
+		struct dconn *c = &s->d->conns[i];
+
+		if (eligible(s, c, false)) {
+			res = true;
+			have |= c->caps & (DCONN_CAP_RES_SUBSCRIBE | DCONN_CAP_RES_LIST_CHANGED);
+		}
+		if (eligible(s, c, true)) {
+			prompts = true;
+			have |= c->caps & DCONN_CAP_PROMPTS_LIST_CHANGED;
+		}
+	}
+	if (res) {
+		json_t *r = json_object();
+
+		if (have & DCONN_CAP_RES_SUBSCRIBE)
+			json_object_set_new(r, "subscribe", json_true());
+		if (have & DCONN_CAP_RES_LIST_CHANGED)
+			json_object_set_new(r, "listChanged", json_true());
+		json_object_set_new(caps, "resources", r);
+	}
+	if (prompts)
+		json_object_set_new(caps, "prompts",
+				    (have & DCONN_CAP_PROMPTS_LIST_CHANGED) ? json_pack("{s:b}", "listChanged", 1)
+									    : json_object());
+	if (res || prompts)
+		json_object_set_new(caps, "completions", json_object());
 }
 
 /* Returns false when method is not a pass-through method. */
 bool pass_request(struct dsession *s, const char *method, const json_t *id, const json_t *params)
 {
+	char why[400];
+
 	if (!strcmp(method, "resources/list") || !strcmp(method, "resources/templates/list") ||
 	    !strcmp(method, "prompts/list")) {
-		bool prompts = method[0] == 'p';
+		int kind = method[0] == 'p'		       ? PL_PROMPTS
+			   : !strcmp(method, "resources/list") ? PL_RESOURCES
+							       : PL_TEMPLATES;
 
-		if (!pass_offered(s, prompts))
+		if (!pass_offered(s, kind == PL_PROMPTS))
 			return false;
-		fan_out(s, id, method,
-			prompts				    ? "prompts"
-			: !strcmp(method, "resources/list") ? "resources"
-							    : "resourceTemplates",
-			prompts);
+		if (!pass_page_next(s, id, params, list_keys[kind]))
+			fan_out(s, id,
+				kind == PL_PROMPTS     ? "prompts/list"
+				: kind == PL_RESOURCES ? "resources/list"
+						       : "resources/templates/list",
+				kind);
 		return true;
 	}
 	if (!strcmp(method, "resources/read")) {
-		const char *uri = json_string_value(json_object_get(params, "uri"));
+		const char *uri = NULL;
 		struct dconn *c;
 
 		if (!pass_offered(s, false))
 			return false;
-		c = resource_conn(s, uri);
+		c = uri_route(s, json_string_value(json_object_get(params, "uri")), &uri, why, sizeof(why));
 		if (!c) {
-			session_send_error(s, id, -32602, "Unknown resource: list resources first (%.200s)",
-					   uri ? uri : "no uri");
+			session_send_error(s, id, -32602, "%s", why);
 			return true;
 		}
 		(void)pass_one(s, c, id, method, json_pack("{s:s}", "uri", uri), NULL);
+		return true;
+	}
+	if (!strcmp(method, "resources/subscribe") || !strcmp(method, "resources/unsubscribe")) {
+		if (!pass_offered(s, false))
+			return false;
+		do_subscribe(s, id, params, method[10] == 's');
 		return true;
 	}
 	if (!strcmp(method, "prompts/get")) {
@@ -352,15 +843,14 @@ bool pass_request(struct dsession *s, const char *method, const json_t *id, cons
 			return false;
 		if (type && !strcmp(type, "ref/prompt"))
 			c = prompt_conn(s, json_string_value(json_object_get(ref, "name")), &rest);
-		else if (type && !strcmp(type, "ref/resource"))
-			c = resource_conn(s, json_string_value(json_object_get(ref, "uri")));
+		else if (type && !strcmp(type, "ref/resource") && pass_offered(s, false))
+			c = uri_route(s, json_string_value(json_object_get(ref, "uri")), &rest, why, sizeof(why));
 		if (!c) {
 			session_send_error(s, id, -32602, "Unknown completion reference");
 			return true;
 		}
 		p = json_deep_copy(params);
-		if (rest)
-			json_object_set_new(json_object_get(p, "ref"), "name", json_string(rest));
+		json_object_set_new(json_object_get(p, "ref"), type[4] == 'p' ? "name" : "uri", json_string(rest));
 		(void)pass_one(s, c, id, method, p, NULL);
 		return true;
 	}

@@ -192,16 +192,12 @@ static void do_initialize(struct dsession *s, const json_t *id, const json_t *pa
 	s->client_tasks = json_is_object(json_object_get(ccaps, "tasks"));
 	s->initialized = true;
 	/* resources/prompts/completions only when a connector's profile lets
-	 * them through; logging always (the connectors' own log messages,
+	 * them through, with subscribe/listChanged when one announced them
+	 * (gateway-pass.c); logging always (the connectors' own log messages,
 	 * relayed by level: do_set_level(), on_worker_notify()). */
 	json_t *caps =
 		json_pack("{s:{s:b}, s:{}, s:o}", "tools", "listChanged", 1, "logging", "tasks", task_capability());
-	if (pass_offered(s, false))
-		json_object_set_new(caps, "resources", json_object());
-	if (pass_offered(s, true))
-		json_object_set_new(caps, "prompts", json_object());
-	if (pass_offered(s, false) || pass_offered(s, true))
-		json_object_set_new(caps, "completions", json_object());
+	pass_capabilities(s, caps);
 	char name[80];
 
 	if (s->bound[0])
@@ -288,14 +284,10 @@ static void handle_request(struct dsession *s, const char *method, const json_t 
 		return;
 	}
 	if (!strcmp(method, "tools/list")) {
-		json_t *cursor = json_object_get(params, "cursor");
-
-		if (cursor && !json_is_null(cursor)) {
-			/* One page holds the whole surface; no cursor is ever issued. */
-			session_send_error(s, id, -32602, "Invalid params: unknown cursor");
-			return;
-		}
-		session_send_result(s, id, json_pack("{s:o}", "tools", broker_tools_list(s->d, s)));
+		/* In pages of PASS_PAGE_SIZE from a snapshot taken by the
+		 * listing without a cursor (gateway-pass.c). */
+		if (!pass_page_next(s, id, params, "tools"))
+			pass_page_first(s, id, "tools", broker_tools_list(s->d, s));
 		return;
 	}
 	if (!strcmp(method, "tools/call")) {
@@ -464,7 +456,6 @@ static void session_close(struct dsession *s)
 	pass_session_closed(s);
 	relay_session_closed(s);
 	task_session_closed(s);
-	json_decref(s->res_routes);
 	json_decref(s->client_meta);
 	/* Calls: pending approvals die with the session (cordon_session_end
 	 * revokes them); an in-flight call on a shared instance completes in
@@ -576,7 +567,6 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 		s->fd = fd;
 		s->cred = cred;
 		s->accepted_ms = cordon_loop_now_ms();
-		s->res_routes = json_object();
 		/* Session ids must never repeat across restarts: delegations and
 		 * approvals are keyed by them. 64 random bits beside the counter. */
 		uint64_t rnd64 = 0;
@@ -588,7 +578,6 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
 		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
 			close(fd);
-			json_decref(s->res_routes);
 			free(s);
 			uid_share_put(d, u);
 			continue;
@@ -650,6 +639,13 @@ static void on_worker_notify(struct dworker *w, const char *method, const json_t
 				session_send_json(s, json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
 							       "notifications/message", "params", p));
 		json_decref(p);
+		return;
+	}
+	if (!strcmp(method, "notifications/resources/updated")) {
+		/* To the sessions it serves that subscribed to the URI. */
+		for (struct dsession *s = w->d->sessions; s; s = s->next)
+			if (worker_serves(w, s))
+				pass_resource_updated(s, w->conn->id, params);
 		return;
 	}
 	/* resources/prompts list_changed: to the sessions this instance serves

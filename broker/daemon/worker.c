@@ -389,6 +389,33 @@ static void handle_notification(struct dworker *w, json_t *msg)
 		 * gateway maps the connector's task id to cordon's). */
 		if (json_is_object(params) && events(w))
 			events(w)->notify(w, method, params);
+	} else if (!strcmp(method, "notifications/resources/updated") && w->conn->profile->resources_read) {
+		/* To the sessions subscribed to that URI (gateway-pass.c), so
+		 * only with a URI a session could have subscribed to. */
+		const char *uri = json_string_value(json_object_get(params, "uri"));
+		uint64_t now = cordon_loop_now_ms();
+
+		if (!uri || !*uri || strlen(uri) > GATEWAY_URI_MAX) {
+			worker_warn(w, "notifications/resources/updated without a valid uri; dropped");
+			return;
+		}
+		/* At most WORKER_LOGMSG_BURST per window, as log messages. */
+		if (!w->updated_window_ms || now - w->updated_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+			if (w->updated_dropped)
+				worker_log(w, LOG_LEVEL_NOTICE,
+					   "%llu resource updates not relayed (rate limit: %u per %u ms)",
+					   (unsigned long long)w->updated_dropped, WORKER_LOGMSG_BURST,
+					   WORKER_LOGMSG_WINDOW_MS);
+			w->updated_window_ms = now;
+			w->updated_window_n = w->updated_dropped = 0;
+		}
+		if (w->updated_window_n >= WORKER_LOGMSG_BURST) {
+			w->updated_dropped++;
+			return;
+		}
+		w->updated_window_n++;
+		if (events(w))
+			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
 		   (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
 		/* Passed on to the sessions this instance serves; the lists are
@@ -396,7 +423,7 @@ static void handle_notification(struct dworker *w, json_t *msg)
 		if (events(w))
 			events(w)->notify(w, method, NULL);
 	}
-	/* Other notifications (resource updates, ...) are dropped. */
+	/* Other notifications are dropped. */
 }
 
 /* Keeps what the latest instance of c said in `instructions` (NULL: it
@@ -417,6 +444,32 @@ static void conn_instructions_keep(struct dconn *c, const char *text)
 			n--;
 	}
 	c->instructions = strndup(text, n);
+}
+
+/* The DCONN_CAP_* flags of a connector's initialize capabilities. */
+static unsigned conn_caps(const json_t *caps)
+{
+	json_t *res = json_object_get(caps, "resources"), *pr = json_object_get(caps, "prompts");
+
+	return (json_is_true(json_object_get(res, "subscribe")) ? DCONN_CAP_RES_SUBSCRIBE : 0) |
+	       (json_is_true(json_object_get(res, "listChanged")) ? DCONN_CAP_RES_LIST_CHANGED : 0) |
+	       (json_is_true(json_object_get(pr, "listChanged")) ? DCONN_CAP_PROMPTS_LIST_CHANGED : 0);
+}
+
+int worker_send_quiet(struct dworker *w, const char *method, json_t *params)
+{
+	struct dwreq *q;
+
+	if (w->state != DW_READY) {
+		json_decref(params);
+		return -EAGAIN;
+	}
+	q = worker_req_new(w, DWREQ_QUIET);
+	if (!q) {
+		json_decref(params);
+		return -ENOMEM;
+	}
+	return worker_send_request(w, q, method, params);
 }
 
 static void handle_response(struct dworker *w, json_t *msg, size_t len)
@@ -441,6 +494,7 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 		if (json_is_string(json_object_get(res, "instructions")))
 			w->instructions = strdup(json_string_value(json_object_get(res, "instructions")));
 		conn_instructions_keep(w->conn, w->instructions);
+		w->conn->caps = conn_caps(w->server_caps);
 		worker_send_json(w, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 		w->state = DW_LISTING;
 		worker_log_level_update(w);
@@ -502,6 +556,10 @@ static void handle_response(struct dworker *w, json_t *msg, size_t len)
 		/* Nothing waits for it; an error is the connector's to log. */
 		if (json_object_get(msg, "error"))
 			worker_warn(w, "logging/setLevel failed");
+		break;
+	case DWREQ_QUIET:
+		if (json_object_get(msg, "error"))
+			worker_warn(w, "a request cordon sent on its own failed");
 		break;
 	case DWREQ_CALL:
 		if (q->call) {

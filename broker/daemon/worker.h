@@ -38,6 +38,9 @@ void worker_enqueue(struct dworker *w, struct dcall *c);
 void worker_dequeue(struct dworker *w, struct dcall *c);
 /* Sends call c to the connector: 0, or -errno when nothing was sent. */
 int worker_send_call(struct dworker *w, struct dcall *c);
+/* Sends a request whose answer nobody waits for (params stolen), when w is
+ * ready: 0, or -errno when nothing was sent. */
+int worker_send_quiet(struct dworker *w, const char *method, json_t *params);
 /* Forgets request id and tells the connector notifications/cancelled. */
 void worker_cancel_request(struct dworker *w, int64_t id, const char *reason);
 /* The fingerprint of a tool w advertised, or NULL. */

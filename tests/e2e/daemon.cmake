@@ -50,3 +50,9 @@ cordon_add_test(NAME test-cordond-tasks
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-tasks.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
 add_dependencies(test-cordond-tasks fake-connector cordond cordonctl cordon-launch)
+# Resources through the real cordond (issue 13, Resources and pagination):
+# reads without listing, namespaced URIs, templates, subscriptions, pages.
+cordon_add_test(NAME test-cordond-resources
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-resources.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-resources fake-connector cordond cordonctl cordon-launch)

@@ -27,3 +27,7 @@ set_tests_properties(e2e-sdk-tasks PROPERTIES FIXTURES_REQUIRED npm)
 cordon_add_test(NAME e2e-conformance LABELS e2e TIMEOUT 300 RUN_SERIAL
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-conformance ${CORDON_E2E_NODE_DIR})
 set_tests_properties(e2e-conformance PROPERTIES FIXTURES_REQUIRED npm)
+# Resources of two server-everything connectors through cordond (issue 13).
+cordon_add_test(NAME e2e-sdk-resources LABELS e2e TIMEOUT 300 RUN_SERIAL
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test-sdk-resources ${CORDON_E2E_NODE_DIR})
+set_tests_properties(e2e-sdk-resources PROPERTIES FIXTURES_REQUIRED npm)

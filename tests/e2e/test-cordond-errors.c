@@ -166,11 +166,11 @@ static void test_prompt_resource_completion_errors_relayed(void **state)
 	r = mcp_peer_request(&p, "prompts/get", json_pack("{s:s}", "name", "fake__fail"), 20000);
 	assert_error_is(r, QUOTA_ERROR("prompt"));
 	json_decref(r);
-	/* A resource is routed once a listing in this session named it. */
+	/* A resource routes by its URI (cordon+<connector>:<uri>). */
 	r = mcp_peer_request(&p, "resources/list", NULL, 20000);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 2);
 	json_decref(r);
-	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://fail"), 20000);
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "cordon+fake:fake://fail"), 20000);
 	assert_error_is(r, QUOTA_ERROR("read"));
 	json_decref(r);
 	r = mcp_peer_request(&p, "completion/complete",
@@ -266,10 +266,10 @@ static void test_cordon_refusals_say_so(void **state)
 	assert_error_is(r, "{\"code\":-32602,\"message\":\"Unknown tool: fake__nope\",\"data\":{\"io.cordon/"
 			   "refused_by\":\"cordon\"}}");
 	json_decref(r);
-	/* A URI no listing in this session produced. */
-	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://fail"), 20000);
-	assert_error_is(r, "{\"code\":-32602,\"message\":\"Unknown resource: list resources first (fake://fail)\","
-			   "\"data\":{\"io.cordon/refused_by\":\"cordon\"}}");
+	/* A URI naming a connector that serves no resources here. */
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "cordon+nope:fake://fail"), 20000);
+	assert_error_is(r, "{\"code\":-32602,\"message\":\"Unknown resource: no connector 'nope' serves resources "
+			   "here\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}");
 	json_decref(r);
 	/* A write waits for an approval nobody gives: cordon's isError
 	 * result, marked. */

@@ -509,10 +509,11 @@ static void test_memory_passthrough(void **state_)
 	json_decref(r);
 	assert_tools(&p, reads, reads_ro, ELEMENTSOF(reads));
 
-	/* A URI no listing produced is refused before reaching the server. */
-	assert_int_equal(error_code(mcp_peer_request(&p, "resources/read",
-						     json_pack("{s:s}", "uri", "memory://knowledge-graph"), 20000)),
-			 -32602);
+	/* A URI naming no connector is refused before reaching the server. */
+	assert_int_equal(
+		error_code(mcp_peer_request(&p, "resources/read",
+					    json_pack("{s:s}", "uri", "cordon+nope:memory://knowledge-graph"), 20000)),
+		-32602);
 
 	/* Write something to read back: grant, approve, run once. */
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "memory", "create_entities", (char *)NULL), 0);
@@ -527,12 +528,13 @@ static void test_memory_passthrough(void **state_)
 	graph_counts(&ents, &rels);
 	assert_int_equal(ents, 1);
 
-	/* The server's one resource, its URI as the server gave it. */
+	/* The server's one resource, its URI as the server gave it behind
+	 * the multiplexed view's cordon+<connector>: prefix. */
 	r = mcp_peer_request(&p, "resources/list", NULL, 20000);
 	list = json_object_get(json_object_get(r, "result"), "resources");
 	assert_int_equal(json_array_size(list), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "uri")),
-			    "memory://knowledge-graph");
+			    "cordon+memory:memory://knowledge-graph");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "mimeType")),
 			    "application/json");
 	json_decref(r);
@@ -541,11 +543,12 @@ static void test_memory_passthrough(void **state_)
 	json_decref(r);
 
 	/* Reading it returns the graph the tool wrote. */
-	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "memory://knowledge-graph"), 20000);
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "cordon+memory:memory://knowledge-graph"),
+			     20000);
 	list = json_object_get(json_object_get(r, "result"), "contents");
 	assert_int_equal(json_array_size(list), 1);
 	c = json_array_get(list, 0);
-	assert_string_equal(json_string_value(json_object_get(c, "uri")), "memory://knowledge-graph");
+	assert_string_equal(json_string_value(json_object_get(c, "uri")), "cordon+memory:memory://knowledge-graph");
 	g = json_loads(json_string_value(json_object_get(c, "text")), 0, NULL);
 	assert_non_null(g);
 	assert_int_equal(json_array_size(json_object_get(g, "entities")), 1);
@@ -555,10 +558,15 @@ static void test_memory_passthrough(void **state_)
 	json_decref(g);
 	json_decref(r);
 
-	/* Other URIs stay refused. */
-	assert_int_equal(error_code(mcp_peer_request(&p, "resources/read",
-						     json_pack("{s:s}", "uri", "file:///etc/passwd"), 20000)),
-			 -32602);
+	/* Other URIs: the server has none (an unprefixed URI goes to the
+	 * only connector serving resources, which answers with its error). */
+	assert_int_not_equal(
+		error_code(mcp_peer_request(&p, "resources/read",
+					    json_pack("{s:s}", "uri", "cordon+memory:file:///etc/passwd"), 20000)),
+		0);
+	assert_int_not_equal(error_code(mcp_peer_request(&p, "resources/read",
+							 json_pack("{s:s}", "uri", "file:///etc/passwd"), 20000)),
+			     0);
 
 	/* server-memory offers no prompts: the merged list is empty, and a
 	 * prompt it does not have is the server's error, relayed as it is

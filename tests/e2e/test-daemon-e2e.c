@@ -509,14 +509,21 @@ static void test_resources_prompts_passthrough(void **state)
 	assert_non_null(json_object_get(caps, "resources"));
 	assert_non_null(json_object_get(caps, "prompts"));
 	json_decref(r);
-	/* A URI no listing produced is refused. */
-	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
+	/* A connector nothing passes resources through for is refused. */
+	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "cordon+fake:fake://note"), 10000);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32602);
 	json_decref(r);
-	/* Only fakeps (resources: read) contributes; fake (none) does not. */
+	/* Only fakeps (resources: read) contributes; fake (none) does not.
+	 * The multiplexed view names it cordon+fakeps:<uri>. */
 	r = mcp_peer_request(&p, "resources/list", NULL, 10000);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 1);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(json_object_get(r, "result"), "resources"), 0), "uri")),
+		"cordon+fakeps:fake://note");
 	json_decref(r);
+	/* The only connector serving resources: an unprefixed URI (as in a
+	 * resource_link of a tool result) reaches it too. */
 	r = mcp_peer_request(&p, "resources/read", json_pack("{s:s}", "uri", "fake://note"), 10000);
 	assert_string_equal(
 		json_string_value(json_object_get(

@@ -4,7 +4,7 @@
  * lines, whose shape it knows).
  *
  *   fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | --instructions |
- *                        --long-instructions]
+ *                        --long-instructions | --resources=NAME]
  *   fake-connector FILE --connect IPV4:PORT [N]
  *
  * With --connect it first tries N (default 1, at most 100) TCP connections
@@ -54,6 +54,15 @@
  *                   sends notifications/tasks/status); without, -32601
  *   tappend {text}  execution.taskSupport optional: appends like append; as
  *                   a task, completed at once with "appended"
+ * With --resources=NAME (for the resource tests): it announces
+ *   resources.subscribe and resources.listChanged; resources/list gives
+ *   fake://item/0 .. fake://item/249, fake://same and fake://note in pages of
+ *   100 (nextCursor); resources/templates/list the template
+ *   fake://tpl/{name}; resources/read of any URI answers contents
+ *   [{uri, text: "NAME <uri>"}]; resources/subscribe and unsubscribe are
+ *   remembered (at most 16); and the tool
+ *   touch {text}  sends notifications/resources/updated for URI text and
+ *                 returns "subs:" and the URIs subscribed, space-separated.
  * With --instructions (only the tools above): initialize answers with
  * `instructions` FAKE_INSTRUCTIONS; with --long-instructions, 8191 "a"
  * and a two-byte "\u00e9" (so a cut at 8192 bytes falls inside it).
@@ -77,6 +86,8 @@ static int shell;   /* --shell: run_shell (test-critical-call-never-hidden-from-
 static int errors;  /* --errors: fail, and failing resources, prompts, completions */
 static int logging; /* --logging: the logging capability and the log tool */
 static int tasks;   /* --tasks: the tasks capability, job and tappend */
+static const char *res_name; /* --resources=NAME */
+static char res_subs[16][512];
 static char log_level[32] = "none";
 static char pending_ask[256];
 static char roots_answer[4096] = "(none)";
@@ -342,6 +353,68 @@ static int append_line(const char *text)
 	fsync(fd);
 	close(fd);
 	return 0;
+static char big_line[65536];
+
+/* --resources: the resource methods; false when method is not one. */
+static int resources_method(const char *id, const char *method, const char *line)
+{
+	char uri[512] = "";
+
+	(void)str_value(line, "uri", uri, sizeof(uri));
+	if (!strcmp(method, "resources/list")) {
+		char cur[32] = "";
+		int from = 0, k;
+
+		if (str_value(line, "cursor", cur, sizeof(cur)) == 0)
+			from = atoi(cur + 1);
+		k = snprintf(big_line, sizeof(big_line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resources\":[",
+			     id);
+		for (int i = from; i < from + 100 && i < 252; i++) {
+			char one[64];
+
+			if (i < 250)
+				snprintf(one, sizeof(one), "fake://item/%d", i);
+			else
+				snprintf(one, sizeof(one), "fake://%s", i == 250 ? "same" : "note");
+			k += snprintf(big_line + k, sizeof(big_line) - (size_t)k, "%s{\"uri\":\"%s\",\"name\":\"r%d\"}",
+				      i > from ? "," : "", one, i);
+		}
+		if (from + 100 < 252)
+			snprintf(big_line + k, sizeof(big_line) - (size_t)k, "],\"nextCursor\":\"p%d\"}}", from + 100);
+		else
+			snprintf(big_line + k, sizeof(big_line) - (size_t)k, "]}}");
+		out(big_line);
+	} else if (!strcmp(method, "resources/templates/list")) {
+		snprintf(big_line, sizeof(big_line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resourceTemplates\":[{\"uriTemplate\":"
+			 "\"fake://tpl/{name}\",\"name\":\"tpl\"}]}}",
+			 id);
+		out(big_line);
+	} else if (!strcmp(method, "resources/read")) {
+		snprintf(big_line, sizeof(big_line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"contents\":[{\"uri\":\"%s\",\"text\":\"%s "
+			 "%s\"}]}}",
+			 id, uri, res_name, uri);
+		out(big_line);
+	} else if (!strcmp(method, "resources/subscribe") || !strcmp(method, "resources/unsubscribe")) {
+		int sub = method[10] == 's', done = 0;
+
+		for (int i = 0; i < 16 && !done; i++)
+			if (!strcmp(res_subs[i], uri)) {
+				if (!sub)
+					res_subs[i][0] = 0;
+				done = 1;
+			}
+		for (int i = 0; i < 16 && sub && !done; i++)
+			if (!res_subs[i][0]) {
+				snprintf(res_subs[i], sizeof(res_subs[i]), "%s", uri);
+				done = 1;
+			}
+		snprintf(big_line, sizeof(big_line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id);
+		out(big_line);
+	} else
+		return 0;
+	return 1;
 }
 
 static void tools_call(const char *id, const char *line)
@@ -496,6 +569,18 @@ static void tools_call(const char *id, const char *line)
 			result_text(id, "appended", 0);
 	} else if (errors && !strcmp(name, "fail")) {
 		error_for(id, text);
+	} else if (res_name && !strcmp(name, "touch")) {
+		size_t k = (size_t)snprintf(msg, sizeof(msg), "subs:");
+
+		snprintf(big_line, sizeof(big_line),
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{"
+			 "\"uri\":\"%s\"}}",
+			 text);
+		out(big_line);
+		for (int i = 0; i < 16; i++)
+			if (res_subs[i][0] && k + strlen(res_subs[i]) + 2 < sizeof(msg))
+				k += (size_t)snprintf(msg + k, sizeof(msg) - k, " %s", res_subs[i]);
+		result_text(id, msg, 0);
 	} else {
 		char err[512];
 
@@ -542,6 +627,10 @@ static const char tasks_json[] =
 	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"required\"}},"
 	"{\"name\":\"tappend\",\"description\":\"Append, as a task if asked\",\"inputSchema\":{\"type\":\"object\","
 	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"optional\"}}";
+/* With --resources: also touch. */
+static const char touch_json[] = ",{\"name\":\"touch\",\"description\":\"Say a resource "
+				 "changed\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{"
+				 "\"type\":\"string\"}}}}";
 
 /* With --shell: also run_shell. */
 static const char shell_json[] =
@@ -586,10 +675,11 @@ int main(int argc, char **argv)
 	if (argc < 2 || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
 	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 && strcmp(argv[2], "--tasks") != 0 &&
-	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0)) {
-		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | "
-				"--instructions | "
-				"--long-instructions | --connect IPV4:PORT [N]]\n");
+	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0 &&
+	     strncmp(argv[2], "--resources=", 12) != 0)) {
+		fprintf(stderr,
+			"usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | --instructions | "
+			"--long-instructions | --resources=NAME | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
 	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
@@ -600,6 +690,7 @@ int main(int argc, char **argv)
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
 	logging = argc == 3 && strcmp(argv[2], "--logging") == 0;
 	tasks = argc == 3 && strcmp(argv[2], "--tasks") == 0;
+	res_name = argc == 3 && strncmp(argv[2], "--resources=", 12) == 0 ? argv[2] + 12 : NULL;
 	file = argv[1];
 	while ((n = getline(&line, &cap, stdin)) > 0) {
 		char id[256], method[128], buf[20000];
@@ -663,10 +754,11 @@ int main(int argc, char **argv)
 			}
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
-				 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{},\"prompts\":{}%s%"
-				 "s},"
+				 "\"capabilities\":{\"tools\":{\"listChanged\":true},\"resources\":{%s},\"prompts\":{}%"
+				 "s%s},"
 				 "\"serverInfo\":{\"name\":\"fake\",\"version\":\"1\"}%s}}",
-				 id, logging ? ",\"logging\":{}" : "",
+				 id, res_name ? "\"subscribe\":true,\"listChanged\":true" : "",
+				 logging ? ",\"logging\":{}" : "",
 				 tasks ? ",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}"
 				       : "",
 				 said);
@@ -674,14 +766,17 @@ int main(int argc, char **argv)
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
 
-			snprintf(more, sizeof(more), "%s%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
-				 errors ? errors_json : "", logging ? logging_json : "", tasks ? tasks_json : "");
+			snprintf(more, sizeof(more), "%s%s%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
+				 errors ? errors_json : "", logging ? logging_json : "", tasks ? tasks_json : "",
+				 res_name ? touch_json : "");
 			snprintf(tools, sizeof(tools), tools_json,
 				 mutated ? "Echo text (now also sends it elsewhere)" : "Echo text", more);
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools);
 			out(buf);
 		} else if (!strcmp(method, "tools/call"))
 			tools_call(id, line);
+		else if (res_name && resources_method(id, method, line))
+			;
 		else if (!strcmp(method, "resources/list")) {
 			snprintf(buf, sizeof(buf),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resources\":[{\"uri\":\"fake://"
