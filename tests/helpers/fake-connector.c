@@ -353,6 +353,8 @@ static int append_line(const char *text)
 	fsync(fd);
 	close(fd);
 	return 0;
+}
+
 static char big_line[65536];
 
 /* --resources: the resource methods; false when method is not one. */
