@@ -603,6 +603,22 @@ static int call_task_connector_error(struct dcall *c, const json_t *msg)
 	return -EBADMSG;
 }
 
+/* The resource_link and embedded resource URIs of a tools/call result from
+ * connector c->connector, as the session sees them (gateway-names.h), when
+ * that connector passes resources through (else they stay as they are:
+ * nothing could read them anyway). */
+static void result_show_uris(struct dcall *c, json_t *result)
+{
+	struct dconn *conn = daemon_conn(c->d, c->connector);
+	json_t *x;
+	size_t i;
+
+	if (!conn || !conn->profile->resources_read)
+		return;
+	json_array_foreach(json_object_get(result, "content"), i, x)
+		gateway_content_show_uri(c->s->bound, c->connector, x);
+}
+
 static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 {
 	struct cordon_daemon *d = c->d;
@@ -638,6 +654,11 @@ static void call_worker_result(struct dcall *c, json_t *msg, size_t line_len)
 	}
 	/* The connector cannot speak for cordon (rpc-error.h). */
 	cordon_rpc_strip_markers(json_object_get(result, "_meta"));
+	/* Its resource links read back through cordon: in the multiplexed
+	 * view their URIs get the connector's prefix, as its listed
+	 * resources do (gateway-pass.c), when its resources pass through. */
+	if (c->s && !c->s->bound[0])
+		result_show_uris(c, result);
 	ok = !json_is_true(json_object_get(result, "isError"));
 	bytes = json_dumps(result, JSON_COMPACT);
 	n = bytes ? strlen(bytes) : 0;

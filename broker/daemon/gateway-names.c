@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Tool and prompt names toward a session: prefixed in the multiplexed view,
- * the connector's own in a session bound to one connector. */
+/* Tool and prompt names and resource URIs toward a session: prefixed in
+ * the multiplexed view, the connector's own in a session bound to one
+ * connector. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway-names.h"
@@ -44,4 +46,35 @@ int gateway_name_show(const char *bound, const char *connector, const char *item
 		return -ENAMETOOLONG;
 	}
 	return 0;
+}
+
+char *gateway_uri_show(const char *bound, const char *connector, const char *uri)
+{
+	char *t;
+
+	if (bound && *bound)
+		return strdup(uri);
+	return asprintf(&t, GATEWAY_URI_PREFIX "%s:%s", connector, uri) < 0 ? NULL : t;
+}
+
+static void uri_show_in(const char *bound, const char *connector, json_t *o)
+{
+	const char *uri = json_string_value(json_object_get(o, "uri"));
+	char *t = uri ? gateway_uri_show(bound, connector, uri) : NULL;
+
+	if (t)
+		json_object_set_new(o, "uri", json_string(t));
+	free(t);
+}
+
+void gateway_content_show_uri(const char *bound, const char *connector, json_t *item)
+{
+	const char *type = json_string_value(json_object_get(item, "type"));
+
+	if (!type)
+		return;
+	if (!strcmp(type, "resource_link"))
+		uri_show_in(bound, connector, item);
+	else if (!strcmp(type, "resource"))
+		uri_show_in(bound, connector, json_object_get(item, "resource"));
 }

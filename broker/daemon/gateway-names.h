@@ -10,7 +10,13 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "profile.h"
+
+/* The multiplexed view's resource URIs: GATEWAY_URI_PREFIX "<connector>:"
+ * and the connector's own URI unchanged (gateway-pass.c says why). */
+#define GATEWAY_URI_PREFIX "cordon+"
 
 /* The connector and item a client's name addresses. bound: the session's
  * connector ("" or NULL: multiplexed). Multiplexed: the name splits at its
@@ -26,3 +32,16 @@ int gateway_name_route(const char *bound, const char *name, char ret_connector[C
  * the item itself in a session bound to connector. Returns 0, or
  * -ENAMETOOLONG when it does not fit size (buf then holds ""). */
 int gateway_name_show(const char *bound, const char *connector, const char *item, char *buf, size_t size);
+
+/* The URI a client sees for connector's resource uri: the uri itself in a
+ * session bound to connector, GATEWAY_URI_PREFIX "<connector>:<uri>" in the
+ * multiplexed view. Returns a new string (free()), or NULL when out of
+ * memory. */
+char *gateway_uri_show(const char *bound, const char *connector, const char *uri);
+
+/* One content item of a result from connector (a tools/call content
+ * element, a prompt message's content): the `uri` of a `resource_link`
+ * item and of an embedded `resource` item's resource, rewritten as
+ * gateway_uri_show() says. Anything else, or an item without a string uri,
+ * is left as it is. */
+void gateway_content_show_uri(const char *bound, const char *connector, json_t *item);

@@ -20,11 +20,14 @@
  * contents and of prompts/get resource items, resources/subscribe and
  * unsubscribe, notifications/resources/updated and completion/complete's
  * ref/resource; a URI coming back is checked strictly (at most
- * GATEWAY_URI_MAX bytes, a valid id of a connector the session sees). A URI
- * without the prefix (a resource_link in a tools/call result, which is
- * relayed unparsed) routes to the only connector passing resources
- * through when there is exactly one, and is refused otherwise. No read
- * needs a listing first: routing uses the URI alone.
+ * GATEWAY_URI_MAX bytes, a valid id of a connector the session sees). The
+ * `uri` of resource_link and embedded resource items in tools/call results
+ * gets the same prefix (gateway-call.c, through gateway-names.c), so a link
+ * a tool returned reads back from the connector that returned it. A URI
+ * without the prefix (typed by hand, or from a result that named it in
+ * text) routes to the only connector passing resources through when there
+ * is exactly one, and is refused otherwise. No read needs a listing first:
+ * routing uses the URI alone.
  *
  * Lists toward the client come in pages of PASS_PAGE_SIZE items with an
  * opaque nextCursor (tools/list too, gateway.c). A listing without a cursor
@@ -64,8 +67,6 @@
 #include "parse-util.h"
 #include "rpc-error.h"
 #include "worker.h"
-
-#define PASS_URI_PREFIX "cordon+"
 
 enum { PL_TOOLS, PL_PROMPTS, PL_RESOURCES, PL_TEMPLATES, PL_N };
 static const char *const list_keys[PL_N] = { "tools", "prompts", "resources", "resourceTemplates" };
@@ -206,29 +207,15 @@ bool pass_offered(struct dsession *s, bool prompts)
 }
 
 /* A connector's URI as session s sees it (a new string; NULL: none). */
-static json_t *uri_show(struct dsession *s, const char *connector, const char *uri)
-{
-	char *t;
-	json_t *v;
-
-	if (!uri)
-		return NULL;
-	if (s->bound[0])
-		return json_string(uri);
-	if (asprintf(&t, PASS_URI_PREFIX "%s:%s", connector, uri) < 0)
-		return NULL;
-	v = json_string(t);
-	free(t);
-	return v;
-}
-
 /* Rewrites the string member `key` of object o to what session s sees. */
 static void uri_show_in(struct dsession *s, const char *connector, json_t *o, const char *key)
 {
-	json_t *v = uri_show(s, connector, json_string_value(json_object_get(o, key)));
+	const char *uri = json_string_value(json_object_get(o, key));
+	char *t = uri ? gateway_uri_show(s->bound, connector, uri) : NULL;
 
-	if (v)
-		json_object_set_new(o, key, v);
+	if (t)
+		json_object_set_new(o, key, json_string(t));
+	free(t);
 }
 
 /* The connector a client's URI routes to, and that connector's own URI
@@ -248,13 +235,14 @@ static struct dconn *uri_route(struct dsession *s, const char *uri, const char *
 	*ret_uri = uri;
 	if (s->bound[0]) {
 		c = daemon_conn(s->d, s->bound);
-	} else if (!strncmp(uri, PASS_URI_PREFIX, strlen(PASS_URI_PREFIX))) {
-		const char *id = uri + strlen(PASS_URI_PREFIX), *colon = strchr(id, ':');
+	} else if (!strncmp(uri, GATEWAY_URI_PREFIX, strlen(GATEWAY_URI_PREFIX))) {
+		const char *id = uri + strlen(GATEWAY_URI_PREFIX), *colon = strchr(id, ':');
 		char conn[CORDON_CONNECTOR_ID_MAX + 1];
 
 		if (!colon || colon == id || (size_t)(colon - id) > CORDON_CONNECTOR_ID_MAX || !colon[1]) {
 			snprintf(why, why_size,
-				 "Invalid params: a resource URI here is " PASS_URI_PREFIX "<connector>:<uri> (%.200s)",
+				 "Invalid params: a resource URI here is " GATEWAY_URI_PREFIX
+				 "<connector>:<uri> (%.200s)",
 				 uri);
 			return NULL;
 		}
@@ -274,7 +262,7 @@ static struct dconn *uri_route(struct dsession *s, const char *uri, const char *
 				if (c) {
 					snprintf(why, why_size,
 						 "Invalid params: several connectors serve resources here; name one "
-						 "as " PASS_URI_PREFIX "<connector>:<uri> (%.200s)",
+						 "as " GATEWAY_URI_PREFIX "<connector>:<uri> (%.200s)",
 						 uri);
 					return NULL;
 				}
@@ -301,15 +289,7 @@ static void result_show_uris(struct dsession *s, const char *connector, const ch
 		json_array_foreach(json_object_get(res, "contents"), i, x) uri_show_in(s, connector, x, "uri");
 	} else if (!strcmp(method, "prompts/get")) {
 		json_array_foreach(json_object_get(res, "messages"), i, x)
-		{
-			json_t *content = json_object_get(x, "content");
-			const char *type = json_string_value(json_object_get(content, "type"));
-
-			if (type && !strcmp(type, "resource"))
-				uri_show_in(s, connector, json_object_get(content, "resource"), "uri");
-			else if (type && !strcmp(type, "resource_link"))
-				uri_show_in(s, connector, content, "uri");
-		}
+			gateway_content_show_uri(s->bound, connector, json_object_get(x, "content"));
 	}
 }
 
@@ -352,11 +332,13 @@ void pass_resource_updated(struct dsession *s, const char *connector, const json
 {
 	const char *uri = json_string_value(json_object_get(params, "uri"));
 	char *key = uri ? sub_key(connector, uri) : NULL;
-	json_t *shown;
+	char *shown;
 
-	if (key && subscribed(s, key) && (shown = uri_show(s, connector, uri)))
-		session_send_json(s, json_pack("{s:s, s:s, s:{s:o}}", "jsonrpc", "2.0", "method",
+	if (key && subscribed(s, key) && (shown = gateway_uri_show(s->bound, connector, uri))) {
+		session_send_json(s, json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
 					       "notifications/resources/updated", "params", "uri", shown));
+		free(shown);
+	}
 	free(key);
 }
 

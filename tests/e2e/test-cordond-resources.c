@@ -198,6 +198,44 @@ static void test_read_without_listing(void **state)
 	mcp_peer_disconnect(&m);
 }
 
+/* tools/call of tool (link) with uri: the URIs of its resource_link and
+ * embedded resource items must both be want, and its text item uri. */
+static void link_is(struct mcp_peer *p, const char *tool, const char *uri, const char *want)
+{
+	json_t *r = req(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", uri));
+	json_t *content = json_object_get(json_object_get(r, "result"), "content");
+
+	if (json_array_size(content) != 3)
+		fail_msg("%s: %s", tool, err_message(r));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "type")), "resource_link");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "uri")), want);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_array_get(content, 1), "resource"), "uri")),
+		want);
+	/* Text is the connector's own: never rewritten. */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(content, 2), "text")), uri);
+	json_decref(r);
+}
+
+/* A resource_link a tool returned reads back from that connector: in the
+ * multiplexed view its URI carries the connector's prefix (two connectors
+ * linking the same URI stay apart); bound, it is the connector's own. */
+static void test_resource_links(void **state)
+{
+	struct mcp_peer m, b;
+
+	(void)state;
+	session(&m, NULL, NULL);
+	link_is(&m, "ra__link", "fake://same", "cordon+ra:fake://same");
+	link_is(&m, "rb__link", "fake://same", "cordon+rb:fake://same");
+	read_is(&m, "cordon+rb:fake://same", "cordon+rb:fake://same", "rb fake://same");
+	mcp_peer_disconnect(&m);
+	session(&b, "rb", NULL);
+	link_is(&b, "link", "fake://tpl/y", "fake://tpl/y");
+	read_is(&b, "fake://tpl/y", "fake://tpl/y", "rb fake://tpl/y");
+	mcp_peer_disconnect(&b);
+}
+
 /* Every page of method's list (key) in p, each item's member field once
  * into *seen; returns the number of pages and the last cursor in *cur. */
 static int all_pages(struct mcp_peer *p, const char *method, const char *key, const char *field, json_t *seen,
@@ -365,7 +403,7 @@ static void test_subscribe(void **state)
 
 static int setup(void **state)
 {
-	static const char tools[] = "  risk: {echo: read, touch: read}\n  grant: [echo, touch]\n";
+	static const char tools[] = "  risk: {echo: read, touch: read, link: read}\n  grant: [echo, touch, link]\n";
 
 	(void)state;
 	rcd_fake_profile(
@@ -385,9 +423,8 @@ static int setup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_capabilities),
-		cmocka_unit_test(test_read_without_listing),
-		cmocka_unit_test(test_pages_and_templates),
+		cmocka_unit_test(test_capabilities),   cmocka_unit_test(test_read_without_listing),
+		cmocka_unit_test(test_resource_links), cmocka_unit_test(test_pages_and_templates),
 		cmocka_unit_test(test_subscribe),
 	};
 	int r;

@@ -62,7 +62,9 @@
  *   [{uri, text: "NAME <uri>"}]; resources/subscribe and unsubscribe are
  *   remembered (at most 16); and the tool
  *   touch {text}  sends notifications/resources/updated for URI text and
- *                 returns "subs:" and the URIs subscribed, space-separated.
+ *                 returns "subs:" and the URIs subscribed, space-separated;
+ *   link {text}   returns a resource_link and an embedded resource with URI
+ *                 text, and text itself as a text item.
  * With --instructions (only the tools above): initialize answers with
  * `instructions` FAKE_INSTRUCTIONS; with --long-instructions, 8191 "a"
  * and a two-byte "\u00e9" (so a cut at 8192 bytes falls inside it).
@@ -81,11 +83,11 @@
 
 static const char *file;
 static int mutated;
-static int extra;   /* --extra: the tools only cordond's own tests use */
-static int shell;   /* --shell: run_shell (test-critical-call-never-hidden-from-approver) */
-static int errors;  /* --errors: fail, and failing resources, prompts, completions */
-static int logging; /* --logging: the logging capability and the log tool */
-static int tasks;   /* --tasks: the tasks capability, job and tappend */
+static int extra;	     /* --extra: the tools only cordond's own tests use */
+static int shell;	     /* --shell: run_shell (test-critical-call-never-hidden-from-approver) */
+static int errors;	     /* --errors: fail, and failing resources, prompts, completions */
+static int logging;	     /* --logging: the logging capability and the log tool */
+static int tasks;	     /* --tasks: the tasks capability, job and tappend */
 static const char *res_name; /* --resources=NAME */
 static char res_subs[16][512];
 static char log_level[32] = "none";
@@ -571,6 +573,13 @@ static void tools_call(const char *id, const char *line)
 			result_text(id, "appended", 0);
 	} else if (errors && !strcmp(name, "fail")) {
 		error_for(id, text);
+	} else if (res_name && !strcmp(name, "link")) {
+		snprintf(big_line, sizeof(big_line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"resource_link\",\"uri\":"
+			 "\"%s\",\"name\":\"link\"},{\"type\":\"resource\",\"resource\":{\"uri\":\"%s\",\"text\":"
+			 "\"embedded\"}},{\"type\":\"text\",\"text\":\"%s\"}]}}",
+			 id, text, text, text);
+		out(big_line);
 	} else if (res_name && !strcmp(name, "touch")) {
 		size_t k = (size_t)snprintf(msg, sizeof(msg), "subs:");
 
@@ -629,9 +638,11 @@ static const char tasks_json[] =
 	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"required\"}},"
 	"{\"name\":\"tappend\",\"description\":\"Append, as a task if asked\",\"inputSchema\":{\"type\":\"object\","
 	"\"properties\":{\"text\":{\"type\":\"string\"}}},\"execution\":{\"taskSupport\":\"optional\"}}";
-/* With --resources: also touch. */
+/* With --resources: also touch and link. */
 static const char touch_json[] = ",{\"name\":\"touch\",\"description\":\"Say a resource "
 				 "changed\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{"
+				 "\"type\":\"string\"}}}},{\"name\":\"link\",\"description\":\"Link a "
+				 "resource\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{"
 				 "\"type\":\"string\"}}}}";
 
 /* With --shell: also run_shell. */
@@ -679,9 +690,9 @@ int main(int argc, char **argv)
 	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 && strcmp(argv[2], "--tasks") != 0 &&
 	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0 &&
 	     strncmp(argv[2], "--resources=", 12) != 0)) {
-		fprintf(stderr,
-			"usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | --instructions | "
-			"--long-instructions | --resources=NAME | --connect IPV4:PORT [N]]\n");
+		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | "
+				"--instructions | "
+				"--long-instructions | --resources=NAME | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
 	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
