@@ -166,10 +166,12 @@ struct dworker {
 	 * none; else a WORKER_LOG_* value), and the connector's
 	 * notifications/message rate-limited per instance. */
 	unsigned log_level_sent;
-	uint64_t logmsg_window_ms, logmsg_window_n, logmsg_dropped;
-	/* issue 13 (Resources): notifications/resources/updated rate-limited
-	 * per instance like its log messages (worker.c). */
-	uint64_t updated_window_ms, updated_window_n, updated_dropped;
+	/* issue 13: the notifications relayed to sessions, each kind
+	 * rate-limited per instance (worker.c): log messages, resource
+	 * updates, task status. */
+	struct dnotify_limit {
+		uint64_t window_ms, n, dropped;
+	} logmsg_limit, updated_limit, taskstatus_limit;
 	/* issue 11 finding 10a: the credential values this instance was
 	 * started with (from the spawner), for scrubbing its stderr. */
 	char **secrets;

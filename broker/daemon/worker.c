@@ -20,6 +20,7 @@
  * connector's notifications and client requests, an instance gone) to the
  * struct worker_events the gateway registered (daemon-state.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -331,13 +332,52 @@ void worker_log_level_update(struct dworker *w)
 	w->log_level_sent = want;
 }
 
-static void logmsg_flush(struct dworker *w)
+/* The notification kinds relayed to sessions, each at most
+ * WORKER_LOGMSG_BURST per WORKER_LOGMSG_WINDOW_MS per instance; what was
+ * dropped is logged once its window ends (here or at the tick). */
+enum { NL_LOG, NL_UPDATED, NL_TASK_STATUS };
+static const struct {
+	size_t off;
+	const char *what;
+} notify_limits[] = {
+	[NL_LOG] = { offsetof(struct dworker, logmsg_limit), "log messages" },
+	[NL_UPDATED] = { offsetof(struct dworker, updated_limit), "resource updates" },
+	[NL_TASK_STATUS] = { offsetof(struct dworker, taskstatus_limit), "task status notifications" },
+};
+
+static struct dnotify_limit *notify_limit(struct dworker *w, size_t i)
 {
-	if (w->logmsg_dropped)
-		worker_log(w, LOG_LEVEL_NOTICE, "%llu log messages not relayed (rate limit: %u per %u ms)",
-			   (unsigned long long)w->logmsg_dropped, WORKER_LOGMSG_BURST, WORKER_LOGMSG_WINDOW_MS);
-	w->logmsg_dropped = 0;
-	w->logmsg_window_n = 0;
+	return (struct dnotify_limit *)((char *)w + notify_limits[i].off);
+}
+
+static void notify_flush(struct dworker *w, size_t i)
+{
+	struct dnotify_limit *l = notify_limit(w, i);
+
+	if (l->dropped)
+		worker_log(w, LOG_LEVEL_NOTICE, "%llu %s not relayed (rate limit: %u per %u ms)",
+			   (unsigned long long)l->dropped, notify_limits[i].what, WORKER_LOGMSG_BURST,
+			   WORKER_LOGMSG_WINDOW_MS);
+	l->dropped = 0;
+	l->n = 0;
+}
+
+/* Whether one more notification of kind i may be relayed now. */
+static bool notify_admit(struct dworker *w, size_t i)
+{
+	struct dnotify_limit *l = notify_limit(w, i);
+	uint64_t now = cordon_loop_now_ms();
+
+	if (!l->window_ms || now - l->window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+		notify_flush(w, i);
+		l->window_ms = now;
+	}
+	if (l->n >= WORKER_LOGMSG_BURST) {
+		l->dropped++;
+		return false;
+	}
+	l->n++;
+	return true;
 }
 
 static void handle_notification(struct dworker *w, json_t *msg)
@@ -366,55 +406,29 @@ static void handle_notification(struct dworker *w, json_t *msg)
 		/* Connector log messages go to the sessions the instance
 		 * serves (the gateway filters by each one's level), at most
 		 * WORKER_LOGMSG_BURST per window per instance. */
-		uint64_t now = cordon_loop_now_ms();
-
 		if (!json_is_object(params) ||
 		    !worker_log_level_parse(json_string_value(json_object_get(params, "level")))) {
 			worker_warn(w, "notifications/message without a valid level; dropped");
 			return;
 		}
-		if (!w->logmsg_window_ms || now - w->logmsg_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
-			logmsg_flush(w);
-			w->logmsg_window_ms = now;
-		}
-		if (w->logmsg_window_n >= WORKER_LOGMSG_BURST) {
-			w->logmsg_dropped++;
-			return;
-		}
-		w->logmsg_window_n++;
-		if (events(w))
+		if (notify_admit(w, NL_LOG) && events(w))
 			events(w)->notify(w, method, params);
 	} else if (!strcmp(method, "notifications/tasks/status")) {
 		/* A task's new state: to the one session that owns it (the
-		 * gateway maps the connector's task id to cordon's). */
-		if (json_is_object(params) && events(w))
+		 * gateway maps the connector's task id to cordon's), rate-limited
+		 * like log messages. */
+		if (json_is_object(params) && notify_admit(w, NL_TASK_STATUS) && events(w))
 			events(w)->notify(w, method, params);
 	} else if (!strcmp(method, "notifications/resources/updated") && w->conn->profile->resources_read) {
 		/* To the sessions subscribed to that URI (gateway-pass.c), so
 		 * only with a URI a session could have subscribed to. */
 		const char *uri = json_string_value(json_object_get(params, "uri"));
-		uint64_t now = cordon_loop_now_ms();
-
 		if (!uri || !*uri || strlen(uri) > GATEWAY_URI_MAX) {
 			worker_warn(w, "notifications/resources/updated without a valid uri; dropped");
 			return;
 		}
 		/* At most WORKER_LOGMSG_BURST per window, as log messages. */
-		if (!w->updated_window_ms || now - w->updated_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
-			if (w->updated_dropped)
-				worker_log(w, LOG_LEVEL_NOTICE,
-					   "%llu resource updates not relayed (rate limit: %u per %u ms)",
-					   (unsigned long long)w->updated_dropped, WORKER_LOGMSG_BURST,
-					   WORKER_LOGMSG_WINDOW_MS);
-			w->updated_window_ms = now;
-			w->updated_window_n = w->updated_dropped = 0;
-		}
-		if (w->updated_window_n >= WORKER_LOGMSG_BURST) {
-			w->updated_dropped++;
-			return;
-		}
-		w->updated_window_n++;
-		if (events(w))
+		if (notify_admit(w, NL_UPDATED) && events(w))
 			events(w)->notify(w, method, params);
 	} else if ((!strcmp(method, "notifications/resources/list_changed") && w->conn->profile->resources_read) ||
 		   (!strcmp(method, "notifications/prompts/list_changed") && w->conn->profile->prompts_read)) {
@@ -1119,9 +1133,13 @@ void workers_tick(struct cordon_daemon *d, uint64_t now)
 			continue;
 		}
 		worker_warn_tick(w, now);
-		if (w->logmsg_dropped && now - w->logmsg_window_ms >= WORKER_LOGMSG_WINDOW_MS) {
-			logmsg_flush(w);
-			w->logmsg_window_ms = 0;
+		for (size_t i = 0; i < ELEMENTSOF(notify_limits); i++) {
+			struct dnotify_limit *l = notify_limit(w, i);
+
+			if (l->dropped && now - l->window_ms >= WORKER_LOGMSG_WINDOW_MS) {
+				notify_flush(w, i);
+				l->window_ms = 0;
+			}
 		}
 		relist_maybe(w, now); /* may free w */
 	}
