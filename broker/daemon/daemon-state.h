@@ -303,6 +303,10 @@ struct dsession {
 	struct dtask *tasks;
 	unsigned n_tasks;
 	uint64_t accepted_ms; /* before initialize: closed after cfg.initialize_timeout_ms */
+	/* The client shut down its sending side (recv 0) at this time (0: not):
+	 * nothing more is read, and the session closes once its calls are
+	 * answered and written, or after eof_grace_ms() (gateway.c). */
+	uint64_t eof_ms;
 	struct dsession *next, *prev;
 };
 

@@ -146,7 +146,8 @@ void session_flush(struct dsession *s)
 		}
 		dbuf_consume(&s->wbuf, (size_t)n);
 	}
-	(void)cordon_loop_watch_modify(s->watch, EPOLLIN | (s->wbuf.len ? EPOLLOUT : 0));
+	/* After the client's EOF only the answers still owed go out. */
+	(void)cordon_loop_watch_modify(s->watch, (s->eof_ms ? 0 : EPOLLIN) | (s->wbuf.len ? EPOLLOUT : 0));
 }
 
 /* JSON escapes U+0000..U+001F; DEL and the C1 controls would go out raw (a

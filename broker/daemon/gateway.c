@@ -397,6 +397,36 @@ static void handle_line(struct dsession *s, const char *line, size_t len)
 		handle_request(s, json_string_value(method), id, json_object_get(msg, "params"), &args);
 }
 
+/* How long a half-closed session may wait for the answers it owes: long
+ * enough for a call held for approval to get its answer (approval_wait),
+ * and a little more for it to be written. */
+static uint64_t eof_grace_ms(const struct cordon_daemon *d)
+{
+	return d->cfg.approval_wait_ms + 5000;
+}
+
+/* Whether session s still owes its client something: a call not yet
+ * answered, or bytes not yet written. */
+static bool session_owes(const struct dsession *s)
+{
+	return s->calls || s->wbuf.len;
+}
+
+/* The client half-closed: handle a last unterminated line, stop reading,
+ * and close now unless answers are owed (then gateway_tick closes it when
+ * they are out, or after eof_grace_ms()). */
+static void session_eof(struct dsession *s)
+{
+	if (s->rbuf.len && !s->discarding)
+		handle_line(s, s->rbuf.p, s->rbuf.len);
+	dbuf_consume(&s->rbuf, s->rbuf.len);
+	s->eof_ms = cordon_loop_now_ms();
+	if (!session_owes(s))
+		s->closing = true;
+	else
+		session_flush(s);
+}
+
 static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
 {
 	struct dsession *s = userdata;
@@ -405,6 +435,14 @@ static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void 
 	(void)loop;
 	if (revents & EPOLLOUT)
 		session_flush(s);
+	if (s->eof_ms) {
+		/* Only writing now: a full hang-up or an error ends it. */
+		if (revents & (EPOLLHUP | EPOLLERR))
+			s->closing = true;
+		if (s->closing)
+			session_close(s);
+		return;
+	}
 	for (int rounds = 0; rounds < 64 && !s->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)); rounds++) {
 		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 		size_t off = 0;
@@ -413,6 +451,13 @@ static void on_session(struct cordon_loop *loop, int fd, uint32_t revents, void 
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
+		if (n == 0 && s->initialized) {
+			/* The client shut down its sending side: a last line
+			 * without its newline still counts, and the answers it is
+			 * owed still go out (session_eof). */
+			session_eof(s);
+			break;
+		}
 		if (n <= 0) {
 			s->closing = true;
 			break;
@@ -715,6 +760,13 @@ void gateway_tick(struct cordon_daemon *d)
 			 * slot (issue 11 finding 6). */
 			session_send_error(s, NULL, -32000, "cordond: no initialize within %llu s; closing",
 					   (unsigned long long)((d->cfg.initialize_timeout_ms + 999) / 1000));
+			s->closing = true;
+		}
+		if (s->eof_ms && !s->closing && (!session_owes(s) || now - s->eof_ms >= eof_grace_ms(d))) {
+			if (session_owes(s))
+				log_info("session %s: closed %llu s after the client's end of input with answers still "
+					 "owed",
+					 s->id, (unsigned long long)(eof_grace_ms(d) / 1000));
 			s->closing = true;
 		}
 		if (s->closing)

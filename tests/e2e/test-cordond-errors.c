@@ -287,6 +287,65 @@ static void test_cordon_refusals_say_so(void **state)
 	mcp_peer_disconnect(&p);
 }
 
+/* Reads p until EOF (up to timeout_ms): the ids of the responses seen, in
+ * order, into ids (at most n); returns how many, or -1 when no EOF came. */
+static int responses_until_eof(struct mcp_peer *p, long *ids, int n, int timeout_ms)
+{
+	int k = 0;
+
+	for (;;) {
+		json_t *v = mcp_peer_read(p, timeout_ms);
+		struct pollfd pfd = { .fd = p->from, .events = POLLIN };
+		char c;
+
+		if (!v) {
+			/* Timeout or EOF: EOF reads 0 at once. */
+			if (poll(&pfd, 1, 0) == 1 && recv(p->from, &c, 1, MSG_DONTWAIT) == 0)
+				return k;
+			return -1;
+		}
+		if (json_object_get(v, "id") && !json_object_get(v, "method") && k < n)
+			ids[k++] = (long)json_integer_value(json_object_get(v, "id"));
+		json_decref(v);
+	}
+}
+
+/* A client that shuts down its sending side (a raw client's half-close:
+ * `socat`, `nc -N`, a script's EOF) still gets the answers it is owed:
+ * a call in flight, a call held for approval (its isError naming the
+ * code after --approval-wait), and a last line without its newline; then
+ * cordond closes the session. With nothing owed it closes at once. */
+static void test_half_close_keeps_owed_answers(void **state)
+{
+	static const char calls[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"fake__append\","
+		"\"arguments\":{\"text\":\"held\"}}}\n"
+		"{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":{\"name\":\"fake__echo\","
+		"\"arguments\":{\"text\":\"hi\"}}}\n"
+		"{\"jsonrpc\":\"2.0\",\"id\":43,\"method\":\"ping\"}";
+	struct mcp_peer p;
+	long ids[8];
+	int n;
+
+	(void)state;
+	rcd_session(&C, &p);
+	assert_int_equal(mcp_peer_send_raw(&p, calls, sizeof(calls) - 1), 0);
+	assert_int_equal(shutdown(p.to, SHUT_WR), 0);
+	n = responses_until_eof(&p, ids, 8, 20000);
+	if (n != 3)
+		fail_msg("after a half-close: %d responses before EOF, want 3", n);
+	/* ping and echo first; the held append last, after approval_wait. */
+	assert_int_equal(ids[2], 41);
+	assert_true((ids[0] == 42 && ids[1] == 43) || (ids[0] == 43 && ids[1] == 42));
+	mcp_peer_disconnect(&p);
+	assert_int_equal(rcd_out_lines(&C), 0);
+	/* Nothing owed: EOF at once. */
+	rcd_session(&C, &p);
+	assert_int_equal(shutdown(p.to, SHUT_WR), 0);
+	assert_int_equal(responses_until_eof(&p, ids, 8, 5000), 0);
+	mcp_peer_disconnect(&p);
+}
+
 /* The line the client reads holds no raw control byte: DEL and C1 go out
  * as \u escapes (JSON itself escapes C0). A plain socket, to see bytes. */
 static void test_no_raw_controls_on_the_wire(void **state)
@@ -399,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_malformed_and_forged),
 		cmocka_unit_test(test_cordon_refusals_say_so),
+		cmocka_unit_test(test_half_close_keeps_owed_answers),
 		cmocka_unit_test(test_no_raw_controls_on_the_wire),
 		cmocka_unit_test(test_official_sdk_sees_the_connector_error),
 	};
