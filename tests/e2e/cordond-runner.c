@@ -434,3 +434,53 @@ int rcd_out_lines(struct rcd *c)
 	snprintf(path, sizeof(path), "%s/out.txt", c->data);
 	return cordon_test_file_lines(path);
 }
+
+json_t *rcd_req(struct mcp_peer *p, const char *method, json_t *params)
+{
+	json_t *r = mcp_peer_request(p, method, params, 20000);
+
+	assert_non_null(r);
+	return r;
+}
+
+long rcd_err_code(const json_t *r)
+{
+	return (long)json_integer_value(json_object_get(json_object_get(r, "error"), "code"));
+}
+
+const char *rcd_err_message(const json_t *r)
+{
+	return json_string_value(json_object_get(json_object_get(r, "error"), "message")) ?: "";
+}
+
+#define COLLECTING_ID 9999
+
+json_t *rcd_request_collecting(struct mcp_peer *p, const char *method, json_t *params, const char *note,
+			       json_t **collected)
+{
+	json_t *m = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", COLLECTING_ID, "method", method);
+	char *line;
+
+	assert_non_null(m);
+	if (params)
+		json_object_set_new(m, "params", params);
+	line = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	assert_non_null(line);
+	assert_int_equal(mcp_peer_send_raw(p, line, strlen(line)), 0);
+	assert_int_equal(mcp_peer_send_raw(p, "\n", 1), 0);
+	free(line);
+	*collected = json_array();
+	for (;;) {
+		json_t *v = mcp_peer_read(p, 20000);
+		const char *meth;
+
+		assert_non_null(v);
+		meth = json_string_value(json_object_get(v, "method"));
+		if (!meth && json_integer_value(json_object_get(v, "id")) == COLLECTING_ID)
+			return v;
+		if (meth && !strcmp(meth, note))
+			json_array_append(*collected, json_object_get(v, "params"));
+		json_decref(v);
+	}
+}

@@ -107,3 +107,18 @@ void rcd_session(struct rcd *c, struct mcp_peer *p);
 
 /* Lines in data/out.txt (what the fake connector's append wrote). */
 int rcd_out_lines(struct rcd *c);
+
+/* A request on p answered within 20 s (the test fails otherwise): the
+ * whole response, a new reference. */
+json_t *rcd_req(struct mcp_peer *p, const char *method, json_t *params /* stolen */);
+
+/* The JSON-RPC error code of response r (0: none), and its message ("":
+ * none). */
+long rcd_err_code(const json_t *r);
+const char *rcd_err_message(const json_t *r);
+
+/* Sends a request with a fixed id and reads up to its response (within
+ * 20 s each message), which it returns; the params of every notification
+ * named note on the way go to *collected (a new array). */
+json_t *rcd_request_collecting(struct mcp_peer *p, const char *method, json_t *params /* stolen */, const char *note,
+			       json_t **collected);

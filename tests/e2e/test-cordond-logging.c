@@ -65,37 +65,6 @@ static void set_level(struct mcp_peer *p, const char *level)
 	json_decref(r);
 }
 
-/* Sends a request with a fixed id and reads up to its response; the
- * notifications/message on the way go to *logs (a new array). Returns
- * the response. */
-static json_t *request_collecting(struct mcp_peer *p, const char *method, json_t *params, json_t **logs)
-{
-	json_t *m = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 9999, "method", method);
-	char *line;
-
-	if (params)
-		json_object_set_new(m, "params", params);
-	line = json_dumps(m, JSON_COMPACT);
-	json_decref(m);
-	assert_non_null(line);
-	assert_int_equal(mcp_peer_send_raw(p, line, strlen(line)), 0);
-	assert_int_equal(mcp_peer_send_raw(p, "\n", 1), 0);
-	free(line);
-	*logs = json_array();
-	for (;;) {
-		json_t *v = mcp_peer_read(p, 20000);
-		const char *meth;
-
-		assert_non_null(v);
-		meth = json_string_value(json_object_get(v, "method"));
-		if (!meth && json_integer_value(json_object_get(v, "id")) == 9999)
-			return v;
-		if (meth && !strcmp(meth, "notifications/message"))
-			json_array_append(*logs, json_object_get(v, "params"));
-		json_decref(v);
-	}
-}
-
 /* logs holds exactly the messages of levels from..emergency of one `log`
  * call with text, in order, as cordond relays them. */
 static void assert_logs_of(json_t *logs, int from, const char *text, const char *connector)
@@ -133,8 +102,9 @@ static const char *call_text(json_t *r)
 
 static json_t *log_call(struct mcp_peer *p, const char *text, json_t **logs)
 {
-	return request_collecting(p, "tools/call",
-				  json_pack("{s:s, s:{s:s}}", "name", "fake__log", "arguments", "text", text), logs);
+	return rcd_request_collecting(p, "tools/call",
+				      json_pack("{s:s, s:{s:s}}", "name", "fake__log", "arguments", "text", text),
+				      "notifications/message", logs);
 }
 
 static void test_capability_and_invalid_levels(void **state)
@@ -218,23 +188,24 @@ static void test_shared_instance_each_session_its_level(void **state)
 	json_decref(r);
 	json_decref(logs);
 	/* b's messages came before the answer to its ping. */
-	r = request_collecting(&b, "ping", NULL, &logs);
+	r = rcd_request_collecting(&b, "ping", NULL, "notifications/message", &logs);
 	assert_non_null(json_object_get(r, "result"));
 	assert_logs(logs, 1, "shared");
 	json_decref(r);
 	json_decref(logs);
 	/* The bound session calls under the tool's own name. */
-	r = request_collecting(&b, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "log", "arguments", "text", "b"),
-			       &logs);
+	r = rcd_request_collecting(&b, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "log", "arguments", "text", "b"),
+				   "notifications/message", &logs);
 	assert_string_equal(call_text(r), "info");
 	assert_logs(logs, 1, "b");
 	json_decref(r);
 	json_decref(logs);
-	r = request_collecting(&a, "ping", NULL, &logs);
+	r = rcd_request_collecting(&a, "ping", NULL, "notifications/message", &logs);
 	assert_logs(logs, 4, "b");
 	json_decref(r);
 	json_decref(logs);
-	r = request_collecting(&quiet, "ping", NULL, &logs);
+	r = rcd_request_collecting(&quiet, "ping", NULL, "notifications/message", &logs);
 	assert_non_null(json_object_get(r, "result"));
 	assert_int_equal(json_array_size(logs), 0);
 	json_decref(r);
@@ -269,13 +240,14 @@ static void test_per_session_instance(void **state)
 	rcd_session(&C, &b);
 	set_level(&a, "notice");
 	set_level(&b, "debug");
-	r = request_collecting(&a, "tools/call",
-			       json_pack("{s:s, s:{s:s}}", "name", "fakeps__log", "arguments", "text", "own"), &logs);
+	r = rcd_request_collecting(&a, "tools/call",
+				   json_pack("{s:s, s:{s:s}}", "name", "fakeps__log", "arguments", "text", "own"),
+				   "notifications/message", &logs);
 	assert_string_equal(call_text(r), "notice");
 	assert_logs_of(logs, 2, "own", "fakeps");
 	json_decref(r);
 	json_decref(logs);
-	r = request_collecting(&b, "ping", NULL, &logs);
+	r = rcd_request_collecting(&b, "ping", NULL, "notifications/message", &logs);
 	assert_int_equal(json_array_size(logs), 0);
 	json_decref(r);
 	json_decref(logs);

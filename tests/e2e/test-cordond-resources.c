@@ -27,24 +27,6 @@
 
 static struct rcd C;
 
-static json_t *req(struct mcp_peer *p, const char *method, json_t *params)
-{
-	json_t *r = mcp_peer_request(p, method, params, 20000);
-
-	assert_non_null(r);
-	return r;
-}
-
-static long err_code(const json_t *r)
-{
-	return (long)json_integer_value(json_object_get(json_object_get(r, "error"), "code"));
-}
-
-static const char *err_message(const json_t *r)
-{
-	return json_string_value(json_object_get(json_object_get(r, "error"), "message")) ?: "";
-}
-
 /* A session bound to connector (NULL: multiplexed); its initialize
  * capabilities in *caps (new reference) when caps is not NULL. */
 static void session(struct mcp_peer *p, const char *connector, json_t **caps)
@@ -53,7 +35,7 @@ static void session(struct mcp_peer *p, const char *connector, json_t **caps)
 
 	assert_int_equal(mcp_peer_connect(p, C.gateway), 0);
 	if (connector) {
-		r = req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
+		r = rcd_req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
 		assert_non_null(json_object_get(r, "result"));
 		json_decref(r);
 	}
@@ -68,11 +50,11 @@ static void session(struct mcp_peer *p, const char *connector, json_t **caps)
  * want_uri. */
 static void read_is(struct mcp_peer *p, const char *uri, const char *want_uri, const char *want_text)
 {
-	json_t *r = req(p, "resources/read", json_pack("{s:s}", "uri", uri));
+	json_t *r = rcd_req(p, "resources/read", json_pack("{s:s}", "uri", uri));
 	json_t *c = json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0);
 
 	if (!c)
-		fail_msg("read %s: %s", uri, err_message(r));
+		fail_msg("read %s: %s", uri, rcd_err_message(r));
 	assert_string_equal(json_string_value(json_object_get(c, "uri")), want_uri);
 	assert_string_equal(json_string_value(json_object_get(c, "text")), want_text);
 	json_decref(r);
@@ -80,52 +62,24 @@ static void read_is(struct mcp_peer *p, const char *uri, const char *want_uri, c
 
 static void refused(struct mcp_peer *p, const char *method, json_t *params, long code, const char *text)
 {
-	json_t *r = req(p, method, params);
+	json_t *r = rcd_req(p, method, params);
 
-	assert_int_equal(err_code(r), code);
-	if (!strstr(err_message(r), text))
-		fail_msg("%s: message '%s' lacks '%s'", method, err_message(r), text);
+	assert_int_equal(rcd_err_code(r), code);
+	if (!strstr(rcd_err_message(r), text))
+		fail_msg("%s: message '%s' lacks '%s'", method, rcd_err_message(r), text);
 	json_decref(r);
-}
-
-/* Sends a request and reads up to its response; the URIs of the
- * notifications/resources/updated on the way go to *updates (a new array). */
-static json_t *collecting(struct mcp_peer *p, const char *method, json_t *params, json_t **updates)
-{
-	json_t *m = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 7777, "method", method);
-	char *line;
-
-	if (params)
-		json_object_set_new(m, "params", params);
-	line = json_dumps(m, JSON_COMPACT);
-	json_decref(m);
-	assert_int_equal(mcp_peer_send_raw(p, line, strlen(line)), 0);
-	assert_int_equal(mcp_peer_send_raw(p, "\n", 1), 0);
-	free(line);
-	*updates = json_array();
-	for (;;) {
-		json_t *v = mcp_peer_read(p, 20000);
-		const char *meth;
-
-		assert_non_null(v);
-		meth = json_string_value(json_object_get(v, "method"));
-		if (!meth && json_integer_value(json_object_get(v, "id")) == 7777)
-			return v;
-		if (meth && !strcmp(meth, "notifications/resources/updated"))
-			json_array_append(*updates, json_object_get(json_object_get(v, "params"), "uri"));
-		json_decref(v);
-	}
 }
 
 /* How many updates (other than in a response's wake) p hears: pings once
  * and counts what came before the answer; the URI of the last in *last. */
 static size_t updates_heard(struct mcp_peer *p, char *last, size_t size)
 {
-	json_t *u, *r = collecting(p, "ping", NULL, &u);
+	json_t *u, *r = rcd_request_collecting(p, "ping", NULL, "notifications/resources/updated", &u);
 	size_t n = json_array_size(u);
 
 	if (last)
-		snprintf(last, size, "%s", n ? json_string_value(json_array_get(u, n - 1)) : "");
+		snprintf(last, size, "%s",
+			 n ? json_string_value(json_object_get(json_array_get(u, n - 1), "uri")) : "");
 	json_decref(r);
 	json_decref(u);
 	return n;
@@ -134,8 +88,9 @@ static size_t updates_heard(struct mcp_peer *p, char *last, size_t size)
 /* touch (the fake connector's) through p as tool name: its text. */
 static char *touch(struct mcp_peer *p, const char *tool, const char *uri, size_t *ret_updates)
 {
-	json_t *u, *r = collecting(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", uri),
-				   &u);
+	json_t *u, *r = rcd_request_collecting(p, "tools/call",
+					       json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", uri),
+					       "notifications/resources/updated", &u);
 	const char *t = json_string_value(
 		json_object_get(json_array_get(json_object_get(json_object_get(r, "result"), "content"), 0), "text"));
 	char *out;
@@ -202,11 +157,11 @@ static void test_read_without_listing(void **state)
  * embedded resource items must both be want, and its text item uri. */
 static void link_is(struct mcp_peer *p, const char *tool, const char *uri, const char *want)
 {
-	json_t *r = req(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", uri));
+	json_t *r = rcd_req(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", uri));
 	json_t *content = json_object_get(json_object_get(r, "result"), "content");
 
 	if (json_array_size(content) != 3)
-		fail_msg("%s: %s", tool, err_message(r));
+		fail_msg("%s: %s", tool, rcd_err_message(r));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "type")), "resource_link");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "uri")), want);
 	assert_string_equal(
@@ -246,7 +201,7 @@ static int all_pages(struct mcp_peer *p, const char *method, const char *key, co
 
 	cur[0] = 0;
 	for (;;) {
-		json_t *r = req(p, method, params), *res = json_object_get(r, "result"), *x;
+		json_t *r = rcd_req(p, method, params), *res = json_object_get(r, "result"), *x;
 		const char *next;
 		size_t i;
 
@@ -298,17 +253,17 @@ static void test_pages_and_templates(void **state)
 	refused(&m, "resources/templates/list", json_pack("{s:s}", "cursor", cur), -32602, "unknown cursor");
 	refused(&m, "tools/list", json_pack("{s:s}", "cursor", cur), -32602, "unknown cursor");
 	/* A new listing replaces the old one: its cursors are gone. */
-	r = req(&m, "resources/list", NULL);
+	r = rcd_req(&m, "resources/list", NULL);
 	assert_non_null(json_object_get(json_object_get(r, "result"), "nextCursor"));
 	json_decref(r);
 	refused(&m, "resources/list", json_pack("{s:s}", "cursor", cur), -32602, "unknown cursor");
 	/* A list within one page has no cursor. */
-	r = req(&m, "tools/list", NULL);
+	r = rcd_req(&m, "tools/list", NULL);
 	assert_null(json_object_get(json_object_get(r, "result"), "nextCursor"));
 	assert_true(json_array_size(json_object_get(json_object_get(r, "result"), "tools")) > 3);
 	json_decref(r);
 	/* Templates, namespaced by a prefix: they expand as they are. */
-	r = req(&m, "resources/templates/list", NULL);
+	r = rcd_req(&m, "resources/templates/list", NULL);
 	json_array_foreach(json_object_get(json_object_get(r, "result"), "resourceTemplates"), i, t)
 	{
 		const char *v = json_string_value(json_object_get(t, "uriTemplate"));
@@ -344,7 +299,7 @@ static void test_subscribe(void **state)
 	session(&a, NULL, NULL);
 	session(&b, "ra", NULL);
 	session(&q, NULL, NULL);
-	r = req(&a, "resources/subscribe", json_pack("{s:s}", "uri", "cordon+ra:fake://same"));
+	r = rcd_req(&a, "resources/subscribe", json_pack("{s:s}", "uri", "cordon+ra:fake://same"));
 	assert_int_equal(json_object_size(json_object_get(r, "result")), 0);
 	json_decref(r);
 	/* b (not subscribed) makes ra say fake://same changed: only a hears. */
@@ -360,10 +315,10 @@ static void test_subscribe(void **state)
 	free(touch(&q, "rb__touch", "fake://same", NULL));
 	assert_int_equal(updates_heard(&a, NULL, 0), 0);
 	/* b subscribes as well; a unsubscribes: the connector keeps it for b. */
-	r = req(&b, "resources/subscribe", json_pack("{s:s}", "uri", "fake://same"));
+	r = rcd_req(&b, "resources/subscribe", json_pack("{s:s}", "uri", "fake://same"));
 	assert_non_null(json_object_get(r, "result"));
 	json_decref(r);
-	r = req(&a, "resources/unsubscribe", json_pack("{s:s}", "uri", "cordon+ra:fake://same"));
+	r = rcd_req(&a, "resources/unsubscribe", json_pack("{s:s}", "uri", "cordon+ra:fake://same"));
 	assert_non_null(json_object_get(r, "result"));
 	json_decref(r);
 	t = touch(&q, "ra__touch", "fake://same", NULL);
@@ -391,7 +346,7 @@ static void test_subscribe(void **state)
 		char u[64];
 
 		snprintf(u, sizeof(u), "cordon+rb:fake://item/%d", i);
-		r = req(&a, "resources/subscribe", json_pack("{s:s}", "uri", u));
+		r = rcd_req(&a, "resources/subscribe", json_pack("{s:s}", "uri", u));
 		assert_non_null(json_object_get(r, "result"));
 		json_decref(r);
 	}

@@ -73,23 +73,11 @@ static json_t *session(struct mcp_peer *p, bool tasks)
 	return r;
 }
 
-static json_t *req(struct mcp_peer *p, const char *method, json_t *params)
-{
-	json_t *r = mcp_peer_request(p, method, params, 20000);
-
-	assert_non_null(r);
-	return r;
-}
-
 static json_t *task_call(struct mcp_peer *p, const char *tool, const char *text)
 {
-	return req(p, "tools/call",
-		   json_pack("{s:s, s:{s:s}, s:{s:i}}", "name", tool, "arguments", "text", text, "task", "ttl", 60000));
-}
-
-static long err_code(json_t *r)
-{
-	return (long)json_integer_value(json_object_get(json_object_get(r, "error"), "code"));
+	return rcd_req(
+		p, "tools/call",
+		json_pack("{s:s, s:{s:s}, s:{s:i}}", "name", tool, "arguments", "text", text, "task", "ttl", 60000));
 }
 
 static json_t *res(json_t *r)
@@ -121,7 +109,7 @@ static json_t *created(json_t *r)
 
 static json_t *by_id(struct mcp_peer *p, const char *method, const char *tid)
 {
-	return req(p, method, json_pack("{s:s}", "taskId", tid));
+	return rcd_req(p, method, json_pack("{s:s}", "taskId", tid));
 }
 
 static const char *status_of(json_t *r)
@@ -169,7 +157,7 @@ static void test_capability_and_listing(void **state)
 	json_decref(it);
 	json_decref(ip);
 
-	r = req(&t, "tools/list", NULL);
+	r = rcd_req(&t, "tools/list", NULL);
 	tools = json_object_get(res(r), "tools");
 	assert_string_equal(task_support(tool_def(tools, "fake__job")), "required");
 	assert_string_equal(task_support(tool_def(tools, "fake__tappend")), "optional");
@@ -179,18 +167,18 @@ static void test_capability_and_listing(void **state)
 
 	/* A client without `tasks` does not see a tool that requires them,
 	 * and calling it anyway is refused before any approval. */
-	r = req(&p, "tools/list", NULL);
+	r = rcd_req(&p, "tools/list", NULL);
 	tools = json_object_get(res(r), "tools");
 	assert_null(tool_def(tools, "fake__job"));
 	assert_non_null(tool_def(tools, "fake__echo"));
 	assert_null(task_support(tool_def(tools, "fake__echo")));
 	json_decref(r);
-	r = req(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__job", "arguments", "text", "x"));
-	assert_int_equal(err_code(r), -32601);
+	r = rcd_req(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__job", "arguments", "text", "x"));
+	assert_int_equal(rcd_err_code(r), -32601);
 	json_decref(r);
 	/* params.task from a client that did not announce `tasks`: a plain call. */
-	r = req(&p, "tools/call",
-		json_pack("{s:s, s:{s:s}, s:{}}", "name", "fake__echo", "arguments", "text", "plain", "task"));
+	r = rcd_req(&p, "tools/call",
+		    json_pack("{s:s, s:{s:s}, s:{}}", "name", "fake__echo", "arguments", "text", "plain", "task"));
 	assert_string_equal(result_text(res(r)), "echo: plain");
 	json_decref(r);
 	mcp_peer_disconnect(&t);
@@ -210,8 +198,8 @@ static void test_passthrough_and_isolation(void **state)
 	json_decref(session(&b, true));
 
 	/* Without a task a required tool is refused (-32601), not decided. */
-	r = req(&a, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__job", "arguments", "text", "x"));
-	assert_int_equal(err_code(r), -32601);
+	r = rcd_req(&a, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__job", "arguments", "text", "x"));
+	assert_int_equal(rcd_err_code(r), -32601);
 	json_decref(r);
 
 	r = task_call(&a, "fake__job", "alpha");
@@ -220,17 +208,17 @@ static void test_passthrough_and_isolation(void **state)
 	json_decref(r);
 
 	/* B shares the instance but sees nothing of A's task. */
-	r = req(&b, "tasks/list", NULL);
+	r = rcd_req(&b, "tasks/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(res(r), "tasks")), 0);
 	json_decref(r);
 	r = by_id(&b, "tasks/get", tid);
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	r = by_id(&b, "tasks/result", tid);
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 
-	r = req(&a, "tasks/list", NULL);
+	r = rcd_req(&a, "tasks/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(res(r), "tasks")), 1);
 	assert_string_equal(
 		json_string_value(json_object_get(json_array_get(json_object_get(res(r), "tasks"), 0), "taskId")), tid);
@@ -267,7 +255,7 @@ static void test_passthrough_and_isolation(void **state)
 	json_decref(r);
 	/* A finished task cannot be cancelled (-32602, from the connector). */
 	r = by_id(&a, "tasks/cancel", tid);
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	/* B heard nothing of it. */
 	while ((v = mcp_peer_read(&b, 300))) {
@@ -284,11 +272,11 @@ static void test_passthrough_and_isolation(void **state)
 	assert_string_equal(status_of(r), "cancelled");
 	assert_string_equal(json_string_value(json_object_get(res(r), "taskId")), tid);
 	json_decref(r);
-	r = req(&a, "tasks/list", NULL);
+	r = rcd_req(&a, "tasks/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(res(r), "tasks")), 2);
 	json_decref(r);
 	r = by_id(&a, "tasks/get", "up-0");
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	mcp_peer_disconnect(&a);
 	mcp_peer_disconnect(&b);
@@ -416,7 +404,7 @@ static void test_held_denied_and_cancelled(void **state)
 	assert_int_equal(json_array_size(rcd_first_array(v)), 0);
 	json_decref(v);
 	r = by_id(&a, "tasks/cancel", tid);
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	assert_int_equal(rcd_out_lines(&C), base);
 	mcp_peer_disconnect(&a);
@@ -466,13 +454,15 @@ static void test_without_tasks_unchanged(void **state)
 
 	(void)state;
 	json_decref(session(&p, false));
-	r = req(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "plain"));
+	r = rcd_req(&p, "tools/call",
+		    json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "plain"));
 	assert_true(json_is_true(json_object_get(res(r), "isError")));
 	pending_code(code, sizeof(code));
 	assert_non_null(strstr(result_text(res(r)), code));
 	json_decref(r);
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "approvals", "approve", code, (char *)NULL), 0);
-	r = req(&p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "plain"));
+	r = rcd_req(&p, "tools/call",
+		    json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "plain"));
 	assert_string_equal(result_text(res(r)), "appended");
 	json_decref(r);
 	assert_int_equal(rcd_out_lines(&C), base + 1);
@@ -491,7 +481,7 @@ static void test_clean_exit(void **state)
 	/* One held, one passed through, left open. */
 	json_decref(task_call(&a, "fake__append", "left held"));
 	json_decref(task_call(&a, "fake__job", "left running"));
-	r = req(&a, "tasks/list", NULL);
+	r = rcd_req(&a, "tasks/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(res(r), "tasks")), 2);
 	json_decref(r);
 	rcd_stop_clean(&C);

@@ -28,31 +28,12 @@
 
 static struct rcd C;
 
-static json_t *req(struct mcp_peer *p, const char *method, json_t *params)
-{
-	json_t *r = mcp_peer_request(p, method, params, 15000);
-
-	assert_non_null(r);
-	return r;
-}
-
-/* The JSON-RPC error code of response r (0: none). */
-static long err_code(const json_t *r)
-{
-	return (long)json_integer_value(json_object_get(json_object_get(r, "error"), "code"));
-}
-
-static const char *err_message(const json_t *r)
-{
-	return json_string_value(json_object_get(json_object_get(r, "error"), "message")) ?: "";
-}
-
 static void bound_session(struct mcp_peer *p, const char *connector)
 {
 	json_t *r;
 
 	assert_int_equal(mcp_peer_connect(p, C.gateway), 0);
-	r = req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
+	r = rcd_req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "result"), "connector")), connector);
 	json_decref(r);
 	r = mcp_peer_initialize(p, "2025-11-25");
@@ -65,7 +46,7 @@ static void bound_session(struct mcp_peer *p, const char *connector)
  * and joined with spaces, into buf. */
 static const char *names(struct mcp_peer *p, const char *method, const char *key, char *buf, size_t size)
 {
-	json_t *r = req(p, method, NULL), *x;
+	json_t *r = rcd_req(p, method, NULL), *x;
 	const char *v[64];
 	size_t i, n = 0, off = 0;
 
@@ -89,7 +70,7 @@ static const char *names(struct mcp_peer *p, const char *method, const char *key
 /* A tools/call's whole response. */
 static json_t *call(struct mcp_peer *p, const char *tool, const char *text)
 {
-	return req(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", text));
+	return rcd_req(p, "tools/call", json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "text", text));
 }
 
 /* Reads what the session is sent for ms: whether a tools list_changed was
@@ -144,7 +125,7 @@ static void test_views(void **state_)
 	assert_string_equal(names(&m, "prompts/list", "prompts", buf, sizeof(buf)), "alpha__greet beta__greet");
 	assert_string_equal(names(&a, "prompts/list", "prompts", buf, sizeof(buf)), "greet");
 	/* cordon's tiers in the annotations, as in the multiplexed view. */
-	r = req(&a, "tools/list", NULL);
+	r = rcd_req(&a, "tools/list", NULL);
 	{
 		json_t *t;
 		size_t i;
@@ -170,8 +151,8 @@ static void test_views(void **state_)
 	assert_string_equal(result_text(json_object_get(r, "result")), "echo: multiplexed");
 	json_decref(r);
 	r = call(&m, "nosuch__echo", "x");
-	assert_int_equal(err_code(r), -32602);
-	assert_string_equal(err_message(r), "Unknown tool: nosuch__echo");
+	assert_int_equal(rcd_err_code(r), -32602);
+	assert_string_equal(rcd_err_message(r), "Unknown tool: nosuch__echo");
 	json_decref(r);
 	for (const char *const *t =
 		     (const char *const[]){ "beta__echo", "alpha__echo", "cordon__approval_status", "nosuch", NULL };
@@ -180,16 +161,16 @@ static void test_views(void **state_)
 
 		r = call(&a, *t, "x");
 		snprintf(want, sizeof(want), "Unknown tool: %s", *t);
-		assert_int_equal(err_code(r), -32602);
-		assert_string_equal(err_message(r), want);
+		assert_int_equal(rcd_err_code(r), -32602);
+		assert_string_equal(rcd_err_message(r), want);
 		json_decref(r);
 	}
 	r = call(&m, "echo", "x");
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 
 	/* Prompts and resources route to the bound connector only. */
-	r = req(&a, "prompts/get", json_pack("{s:s}", "name", "greet"));
+	r = rcd_req(&a, "prompts/get", json_pack("{s:s}", "name", "greet"));
 	{
 		char *t = json_dumps(json_object_get(r, "result"), JSON_COMPACT);
 
@@ -200,7 +181,7 @@ static void test_views(void **state_)
 	json_decref(r);
 	/* A prefixed prompt name goes whole to the bound connector (which
 	 * decides whether it has such a prompt; the fixture answers any). */
-	r = req(&a, "prompts/get", json_pack("{s:s}", "name", "beta__greet"));
+	r = rcd_req(&a, "prompts/get", json_pack("{s:s}", "name", "beta__greet"));
 	{
 		char *t = json_dumps(json_object_get(r, "result"), JSON_COMPACT);
 
@@ -209,25 +190,25 @@ static void test_views(void **state_)
 		free(t);
 	}
 	json_decref(r);
-	r = req(&m, "prompts/get", json_pack("{s:s}", "name", "greet"));
-	assert_int_equal(err_code(r), -32602);
+	r = rcd_req(&m, "prompts/get", json_pack("{s:s}", "name", "greet"));
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
-	r = req(&a, "resources/list", NULL);
+	r = rcd_req(&a, "resources/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 1);
 	json_decref(r);
-	r = req(&m, "resources/list", NULL);
+	r = rcd_req(&m, "resources/list", NULL);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "result"), "resources")), 2);
 	json_decref(r);
-	r = req(&a, "resources/read", json_pack("{s:s}", "uri", "fake://note"));
+	r = rcd_req(&a, "resources/read", json_pack("{s:s}", "uri", "fake://note"));
 	assert_non_null(json_object_get(json_object_get(r, "result"), "contents"));
 	json_decref(r);
 
 	/* Denial: an ungranted tool is unknown in both views. */
 	r = call(&a, "crash", "x");
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	r = call(&m, "alpha__crash", "x");
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 
 	/* list_changed isolation: a grant change of alpha reaches alpha's
@@ -241,7 +222,7 @@ static void test_views(void **state_)
 	assert_false(heard_list_changed(&b, 1500));
 	assert_string_equal(names(&a, "tools/list", "tools", buf, sizeof(buf)), "echo roots");
 	r = call(&a, "append", "x");
-	assert_int_equal(err_code(r), -32602);
+	assert_int_equal(rcd_err_code(r), -32602);
 	json_decref(r);
 	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "set", "alpha", "echo,append,roots", (char *)NULL), 0);
 	assert_true(heard_list_changed(&a, 5000));
@@ -277,22 +258,22 @@ static void test_views(void **state_)
 	assert_int_equal(rcd_out_lines(&C), base + 1);
 
 	/* The binding is set once, before initialize, and never changes. */
-	r = req(&a, "cordon/bind", json_pack("{s:s}", "connector", "beta"));
-	assert_int_equal(err_code(r), -32600);
+	r = rcd_req(&a, "cordon/bind", json_pack("{s:s}", "connector", "beta"));
+	assert_int_equal(rcd_err_code(r), -32600);
 	json_decref(r);
-	r = req(&m, "cordon/bind", json_pack("{s:s}", "connector", "alpha"));
-	assert_int_equal(err_code(r), -32600);
+	r = rcd_req(&m, "cordon/bind", json_pack("{s:s}", "connector", "alpha"));
+	assert_int_equal(rcd_err_code(r), -32600);
 	json_decref(r);
 	assert_int_equal(mcp_peer_connect(&x, C.gateway), 0);
-	r = req(&x, "cordon/bind", json_pack("{s:s}", "connector", "nosuch"));
-	assert_int_equal(err_code(r), -32602);
-	assert_non_null(strstr(err_message(r), "'nosuch'"));
+	r = rcd_req(&x, "cordon/bind", json_pack("{s:s}", "connector", "nosuch"));
+	assert_int_equal(rcd_err_code(r), -32602);
+	assert_non_null(strstr(rcd_err_message(r), "'nosuch'"));
 	json_decref(r);
-	r = req(&x, "cordon/bind", json_pack("{s:s}", "connector", "alpha"));
+	r = rcd_req(&x, "cordon/bind", json_pack("{s:s}", "connector", "alpha"));
 	assert_null(json_object_get(r, "error"));
 	json_decref(r);
-	r = req(&x, "cordon/bind", json_pack("{s:s}", "connector", "beta"));
-	assert_int_equal(err_code(r), -32600);
+	r = rcd_req(&x, "cordon/bind", json_pack("{s:s}", "connector", "beta"));
+	assert_int_equal(rcd_err_code(r), -32600);
 	json_decref(r);
 	mcp_peer_disconnect(&x);
 
@@ -437,7 +418,7 @@ static void test_cordonctl(void **state_)
 			assert_int_equal(echo, 1);
 			seen++;
 		} else if (id == 3) {
-			assert_int_equal(err_code(v), -32600);
+			assert_int_equal(rcd_err_code(v), -32600);
 			seen++;
 		} else if (id == 4) {
 			assert_string_equal(result_text(res), "echo: via cordonctl");
@@ -499,13 +480,13 @@ static json_t *initialized(struct mcp_peer *p, const char *connector, const char
 
 	assert_int_equal(mcp_peer_connect(p, C.gateway), 0);
 	if (connector) {
-		r = req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
+		r = rcd_req(p, "cordon/bind", json_pack("{s:s}", "connector", connector));
 		assert_null(json_object_get(r, "error"));
 		json_decref(r);
 	}
 	if (meta)
 		json_object_set_new(params, "_meta", meta);
-	r = req(p, "initialize", params);
+	r = rcd_req(p, "initialize", params);
 	assert_non_null(json_object_get(r, "result"));
 	assert_int_equal(mcp_peer_send_raw(p, note, strlen(note)), 0);
 	return r;
