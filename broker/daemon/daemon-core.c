@@ -43,6 +43,7 @@
 #include "daemon-private.h"
 #include "delegations.h"
 #include "fd-util.h"
+#include "gateway-decide.h"
 #include "gateway.h"
 #include "http.h"
 #include "log.h"
@@ -285,6 +286,8 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 		cordon_diag_set(diag, -r, "daemon", "event loop: %s", strerror(-r));
 		goto fail;
 	}
+	/* Each pass's tools/call decisions commit together at its end. */
+	cordon_loop_on_pass_end(d->loop, decide_batch_pass_end, d);
 	signal(SIGPIPE, SIG_IGN);
 	/* Every session and worker holds fds: use the hard limit. */
 	{

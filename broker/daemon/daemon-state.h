@@ -224,6 +224,11 @@ struct dcall_ops {
 	void (*progress)(struct dcall *c, const json_t *params);
 	/* call_free(): releases what the kind keeps in the call; may be NULL. */
 	void (*release)(struct dcall *c);
+	/* Its decision committed with the loop pass's batch (gateway-decide.c):
+	 * r is what cordon_broker_decide_batched() returned, batch_r the
+	 * batch's outcome (0 committed); may be NULL for kinds that are not
+	 * decided that way. */
+	void (*decided)(struct dcall *c, int r, int batch_r);
 };
 
 enum dcall_state {
@@ -260,6 +265,12 @@ struct dcall {
 	struct dmulti *multi;
 	struct dcall *next;	    /* session list */
 	struct dcall *next_waiting; /* worker wait queue */
+	/* Decided in the open batch, waiting for its commit (gateway-decide.c):
+	 * the batch, what the decision returned, the daemon's queue. */
+	bool decided_pending;
+	int decide_r;
+	uint64_t decide_batch;
+	struct dcall *next_decided;
 	/* Argument bytes charged to held_uid's budget (held_charge) from
 	 * admission until call_free; 0 when nothing was charged. */
 	uint64_t held_bytes;
@@ -415,6 +426,8 @@ struct cordon_daemon {
 	size_t n_bad_profiles, n_bad_profiles_total;
 	struct dsession *sessions;
 	unsigned n_sessions;
+	/* Calls decided in the open batch of decisions, in order (gateway-decide.c). */
+	struct dcall *decided;
 	struct dworker *workers; /* every live worker */
 	struct dgone *gone;	 /* stopped, exit not yet reported */
 	unsigned n_gone;

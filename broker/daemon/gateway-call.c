@@ -23,7 +23,7 @@
  * Also the call object every kind of call shares (call_free): a call is
  * queued on and sent by a worker, which reports back through the call's
  * struct dcall_ops (tool_call_ops here; gateway-pass.c has its own). Calls
- * down to gateway-session.c and worker.c only. */
+ * down to gateway-session.c, gateway-decide.c and worker.c only. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +38,7 @@
 #include "cleanup.h"
 #include "delegations.h"
 #include "gateway-call.h"
+#include "gateway-decide.h"
 #include "gateway-names.h"
 #include "gateway-session.h"
 #include "grants.h"
@@ -110,6 +111,7 @@ void call_free(struct dcall *c)
 			}
 	if (c->w)
 		worker_dequeue(c->w, c);
+	decide_batch_forget(c);
 	if (c->task && c->d && c->d->task_hooks)
 		c->d->task_hooks->released(c);
 	if (c->ops && c->ops->release)
@@ -480,7 +482,8 @@ json_t *call_approval_arguments(struct cordon_daemon *d, const char *approval_id
 	return NULL;
 }
 
-/* The worker is ready: decide, then approve or dispatch. */
+/* The worker is ready: decide, in the loop pass's batch of decisions
+ * (gateway-decide.c), which calls call_decided() once it has committed. */
 static void call_worker_ready(struct dcall *c)
 {
 	struct cordon_daemon *d;
@@ -508,7 +511,23 @@ static void call_worker_ready(struct dcall *c)
 	req = (struct cordon_decide_request){
 		.session = c->s->id, .connector = c->connector, .tool = c->tool, .fingerprint = c->fingerprint
 	};
-	r = cordon_broker_decide(d->db, &req, &c->dec);
+	r = cordon_broker_decide_batched(d->db, &req, &c->dec, &c->decide_batch);
+	decide_batch_add(c, r);
+}
+
+/* The call's decision is committed (batch_r 0) or its batch failed: deny,
+ * approve or dispatch (dcall_ops.decided). */
+static void call_decided(struct dcall *c, int r, int batch_r)
+{
+	struct cordon_daemon *d = c->d;
+
+	if (r >= 0 && batch_r < 0) {
+		/* The record could not be written: as cordon_broker_decide()
+		 * when its commit fails, a read-tier allow stands and nothing
+		 * above read goes ahead. */
+		if (c->dec.decision.verdict != CORDON_VERDICT_ALLOW || c->dec.decision.tier != CORDON_RISK_READ)
+			r = batch_r;
+	}
 	if (r < 0 && c->dec.decision.verdict != CORDON_VERDICT_DENY)
 		c->dec.decision.verdict = CORDON_VERDICT_DENY;
 	switch (c->dec.decision.verdict) {
@@ -700,6 +719,7 @@ static const struct dcall_ops tool_call_ops = {
 	.lost = call_worker_lost,
 	.result = call_worker_result,
 	.progress = call_progress,
+	.decided = call_decided,
 };
 
 void call_cancel_one(struct dcall *c)

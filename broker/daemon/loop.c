@@ -32,6 +32,8 @@ struct cordon_loop {
 	int epfd;
 	struct cordon_timer *timers; /* unsorted; the daemon keeps few */
 	struct cordon_watch *dead;   /* freed after the current dispatch */
+	cordon_pass_fn pass_end;
+	void *pass_end_userdata;
 	bool quit;
 	int exit_code;
 	unsigned depth;
@@ -161,6 +163,12 @@ void cordon_loop_timer_cancel(struct cordon_timer *t)
 		t->dead = true;
 }
 
+void cordon_loop_on_pass_end(struct cordon_loop *l, cordon_pass_fn fn, void *userdata)
+{
+	l->pass_end = fn;
+	l->pass_end_userdata = userdata;
+}
+
 int cordon_loop_run_once(struct cordon_loop *l, int timeout_ms)
 {
 	struct epoll_event evs[64];
@@ -202,6 +210,8 @@ int cordon_loop_run_once(struct cordon_loop *l, int timeout_ms)
 		t->fn(l, t->userdata);
 		ran++;
 	}
+	if (l->pass_end)
+		l->pass_end(l, l->pass_end_userdata);
 	if (--l->depth == 0)
 		reap_dead(l);
 	return ran;

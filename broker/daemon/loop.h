@@ -15,6 +15,7 @@ struct cordon_timer;
 /* events: EPOLLIN/EPOLLOUT/...; revents as epoll reports them. */
 typedef void (*cordon_watch_fn)(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata);
 typedef void (*cordon_timer_fn)(struct cordon_loop *loop, void *userdata);
+typedef void (*cordon_pass_fn)(struct cordon_loop *loop, void *userdata);
 
 int cordon_loop_new(struct cordon_loop **ret);
 void cordon_loop_free(struct cordon_loop *loop);
@@ -30,6 +31,11 @@ void cordon_loop_unwatch(struct cordon_watch *w);
 int cordon_loop_timer(struct cordon_loop *loop, uint64_t ms, cordon_timer_fn fn, void *userdata,
 		      struct cordon_timer **ret);
 void cordon_loop_timer_cancel(struct cordon_timer *t);
+
+/* fn runs at the end of every iteration, nested ones included, after its
+ * fd callbacks and timers (cordond commits the pass's batch of decisions
+ * there). One hook; NULL removes it. */
+void cordon_loop_on_pass_end(struct cordon_loop *loop, cordon_pass_fn fn, void *userdata);
 
 /* Runs one iteration, waiting at most timeout_ms (-1: until something
  * happens). Returns the number of callbacks run or -errno. */

@@ -52,6 +52,12 @@ struct cordon_audit_state {
 	bool fresh;
 	unsigned version;
 	bool in_checkpoint;
+	/* The newest signed checkpoint (size, created_at) as of `committed`:
+	 * valid only while the head is fresh (no other handle wrote since, so
+	 * nobody signed one behind this handle's back), and dropped with any
+	 * transaction that does not commit. Saves a query per append. */
+	bool cp_valid;
+	uint64_t cp_size, cp_time;
 	/* A relaxed transaction's append found a checkpoint due and left it to
 	 * audit_deferred_checkpoint() (append_and_maybe_checkpoint()). */
 	bool checkpoint_deferred;
@@ -80,6 +86,8 @@ static void audit_tx_end(struct cordon_db *db, bool committed)
 	 * the tail; after any other commit the next append reads it again. */
 	a->fresh = committed && a->pending_valid &&
 		   sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_DATA_VERSION, &a->version) == SQLITE_OK;
+	if (!committed || !a->fresh)
+		a->cp_valid = false;
 	if (!a->pending_valid)
 		return;
 	if (committed)
@@ -358,6 +366,8 @@ static int append_tx_impl(struct cordon_db *db, const struct cordon_audit_event 
 		seq = h->ms.size;
 		memcpy(prev, h->leaf, 32);
 	} else {
+		if (db->audit)
+			db->audit->cp_valid = false;
 		r = last_record(db, &seq, prev, &id);
 		if (r < 0)
 			return r;
@@ -432,9 +442,17 @@ static int append_and_maybe_checkpoint(struct cordon_db *db, const struct cordon
 		return r;
 	if (!a || !a->signer || a->in_checkpoint)
 		return 0;
-	r = last_checkpoint(db, &cp_size, &cp_time);
-	if (r < 0)
-		return r;
+	if (a->cp_valid) {
+		cp_size = a->cp_size;
+		cp_time = a->cp_time;
+	} else {
+		r = last_checkpoint(db, &cp_size, &cp_time);
+		if (r < 0)
+			return r;
+		a->cp_size = cp_size;
+		a->cp_time = cp_time;
+		a->cp_valid = true;
+	}
 	if (cp_time < a->since)
 		cp_time = a->since;
 	if (seq - cp_size >= a->every || interval_elapsed(db, cp_time)) {
@@ -485,6 +503,7 @@ int audit_append_tx(struct cordon_db *db, const struct cordon_audit_event *ev)
 		if (db->audit) {
 			db->audit->pending = saved;
 			db->audit->pending_valid = saved_valid;
+			db->audit->cp_valid = false;
 		}
 	}
 	return r;
@@ -521,6 +540,7 @@ static int checkpoint_tx(struct cordon_db *db)
 	const struct cordon_merkle_stream *ms;
 	uint64_t seq;
 	size_t note_len;
+	uint64_t now = cordon_db_now(db);
 	int r;
 
 	a->in_checkpoint = true;
@@ -549,10 +569,16 @@ static int checkpoint_tx(struct cordon_db *db)
 		return r;
 	if ((r = db_bind_int64(db, st, 1, (int64_t)cp.size)) < 0 ||
 	    (r = db_bind_blob(db, st, 2, cp.root, sizeof(cp.root))) < 0 ||
-	    (r = db_bind_blob(db, st, 3, note, note_len)) < 0 ||
-	    (r = db_bind_int64(db, st, 4, (int64_t)cordon_db_now(db))) < 0)
+	    (r = db_bind_blob(db, st, 3, note, note_len)) < 0 || (r = db_bind_int64(db, st, 4, (int64_t)now)) < 0)
 		return r;
-	return db_step_done(db, st);
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	/* Kept only if this transaction commits (audit_tx_end()). */
+	a->cp_size = cp.size;
+	a->cp_time = now;
+	a->cp_valid = true;
+	return 0;
 }
 
 static int checkpoint(struct cordon_db *db, bool only_if_due)
@@ -603,6 +629,7 @@ int audit_deferred_checkpoint(struct cordon_db *db)
 {
 	int r;
 
+	(void)db_batch_flush(db);
 	if (db->in_tx)
 		return db_failf(db, EBUSY, "deferred checkpoint inside a transaction");
 	if (!db->audit || !db->audit->checkpoint_deferred)

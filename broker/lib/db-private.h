@@ -25,6 +25,8 @@ struct db_audit_ops {
 	void (*free)(struct cordon_audit_state *a);
 };
 
+#define DB_BATCH_RING 128
+
 struct cordon_db {
 	sqlite3 *sql;
 	const struct cordon_clock *clock;
@@ -44,6 +46,16 @@ struct cordon_db {
 	unsigned wal_pages;
 	bool wal_dirty;
 	struct cordon_db_counters counters;
+	/* Group commit (decide.c): the open transaction is a batch of relaxed
+	 * decisions, numbered batch_id, that cordon_decide_batch_commit() or
+	 * the next transaction's begin commits (db_batch_flush()). batch_done
+	 * keeps the outcome of the last DB_BATCH_RING batches by id. */
+	bool batch_open;
+	uint64_t batch_id;
+	struct db_batch_done {
+		uint64_t id;
+		int r;
+	} batch_done[DB_BATCH_RING];
 	struct cordon_audit_state *audit;     /* owned; NULL until cordon_audit_setup() */
 	const struct db_audit_ops *audit_ops; /* non-NULL whenever audit is */
 };
@@ -108,6 +120,12 @@ int db_begin(struct cordon_db *db);
 int db_begin_relaxed(struct cordon_db *db);
 int db_commit(struct cordon_db *db);
 void db_rollback(struct cordon_db *db);
+/* Commits the open batch of decisions, if any, and records its outcome in
+ * batch_done. Every begin, close and checkpoint calls it first, so a
+ * durable transaction never starts while a batch is open: the batch
+ * commits first, then the durable transaction (whose fsync covers it).
+ * Returns 0 (also when no batch was open) or the commit's -errno. */
+int db_batch_flush(struct cordon_db *db);
 
 /* A scope guard: rolls back on scope exit unless committed. */
 struct db_tx {

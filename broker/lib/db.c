@@ -308,10 +308,25 @@ static int set_sync_normal(struct cordon_db *db, bool normal)
 	return 0;
 }
 
+int db_batch_flush(struct cordon_db *db)
+{
+	int r;
+
+	if (!db->batch_open)
+		return 0;
+	db->batch_open = false;
+	r = db_commit(db);
+	db->batch_done[db->batch_id % DB_BATCH_RING] = (struct db_batch_done){ .id = db->batch_id, .r = r };
+	return r;
+}
+
 static int begin(struct cordon_db *db, bool relaxed)
 {
 	int r;
 
+	/* An open batch of decisions commits first (group commit, decide.c);
+	 * its outcome is kept for the caller that waits on it. */
+	(void)db_batch_flush(db);
 	if (db->in_tx)
 		return db_failf(db, EBUSY, "transaction already open (nested transactions are a bug)");
 	/* A durable transaction never starts at NORMAL: if FULL cannot be set
@@ -562,6 +577,7 @@ int cordon_db_wal_checkpoint(struct cordon_db *db, unsigned min_pages)
 {
 	int log = 0, copied = 0, rc;
 
+	(void)db_batch_flush(db);
 	if (!db->wal_limit || !db->wal_dirty || db->wal_pages < min_pages || db->in_tx)
 		return 0;
 	rc = sqlite3_wal_checkpoint_v2(db->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
@@ -836,6 +852,7 @@ void cordon_db_close(struct cordon_db *db)
 {
 	if (!db)
 		return;
+	(void)db_batch_flush(db);
 	if (db->in_tx)
 		db_rollback(db);
 	db_set_audit(db, NULL, NULL);

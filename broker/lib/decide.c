@@ -88,20 +88,68 @@ out:
 	return r;
 }
 
+static const struct cordon_broker_decision deny_invalid = {
+	.decision = { .verdict = CORDON_VERDICT_DENY, .tier = CORDON_RISK_HIGH, .reason = CORDON_DENY_INVALID_INPUT }
+};
+
+static bool request_valid(const struct cordon_decide_request *req)
+{
+	return req && connector_id_is_valid(req->connector) && cordon_tool_name_is_valid(req->tool) &&
+	       cordon_session_id_is_valid(req->session);
+}
+
+/* The record of a decision the snapshot could not be loaded for (an unknown
+ * connector, say): denied for an error, and still on record. */
+static struct cordon_audit_event error_event(const struct cordon_decide_request *req, const struct cordon_actor *actor,
+					     int r)
+{
+	return (struct cordon_audit_event){ CORDON_AUDIT_EVENT_INIT,
+					    .event = CORDON_AUDIT_DECISION,
+					    .actor = actor,
+					    .connector = req->connector,
+					    .tool = req->tool,
+					    .decision = "deny",
+					    .reason = r == -ENOENT ? "unknown-connector" : "error" };
+}
+
+static struct cordon_audit_event decision_event(const struct cordon_decide_request *req,
+						const struct cordon_actor *actor,
+						const struct cordon_broker_decision *out)
+{
+	return (struct cordon_audit_event){ CORDON_AUDIT_EVENT_INIT,
+					    .event = CORDON_AUDIT_DECISION,
+					    .actor = actor,
+					    .connector = req->connector,
+					    .tool = req->tool,
+					    .tier = (int)out->decision.tier,
+					    .decision = cordon_verdict_to_string(out->decision.verdict),
+					    .reason = out->decision.verdict == CORDON_VERDICT_DENY
+							      ? cordon_deny_reason_to_string(out->decision.reason)
+							      : NULL,
+					    .fingerprint = req->fingerprint,
+					    .delegation_id = req->delegation,
+					    .generation = (int64_t)out->generation };
+}
+
+static bool read_allow(const struct cordon_broker_decision *d)
+{
+	return d->decision.verdict == CORDON_VERDICT_ALLOW && d->decision.tier == CORDON_RISK_READ;
+}
+
 int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_request *req,
 			 struct cordon_broker_decision *ret)
 {
 	_cleanup_tx_ struct db_tx tx = {};
 	struct cordon_broker_decision out = {};
+	struct cordon_actor actor;
+	struct cordon_audit_event ev;
 	int r;
 
 	/* Whatever happens below, the answer starts as a deny. */
-	*ret = (struct cordon_broker_decision){ .decision = { .verdict = CORDON_VERDICT_DENY,
-							      .tier = CORDON_RISK_HIGH,
-							      .reason = CORDON_DENY_INVALID_INPUT } };
-	if (!req || !connector_id_is_valid(req->connector) || !cordon_tool_name_is_valid(req->tool) ||
-	    !cordon_session_id_is_valid(req->session))
+	*ret = deny_invalid;
+	if (!request_valid(req))
 		return db_failf(db, EINVAL, "invalid decision request");
+	actor = cordon_actor_session(req->session);
 
 	/* Relaxed (synchronous=NORMAL): the decision record is committed to
 	 * the WAL before the call goes on, so a crash of this process never
@@ -118,17 +166,9 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 		return r;
 	r = snapshot_decide_tx(db, req, 0, &out);
 	if (r < 0) {
-		/* Denied for an error (an unknown connector, say): still on record. */
 		char saved[sizeof(db->last_error)];
-		struct cordon_actor actor = cordon_actor_session(req->session);
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_DECISION,
-						 .actor = &actor,
-						 .connector = req->connector,
-						 .tool = req->tool,
-						 .decision = "deny",
-						 .reason = r == -ENOENT ? "unknown-connector" : "error" };
 
+		ev = error_event(req, &actor, r);
 		memcpy(saved, db->last_error, sizeof(saved));
 		db_tx_cleanup(&tx);
 		tx.open = false;
@@ -136,23 +176,8 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 		memcpy(db->last_error, saved, sizeof(saved));
 		return r;
 	}
-	{
-		struct cordon_actor actor = cordon_actor_session(req->session);
-		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT,
-						 .event = CORDON_AUDIT_DECISION,
-						 .actor = &actor,
-						 .connector = req->connector,
-						 .tool = req->tool,
-						 .tier = (int)out.decision.tier,
-						 .decision = cordon_verdict_to_string(out.decision.verdict),
-						 .reason = out.decision.verdict == CORDON_VERDICT_DENY
-								   ? cordon_deny_reason_to_string(out.decision.reason)
-								   : NULL,
-						 .fingerprint = req->fingerprint,
-						 .delegation_id = req->delegation,
-						 .generation = (int64_t)out.generation };
-		r = audit_append_tx(db, &ev);
-	}
+	ev = decision_event(req, &actor, &out);
+	r = audit_append_tx(db, &ev);
 	if (r >= 0)
 		r = db_tx_commit(&tx);
 	if (r >= 0)
@@ -160,7 +185,7 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	if (r < 0) {
 		/* Fail closed above read: without its record, nothing that
 		 * changes anything goes ahead. */
-		if (out.decision.verdict == CORDON_VERDICT_ALLOW && out.decision.tier == CORDON_RISK_READ) {
+		if (read_allow(&out)) {
 			*ret = out;
 			return 0;
 		}
@@ -168,4 +193,79 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	}
 	*ret = out;
 	return 0;
+}
+
+int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decide_request *req,
+				 struct cordon_broker_decision *ret, uint64_t *ret_batch)
+{
+	struct cordon_broker_decision out = {};
+	struct cordon_actor actor;
+	struct cordon_audit_event ev;
+	int r;
+
+	*ret = deny_invalid;
+	*ret_batch = 0;
+	if (!request_valid(req))
+		return db_failf(db, EINVAL, "invalid decision request");
+	actor = cordon_actor_session(req->session);
+
+	/* SQLite rolled the batch back by itself (an I/O error, a full
+	 * disk): close it as failed and start a new one. */
+	if (db->batch_open && sqlite3_get_autocommit(db->sql))
+		(void)db_batch_flush(db);
+	if (!db->batch_open) {
+		/* Relaxed, as cordon_broker_decide()'s own transaction; the
+		 * caller sends nothing before the batch has committed. */
+		r = db_begin_relaxed(db);
+		if (r < 0)
+			return r;
+		db->batch_open = true;
+		db->batch_id++;
+	}
+	*ret_batch = db->batch_id;
+	r = snapshot_decide_tx(db, req, 0, &out);
+	if (r < 0) {
+		char saved[sizeof(db->last_error)];
+
+		/* The snapshot only reads: nothing to undo, unless SQLite
+		 * ended the batch (then the commit reports the failure). */
+		ev = error_event(req, &actor, r);
+		memcpy(saved, db->last_error, sizeof(saved));
+		if (!sqlite3_get_autocommit(db->sql))
+			(void)audit_append_tx(db, &ev);
+		memcpy(db->last_error, saved, sizeof(saved));
+		return r;
+	}
+	ev = decision_event(req, &actor, &out);
+	r = audit_append_tx(db, &ev);
+	if (r < 0 && !read_allow(&out))
+		return r; /* fail closed above read, as cordon_broker_decide() */
+	*ret = out;
+	return 0;
+}
+
+int cordon_decide_batch_commit(struct cordon_db *db)
+{
+	int r;
+
+	if (!db->batch_open)
+		return 0;
+	r = db_batch_flush(db);
+	if (r >= 0) {
+		r = audit_after_relaxed_commit(db);
+		if (r < 0)
+			db->batch_done[db->batch_id % DB_BATCH_RING].r = r;
+	}
+	return r;
+}
+
+int cordon_decide_batch_result(const struct cordon_db *db, uint64_t batch)
+{
+	const struct db_batch_done *e = &db->batch_done[batch % DB_BATCH_RING];
+
+	if (batch == 0 || batch > db->batch_id)
+		return -EINVAL;
+	if (db->batch_open && batch == db->batch_id)
+		return -EINPROGRESS;
+	return e->id == batch ? e->r : -ESTALE;
 }

@@ -178,6 +178,29 @@ static double bench_broker_decide(struct env *e)
 	return n / (now_sec() - t0);
 }
 
+/* Group commit as cordond does it: `per` decisions share one transaction
+ * (cordon_broker_decide_batched() + cordon_decide_batch_commit()). */
+static double bench_broker_decide_batched(struct env *e, int per)
+{
+	struct cordon_decide_request r = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = e->fp_write
+	};
+	struct cordon_broker_decision d;
+	uint64_t batch;
+	const int n = 480;
+	double t0 = now_sec();
+
+	for (int i = 0; i < n; i++) {
+		CHECK(cordon_broker_decide_batched(e->db, &r, &d, &batch));
+		if ((i + 1) % per == 0) {
+			CHECK(cordon_decide_batch_commit(e->db));
+			CHECK(cordon_decide_batch_result(e->db, batch));
+		}
+	}
+	CHECK(cordon_decide_batch_commit(e->db));
+	return n / (now_sec() - t0);
+}
+
 static double bench_audit_append(struct env *e)
 {
 	struct cordon_actor s1 = cordon_actor_session("s1");
@@ -262,7 +285,7 @@ static double bench_full_call(struct env *e)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
-	double pure[32], dec[32], app[32], base[32], full[32];
+	double pure[32], dec[32], dec1[32], dec8[32], app[32], base[32], full[32];
 	struct env e = {};
 
 	if (rounds < 1 || rounds > 32)
@@ -271,6 +294,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < rounds; i++) {
 		pure[i] = bench_pure();
 		dec[i] = bench_broker_decide(&e);
+		dec1[i] = bench_broker_decide_batched(&e, 1);
+		dec8[i] = bench_broker_decide_batched(&e, 8);
 		app[i] = bench_audit_append(&e);
 		base[i] = bench_plain_insert(&e);
 		full[i] = bench_full_call(&e);
@@ -283,6 +308,9 @@ int main(int argc, char **argv)
 		       getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		printf("  authz_decide (pure)                 %12.0f decisions/s\n", m_pure);
 		printf("  broker_decide (snapshot+audit, tx)  %12.0f decisions/s\n", m_dec);
+		printf("  broker_decide_batched, 1 per batch  %12.0f decisions/s\n", median(dec1, rounds));
+		printf("  broker_decide_batched, 8 per batch  %12.0f decisions/s  (%.2fx of one transaction each)\n",
+		       median(dec8, rounds), median(dec8, rounds) / m_dec);
 		printf("  audit append (own tx)               %12.0f appends/s  (%.2fx of plain INSERT+COMMIT: "
 		       "%.0f/s)\n",
 		       m_app, m_app / m_base, m_base);

@@ -521,6 +521,26 @@ int harness_count_actions(struct harness *h, int state)
 	return count(h, "actions", state);
 }
 
+int harness_count_audit(struct harness *h, const char *needle)
+{
+	char path[700];
+	sqlite3 *sql;
+	sqlite3_stmt *st;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "%s/cordon.db", h->state);
+	if (sqlite3_open_v2(path, &sql, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		DIE("sqlite open");
+	sqlite3_busy_timeout(sql, 5000);
+	if (sqlite3_prepare_v2(sql, "SELECT count(*) FROM audit WHERE instr(CAST(record AS TEXT), ?1) > 0", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, needle, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(sql);
+	return n;
+}
+
 int harness_count_approvals(struct harness *h, int state)
 {
 	return count(h, "approvals", state);

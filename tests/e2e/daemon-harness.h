@@ -61,6 +61,9 @@ int harness_deny_all(struct harness *h);
 /* Counts actions in a state (enum cordon_action_state). */
 int harness_count_actions(struct harness *h, int state);
 /* Counts approvals in a state. */
+/* Audit records (committed, as another connection reads the file) whose
+ * canonical bytes contain needle. */
+int harness_count_audit(struct harness *h, const char *needle);
 int harness_count_approvals(struct harness *h, int state);
 /* Number of lines in the fake connector's output file. */
 int harness_out_lines(struct harness *h);

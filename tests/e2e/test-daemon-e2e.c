@@ -771,6 +771,39 @@ static void test_instance_dies_during_approval(void **state)
 	mcp_peer_disconnect(&b);
 }
 
+/* Decisions commit in batches (group commit), and a call reaches its
+ * connector only after its batch committed: kill -9 cordond as soon as the
+ * connector has a granted read call, and that call's decision record is in
+ * the file. Restarts the daemon. */
+static void test_kill9_read_call_decision_on_disk(void **state)
+{
+	struct mcp_peer p;
+	int base = harness_out_lines(&H), before, st;
+	long id;
+
+	(void)state;
+	/* An earlier test left echo's definition changed: review it. */
+	harness_review_all(&H, "fake");
+	session(&p);
+	before = harness_count_audit(&H, "\"tool\":\"echo\"");
+	assert_true(before >= 0);
+	id = mcp_peer_send_request(
+		&p, "tools/call",
+		json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "after1s-mark"));
+	assert_true(id > 0);
+	/* The connector writes the line when the call arrives, then answers
+	 * a second later. */
+	for (int i = 0; i < 1000 && harness_out_lines(&H) == base; i++)
+		usleep(10 * 1000);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	st = harness_stop(&H, SIGKILL);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	mcp_peer_disconnect(&p);
+	assert_int_equal(harness_count_audit(&H, "\"tool\":\"echo\""), before + 1);
+	assert_int_equal(harness_count_audit(&H, "after1s-mark"), 0); /* never an argument */
+	harness_start(&H);
+}
+
 /* Last: kills the daemon. */
 static void test_kill9_after_dispatch(void **state)
 {
@@ -906,6 +939,7 @@ int main(void)
 		cmocka_unit_test(test_idempotent_replay),
 		cmocka_unit_test(test_connector_remove),
 		cmocka_unit_test(test_instance_dies_during_approval),
+		cmocka_unit_test(test_kill9_read_call_decision_on_disk),
 		cmocka_unit_test(test_kill9_after_dispatch),
 	};
 

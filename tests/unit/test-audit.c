@@ -824,6 +824,101 @@ static void test_two_handles_interleaved_keep_chain(void **state)
 	assert_true(rep.n_checkpoints >= 4);
 }
 
+/* Rows of the audit table as another connection sees them: only what has
+ * committed. */
+static int64_t committed_records(struct bt *t)
+{
+	sqlite3 *s = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t n;
+
+	assert_int_equal(sqlite3_open_v2(t->path, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM audit", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return n;
+}
+
+/* Group commit (cordond): decisions in one batch share a transaction, and
+ * the batch's outcome is what the caller waits for before sending anything.
+ * A decision's record is on disk (visible to another connection) exactly
+ * when its batch reports committed; a durable transaction that begins
+ * while a batch is open commits the batch first; a failed commit is
+ * reported for the batch (the caller then fails closed above read) and
+ * leaves the log and the Merkle state as they were; a second writer's
+ * records are folded in as with single decisions. */
+static void test_batched_decisions_count_only_once_committed(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_decide_request wr = {
+		.session = "s1", .connector = "fs", .tool = "write_file", .fingerprint = bt_fp(t, "write_file")
+	};
+	struct cordon_decide_request rr = {
+		.session = "s1", .connector = "fs", .tool = "read_file", .fingerprint = bt_fp(t, "read_file")
+	};
+	struct cordon_broker_decision dec;
+	struct cordon_db_counters ca, cb;
+	uint64_t b1, b2, b3, b;
+	struct cordon_db *other;
+	int64_t before;
+
+	bt_setup_audit(t, 1000, 3600 * SEC);
+	other = open_second_handle(t, 1000);
+	before = committed_records(t);
+
+	/* Three decisions, one batch, nothing visible before the commit. */
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b1), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &wr, &dec, &b), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_APPROVE);
+	assert_int_equal(b, b1);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(b, b1);
+	assert_int_equal(cordon_decide_batch_result(t->db, b1), -EINPROGRESS);
+	assert_int_equal(committed_records(t), before);
+	assert_int_equal(cordon_decide_batch_commit(t->db), 0);
+	assert_int_equal(cordon_decide_batch_result(t->db, b1), 0);
+	assert_int_equal(committed_records(t), before + 3);
+
+	/* A durable transaction on the handle commits the open batch first. */
+	assert_int_equal(cordon_broker_decide_batched(t->db, &wr, &dec, &b2), 0);
+	assert_true(b2 > b1);
+	append_via(t->db, t, 1);
+	assert_int_equal(cordon_decide_batch_result(t->db, b2), 0);
+	assert_int_equal(committed_records(t), before + 5);
+	assert_int_equal(cordon_decide_batch_commit(t->db), 0); /* nothing open */
+
+	/* Another writer between batches: folded in, the chain holds. */
+	append_via(other, t, 2);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(cordon_decide_batch_commit(t->db), 0);
+	assert_int_equal(cordon_decide_batch_result(t->db, b), 0);
+	append_via(other, t, 1);
+	assert_int_equal(committed_records(t), before + 10);
+
+	/* A batch whose commit fails: reported, nothing written, the
+	 * in-memory state did not run ahead. */
+	assert_int_equal(cordon_broker_decide_batched(t->db, &wr, &dec, &b3), 0);
+	cordon_db_inject_faults(t->db, CORDON_DB_FAULT_COMMIT);
+	assert_int_equal(cordon_decide_batch_commit(t->db), -EIO);
+	cordon_db_inject_faults(t->db, 0);
+	assert_int_equal(cordon_decide_batch_result(t->db, b3), -EIO);
+	assert_int_equal(cordon_decide_batch_result(t->db, b2), 0);
+	assert_int_equal(committed_records(t), before + 10);
+
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cordon_db_get_counters(t->db, &ca);
+	cordon_db_get_counters(other, &cb);
+	assert_int_equal(ca.audit_append_failures, 0);
+	assert_int_equal(cb.audit_append_failures, 0);
+	cordon_db_close(other);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+	assert_int_equal((int64_t)last_seq(t), committed_records(t));
+}
+
 /* A record another writer added that does not chain is corruption, not a
  * second writer: the append fails closed, and verify names the record. */
 static void test_foreign_record_that_does_not_chain_fails_closed(void **state)
@@ -1050,6 +1145,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_audit_tail),
+		T(test_batched_decisions_count_only_once_committed),
 		T(test_audit_position),
 		T(test_pass_with_range_and_no_tail_after_checkpoint),
 		T(test_pass_reports_unsigned_tail),
