@@ -3,7 +3,8 @@
  *
  * tools/call: strict decode (done for the whole message by the gateway) →
  * surface check (unknown or ungranted: JSON-RPC -32602) → worker ready →
- * decision (cordon_broker_decide: deny | allow | approve) → approval
+ * decision (cordon_broker_decide_batched, committed with the loop pass's
+ * batch before anything goes out: deny | allow | approve) → approval
  * (cordon_approval_request coalesces; the call is held while it is pending,
  * with progress notifications, up to cfg.approval_wait; then an isError
  * result naming the display code; the approval stays valid until its TTL and
