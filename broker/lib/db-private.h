@@ -56,6 +56,10 @@ struct cordon_db {
 		uint64_t id;
 		int r;
 	} batch_done[DB_BATCH_RING];
+	/* decide.c's snapshot cache for the open batch (owned; freed with
+	 * decide_cache_free on close). */
+	void *decide_cache;
+	void (*decide_cache_free)(void *p);
 	struct cordon_audit_state *audit;     /* owned; NULL until cordon_audit_setup() */
 	const struct db_audit_ops *audit_ops; /* non-NULL whenever audit is */
 };

@@ -856,6 +856,8 @@ void cordon_db_close(struct cordon_db *db)
 	if (db->in_tx)
 		db_rollback(db);
 	db_set_audit(db, NULL, NULL);
+	if (db->decide_cache && db->decide_cache_free)
+		db->decide_cache_free(db->decide_cache);
 	/* sqlite3_close_v2 defers the close until every statement is finalised;
 	 * the cached ones go now, the rest are scope-bound, so this closes now. */
 	stmt_cache_drop(db->sql);

@@ -19,73 +19,157 @@
 #include "policy.h"
 #include "strv.h"
 
+/* The inputs of a decision, as loaded from one snapshot. */
+struct decide_snapshot {
+	char *connector, *tool; /* what it was loaded for */
+	uint64_t generation, policy_epoch;
+	char **grant;
+	size_t n_grant;
+	struct cordon_inventory_record rec;
+	struct cordon_inventory_entry entry;
+	bool have_inv;
+	struct cordon_risk_policy_owned pol;
+	struct cordon_delegation_info *dels;
+	struct cordon_delegation_view *views;
+	size_t n_dels;
+	/* For the batch cache: the batch it was loaded in, and the handle's
+	 * total row changes right after the decision that used it last. */
+	uint64_t batch;
+	int64_t changes;
+};
+
+static void snapshot_done(struct decide_snapshot *sn)
+{
+	free(sn->connector);
+	free(sn->tool);
+	cordon_inventory_record_done(&sn->rec);
+	cordon_risk_policy_owned_done(&sn->pol);
+	strv_free(sn->grant);
+	free(sn->views);
+	cordon_delegations_free(sn->dels);
+	*sn = (struct decide_snapshot){};
+}
+
+static void snapshot_free(struct decide_snapshot *sn)
+{
+	if (!sn)
+		return;
+	snapshot_done(sn);
+	free(sn);
+}
+
+static int snapshot_load(struct cordon_db *db, const struct cordon_decide_request *req, struct decide_snapshot *sn)
+{
+	int r;
+
+	r = cordon_connector_generation(db, req->connector, &sn->generation);
+	if (r < 0)
+		return r;
+	r = cordon_db_policy_epoch(db, &sn->policy_epoch);
+	if (r < 0)
+		return r;
+	r = cordon_grants_list(db, req->connector, &sn->grant, &sn->n_grant);
+	if (r < 0)
+		return r;
+	r = cordon_inventory_get(db, req->connector, req->tool, &sn->rec);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	sn->have_inv = r >= 0;
+	if (sn->have_inv)
+		cordon_inventory_record_view(&sn->rec, &sn->entry);
+	r = cordon_risk_policy_load(db, req->connector, &sn->pol);
+	if (r < 0)
+		return r;
+	r = cordon_delegations_active(db, req->connector, &sn->dels, &sn->n_dels);
+	if (r < 0)
+		return r;
+	return cordon_delegations_views(sn->dels, sn->n_dels, &sn->views);
+}
+
+static void snapshot_decide(struct cordon_db *db, const struct decide_snapshot *sn,
+			    const struct cordon_decide_request *req, uint64_t request_epoch,
+			    struct cordon_broker_decision *out)
+{
+	struct cordon_authz_request areq = { .session = req->session,
+					     .connector = req->connector,
+					     .tool = req->tool,
+					     .fingerprint = req->fingerprint,
+					     .policy_epoch = request_epoch ? request_epoch : sn->policy_epoch,
+					     .delegation = req->delegation,
+					     .now = cordon_db_now(db) };
+	struct cordon_authz_input in = { .connector = req->connector,
+					 .tool = req->tool,
+					 .inventory = sn->have_inv ? &sn->entry : NULL,
+					 .grant = (const char *const *)sn->grant,
+					 .n_grant = sn->n_grant,
+					 .have_grant_row = true,
+					 .policy = &sn->pol.policy,
+					 .delegations = sn->views,
+					 .n_delegations = sn->n_dels,
+					 .policy_epoch = sn->policy_epoch,
+					 .request = &areq };
+
+	out->generation = sn->generation;
+	out->policy_epoch = sn->policy_epoch;
+	out->decision = cordon_authz_decide(&in);
+}
+
 int snapshot_decide_tx(struct cordon_db *db, const struct cordon_decide_request *req, uint64_t request_epoch,
 		       struct cordon_broker_decision *out)
 {
-	struct cordon_inventory_record rec = {};
-	struct cordon_inventory_entry entry;
-	struct cordon_risk_policy_owned pol = {};
-	struct cordon_delegation_info *dels = NULL;
-	struct cordon_delegation_view *views = NULL;
-	char **grant = NULL;
-	size_t n_grant = 0, n_dels = 0;
-	bool have_inv = false;
+	struct decide_snapshot sn = {};
 	int r;
 
-	r = cordon_connector_generation(db, req->connector, &out->generation);
-	if (r < 0)
-		goto out;
-	r = cordon_db_policy_epoch(db, &out->policy_epoch);
-	if (r < 0)
-		goto out;
-	r = cordon_grants_list(db, req->connector, &grant, &n_grant);
-	if (r < 0)
-		goto out;
-	r = cordon_inventory_get(db, req->connector, req->tool, &rec);
-	if (r < 0 && r != -ENOENT)
-		goto out;
-	have_inv = r >= 0;
-	if (have_inv)
-		cordon_inventory_record_view(&rec, &entry);
-	r = cordon_risk_policy_load(db, req->connector, &pol);
-	if (r < 0)
-		goto out;
-	r = cordon_delegations_active(db, req->connector, &dels, &n_dels);
-	if (r < 0)
-		goto out;
-	r = cordon_delegations_views(dels, n_dels, &views);
-	if (r < 0)
-		goto out;
+	r = snapshot_load(db, req, &sn);
+	if (r >= 0)
+		snapshot_decide(db, &sn, req, request_epoch, out);
+	snapshot_done(&sn);
+	return r < 0 ? r : 0;
+}
 
-	{
-		struct cordon_authz_request areq = { .session = req->session,
-						     .connector = req->connector,
-						     .tool = req->tool,
-						     .fingerprint = req->fingerprint,
-						     .policy_epoch = request_epoch ? request_epoch : out->policy_epoch,
-						     .delegation = req->delegation,
-						     .now = cordon_db_now(db) };
-		struct cordon_authz_input in = { .connector = req->connector,
-						 .tool = req->tool,
-						 .inventory = have_inv ? &entry : NULL,
-						 .grant = (const char *const *)grant,
-						 .n_grant = n_grant,
-						 .have_grant_row = true,
-						 .policy = &pol.policy,
-						 .delegations = views,
-						 .n_delegations = n_dels,
-						 .policy_epoch = out->policy_epoch,
-						 .request = &areq };
-		out->decision = cordon_authz_decide(&in);
+static void decide_cache_free(void *p)
+{
+	snapshot_free(p);
+}
+
+/* The snapshot for req inside the open batch: the one the batch's last
+ * decision loaded when it was for the same connector and tool and nothing
+ * changed a row on this handle since (the batch holds the write lock, so
+ * no other handle can; this handle's only writes in a batch are audit
+ * records, and any other transaction commits the batch first, which ends
+ * the cache with it). Otherwise loaded afresh. */
+static int batch_snapshot(struct cordon_db *db, const struct cordon_decide_request *req, struct decide_snapshot **ret)
+{
+	struct decide_snapshot *sn = db->decide_cache;
+	int r;
+
+	if (sn && sn->batch == db->batch_id && sn->changes == sqlite3_total_changes64(db->sql) &&
+	    !strcmp(sn->connector, req->connector) && !strcmp(sn->tool, req->tool)) {
+		*ret = sn;
+		return 0;
 	}
-	r = 0;
-out:
-	cordon_inventory_record_done(&rec);
-	cordon_risk_policy_owned_done(&pol);
-	strv_free(grant);
-	free(views);
-	cordon_delegations_free(dels);
-	return r;
+	if (!sn) {
+		sn = calloc(1, sizeof(*sn));
+		if (!sn)
+			return -ENOMEM;
+		db->decide_cache = sn;
+		db->decide_cache_free = decide_cache_free;
+	} else
+		snapshot_done(sn);
+	r = snapshot_load(db, req, sn);
+	if (r >= 0) {
+		sn->connector = strdup(req->connector);
+		sn->tool = strdup(req->tool);
+		if (!sn->connector || !sn->tool)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		snapshot_done(sn); /* batch 0: never matches */
+		return r;
+	}
+	sn->batch = db->batch_id;
+	*ret = sn;
+	return 0;
 }
 
 static const struct cordon_broker_decision deny_invalid = {
@@ -199,6 +283,7 @@ int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decid
 				 struct cordon_broker_decision *ret, uint64_t *ret_batch)
 {
 	struct cordon_broker_decision out = {};
+	struct decide_snapshot *sn = NULL;
 	struct cordon_actor actor;
 	struct cordon_audit_event ev;
 	int r;
@@ -223,7 +308,9 @@ int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decid
 		db->batch_id++;
 	}
 	*ret_batch = db->batch_id;
-	r = snapshot_decide_tx(db, req, 0, &out);
+	r = batch_snapshot(db, req, &sn);
+	if (r >= 0)
+		snapshot_decide(db, sn, req, 0, &out);
 	if (r < 0) {
 		char saved[sizeof(db->last_error)];
 
@@ -238,6 +325,7 @@ int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decid
 	}
 	ev = decision_event(req, &actor, &out);
 	r = audit_append_tx(db, &ev);
+	sn->changes = sqlite3_total_changes64(db->sql);
 	if (r < 0 && !read_allow(&out))
 		return r; /* fail closed above read, as cordon_broker_decide() */
 	*ret = out;

@@ -899,6 +899,22 @@ static void test_batched_decisions_count_only_once_committed(void **state)
 	append_via(other, t, 1);
 	assert_int_equal(committed_records(t), before + 10);
 
+	/* A grant removed between two decisions of read_file (its FULL
+	 * transaction commits the batch first): the second sees it, though
+	 * the first's snapshot was kept for the batch. */
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	assert_int_equal(cordon_grant_remove(t->db, &t->op, "fs", "read_file"), 0);
+	assert_int_equal(cordon_decide_batch_result(t->db, b), 0);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_DENY);
+	assert_int_equal(cordon_decide_batch_commit(t->db), 0);
+	assert_int_equal(cordon_grant_add(t->db, &t->op, "fs", "read_file"), 0);
+	assert_int_equal(cordon_broker_decide_batched(t->db, &rr, &dec, &b), 0);
+	assert_int_equal(dec.decision.verdict, CORDON_VERDICT_ALLOW);
+	assert_int_equal(cordon_decide_batch_commit(t->db), 0);
+	before = committed_records(t) - 10; /* the count the failed batch below must leave */
+
 	/* A batch whose commit fails: reported, nothing written, the
 	 * in-memory state did not run ahead. */
 	assert_int_equal(cordon_broker_decide_batched(t->db, &wr, &dec, &b3), 0);
