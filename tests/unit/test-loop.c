@@ -85,6 +85,7 @@ static void test_pass_end_hook_after_callbacks(void **state)
 {
 	struct cordon_loop *loop = NULL;
 	struct pass_ctx c = { 0 };
+	struct cordon_watch *wa = NULL, *wb = NULL;
 	int a[2], b[2];
 
 	(void)state;
@@ -92,8 +93,8 @@ static void test_pass_end_hook_after_callbacks(void **state)
 	assert_int_equal(pipe(b), 0);
 	assert_int_equal(cordon_loop_new(&loop), 0);
 	cordon_loop_on_pass_end(loop, on_pass_end, &c);
-	assert_int_equal(cordon_loop_watch(loop, a[0], EPOLLIN, on_read_one, &c, NULL), 0);
-	assert_int_equal(cordon_loop_watch(loop, b[0], EPOLLIN, on_read_one, &c, NULL), 0);
+	assert_int_equal(cordon_loop_watch(loop, a[0], EPOLLIN, on_read_one, &c, &wa), 0);
+	assert_int_equal(cordon_loop_watch(loop, b[0], EPOLLIN, on_read_one, &c, &wb), 0);
 	assert_int_equal(write(a[1], "x", 1), 1);
 	assert_int_equal(write(b[1], "y", 1), 1);
 	assert_int_equal(cordon_loop_run_once(loop, 1000), 2);
@@ -104,6 +105,8 @@ static void test_pass_end_hook_after_callbacks(void **state)
 	cordon_loop_on_pass_end(loop, NULL, NULL);
 	assert_int_equal(cordon_loop_run_once(loop, 0), 0);
 	assert_int_equal(c.passes, 2);
+	cordon_loop_unwatch(wa);
+	cordon_loop_unwatch(wb);
 	cordon_loop_free(loop);
 	close(a[0]);
 	close(a[1]);
