@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "version-flag.h"
 #include "cleanup.h"
 #include "mcp-track.h"
 #include "operator-proto.h"
@@ -1008,6 +1009,7 @@ int main(int argc, char **argv)
 	json_t *result = NULL, *error = NULL;
 	int consumed = 0, r;
 
+	cordon_version_flag(argc, argv, "cordonctl");
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_USAGE;

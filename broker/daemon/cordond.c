@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "version-flag.h"
 #include "daemon-core.h"
 #include "log.h"
 #include "paths.h"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 	struct cordon_diag diag = {};
 	int r;
 
+	cordon_version_flag(argc, argv, "cordond");
 	log_set_program("cordond");
 	cordon_daemon_config_init(&cfg);
 	r = cordon_daemon_config_parse_args(&cfg, argc, argv, &diag);

@@ -394,6 +394,10 @@ struct daemon_metrics {
  * its id prints the loader's error. At most DAEMON_BAD_PROFILES_MAX are
  * kept; n_bad_profiles_total counts them all. */
 #define DAEMON_BAD_PROFILES_MAX 32u
+/* At most this many profiles are loaded (served as connectors); a file past
+ * it counts as a bad profile ("too many profiles"). It bounds the
+ * cardinality of the per-connector metrics. */
+#define DAEMON_CONNECTORS_MAX 256u
 struct dbadprofile {
 	char file[256]; /* the name in the profiles directory */
 	struct cordon_diag diag;
