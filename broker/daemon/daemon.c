@@ -329,6 +329,9 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 	family(f, "cordon_sessions", "gauge", "Open MCP sessions on the gateway.");
 	fprintf(f, "cordon_sessions %u\n", d->n_sessions);
 	counter(f, "cordon_sessions_refused_total", "Gateway connections refused by a limit.", d->m.sessions_refused);
+	family(f, "cordon_reloads_total", "counter", "Reloads of the configuration and profiles, by result.");
+	fprintf(f, "cordon_reloads_total{result=\"applied\"} %llu\ncordon_reloads_total{result=\"refused\"} %llu\n",
+		(unsigned long long)d->m.reloads_applied, (unsigned long long)d->m.reloads_refused);
 	family(f, "cordon_profiles_failed", "gauge", "Profiles in the profiles directory that did not load.");
 	fprintf(f, "cordon_profiles_failed %zu\n", d->n_bad_profiles_total);
 	return ferror(f) ? -EIO : 0;
@@ -440,7 +443,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 
 	if (!c) {
 		/* A file that is there but did not load: its error, not "no
-		 * such profile" (cordond loads profiles once, at start-up). */
+		 * such profile" (at start-up or at the last reload). */
 		for (size_t i = 0; i < d->n_bad_profiles; i++) {
 			const struct dbadprofile *b = &d->bad_profiles[i];
 			size_t n = strlen(connector);
