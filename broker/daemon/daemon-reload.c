@@ -273,11 +273,12 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 	if (r < 0) {
 		/* The sandbox allows the config file cordond started with, by
 		 * its inode: one that was replaced since (as most editors save)
-		 * is out of reach until a restart. */
+		 * is out of reach until a restart; and cordond reads it as its
+		 * own user now, so the file's mode must let it. */
 		if (r == -EACCES && d->config_path)
 			cordon_diag_set(diag, EACCES, "config",
 					"cannot read %s: permission denied (cordond may read only the file it "
-					"started with: edit it in place, or restart cordond after replacing it)",
+					"started with, as its own user: edit it in place, or restart cordond)",
 					d->config_path);
 		return r;
 	}
@@ -388,13 +389,24 @@ int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *act
 		goto out_cfg;
 	}
 	/* 3. No installed connector may lose its profile; nor may an instance
-	 * still point at a connector that would be forgotten (one being
-	 * installed right now). */
+	 * still point at a connector that would be forgotten. While a
+	 * `connectors add` takes an inventory (it runs the loop, and with it
+	 * this reload), nothing is forgotten: forgetting closes up d->conns,
+	 * and the add holds a pointer into it. */
 	for (size_t i = 0; i < d->n_conns; i++) {
 		struct dconn *c = &d->conns[i];
 
 		if (scan_find(s, c->id))
 			continue;
+		for (struct dworker *w = d->workers; w; w = w->next)
+			if (w->for_install) {
+				r = cordon_diag_set(diag, EBUSY, "profile",
+						    "%s.yaml is gone while connector %s is being installed; retry "
+						    "when `connectors add` has finished",
+						    c->id, w->conn->id);
+				r = refuse(d, actor, r, diag);
+				goto out_cfg;
+			}
 		if (daemon_conn_installed(d, c->id)) {
 			r = cordon_diag_set(diag, EBUSY, "profile",
 					    "connector %s is installed but %s/%s.yaml is gone: put the file back, or "

@@ -415,6 +415,26 @@ static void test_reload_applies_config(void **state)
 	mcp_peer_disconnect(&p);
 	/* Still served where it was. */
 	assert_true(rcd_connectable(C.gateway));
+	/* A file that replaced it (a new inode, as editors save) is out of
+	 * cordond's sandbox: the reload is refused saying so. */
+	{
+		char tmp[800], *err = NULL;
+		int status = 0;
+		json_t *h = rcd_http_json(&C, "/health/detail", &status);
+		const char *ll = json_string_value(json_object_get(json_object_get(h, "broker_sandbox"), "landlock"));
+
+		snprintf(tmp, sizeof(tmp), "%s.new", config);
+		rcd_write(tmp, "approval_wait: 2s\n");
+		assert_int_equal(rename(tmp, config), 0);
+		if (ll && strcmp(ll, "enforced") == 0) {
+			assert_int_equal(reload(NULL, &err), 1);
+			assert_non_null(strstr(err, "cannot read "));
+			assert_non_null(strstr(err, "permission denied"));
+			printf("  replaced config file: %s", err);
+			free(err);
+		}
+		json_decref(h);
+	}
 	/* The next start (test_sigterm_audited) serves where the test looks. */
 	rcd_write(config, "approval_wait: 1s\n");
 }
