@@ -233,8 +233,14 @@ static void test_reload_applies_changed_and_new_profiles(void **state)
 	free(err);
 	assert_string_equal(connector_mode("fake", &list), "per-session");
 	json_decref(list);
-	assert_false(json_is_true(json_object_get(connector("extra", &list), "installed")));
-	json_decref(list);
+	{
+		/* (json_is_true() evaluates its argument twice.) */
+		json_t *extra = connector("extra", &list);
+
+		assert_non_null(extra);
+		assert_false(json_is_true(json_object_get(extra, "installed")));
+		json_decref(list);
+	}
 	/* A new session's call runs in its own instance, started from the
 	 * new profile. */
 	rcd_session(&C, &p);
