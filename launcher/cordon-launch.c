@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "version-flag.h"
 #include "cli/verbs.h"
 #include "log.h"
 
@@ -19,6 +20,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	cordon_version_flag(argc, argv, "cordon-launch");
 	log_set_program(argv[0]);
 	if (argc < 2) {
 		usage(stderr);

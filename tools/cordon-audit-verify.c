@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "version-flag.h"
 #include "audit.h"
 #include "checkpoint.h"
 #include "db.h"
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
 	char line[400];
 	int r;
 
+	cordon_version_flag(argc, argv, "cordon-audit-verify");
 	log_set_program("cordon-audit-verify");
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "usage: cordon-audit-verify DATABASE VERIFIER-KEY [ORIGIN]\n");

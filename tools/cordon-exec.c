@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "version-flag.h"
 #include "cleanup.h"
 #include "fd-util.h"
 #include "log.h"
@@ -782,7 +783,7 @@ int main(int argc, char **argv)
 	static struct exec ex = { .job_cgroup_fd = -1 };
 	static struct mcp_server srv = {
 		.name = "cordon-exec",
-		.version = "0.1.0",
+		.version = CORDON_VERSION,
 		.instructions = "Runs commands in the roots given at start. run_command takes an argv array and "
 				"never uses a shell.",
 		.tools = tools,
@@ -794,6 +795,7 @@ int main(int argc, char **argv)
 	static const char *const default_env[] = { "LANG", "LC_ALL", "TZ", "TERM" };
 	int r;
 
+	cordon_version_flag(argc, argv, "cordon-exec");
 	log_set_program(argv[0]);
 	srv.ctx = &ex;
 	ex.srv = &srv;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "version-flag.h"
 #include "cleanup.h"
 #include "fd-util.h"
 #include "json-scan.h"
@@ -936,7 +937,7 @@ int main(int argc, char **argv)
 	static struct fs fs = { .max_read = 1024 * 1024 };
 	struct mcp_server srv = {
 		.name = "cordon-fs",
-		.version = "0.1.0",
+		.version = CORDON_VERSION,
 		.instructions = "Filesystem tools confined to the roots given at start. Paths are absolute "
 				"(beneath a root) or relative to the first root.",
 		.tools = tools,
@@ -947,6 +948,7 @@ int main(int argc, char **argv)
 	};
 	int r;
 
+	cordon_version_flag(argc, argv, "cordon-fs");
 	log_set_program(argv[0]);
 	/* Transfers allocate buffers of up to 16 MiB per call (the file read,
 	 * the decoded write content). glibc would mmap each one and unmap it on

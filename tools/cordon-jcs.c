@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "version-flag.h"
 #include "canon.h"
 #include "cleanup.h"
 #include "crypto.h"
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
 	size_t out_len;
 	int c, r;
 
+	cordon_version_flag(argc, argv, "cordon-jcs");
 	log_set_program("cordon-jcs");
 	cordon_canon_limits_default(&lim);
 	while ((c = getopt_long(argc, argv, "fm:h", opts, NULL)) >= 0) {

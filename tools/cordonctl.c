@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "version-flag.h"
 #include "cleanup.h"
 #include "mcp-track.h"
 #include "operator-proto.h"
@@ -393,6 +394,30 @@ static void render_revoke_all(const struct opts *o, const json_t *r)
 	       num(r, "instances") == 1 ? "" : "s");
 }
 
+/* "WHAT: a, b" when the array at key is not empty. */
+static void print_ids(const json_t *r, const char *key, const char *what)
+{
+	const json_t *a = json_object_get(r, key);
+	size_t i;
+	json_t *v;
+
+	if (!json_array_size(a))
+		return;
+	printf("%s:", what);
+	json_array_foreach(a, i, v) printf("%s %s", i ? "," : "", json_string_value(v));
+	putchar('\n');
+}
+
+static void render_reload(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("reloaded: %lld profile%s in force\n", num(r, "profiles"), num(r, "profiles") == 1 ? "" : "s");
+	print_ids(r, "added", "new connectors (install with `connectors add`)");
+	print_ids(r, "removed", "forgotten (never installed)");
+	print_ids(r, "instances_ended", "instances ended (instances mode changed)");
+	print_ids(r, "ignored", "changed but need a restart of cordond (ignored)");
+}
+
 /* ---- request builders ---- */
 
 static int build_none(const struct command *c, struct opts *o, json_t *args)
@@ -584,6 +609,11 @@ static const struct command commands[] = {
 	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction;\n"
 	  "then ends every running connector instance (shared and per-session, with every process in its cgroup).",
 	  0, 0, false, build_none, render_revoke_all },
+	{ "reload", NULL, "reload", "reload",
+	  "Re-reads cordond's config file and profiles directory, all or nothing: any profile that does\n"
+	  "not load refuses the reload with its error and the previous profiles stay in force (as on\n"
+	  "SIGHUP). Changed profiles apply to instances started from now on.",
+	  0, 0, false, build_none, render_reload },
 	{ NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL },
 };
 /* clang-format on */
@@ -1008,6 +1038,7 @@ int main(int argc, char **argv)
 	json_t *result = NULL, *error = NULL;
 	int consumed = 0, r;
 
+	cordon_version_flag(argc, argv, "cordonctl");
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_args(argc, argv, &o) < 0)
 		return EXIT_USAGE;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "version-flag.h"
 #include "daemon-core.h"
 #include "log.h"
 #include "paths.h"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 	struct cordon_diag diag = {};
 	int r;
 
+	cordon_version_flag(argc, argv, "cordond");
 	log_set_program("cordond");
 	cordon_daemon_config_init(&cfg);
 	r = cordon_daemon_config_parse_args(&cfg, argc, argv, &diag);
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_max_level(cfg.foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
-	r = cordon_daemon_new(&cfg, NULL, &d, &diag);
+	r = cordon_daemon_new_args(&cfg, NULL, argc, argv, &d, &diag);
 	cordon_daemon_config_done(&cfg);
 	if (r < 0) {
 		log_error("start-up failed at %s: %s", diag.step, diag.message);

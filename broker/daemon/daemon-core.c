@@ -22,9 +22,9 @@
  *      outstanding approvals revoked: the old process key is gone);
  *   8. serve; READY=1 to systemd.
  * The daemon core is the edge of the program: it logs once per event. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +41,7 @@
 #include "crypto.h"
 #include "daemon-core.h"
 #include "daemon-private.h"
+#include "daemon-reload.h"
 #include "delegations.h"
 #include "fd-util.h"
 #include "gateway-decide.h"
@@ -59,86 +60,6 @@
  * 64 MiB). */
 #define WAL_TICK_PAGES	4000
 #define WAL_LIMIT_PAGES 16000
-
-static inline void closedir_p(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-#define CREDENTIAL_MAX 65536
-
-/* Credential values the profile injects (read while still privileged). The
- * broker keeps them only to scrub them from connector stderr. */
-static void load_secrets(struct dconn *c)
-{
-	const struct cordon_profile *p = c->profile;
-
-	if (!p->n_credentials)
-		return;
-	c->secrets = calloc(p->n_credentials, sizeof(char *));
-	if (!c->secrets)
-		return;
-	for (size_t i = 0; i < p->n_credentials; i++) {
-		char *buf = NULL;
-		size_t len = 0;
-
-		if (read_file_bounded(AT_FDCWD, p->credentials[i].file, CREDENTIAL_MAX, &buf, &len) < 0)
-			continue;
-		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-			buf[--len] = 0;
-		if (len)
-			c->secrets[c->n_secrets++] = buf;
-		else
-			free(buf);
-	}
-}
-
-static int load_profiles(struct cordon_daemon *d, struct cordon_diag *diag)
-{
-	_cleanup_(closedir_p) DIR *dir = NULL;
-	struct dirent *de;
-
-	dir = opendir(d->cfg.profiles_dir);
-	if (!dir)
-		return cordon_diag_set(diag, errno, "profiles", "cannot open '%s': %m", d->cfg.profiles_dir);
-	while ((de = readdir(dir))) {
-		size_t n = strlen(de->d_name);
-		char path[PATH_MAX];
-		struct cordon_profile *p = NULL;
-		struct cordon_diag pd = {};
-		struct dconn *nc;
-
-		if (n < 6 || strcmp(de->d_name + n - 5, ".yaml") != 0 || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", d->cfg.profiles_dir, de->d_name);
-		if (cordon_profile_load(path, &p, &pd) < 0) {
-			/* One bad profile does not take the others down, but it
-			 * is not hidden either: health is degraded and names it,
-			 * and connectors.add of its id prints this error. */
-			log_warning("profile %s:%u:%u: %s", path, pd.line, pd.column, pd.message);
-			if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
-				struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
-
-				snprintf(b->file, sizeof(b->file), "%s", de->d_name);
-				b->diag = pd;
-			}
-			d->n_bad_profiles_total++;
-			continue;
-		}
-		nc = realloc(d->conns, (d->n_conns + 1) * sizeof(*d->conns));
-		if (!nc) {
-			cordon_profile_free(p);
-			return cordon_diag_set(diag, ENOMEM, "profiles", "out of memory");
-		}
-		d->conns = nc;
-		memset(&d->conns[d->n_conns], 0, sizeof(*d->conns));
-		snprintf(d->conns[d->n_conns].id, sizeof(d->conns[d->n_conns].id), "%s", p->id);
-		d->conns[d->n_conns].profile = p;
-		load_secrets(&d->conns[d->n_conns]);
-		d->n_conns++;
-	}
-	return 0;
-}
 
 static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
 {
@@ -163,17 +84,74 @@ static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
 	return unix_listen(path, 0660, geteuid() == 0 ? 0 : d->run_uid, d->operator_gid, &d->http_fd, diag);
 }
 
+/* Signals, read from the signalfd on the loop (docs/cordond.md, "Signals
+ * and reload"): SIGTERM, SIGINT and SIGQUIT stop cordond cleanly (the
+ * broker.stop audit record names the signal); SIGHUP reloads the
+ * configuration and the profiles; every other signal whose default would
+ * end the process is logged and ignored. */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGQUIT };
+static const int ignored_signals[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ };
+
 static void on_signal(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
 {
+	struct cordon_daemon *d = userdata;
 	struct signalfd_siginfo si;
 
 	(void)revents;
-	(void)userdata;
-	while (read(fd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-			log_info("signal %u: shutting down", si.ssi_signo);
-			cordon_loop_quit(loop, 0);
+	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGHUP) {
+			json_t *res = NULL;
+			struct cordon_diag diag = {};
+
+			log_info("signal SIGHUP from pid %u: reloading the configuration and the profiles", si.ssi_pid);
+			if (cordon_daemon_reload(d, NULL, &res, &diag) >= 0)
+				json_decref(res);
+			continue;
 		}
+		for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+			if (sig == stop_signals[i]) {
+				log_notice("signal SIG%s from pid %u: shutting down", sigabbrev_np(sig), si.ssi_pid);
+				if (!d->stop_signal)
+					d->stop_signal = sig;
+				cordon_loop_quit(loop, 0);
+			}
+		for (size_t i = 0; i < ELEMENTSOF(ignored_signals); i++)
+			if (sig == ignored_signals[i])
+				log_warning("signal SIG%s from pid %u: ignored (SIGTERM stops cordond, SIGHUP reloads)",
+					    sigabbrev_np(sig), si.ssi_pid);
+	}
+}
+
+/* A crash signal (the process faulted, aborted, or someone sent one): one
+ * line on stderr, written with write(2) alone (async-signal-safe), then the
+ * default action (the handler is reset on entry, SA_RESETHAND) ends the
+ * process with a core as before. */
+static void on_fatal(int sig)
+{
+	static const char head[] = "cordond: fatal signal SIG", tail[] = "; stopping without a clean shutdown\n";
+	char msg[sizeof(head) + 16 + sizeof(tail)];
+	const char *name = sigabbrev_np(sig);
+	size_t n = sizeof(head) - 1;
+
+	memcpy(msg, head, n);
+	for (size_t i = 0; name && name[i] && i < 16; i++)
+		msg[n++] = name[i];
+	memcpy(msg + n, tail, sizeof(tail) - 1);
+	n += sizeof(tail) - 1;
+	(void)!write(STDERR_FILENO, msg, n);
+	(void)raise(sig);
+}
+
+static void fatal_signals_log(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ELEMENTSOF(fatal); i++)
+		(void)sigaction(fatal[i], &sa, NULL);
 }
 
 static void on_spawner(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
@@ -253,6 +231,12 @@ static void on_helper_lost(void *userdata, const struct cordon_diag *why)
 int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner,
 		      struct cordon_daemon **ret, struct cordon_diag *diag)
 {
+	return cordon_daemon_new_args(cfg, spawner, 0, NULL, ret, diag);
+}
+
+int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner, int argc,
+			   char *const *argv, struct cordon_daemon **ret, struct cordon_diag *diag)
+{
 	struct cordon_daemon *d;
 	struct cordon_broker_start_result rec = {};
 	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit", .checkpoint_when_idle = true };
@@ -298,9 +282,13 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 			(void)setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
+	fatal_signals_log();
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+		sigaddset(&mask, stop_signals[i]);
+	for (size_t i = 0; i < ELEMENTSOF(ignored_signals); i++)
+		sigaddset(&mask, ignored_signals[i]);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->signal_fd < 0) {
@@ -312,7 +300,11 @@ int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordo
 	r = privs_resolve(d, diag);
 	if (r < 0)
 		goto fail;
-	r = load_profiles(d, diag);
+	if (argv && daemon_reload_args(d, argc, argv) < 0) {
+		r = cordon_diag_set(diag, ENOMEM, "daemon", "out of memory");
+		goto fail;
+	}
+	r = daemon_profiles_load(d, diag);
 	if (r < 0)
 		goto fail;
 
@@ -455,7 +447,10 @@ void cordon_daemon_free(struct cordon_daemon *d)
 		cordon_loop_unwatch(d->w_spawner);
 	if (d->db) {
 		/* broker.stop record and the final signed checkpoint. */
-		(void)cordon_broker_stop(d->db);
+		(void)cordon_broker_stop_because(d->db, d->stop_signal == SIGTERM   ? "sigterm"
+							: d->stop_signal == SIGINT  ? "sigint"
+							: d->stop_signal == SIGQUIT ? "sigquit"
+										    : NULL);
 		cordon_db_close(d->db);
 	}
 	if (d->have_spawner && d->spawner.free)
@@ -480,17 +475,7 @@ void cordon_daemon_free(struct cordon_daemon *d)
 			(void)unlink(path);
 		}
 	}
-	for (size_t i = 0; i < d->n_conns; i++) {
-		for (size_t j = 0; j < d->conns[i].n_secrets; j++) {
-			explicit_bzero(d->conns[i].secrets[j], strlen(d->conns[i].secrets[j]));
-			free(d->conns[i].secrets[j]);
-		}
-		free(d->conns[i].secrets);
-		json_decref(d->conns[i].surface_cache);
-		free(d->conns[i].instructions);
-		cordon_profile_free(d->conns[i].profile);
-	}
-	free(d->conns);
+	daemon_profiles_free(d);
 	json_decref(d->capabilities);
 	json_decref(d->self_sandbox);
 	if (d->loop)

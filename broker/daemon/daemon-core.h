@@ -21,6 +21,12 @@
  * the launcher helper. */
 int cordon_daemon_new(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner,
 		      struct cordon_daemon **ret, struct cordon_diag *diag);
+/* The same, keeping argv (cordond's flags, argv[0] first) so that a reload
+ * (SIGHUP, `cordonctl reload`) parses the configuration again as at
+ * start-up: the --config file, then the flags. Its --config file is the one
+ * file outside its directories that cordond's sandbox lets it read. */
+int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct cordon_spawner *spawner, int argc,
+			   char *const *argv, struct cordon_daemon **ret, struct cordon_diag *diag);
 
 /* Serves until SIGTERM/SIGINT (exit code 0) or a fatal error. */
 int cordon_daemon_run(struct cordon_daemon *d);

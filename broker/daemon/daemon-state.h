@@ -398,13 +398,19 @@ struct daemon_metrics {
 	uint64_t instance_restarts, instance_crashes, oom_kills, network_denials, worker_protocol_kills,
 		worker_lines_skipped;
 	uint64_t sessions_total, sessions_refused, gateway_errors;
+	uint64_t reloads_applied, reloads_refused;
 };
 
-/* A file in the profiles directory that failed to load at start-up: it is
- * not served, health is degraded while it is listed, and connectors.add of
- * its id prints the loader's error. At most DAEMON_BAD_PROFILES_MAX are
+/* A file in the profiles directory that failed to load (at start-up, or at
+ * the last reload, which it refused): it is not served, health is degraded
+ * while it is listed, and connectors.add of its id prints the loader's
+ * error. At most DAEMON_BAD_PROFILES_MAX are
  * kept; n_bad_profiles_total counts them all. */
 #define DAEMON_BAD_PROFILES_MAX 32u
+/* At most this many profiles are loaded (served as connectors); a file past
+ * it counts as a bad profile ("too many profiles"). It bounds the
+ * cardinality of the per-connector metrics. */
+#define DAEMON_CONNECTORS_MAX 256u
 struct dbadprofile {
 	char file[256]; /* the name in the profiles directory */
 	struct cordon_diag diag;
@@ -457,6 +463,12 @@ struct cordon_daemon {
 	uint64_t held_bytes;	/* all calls' held argument bytes */
 	uint64_t held_released; /* freed since the last malloc_trim */
 	uint64_t last_trim_ms;
+	/* Reloads (daemon-reload.c): the flags cordond started with and its
+	 * --config file (absolute; NULL: none). */
+	char **reload_argv;
+	int reload_argc;
+	char *config_path;
+	int stop_signal; /* the signal that stopped the loop (0: none) */
 };
 
 /* daemon-state.c */

@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include "audit.h"
+#include "approvals.h"
 #include "broker.h"
 #include "cleanup.h"
 #include "connectors.h"
+#include "cordon-version.h"
 #include "daemon-state.h"
 #include "daemon.h"
 #include "gateway-call.h"
@@ -189,54 +191,149 @@ json_t *cordon_daemon_health_detail(struct cordon_daemon *d)
 			 (json_int_t)cnt.audit_append_failures, "sessions", (json_int_t)d->n_sessions);
 }
 
+/* One metric family's HELP and TYPE lines. */
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	family(f, name, "counter", help);
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/* A label value in the exposition format: backslash, double quote and line
+ * feed escaped (connector ids are [a-z0-9-] already; this is belt and
+ * braces for whatever else ends up in a label). */
+static void label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+struct pending_count {
+	struct cordon_daemon *d;
+	uint64_t now, *per_conn;
+};
+
+static int count_pending_approval(const struct cordon_approval_info *info, void *userdata)
+{
+	struct pending_count *pc = userdata;
+
+	if (info->expires_at <= pc->now)
+		return 0; /* expired; the next sweep marks it */
+	for (size_t i = 0; i < pc->d->n_conns; i++)
+		if (strcmp(pc->d->conns[i].id, info->connector) == 0) {
+			pc->per_conn[i]++;
+			break;
+		}
+	return 0;
+}
+
 int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 {
-	static const char *const le[] = {
-		"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "+Inf"
-	};
+	/* cordon_spawn_latency_seconds: the spawn histogram's bounds (kept in
+	 * milliseconds in struct daemon_metrics), in seconds. */
+	static const char *const le[] = { "0.001", "0.002", "0.005", "0.01", "0.02", "0.05",
+					  "0.1",   "0.2",   "0.5",   "1",    "2",    "+Inf" };
+	static const char *const approval_states[] = { "requested", "approved",	    "denied",
+						       "expired",   "wait_timeout", "cancelled" };
+	const uint64_t approvals[] = { d->m.approvals_requested, d->m.approvals_approved, d->m.approvals_denied,
+				       d->m.approvals_expired,	 d->m.approvals_timeout,  d->m.approvals_cancelled };
 	struct cordon_db_counters cnt = {};
+	_cleanup_free_ uint64_t *pending = NULL, *instances = NULL;
 	uint64_t cum = 0;
-	unsigned sessions = d->n_sessions;
+	int r;
 
 	cordon_db_get_counters(d->db, &cnt);
-	fprintf(f, "# HELP cordon_calls_total tools/call decisions.\n# TYPE cordon_calls_total counter\n");
+	family(f, "cordon_build_info", "gauge", "The version of this cordond (always 1).");
+	fprintf(f, "cordon_build_info{version=\"");
+	label_value(f, CORDON_VERSION);
+	fprintf(f, "\"} 1\n");
+	family(f, "cordon_calls_total", "counter", "tools/call decisions.");
 	fprintf(f, "cordon_calls_total{decision=\"allow\"} %llu\n", (unsigned long long)d->m.calls_allow);
 	fprintf(f, "cordon_calls_total{decision=\"approve\"} %llu\n", (unsigned long long)d->m.calls_approve);
 	fprintf(f, "cordon_calls_total{decision=\"deny\"} %llu\n", (unsigned long long)d->m.calls_deny);
-	fprintf(f, "# HELP cordon_approvals_total Approvals by outcome as seen by waiting calls.\n"
-		   "# TYPE cordon_approvals_total counter\n");
-	fprintf(f, "cordon_approvals_total{state=\"requested\"} %llu\n", (unsigned long long)d->m.approvals_requested);
-	fprintf(f, "cordon_approvals_total{state=\"approved\"} %llu\n", (unsigned long long)d->m.approvals_approved);
-	fprintf(f, "cordon_approvals_total{state=\"denied\"} %llu\n", (unsigned long long)d->m.approvals_denied);
-	fprintf(f, "cordon_approvals_total{state=\"expired\"} %llu\n", (unsigned long long)d->m.approvals_expired);
-	fprintf(f, "cordon_approvals_total{state=\"wait_timeout\"} %llu\n", (unsigned long long)d->m.approvals_timeout);
-	fprintf(f, "cordon_approvals_total{state=\"cancelled\"} %llu\n", (unsigned long long)d->m.approvals_cancelled);
-	fprintf(f, "# HELP cordon_spawn_latency_ms Connector instance spawn latency.\n"
-		   "# TYPE cordon_spawn_latency_ms histogram\n");
+	family(f, "cordon_approvals_total", "counter", "Approvals by outcome as seen by waiting calls.");
+	for (size_t i = 0; i < ELEMENTSOF(approval_states); i++)
+		fprintf(f, "cordon_approvals_total{state=\"%s\"} %llu\n", approval_states[i],
+			(unsigned long long)approvals[i]);
+
+	/* Per connector: one series per profile loaded from the profiles
+	 * directory, so the label's cardinality is bounded by
+	 * DAEMON_CONNECTORS_MAX. */
+	pending = calloc(d->n_conns + 1, sizeof(*pending));
+	instances = calloc(d->n_conns + 1, sizeof(*instances));
+	if (!pending || !instances)
+		return -ENOMEM;
+	r = cordon_approvals_list(d->db,
+				  &(struct cordon_list_filter){ .states = CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) },
+				  count_pending_approval,
+				  &(struct pending_count){ .d = d, .now = cordon_db_now(d->db), .per_conn = pending });
+	if (r < 0)
+		return r;
+	for (struct dworker *w = d->workers; w; w = w->next)
+		instances[w->conn - d->conns]++;
+	family(f, "cordon_approvals_pending", "gauge",
+	       "Approvals requested and not yet decided or expired, per connector.");
+	for (size_t i = 0; i < d->n_conns; i++) {
+		fprintf(f, "cordon_approvals_pending{connector=\"");
+		label_value(f, d->conns[i].id);
+		fprintf(f, "\"} %llu\n", (unsigned long long)pending[i]);
+	}
+	family(f, "cordon_connector_instances", "gauge", "Running instances, per connector.");
+	for (size_t i = 0; i < d->n_conns; i++) {
+		fprintf(f, "cordon_connector_instances{connector=\"");
+		label_value(f, d->conns[i].id);
+		fprintf(f, "\"} %llu\n", (unsigned long long)instances[i]);
+	}
+	family(f, "cordon_connector_restarts_total", "counter",
+	       "Instance restarts after a crash or by an operator, per connector.");
+	for (size_t i = 0; i < d->n_conns; i++) {
+		fprintf(f, "cordon_connector_restarts_total{connector=\"");
+		label_value(f, d->conns[i].id);
+		fprintf(f, "\"} %llu\n", (unsigned long long)d->conns[i].restarts);
+	}
+	family(f, "cordon_connector_failing", "gauge",
+	       "1 while a connector crashes repeatedly (health is failing), else 0, per connector.");
+	for (size_t i = 0; i < d->n_conns; i++) {
+		fprintf(f, "cordon_connector_failing{connector=\"");
+		label_value(f, d->conns[i].id);
+		fprintf(f, "\"} %d\n", d->conns[i].failing ? 1 : 0);
+	}
+
+	family(f, "cordon_spawn_latency_seconds", "histogram", "Connector instance spawn latency.");
 	for (size_t i = 0; i < ELEMENTSOF(le); i++) {
 		cum += d->m.spawn_buckets[i];
-		fprintf(f, "cordon_spawn_latency_ms_bucket{le=\"%s\"} %llu\n", le[i], (unsigned long long)cum);
+		fprintf(f, "cordon_spawn_latency_seconds_bucket{le=\"%s\"} %llu\n", le[i], (unsigned long long)cum);
 	}
-	fprintf(f, "cordon_spawn_latency_ms_sum %.3f\ncordon_spawn_latency_ms_count %llu\n", d->m.spawn_sum_ms,
-		(unsigned long long)d->m.spawn_count);
-	fprintf(f, "# TYPE cordon_instance_restarts_total counter\ncordon_instance_restarts_total %llu\n",
-		(unsigned long long)d->m.instance_restarts);
-	fprintf(f, "# TYPE cordon_instance_crashes_total counter\ncordon_instance_crashes_total %llu\n",
-		(unsigned long long)d->m.instance_crashes);
-	fprintf(f, "# TYPE cordon_oom_kills_total counter\ncordon_oom_kills_total %llu\n",
-		(unsigned long long)d->m.oom_kills);
-	fprintf(f, "# TYPE cordon_network_denials_total counter\ncordon_network_denials_total %llu\n",
-		(unsigned long long)d->m.network_denials);
-	fprintf(f, "# TYPE cordon_worker_protocol_kills_total counter\ncordon_worker_protocol_kills_total %llu\n",
-		(unsigned long long)d->m.worker_protocol_kills);
-	fprintf(f, "# TYPE cordon_worker_lines_skipped_total counter\ncordon_worker_lines_skipped_total %llu\n",
-		(unsigned long long)d->m.worker_lines_skipped);
-	fprintf(f, "# TYPE cordon_audit_append_failures_total counter\ncordon_audit_append_failures_total %llu\n",
-		(unsigned long long)cnt.audit_append_failures);
-	fprintf(f, "# TYPE cordon_sessions gauge\ncordon_sessions %u\n", sessions);
-	fprintf(f, "# TYPE cordon_sessions_refused_total counter\ncordon_sessions_refused_total %llu\n",
-		(unsigned long long)d->m.sessions_refused);
-	fprintf(f, "# TYPE cordon_profiles_failed gauge\ncordon_profiles_failed %zu\n", d->n_bad_profiles_total);
+	fprintf(f, "cordon_spawn_latency_seconds_sum %.6f\ncordon_spawn_latency_seconds_count %llu\n",
+		d->m.spawn_sum_ms / 1000.0, (unsigned long long)d->m.spawn_count);
+	counter(f, "cordon_instance_restarts_total", "Instances started again after a crash.", d->m.instance_restarts);
+	counter(f, "cordon_instance_crashes_total", "Instances that stopped as a crash.", d->m.instance_crashes);
+	counter(f, "cordon_oom_kills_total", "Connector processes killed by the out-of-memory killer.", d->m.oom_kills);
+	counter(f, "cordon_network_denials_total", "Egress attempts the sandbox denied.", d->m.network_denials);
+	counter(f, "cordon_worker_protocol_kills_total", "Instances stopped for breaking the protocol or a budget.",
+		d->m.worker_protocol_kills);
+	counter(f, "cordon_worker_lines_skipped_total", "Connector stdout lines skipped as not JSON-RPC.",
+		d->m.worker_lines_skipped);
+	counter(f, "cordon_audit_append_failures_total", "Audit appends that failed (each failed its operation).",
+		cnt.audit_append_failures);
+	family(f, "cordon_sessions", "gauge", "Open MCP sessions on the gateway.");
+	fprintf(f, "cordon_sessions %u\n", d->n_sessions);
+	counter(f, "cordon_sessions_refused_total", "Gateway connections refused by a limit.", d->m.sessions_refused);
+	family(f, "cordon_reloads_total", "counter", "Reloads of the configuration and profiles, by result.");
+	fprintf(f, "cordon_reloads_total{result=\"applied\"} %llu\ncordon_reloads_total{result=\"refused\"} %llu\n",
+		(unsigned long long)d->m.reloads_applied, (unsigned long long)d->m.reloads_refused);
+	family(f, "cordon_profiles_failed", "gauge", "Profiles in the profiles directory that did not load.");
+	fprintf(f, "cordon_profiles_failed %zu\n", d->n_bad_profiles_total);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -346,7 +443,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 
 	if (!c) {
 		/* A file that is there but did not load: its error, not "no
-		 * such profile" (cordond loads profiles once, at start-up). */
+		 * such profile" (at start-up or at the last reload). */
 		for (size_t i = 0; i < d->n_bad_profiles; i++) {
 			const struct dbadprofile *b = &d->bad_profiles[i];
 			size_t n = strlen(connector);

@@ -36,8 +36,8 @@ const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, cons
 /* "ok" | "degraded" | "failing". */
 const char *cordon_daemon_health(struct cordon_daemon *d);
 
-/* New reference: the profiles that failed to load at start-up (health is
- * degraded while there is one): [{"file": path, "line", "column", "error":
+/* New reference: the profiles that failed to load at start-up or at the
+ * last reload (health is degraded while there is one): [{"file": path, "line", "column", "error":
  * the loader's message, "message": "path:line:col: error"}], plus
  * {"more": N} when more failed than are kept. [] when none. */
 json_t *cordon_daemon_profile_errors(struct cordon_daemon *d);
@@ -94,6 +94,17 @@ int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connect
  * call of this process holds them. `cordonctl approvals show` renders them
  * masked and escaped; display only. */
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id);
+
+/* Reloads the configuration and the profiles directory, all or nothing
+ * (daemon-reload.c says what changes and what does not). actor: the
+ * operator who asked; NULL for SIGHUP. 0 and *ret = {"result": "reloaded",
+ * "profiles": N, "added": [ids], "removed": [ids], "ignored": [settings that
+ * need a restart], "instances_ended": [ids], "config": re-read?}; or -errno
+ * with diag (step "profile": the first loader error, "config", ...) and
+ * nothing changed. Logged and audited (broker.reload) either way. */
+struct cordon_actor;
+int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *actor, json_t **ret,
+			 struct cordon_diag *diag);
 
 /* The public key this daemon signs audit checkpoints with (for
  * `cordonctl audit verify` without --key). 0, or -ENOENT when checkpoints

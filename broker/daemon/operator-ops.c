@@ -164,8 +164,8 @@ static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_r
 		 * failure (not a bad argument: the operator named it right). */
 		if (!strcmp(diag.step, "profile"))
 			return cordon_op_error_set(err, -r, CORDON_OP_E_FAILED,
-						   "connector \"%.64s\": profile %s (skipped at start-up: fix the "
-						   "file, then restart cordond)",
+						   "connector \"%.64s\": profile %s (not loaded: fix the file, "
+						   "then `cordonctl reload`)",
 						   connector, diag.message);
 		if (diag.message[0])
 			return cordon_op_error_set(err, -r, cordon_op_errno_code(r), "connector \"%.64s\": %s",
@@ -947,6 +947,21 @@ static int op_revoke_all(struct cordon_daemon *d, const struct cordon_actor *act
 	return *ret ? 0 : oom(err);
 }
 
+/* ---- reload ---------------------------------------------------------------------- */
+
+static int op_reload(struct cordon_daemon *d, const struct cordon_actor *actor, json_t **ret,
+		     struct cordon_op_error *err)
+{
+	struct cordon_diag diag = {};
+	int r;
+
+	r = cordon_daemon_reload(d, actor, ret, &diag);
+	if (r < 0)
+		return cordon_op_error_set(err, -r, CORDON_OP_E_FAILED, "reload refused, nothing changed: %s",
+					   diag.message);
+	return 0;
+}
+
 int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *actor,
 			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
@@ -997,6 +1012,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_audit_verify(d, req, &res, err);
 	else if (!strcmp(op, "revoke-all"))
 		r = op_revoke_all(d, actor, &res, err);
+	else if (!strcmp(op, "reload"))
+		r = op_reload(d, actor, &res, err);
 	else
 		r = cordon_op_error_set(err, ENOSYS, CORDON_OP_E_UNKNOWN_OP, "op %s has no handler", op);
 	if (r < 0) {

@@ -56,6 +56,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "audit.tail",          false, { U("count", 1000) } },
 	{ "audit.verify",        false, { S("key", false) } },
 	{ "revoke-all",          true,  {} },
+	{ "reload",              true,  {} },
 	{ NULL, false, {} },
 };
 /* clang-format on */

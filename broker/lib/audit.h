@@ -36,6 +36,7 @@
 #define CORDON_AUDIT_BROKER_START	"broker.start"
 #define CORDON_AUDIT_BROKER_STOP	"broker.stop"
 #define CORDON_AUDIT_BROKER_RECOVERY	"broker.recovery"
+#define CORDON_AUDIT_BROKER_RELOAD	"broker.reload" /* profiles and config re-read (state: applied|refused) */
 #define CORDON_AUDIT_CHECKPOINT		"checkpoint"
 #define CORDON_AUDIT_RETENTION		"retention"
 #define CORDON_AUDIT_NETWORK_DENIED	"network.denied"

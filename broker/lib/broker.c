@@ -63,8 +63,14 @@ int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result 
 
 int cordon_broker_stop(struct cordon_db *db)
 {
+	return cordon_broker_stop_because(db, NULL);
+}
+
+int cordon_broker_stop_because(struct cordon_db *db, const char *reason)
+{
 	struct cordon_actor sys = cordon_actor_system();
-	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_BROKER_STOP, .actor = &sys };
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_BROKER_STOP, .actor = &sys,
+					 .reason = reason };
 	int r;
 
 	r = cordon_audit_append(db, &ev);

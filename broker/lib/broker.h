@@ -37,6 +37,9 @@ int cordon_broker_start(struct cordon_db *db, struct cordon_broker_start_result 
 
 /* Shutdown: a broker.stop record and a final checkpoint. */
 int cordon_broker_stop(struct cordon_db *db);
+/* The same, the record's reason a fixed word ("sigterm", "sigint",
+ * "sigquit": the signal that stopped the daemon); NULL: none. */
+int cordon_broker_stop_because(struct cordon_db *db, const char *reason);
 
 /* Periodic work for the daemon's timer (say every second): expires
  * approvals and delegations past their time and writes a checkpoint when one

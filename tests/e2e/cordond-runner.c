@@ -172,6 +172,10 @@ void rcd_start(struct rcd *c)
 	argv[n++] = c->profiles;
 	argv[n++] = "--launcher";
 	argv[n++] = c->launch;
+	if (c->config) {
+		argv[n++] = "--config";
+		argv[n++] = c->config;
+	}
 	if (c->approval_wait) {
 		argv[n++] = "--approval-wait";
 		argv[n++] = c->approval_wait;

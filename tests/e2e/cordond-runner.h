@@ -26,6 +26,7 @@ struct rcd {
 	const char *approval_wait;  /* --approval-wait */
 	const char *operator_group; /* --operator-group */
 	const char *notify_socket;  /* NOTIFY_SOCKET in cordond's environment */
+	const char *config;	    /* --config */
 };
 
 /* A temp tree (0755, root-owned: the launcher helper refuses a profiles

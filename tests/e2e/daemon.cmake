@@ -56,3 +56,11 @@ cordon_add_test(NAME test-cordond-resources
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-resources.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
 add_dependencies(test-cordond-resources fake-connector cordond cordonctl cordon-launch)
+
+# Operations (issue 17) on the real binaries: /metrics through promtool
+# (Debian's prometheus package), reload (SIGHUP, `cordonctl reload`) and
+# signals.
+cordon_add_test(NAME test-cordond-ops
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-ops.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
+add_dependencies(test-cordond-ops fake-connector cordond cordonctl cordon-launch)

@@ -162,8 +162,8 @@ static void test_bad_profile_reported_not_hidden(void **state)
 	assert_int_equal(rcd_ctl(&C, &out, &err, "connectors", "add", "broken", (char *)NULL), 1);
 	printf("  connectors add broken: %s", err);
 	snprintf(want, sizeof(want),
-		 "cordonctl: failed: connector \"broken\": profile broken.yaml:6:3: %s (skipped at start-up: fix "
-		 "the file, then restart cordond)\n",
+		 "cordonctl: failed: connector \"broken\": profile broken.yaml:6:3: %s (not loaded: fix the file, "
+		 "then `cordonctl reload`)\n",
 		 loader_error);
 	assert_string_equal(out, "");
 	assert_string_equal(err, want);

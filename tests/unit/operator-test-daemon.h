@@ -186,6 +186,16 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 	return 3; /* instances ended: what the operator surfaces report */
 }
 
+int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *actor, json_t **ret,
+			 struct cordon_diag *diag)
+{
+	(void)diag;
+	test_daemon_event(d, "reload:", actor && cordon_actor_is_operator(actor) ? "operator" : "signal");
+	*ret = json_pack("{s:s, s:i, s:[], s:[], s:[], s:[], s:b}", "result", "reloaded", "profiles", 1, "added",
+			 "removed", "ignored", "instances_ended", "config", false);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
 {
 	test_daemon_event(d, "connector_add:", connector);
