@@ -141,8 +141,8 @@ static int op_connectors_list(struct cordon_daemon *d, json_t **ret, struct cord
 	return *ret ? 0 : oom(err);
 }
 
-static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
-			       struct cordon_op_error *err)
+static int op_connector_change(struct cordon_daemon *d, const struct cordon_actor *actor,
+			       const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
 	const char *connector = cordon_op_arg_string(req, "connector");
 	struct cordon_diag diag = {};
@@ -151,10 +151,10 @@ static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_r
 
 	if (strcmp(req->op->name, "connectors.add") == 0) {
 		verb = "added";
-		r = cordon_daemon_connector_add(d, connector, &diag);
+		r = cordon_daemon_connector_add(d, actor, connector, &diag);
 	} else if (strcmp(req->op->name, "connectors.remove") == 0) {
 		verb = "removed";
-		r = cordon_daemon_connector_remove(d, connector, &diag);
+		r = cordon_daemon_connector_remove(d, actor, connector, &diag);
 	} else {
 		verb = "restarted";
 		r = cordon_daemon_connector_restart(d, connector, &diag);
@@ -966,7 +966,7 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 	else if (!strcmp(op, "connectors.list"))
 		r = op_connectors_list(d, &res, err);
 	else if (!strncmp(op, "connectors.", 11))
-		r = op_connector_change(d, req, &res, err);
+		r = op_connector_change(d, actor, req, &res, err);
 	else if (!strcmp(op, "inventory.show"))
 		r = op_inventory_show(d, req, &res, err);
 	else if (!strcmp(op, "inventory.review"))

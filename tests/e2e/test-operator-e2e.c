@@ -381,12 +381,97 @@ static void test_operator_group_member(void **state_)
 	assert_int_equal(run_as(&outsider, NULL, argv), 4);
 }
 
+/* Whether connectors.list says id is installed. */
+static bool installed(const char *id)
+{
+	json_t *v = rcd_ctl_json(&C, "connectors", "list"), *e;
+	bool yes = false;
+	size_t i;
+
+	assert_non_null(v);
+	json_array_foreach(v, i, e) if (strcmp(json_string_value(json_object_get(e, "id")), id) == 0) yes =
+		json_is_true(json_object_get(e, "installed"));
+	json_decref(v);
+	return yes;
+}
+
+/* A refused add leaves nothing behind: not installed, no inventory, no
+ * grant (both answer "unknown connector"), an audit record "refused" by
+ * the operator; the fixed add then succeeds. */
+static void assert_left_nothing(const char *id, const char *reason)
+{
+	char *out = NULL, *err = NULL, want[128];
+
+	assert_false(installed(id));
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "inventory", "show", id, (char *)NULL), 1);
+	assert_non_null(strstr(err, "unknown connector"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "grants", "show", id, (char *)NULL), 1);
+	assert_non_null(strstr(err, "unknown connector"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "1", (char *)NULL), 0);
+	snprintf(want, sizeof(want), "\"connector\": \"%s\"", id);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\"state\": \"refused\""));
+	snprintf(want, sizeof(want), "\"reason\": \"%s\"", reason);
+	assert_non_null(strstr(out, want));
+	assert_null(strstr(out, "\"system\""));
+	free(out);
+}
+
+static void test_add_atomic(void **state_)
+{
+	char *err = NULL, path[800];
+
+	(void)state_;
+	/* a root that does not exist yet */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "lateroot", (char *)NULL), 1);
+	snprintf(path, sizeof(path), "%s/later", C.dir);
+	assert_non_null(strstr(err, "does not exist: create "));
+	assert_non_null(strstr(err, path));
+	free(err);
+	assert_left_nothing("lateroot", "missing-root");
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "lateroot", (char *)NULL), 0);
+	assert_true(installed("lateroot"));
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "lateroot", (char *)NULL), 0);
+
+	/* a credential file that is not there */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "nocred", (char *)NULL), 1);
+	assert_non_null(strstr(err, "set credential FAKE_TOKEN in "));
+	free(err);
+	assert_left_nothing("nocred", "missing-credential");
+	snprintf(path, sizeof(path), "%s/token", C.dir);
+	rcd_write(path, "s3cret\n");
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "nocred", (char *)NULL), 0);
+	assert_true(installed("nocred"));
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "nocred", (char *)NULL), 0);
+
+	/* a program that is not installed */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "noprog", (char *)NULL), 1);
+	assert_non_null(strstr(err, "its command /opt/cordon-test/not-installed1 does not exist"));
+	assert_non_null(strstr(err, "install it"));
+	free(err);
+	assert_left_nothing("noprog", "missing-command");
+
+	/* a program that exits before listing its tools: the install is undone,
+	 * and the same add is refused the same way again (not "already
+	 * installed") */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "crashy", (char *)NULL), 1);
+		assert_non_null(strstr(err, "exited before listing its tools"));
+		free(err);
+		assert_left_nothing("crashy", "launch-failed");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_surface),
 		cmocka_unit_test(test_operator_flow),
 		cmocka_unit_test(test_operator_group_member),
+		cmocka_unit_test(test_add_atomic),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r, st = 0;
@@ -399,6 +484,29 @@ int main(void)
 		cordon_test_skip("curl is not installed (tools/install-deps installs it)");
 	rcd_setup(&C, "operator-e2e");
 	rcd_fake_profile(&C, "fake", &(struct rcd_fake_options){ .roots_risk = "critical" });
+	{
+		char data[sizeof(C.data)], cred[800], prog[900], *text;
+		int fd;
+
+		rcd_fake_profile(&C, "crashy", &(struct rcd_fake_options){ .arg = "--no-such-mode" });
+		snprintf(cred, sizeof(cred), "%s/token", C.dir);
+		rcd_fake_profile(&C, "nocred", &(struct rcd_fake_options){ .credential_file = cred });
+		memcpy(data, C.data, sizeof(data));
+		snprintf(C.data, sizeof(C.data), "%s/later", C.dir);
+		rcd_fake_profile(&C, "lateroot", NULL);
+		memcpy(C.data, data, sizeof(data));
+		/* noprog: the fake profile naming a program that is not there */
+		rcd_fake_profile(&C, "noprog", NULL);
+		snprintf(prog, sizeof(prog), "%s/noprog.yaml", C.profiles);
+		fd = open(prog, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		text = rcd_slurp(fd);
+		close(fd);
+		assert_non_null(strstr(text, "/opt/cordon-test/fake-connector"));
+		memcpy(strstr(text, "/opt/cordon-test/fake-connector"), "/opt/cordon-test/not-installed1", 31);
+		rcd_write(prog, text);
+		free(text);
+	}
 	C.approval_wait = "20s";
 	rcd_start(&C);
 	r = cmocka_run_group_tests(tests, NULL, NULL);
