@@ -465,13 +465,96 @@ static void test_add_atomic(void **state_)
 	}
 }
 
+/* The CLI against the real cordond: grants name advertised tools, a wrong
+ * fingerprint says what is wrong, --json errors are one object on stderr,
+ * connector changes are audited as the operator. */
+static void test_cli_correctness(void **state_)
+{
+	char *out = NULL, *err = NULL, want[400];
+	json_t *v, *st;
+	json_int_t epoch;
+	json_error_t e;
+	const char *fp = NULL;
+	size_t i;
+
+	(void)state_;
+	st = rcd_ctl_json(&C, "status", NULL, NULL);
+	epoch = json_integer_value(json_object_get(st, "policy_epoch"));
+	assert_int_equal(json_integer_value(json_object_get(st, "schema_version")), 1);
+	json_decref(st);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "grants", "add", "fake", "nosuch", (char *)NULL), 1);
+	assert_non_null(strstr(err, "fake does not advertise a tool \"nosuch\"; see `cordonctl inventory show fake "
+				    "--all` (or grant it anyway with --allow-unknown)"));
+	free(err);
+	st = rcd_ctl_json(&C, "status", NULL, NULL);
+	assert_int_equal(json_integer_value(json_object_get(st, "policy_epoch")), epoch);
+	json_decref(st);
+	/* --json: the refusal alone, as JSON, on stderr */
+	assert_int_equal(rcd_ctl(&C, &out, &err, "--json", "grants", "add", "fake", "nosuch", (char *)NULL), 1);
+	assert_string_equal(out, "");
+	v = json_loads(err, 0, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), "not-found");
+	json_decref(v);
+	free(out);
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "fake", "nosuch", "--allow-unknown", (char *)NULL),
+			 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "remove", "fake", "nosuch", (char *)NULL), 0);
+
+	/* a fingerprint that is not the tool's */
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "inventory", "show", "fake", "echo", "--all", (char *)NULL),
+			 0);
+	v = json_loads(out, 0, &e);
+	free(out);
+	assert_non_null(v);
+	json_array_foreach(json_object_get(v, "tools"), i, st) fp =
+		json_string_value(json_object_get(st, "fingerprint"));
+	assert_non_null(fp);
+	snprintf(want, sizeof(want),
+		 "fingerprint deadbeef does not match the tool's current fingerprint %s; run `cordonctl inventory "
+		 "show fake echo`",
+		 fp);
+	json_decref(v);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "inventory", "review", "fake", "echo", "--fingerprint", "deadbeef",
+				 (char *)NULL),
+			 1);
+	assert_non_null(strstr(err, want));
+	assert_null(strstr(err, "Invalid argument"));
+	free(err);
+
+	/* connectors remove/add: audited with the operator's uid, not "system" */
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "lateroot", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "50", (char *)NULL), 0);
+	v = json_loads(out, 0, &e);
+	assert_non_null(v);
+	{
+		json_t *rec, *found = NULL;
+
+		json_array_foreach(v, i,
+				   rec) if (json_is_string(json_object_get(rec, "state")) &&
+					    !strcmp(json_string_value(json_object_get(rec, "state")), "installed") &&
+					    !strcmp(json_string_value(json_object_get(rec, "connector")), "lateroot"))
+			found = rec;
+		assert_non_null(found);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(found, "actor"), "kind")),
+				    "operator");
+	}
+	json_decref(v);
+	free(out);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "lateroot", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "1", (char *)NULL), 0);
+	assert_non_null(strstr(out, "\"removed\""));
+	assert_non_null(strstr(out, "\"operator\""));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_http_surface),
-		cmocka_unit_test(test_operator_flow),
-		cmocka_unit_test(test_operator_group_member),
-		cmocka_unit_test(test_add_atomic),
+		cmocka_unit_test(test_http_surface),	      cmocka_unit_test(test_operator_flow),
+		cmocka_unit_test(test_operator_group_member), cmocka_unit_test(test_add_atomic),
+		cmocka_unit_test(test_cli_correctness),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r, st = 0;
