@@ -47,7 +47,7 @@ enum {
 
 struct opts {
 	const char *socket;
-	bool json, help, yes, all, reveal;
+	bool json, help, yes, all, reveal, allow_unknown;
 	const char *code, *fingerprint, *key, *connector;
 	long count;
 	char *pos[8];
@@ -83,14 +83,47 @@ static long long num(const json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
-static void print_json(const json_t *v)
-{
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+/* The version of the --json output's shape: every object printed carries
+ * it as "schema_version" (list outputs are arrays of records and do not). */
+#define JSON_SCHEMA_VERSION 1
 
+/* Prints v as indented JSON; versioned: an object gets "schema_version". */
+static void print_json_to(FILE *f, const json_t *v, bool versioned)
+{
+	_cleanup_(json_decrefp) json_t *copy = NULL;
+	char *s;
+
+	if (versioned && json_is_object(v)) {
+		copy = json_copy((json_t *)v);
+		if (copy && json_object_set_new(copy, "schema_version", json_integer(JSON_SCHEMA_VERSION)) == 0)
+			v = copy;
+	}
+	s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
 	if (s) {
-		puts(s);
+		fputs(s, f);
+		fputc('\n', f);
 		free(s);
 	}
+}
+
+static void print_json(const json_t *v)
+{
+	print_json_to(stdout, v, false);
+}
+
+/* A time from the daemon (RFC 3339 UTC with microseconds) as the operator
+ * reads it: UTC, ISO 8601, to the second, with its zone ("...T13:50:00Z"). */
+static const char *when(const json_t *o, const char *k, char buf[static 32])
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	if (!s)
+		return "-";
+	if (strlen(s) > 20 && s[10] == 'T' && s[19] == '.' && s[strlen(s) - 1] == 'Z') {
+		snprintf(buf, 32, "%.19sZ", s);
+		return buf;
+	}
+	return s;
 }
 
 /* Strings from the daemon are already escaped where they could hide text
@@ -260,16 +293,18 @@ static void render_approvals(const struct opts *o, const json_t *r)
 	printf("%-10s %-10s %-12s %-32s %-20s %s\n", "CODE", "STATE", "TIER", "CONNECTOR/TOOL", "EXPIRES", "ID");
 	json_array_foreach(r, i, a)
 	{
-		char ct[160];
+		char ct[160], t[32];
 
 		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
-		printf("%-10s %-10s %-12s %-32s %-20.19s %s\n", str(a, "display_code"), str(a, "state"), str(a, "tier"),
-		       ct, str(a, "expires_at"), str(a, "id"));
+		printf("%-10s %-10s %-12s %-32s %-20s %s\n", str(a, "display_code"), str(a, "state"), str(a, "tier"),
+		       ct, when(a, "expires_at", t), str(a, "id"));
 	}
 }
 
 static void render_approval(const struct opts *o, const json_t *r)
 {
+	char t[32];
+
 	(void)o;
 	printf("approval %s  (code %s)\n", str(r, "id"), str(r, "display_code"));
 	printf("  state:      %s%s\n", str(r, "state"),
@@ -277,8 +312,8 @@ static void render_approval(const struct opts *o, const json_t *r)
 	printf("  tier:       %s\n", str(r, "tier"));
 	printf("  call:       %s/%s\n", str(r, "connector"), str(r, "tool"));
 	printf("  session:    %s\n", str(r, "session"));
-	printf("  created:    %s\n", str(r, "created_at"));
-	printf("  expires:    %s\n", str(r, "expires_at"));
+	printf("  created:    %s\n", when(r, "created_at", t));
+	printf("  expires:    %s\n", when(r, "expires_at", t));
 	if (json_is_string(json_object_get(r, "arguments"))) {
 		const json_t *w = json_object_get(r, "warnings"), *e;
 		size_t i;
@@ -348,11 +383,11 @@ static void render_actions(const struct opts *o, const json_t *r)
 	printf("%-36s %-16s %-10s %-32s %s\n", "ID", "STATE", "TIER", "CONNECTOR/TOOL", "CREATED");
 	json_array_foreach(r, i, a)
 	{
-		char ct[160];
+		char ct[160], t[32];
 
 		snprintf(ct, sizeof(ct), "%s/%s", str(a, "connector"), str(a, "tool"));
 		printf("%-36s %-16s %-10s %-32s %s\n", str(a, "id"), str(a, "state"), str(a, "tier"), ct,
-		       str(a, "created_at"));
+		       when(a, "created_at", t));
 	}
 }
 
@@ -444,6 +479,13 @@ static int build_connector_tool(const struct command *c, struct opts *o, json_t 
 	return 0;
 }
 
+static int build_grant_add(const struct command *c, struct opts *o, json_t *args)
+{
+	if (build_connector_tool(c, o, args) < 0)
+		return -1;
+	return o->allow_unknown ? json_object_set_new(args, "allow_unknown", json_true()) : 0;
+}
+
 static int build_inventory_show(const struct command *c, struct opts *o, json_t *args)
 {
 	if (build_connector_tool(c, o, args) < 0)
@@ -470,7 +512,8 @@ static int build_grants_set(const struct command *c, struct opts *o, json_t *arg
 		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
 			(void)json_array_append_new(tools, json_string(t));
 	}
-	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0)
+	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0 ||
+	    (o->allow_unknown && json_object_set_new(args, "allow_unknown", json_true()) < 0))
 		return -1;
 	return json_object_set_new(args, "tools", tools);
 }
@@ -560,11 +603,15 @@ static const struct command commands[] = {
 	  2, 2, false, build_connector_tool, render_reviewed },
 	{ "grants", "show", "grants.show", "grants show CONNECTOR",
 	  "The tools granted on the connector and those that are not.", 1, 1, true, build_connector, render_grants },
-	{ "grants", "set", "grants.set", "grants set CONNECTOR TOOL[,TOOL...]",
-	  "Replaces the grant with exactly these tools (\"\" for none). Removals are applied first.",
+	{ "grants", "set", "grants.set", "grants set CONNECTOR TOOL[,TOOL...] [--allow-unknown]",
+	  "Replaces the grant with exactly these tools (\"\" for none). Removals are applied first. A tool\n"
+	  "the connector does not advertise (see `inventory show CONNECTOR --all`) is refused and nothing\n"
+	  "changes, unless --allow-unknown.",
 	  1, 2, false, build_grants_set, render_grant_change },
-	{ "grants", "add", "grants.add", "grants add CONNECTOR TOOL",
-	  "Grants one tool.", 2, 2, false, build_connector_tool, render_grant_change },
+	{ "grants", "add", "grants.add", "grants add CONNECTOR TOOL [--allow-unknown]",
+	  "Grants one tool. A tool the connector does not advertise (see `inventory show CONNECTOR --all`)\n"
+	  "is refused and nothing changes, unless --allow-unknown.",
+	  2, 2, false, build_grant_add, render_grant_change },
 	{ "grants", "remove", "grants.remove", "grants remove CONNECTOR TOOL",
 	  "Removes one tool from the grant.", 2, 2, false, build_connector_tool, render_grant_change },
 	{ "approvals", "list", "approvals.list", "approvals list [--all] [--connector ID]",
@@ -633,7 +680,8 @@ static void usage(FILE *f)
 	      " or " CORDON_OPERATOR_SOCKET_DEFAULT ");\n"
 	      "                  for mcp the gateway socket ($" CORDON_GATEWAY_SOCKET_ENV
 	      " or " CORDON_GATEWAY_SOCKET_DEFAULT ")\n"
-	      "  --json          print the raw JSON result (read commands)\n"
+	      "  --json          print the JSON result (objects carry \"schema_version\"); an error is\n"
+	      "                  then one JSON object {\"error\": {\"code\", \"message\"}} on stderr\n"
 	      "  --help          help for a command\n\n"
 	      "Exit codes: 0 ok, 1 refused/failed, 2 usage, 3 cannot connect, 4 permission denied,\n"
 	      "            5 protocol error.\n",
@@ -657,6 +705,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->all = true;
 		else if (strcmp(a, "--reveal") == 0)
 			o->reveal = true;
+		else if (strcmp(a, "--allow-unknown") == 0)
+			o->allow_unknown = true;
 		else if (strcmp(a, "--socket") == 0)
 			val = &o->socket;
 		else if (strcmp(a, "--code") == 0)
@@ -1108,9 +1158,17 @@ int main(int argc, char **argv)
 	if (error) {
 		const char *code = json_string_value(json_object_get(error, "code"));
 
-		if (o.json)
-			print_json(error);
-		fprintf(stderr, "cordonctl: %s: %s\n", code, json_string_value(json_object_get(error, "message")));
+		/* One error on one stream: with --json, the error object alone,
+		 * on stderr. */
+		if (o.json) {
+			json_t *e = json_pack("{s:O}", "error", error);
+
+			if (e)
+				print_json_to(stderr, e, true);
+			json_decref(e);
+		} else
+			fprintf(stderr, "cordonctl: %s: %s\n", code,
+				json_string_value(json_object_get(error, "message")));
 		r = strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED
 		    : (strcmp(code, CORDON_OP_E_UNKNOWN_ARG) == 0 || strcmp(code, CORDON_OP_E_MISSING_ARG) == 0 ||
 		       strcmp(code, CORDON_OP_E_BAD_ARG) == 0)
@@ -1119,8 +1177,9 @@ int main(int argc, char **argv)
 		json_decref(error);
 		return r;
 	}
+	/* capabilities is the launcher's own report, printed as it is. */
 	if (o.json)
-		print_json(result);
+		print_json_to(stdout, result, strcmp(c->op, "capabilities") != 0);
 	else
 		c->render(&o, result);
 	if (strcmp(c->op, "audit.verify") == 0 && strcmp(str(result, "verdict"), "PASS") != 0)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "approvals.h"
@@ -420,24 +422,124 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 	return n;
 }
 
-/* A connectors.add that failed after the install committed: uninstall
- * again (grant, partial inventory), so nothing is left half-installed and
- * the same add can simply be retried. Returns r. */
-static int add_undo(struct cordon_daemon *d, const char *connector, int r)
+/* Records that an add was refused (nothing else is written): the operator
+ * sees it in the audit log with a fixed reason word; the diag says what to
+ * fix. Returns r. */
+static int add_refused(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+		       const char *reason, int r)
 {
-	struct cordon_actor sys = cordon_actor_system();
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR,
+					 .actor = actor,	  .connector = connector,
+					 .state = "refused",	  .reason = reason };
 
-	if (cordon_connector_remove(d->db, &sys, connector) < 0)
-		log_warning("connector %s: undoing the failed install: %s", connector, cordon_db_last_error(d->db));
-	daemon_surface_changed(d, connector);
+	if (cordon_audit_append(d->db, &ev) < 0)
+		log_warning("connector %s: cannot audit the refused add: %s", connector, cordon_db_last_error(d->db));
 	return r;
 }
 
-int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+/* A connectors.add that failed after the install committed: uninstall
+ * again (grant, partial inventory), so nothing is left half-installed and
+ * the same add can simply be retried. Returns r. */
+static int add_undo(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+		    const char *reason, int r)
+{
+	if (cordon_connector_remove(d->db, actor, connector) < 0)
+		log_warning("connector %s: undoing the failed install: %s", connector, cordon_db_last_error(d->db));
+	daemon_surface_changed(d, connector);
+	return add_refused(d, actor, connector, reason, r);
+}
+
+/* The host path of a path inside the sandbox, through the profile's
+ * filesystem entries (the longest `at` that contains it); false when no
+ * entry maps it (then nothing can be checked from here). */
+static bool host_path_of(const struct cordon_profile *p, const char *path, char *buf, size_t size)
+{
+	const struct cordon_fs_entry *best = NULL;
+	size_t best_len = 0;
+
+	for (size_t k = 0; k < 2; k++) {
+		const struct cordon_fs_entry *e = k ? p->fs_roots : p->fs_system;
+		size_t n_e = k ? p->n_fs_roots : p->n_fs_system;
+
+		for (size_t i = 0; i < n_e; i++) {
+			const char *at = e[i].at ? e[i].at : e[i].path;
+			size_t n = strlen(at);
+
+			if (n > best_len && strncmp(path, at, n) == 0 && (path[n] == '/' || path[n] == 0)) {
+				best = &e[i];
+				best_len = n;
+			}
+		}
+	}
+	if (!best)
+		return false;
+	return (size_t)snprintf(buf, size, "%s%s", best->path, path + best_len) < size;
+}
+
+/* Whether path is known to be absent (cordond runs unprivileged: a path it
+ * may not look at is the launcher's to judge, at launch). */
+static bool path_missing(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+/* What an add can check before it writes anything: the roots, the program
+ * and the credential files the profile names. The diag names the fix;
+ * *reason gets the audit word. */
+static int add_preflight(const struct cordon_profile *p, const char **reason, struct cordon_diag *diag)
+{
+	char host[PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	for (size_t i = 0; i < p->n_fs_roots; i++) {
+		const char *path = p->fs_roots[i].path;
+
+		if (path_missing(path)) {
+			*reason = "missing-root";
+			return cordon_diag_set(diag, ENOENT, "connector", "root %s does not exist: create %s", path,
+					       path);
+		}
+		if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			*reason = "missing-root";
+			return cordon_diag_set(diag, ENOTDIR, "connector",
+					       "root %s is not a directory: make %s a directory", path, path);
+		}
+	}
+	if (p->n_command > 0 && host_path_of(p, p->command[0], host, sizeof(host)) && path_missing(host)) {
+		*reason = "missing-command";
+		return cordon_diag_set(diag, ENOENT, "connector",
+				       "its command %s does not exist (%s on the host): install it", p->command[0],
+				       host);
+	}
+	/* `node /path/to/server.js`: the script comes from an npm package. */
+	if (p->n_command > 1 && (n = strlen(p->command[1])) > 3 && strcmp(p->command[1] + n - 3, ".js") == 0 &&
+	    host_path_of(p, p->command[1], host, sizeof(host)) && path_missing(host)) {
+		*reason = "missing-command";
+		return cordon_diag_set(diag, ENOENT, "connector",
+				       "its script %s does not exist: install the npm package that provides it", host);
+	}
+	for (size_t i = 0; i < p->n_credentials; i++) {
+		const struct cordon_credential *cr = &p->credentials[i];
+
+		if (path_missing(cr->file)) {
+			*reason = "missing-credential";
+			return cordon_diag_set(diag, ENOENT, "connector",
+					       "credential file %s does not exist: set credential %s in %s (mode 0600)",
+					       cr->file, cr->env, cr->file);
+		}
+	}
+	return 0;
+}
+
+int cordon_daemon_connector_add(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
-	struct cordon_actor sys = cordon_actor_system();
 	struct dworker *w = NULL;
+	const char *reason = NULL;
 	uint64_t deadline;
 	int r;
 
@@ -456,7 +558,12 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 		return cordon_diag_set(diag, ENOENT, "connector", "no profile '%s.yaml' in %s", connector,
 				       d->cfg.profiles_dir);
 	}
-	r = cordon_connector_install(d->db, &sys, c->profile);
+	if (daemon_conn_installed(d, connector))
+		return cordon_diag_set(diag, EEXIST, "connector", "%s is already installed", connector);
+	r = add_preflight(c->profile, &reason, diag);
+	if (r < 0)
+		return add_refused(d, actor, connector, reason, r);
+	r = cordon_connector_install(d->db, actor, c->profile);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot install %s: %s", connector,
 				       r == -EEXIST ? "already installed" : cordon_db_last_error(d->db));
@@ -464,7 +571,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	 * every advertised tool is recorded pending_review. */
 	r = worker_launch(d, c, NULL, NULL, true, &w, diag);
 	if (r < 0)
-		return add_undo(d, connector, r);
+		return add_undo(d, actor, connector, "launch-failed", r);
 	deadline = cordon_loop_now_ms() + 20000;
 	while (cordon_loop_now_ms() < deadline) {
 		bool alive = false;
@@ -473,10 +580,11 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 			if (x == w)
 				alive = true;
 		if (!alive)
-			return add_undo(d, connector,
+			return add_undo(d, actor, connector, "launch-failed",
 					cordon_diag_set(diag, EIO, "connector",
-							"%s exited before listing its tools: %s", connector,
-							c->last_error));
+							"%s exited before listing its tools: %s (fix that, then add "
+							"it again)",
+							connector, c->last_error));
 		if (w->inventory_synced) {
 			worker_kill(w, "inventory taken");
 			return 0;
@@ -485,7 +593,7 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	}
 	worker_kill(w, "inventory timed out");
 	return add_undo(
-		d, connector,
+		d, actor, connector, "launch-failed",
 		cordon_diag_set(diag, ETIMEDOUT, "connector", "%s did not list its tools within 20 s", connector));
 }
 
@@ -502,15 +610,15 @@ int cordon_daemon_audit_verifier(struct cordon_daemon *d, struct cordon_note_ver
 	return 0;
 }
 
-int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				   struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
-	struct cordon_actor sys = cordon_actor_system();
 	int r;
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
-	r = cordon_connector_remove(d->db, &sys, connector);
+	r = cordon_connector_remove(d->db, actor, connector);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector,
 				       cordon_db_last_error(d->db));

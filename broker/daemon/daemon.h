@@ -22,6 +22,7 @@
 #include "diag.h"
 #include "loop.h"
 
+struct cordon_actor;
 struct cordon_daemon;
 struct cordon_db;
 struct cordon_key;
@@ -82,10 +83,15 @@ unsigned cordon_daemon_revoked_all(struct cordon_daemon *d);
 
 /* Connector lifecycle (operator API). add installs the connector (seeds its
  * grant from the profile, takes its inventory by launching it once);
- * remove uninstalls; restart relaunches its instances. Return 0 or -errno
+ * remove uninstalls; restart relaunches its instances. add either installs
+ * completely or leaves nothing but an audit record "refused" (the program,
+ * roots and credentials are checked first; a launch or listing that fails
+ * undoes the install); actor is the operator the audit names. Return 0 or -errno
  * with a diag. */
-int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
-int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
+int cordon_daemon_connector_add(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				struct cordon_diag *diag);
+int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				   struct cordon_diag *diag);
 int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
 
 /* New reference: the canonical arguments of the call that requested

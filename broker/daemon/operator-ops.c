@@ -141,8 +141,8 @@ static int op_connectors_list(struct cordon_daemon *d, json_t **ret, struct cord
 	return *ret ? 0 : oom(err);
 }
 
-static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
-			       struct cordon_op_error *err)
+static int op_connector_change(struct cordon_daemon *d, const struct cordon_actor *actor,
+			       const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
 	const char *connector = cordon_op_arg_string(req, "connector");
 	struct cordon_diag diag = {};
@@ -151,10 +151,10 @@ static int op_connector_change(struct cordon_daemon *d, const struct cordon_op_r
 
 	if (strcmp(req->op->name, "connectors.add") == 0) {
 		verb = "added";
-		r = cordon_daemon_connector_add(d, connector, &diag);
+		r = cordon_daemon_connector_add(d, actor, connector, &diag);
 	} else if (strcmp(req->op->name, "connectors.remove") == 0) {
 		verb = "removed";
-		r = cordon_daemon_connector_remove(d, connector, &diag);
+		r = cordon_daemon_connector_remove(d, actor, connector, &diag);
 	} else {
 		verb = "restarted";
 		r = cordon_daemon_connector_restart(d, connector, &diag);
@@ -346,17 +346,93 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 	return *ret ? 0 : oom(err);
 }
 
+/* The inventory entry of one tool, for the checks the operator verbs make
+ * before they change anything. */
+struct inventory_find {
+	const char *tool;
+	bool found;
+	enum cordon_inventory_state state;
+	char fingerprint[CORDON_FINGERPRINT_HEX_MAX];
+};
+
+static int inventory_find_one(const struct cordon_inventory_record *rec, void *userdata)
+{
+	struct inventory_find *f = userdata;
+
+	if (strcmp(rec->name, f->tool) != 0)
+		return 0;
+	f->found = true;
+	f->state = rec->state;
+	snprintf(f->fingerprint, sizeof(f->fingerprint), "%s", rec->fingerprint ? rec->fingerprint : "");
+	return 0;
+}
+
+/* 1 and the tool's state and advertised fingerprint (fingerprint may be
+ * NULL) when connector's inventory has tool, 0 when it does not. */
+static int inventory_lookup(struct cordon_db *db, const char *connector, const char *tool,
+			    enum cordon_inventory_state *ret_state, char *fingerprint, struct cordon_op_error *err)
+{
+	struct inventory_find f = { .tool = tool };
+	int r = cordon_inventory_list(db, connector, 0, inventory_find_one, &f);
+
+	if (r < 0)
+		return core_error(err, r, "inventory of", connector);
+	if (!f.found)
+		return 0;
+	*ret_state = f.state;
+	if (fingerprint)
+		memcpy(fingerprint, f.fingerprint, sizeof(f.fingerprint));
+	return 1;
+}
+
+/* A grant may name only a tool the connector advertises (in its inventory
+ * and not gone), unless the operator says --allow-unknown: a typo must not
+ * change the policy. */
+static int grant_tool_check(struct cordon_db *db, const char *connector, const char *tool, bool allow_unknown,
+			    struct cordon_op_error *err)
+{
+	enum cordon_inventory_state state = CORDON_INVENTORY_GONE;
+	int r;
+
+	if (allow_unknown)
+		return 0;
+	r = inventory_lookup(db, connector, tool, &state, NULL, err);
+	if (r < 0)
+		return r;
+	if (r == 0 || state == CORDON_INVENTORY_GONE)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
+					   "%s does not advertise a tool \"%.64s\"%s; see `cordonctl inventory show %s "
+					   "--all` (or grant it anyway with --allow-unknown)",
+					   connector, tool, r == 0 ? "" : " any more", connector);
+	return 0;
+}
+
 static int op_inventory_review(struct cordon_daemon *d, const struct cordon_actor *actor,
 			       const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
 	struct cordon_db *db = cordon_daemon_db(d);
 	const char *connector = cordon_op_arg_string(req, "connector"), *tool = cordon_op_arg_string(req, "tool"),
 		   *fp = cordon_op_arg_string(req, "fingerprint");
+	enum cordon_inventory_state state;
+	char current[CORDON_FINGERPRINT_HEX_MAX];
 	int r;
 
 	r = connector_check(db, connector, err);
 	if (r < 0)
 		return r;
+	r = inventory_lookup(db, connector, tool, &state, current, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
+					   "connector %s has no tool \"%.64s\" in its inventory; run `cordonctl "
+					   "inventory show %s --all`",
+					   connector, tool, connector);
+	if (state != CORDON_INVENTORY_GONE && strcmp(fp, current) != 0)
+		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
+					   "fingerprint %.64s does not match the tool's current fingerprint %s; run "
+					   "`cordonctl inventory show %s %s`",
+					   fp, current, connector, tool);
 	r = cordon_inventory_review(db, actor, connector, tool, fp);
 	if (r == -ESTALE)
 		return cordon_op_error_set(
@@ -465,6 +541,9 @@ static int op_grants_change(struct cordon_daemon *d, const struct cordon_actor *
 	r = connector_check(db, connector, err);
 	if (r < 0)
 		return r;
+	if (add &&
+	    (r = grant_tool_check(db, connector, tool, cordon_op_arg_bool(req, "allow_unknown", false), err)) < 0)
+		return r;
 	r = add ? cordon_grant_add(db, actor, connector, tool) : cordon_grant_remove(db, actor, connector, tool);
 	if (r == -EEXIST)
 		return cordon_op_error_set(err, EEXIST, CORDON_OP_E_EXISTS, "%s is already granted on %s", tool,
@@ -507,6 +586,18 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 		return r;
 	if ((r = cordon_grants_list(db, connector, &grant, &n)) < 0)
 		return core_error(err, r, "grant of", connector);
+	/* Every tool it would add must be known before anything changes. */
+	json_array_foreach(tools, i, e)
+	{
+		if (strv_contains(grant, json_string_value(e)))
+			continue;
+		r = grant_tool_check(db, connector, json_string_value(e),
+				     cordon_op_arg_bool(req, "allow_unknown", false), err);
+		if (r < 0) {
+			strv_free(grant);
+			return r;
+		}
+	}
 	/* Removals first: if anything fails half-way, the connector has at most
 	 * the authority it had before or the target set, never more than both. */
 	for (char **g = grant; *g && r >= 0; g++) {
@@ -981,7 +1072,7 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 	else if (!strcmp(op, "connectors.list"))
 		r = op_connectors_list(d, &res, err);
 	else if (!strncmp(op, "connectors.", 11))
-		r = op_connector_change(d, req, &res, err);
+		r = op_connector_change(d, actor, req, &res, err);
 	else if (!strcmp(op, "inventory.show"))
 		r = op_inventory_show(d, req, &res, err);
 	else if (!strcmp(op, "inventory.review"))

@@ -340,8 +340,10 @@ static _Noreturn void daemon_child(struct harness *h, int ready_fd)
 		fprintf(stderr, "daemon child: %s: %s\n", diag.step, diag.message);
 		_exit(10);
 	}
+	struct cordon_actor sys = cordon_actor_system();
+
 	for (const char *const *c = (const char *const[]){ "fake", "fakeps", NULL }; *c; c++) {
-		r = cordon_daemon_connector_add(d, *c, &diag);
+		r = cordon_daemon_connector_add(d, &sys, *c, &diag);
 		if (r < 0 && r != -EEXIST) {
 			fprintf(stderr, "daemon child: add %s: %s\n", *c, diag.message);
 			_exit(11);

@@ -381,12 +381,180 @@ static void test_operator_group_member(void **state_)
 	assert_int_equal(run_as(&outsider, NULL, argv), 4);
 }
 
+/* Whether connectors.list says id is installed. */
+static bool installed(const char *id)
+{
+	json_t *v = rcd_ctl_json(&C, "connectors", "list"), *e;
+	bool yes = false;
+	size_t i;
+
+	assert_non_null(v);
+	json_array_foreach(v, i, e) if (strcmp(json_string_value(json_object_get(e, "id")), id) == 0) yes =
+		json_is_true(json_object_get(e, "installed"));
+	json_decref(v);
+	return yes;
+}
+
+/* A refused add leaves nothing behind: not installed, no inventory, no
+ * grant (both answer "unknown connector"), an audit record "refused" by
+ * the operator; the fixed add then succeeds. */
+static void assert_left_nothing(const char *id, const char *reason)
+{
+	char *out = NULL, *err = NULL, want[128];
+
+	assert_false(installed(id));
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "inventory", "show", id, (char *)NULL), 1);
+	assert_non_null(strstr(err, "unknown connector"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "grants", "show", id, (char *)NULL), 1);
+	assert_non_null(strstr(err, "unknown connector"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "1", (char *)NULL), 0);
+	snprintf(want, sizeof(want), "\"connector\": \"%s\"", id);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\"state\": \"refused\""));
+	snprintf(want, sizeof(want), "\"reason\": \"%s\"", reason);
+	assert_non_null(strstr(out, want));
+	assert_null(strstr(out, "\"system\""));
+	free(out);
+}
+
+static void test_add_atomic(void **state_)
+{
+	char *err = NULL, path[800];
+
+	(void)state_;
+	/* a root that does not exist yet */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "lateroot", (char *)NULL), 1);
+	snprintf(path, sizeof(path), "%s/later", C.dir);
+	assert_non_null(strstr(err, "does not exist: create "));
+	assert_non_null(strstr(err, path));
+	free(err);
+	assert_left_nothing("lateroot", "missing-root");
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "lateroot", (char *)NULL), 0);
+	assert_true(installed("lateroot"));
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "lateroot", (char *)NULL), 0);
+
+	/* a credential file that is not there */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "nocred", (char *)NULL), 1);
+	assert_non_null(strstr(err, "set credential FAKE_TOKEN in "));
+	free(err);
+	assert_left_nothing("nocred", "missing-credential");
+	snprintf(path, sizeof(path), "%s/token", C.dir);
+	rcd_write(path, "s3cret\n");
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "nocred", (char *)NULL), 0);
+	assert_true(installed("nocred"));
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "nocred", (char *)NULL), 0);
+
+	/* a program that is not installed */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "noprog", (char *)NULL), 1);
+	assert_non_null(strstr(err, "its command /opt/cordon-test/not-installed1 does not exist"));
+	assert_non_null(strstr(err, "install it"));
+	free(err);
+	assert_left_nothing("noprog", "missing-command");
+
+	/* a program that exits before listing its tools: the install is undone,
+	 * and the same add is refused the same way again (not "already
+	 * installed") */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rcd_ctl(&C, NULL, &err, "connectors", "add", "crashy", (char *)NULL), 1);
+		assert_non_null(strstr(err, "exited before listing its tools"));
+		free(err);
+		assert_left_nothing("crashy", "launch-failed");
+	}
+}
+
+/* The CLI against the real cordond: grants name advertised tools, a wrong
+ * fingerprint says what is wrong, --json errors are one object on stderr,
+ * connector changes are audited as the operator. */
+static void test_cli_correctness(void **state_)
+{
+	char *out = NULL, *err = NULL, want[400];
+	json_t *v, *st;
+	json_int_t epoch;
+	json_error_t e;
+	const char *fp = NULL;
+	size_t i;
+
+	(void)state_;
+	st = rcd_ctl_json(&C, "status", NULL, NULL);
+	epoch = json_integer_value(json_object_get(st, "policy_epoch"));
+	assert_int_equal(json_integer_value(json_object_get(st, "schema_version")), 1);
+	json_decref(st);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "grants", "add", "fake", "nosuch", (char *)NULL), 1);
+	assert_non_null(strstr(err, "fake does not advertise a tool \"nosuch\"; see `cordonctl inventory show fake "
+				    "--all` (or grant it anyway with --allow-unknown)"));
+	free(err);
+	st = rcd_ctl_json(&C, "status", NULL, NULL);
+	assert_int_equal(json_integer_value(json_object_get(st, "policy_epoch")), epoch);
+	json_decref(st);
+	/* --json: the refusal alone, as JSON, on stderr */
+	assert_int_equal(rcd_ctl(&C, &out, &err, "--json", "grants", "add", "fake", "nosuch", (char *)NULL), 1);
+	assert_string_equal(out, "");
+	v = json_loads(err, 0, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), "not-found");
+	json_decref(v);
+	free(out);
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "fake", "nosuch", "--allow-unknown", (char *)NULL),
+			 0);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "remove", "fake", "nosuch", (char *)NULL), 0);
+
+	/* a fingerprint that is not the tool's */
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "inventory", "show", "fake", "echo", "--all", (char *)NULL),
+			 0);
+	v = json_loads(out, 0, &e);
+	free(out);
+	assert_non_null(v);
+	json_array_foreach(json_object_get(v, "tools"), i, st) fp =
+		json_string_value(json_object_get(st, "fingerprint"));
+	assert_non_null(fp);
+	snprintf(want, sizeof(want),
+		 "fingerprint deadbeef does not match the tool's current fingerprint %s; run `cordonctl inventory "
+		 "show fake echo`",
+		 fp);
+	json_decref(v);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "inventory", "review", "fake", "echo", "--fingerprint", "deadbeef",
+				 (char *)NULL),
+			 1);
+	assert_non_null(strstr(err, want));
+	assert_null(strstr(err, "Invalid argument"));
+	free(err);
+
+	/* connectors remove/add: audited with the operator's uid, not "system" */
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "add", "lateroot", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "50", (char *)NULL), 0);
+	v = json_loads(out, 0, &e);
+	assert_non_null(v);
+	{
+		json_t *rec, *found = NULL;
+
+		json_array_foreach(v, i,
+				   rec) if (json_is_string(json_object_get(rec, "state")) &&
+					    !strcmp(json_string_value(json_object_get(rec, "state")), "installed") &&
+					    !strcmp(json_string_value(json_object_get(rec, "connector")), "lateroot"))
+			found = rec;
+		assert_non_null(found);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(found, "actor"), "kind")),
+				    "operator");
+	}
+	json_decref(v);
+	free(out);
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "connectors", "remove", "lateroot", (char *)NULL), 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "tail", "--count", "1", (char *)NULL), 0);
+	assert_non_null(strstr(out, "\"removed\""));
+	assert_non_null(strstr(out, "\"operator\""));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_http_surface),
-		cmocka_unit_test(test_operator_flow),
-		cmocka_unit_test(test_operator_group_member),
+		cmocka_unit_test(test_http_surface),	      cmocka_unit_test(test_operator_flow),
+		cmocka_unit_test(test_operator_group_member), cmocka_unit_test(test_add_atomic),
+		cmocka_unit_test(test_cli_correctness),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r, st = 0;
@@ -399,6 +567,29 @@ int main(void)
 		cordon_test_skip("curl is not installed (tools/install-deps installs it)");
 	rcd_setup(&C, "operator-e2e");
 	rcd_fake_profile(&C, "fake", &(struct rcd_fake_options){ .roots_risk = "critical" });
+	{
+		char data[sizeof(C.data)], cred[800], prog[900], *text;
+		int fd;
+
+		rcd_fake_profile(&C, "crashy", &(struct rcd_fake_options){ .arg = "--no-such-mode" });
+		snprintf(cred, sizeof(cred), "%s/token", C.dir);
+		rcd_fake_profile(&C, "nocred", &(struct rcd_fake_options){ .credential_file = cred });
+		memcpy(data, C.data, sizeof(data));
+		snprintf(C.data, sizeof(C.data), "%s/later", C.dir);
+		rcd_fake_profile(&C, "lateroot", NULL);
+		memcpy(C.data, data, sizeof(data));
+		/* noprog: the fake profile naming a program that is not there */
+		rcd_fake_profile(&C, "noprog", NULL);
+		snprintf(prog, sizeof(prog), "%s/noprog.yaml", C.profiles);
+		fd = open(prog, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		text = rcd_slurp(fd);
+		close(fd);
+		assert_non_null(strstr(text, "/opt/cordon-test/fake-connector"));
+		memcpy(strstr(text, "/opt/cordon-test/fake-connector"), "/opt/cordon-test/not-installed1", 31);
+		rcd_write(prog, text);
+		free(text);
+	}
 	C.approval_wait = "20s";
 	rcd_start(&C);
 	r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,8 +196,10 @@ int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *act
 	return *ret ? 0 : -ENOMEM;
 }
 
-int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+int cordon_daemon_connector_add(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				struct cordon_diag *diag)
 {
+	(void)actor;
 	test_daemon_event(d, "connector_add:", connector);
 	if (strcmp(connector, "fs") == 0)
 		return cordon_diag_set(diag, EEXIST, "daemon", "connector fs is already installed");
@@ -206,8 +208,10 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const char *connector, 
 	return 0;
 }
 
-int cordon_daemon_connector_remove(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				   struct cordon_diag *diag)
 {
+	(void)actor;
 	test_daemon_event(d, "connector_remove:", connector);
 	if (strcmp(connector, "fs") != 0)
 		return cordon_diag_set(diag, ENOENT, "daemon", "connector %s is not installed", connector);

@@ -6,6 +6,7 @@
  * when stdin ends. */
 
 #include <grp.h>
+#include <regex.h>
 
 #include "operator-socket-test.h"
 
@@ -209,6 +210,15 @@ static void test_status_json(void **state)
 	v = json_loads(f->out, 0, &e);
 	assert_non_null(v);
 	assert_string_equal(json_string_value(json_object_get(v, "health")), "ok");
+	assert_int_equal(json_integer_value(json_object_get(v, "schema_version")), 1);
+	json_decref(v);
+	/* --json: an error is one JSON object on stderr, nothing on stdout */
+	assert_int_equal(CTL(f, "--json", "connectors", "add", "nope"), 1);
+	assert_string_equal(f->out, "");
+	v = json_loads(f->err, 0, &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), "not-found");
+	assert_int_equal(json_integer_value(json_object_get(v, "schema_version")), 1);
 	json_decref(v);
 	assert_int_equal(CTL(f, "--json", "capabilities"), 0);
 	v = json_loads(f->out, 0, &e);
@@ -246,6 +256,19 @@ static void test_approval_flow(void **state)
 	assert_int_equal(CTL(f, "approvals", "list"), 0);
 	assert_non_null(strstr(f->out, w.display_code));
 	assert_non_null(strstr(f->out, crit.display_code));
+	/* Times are UTC ISO 8601 with their zone, to the second. */
+	{
+		const char *p = strstr(f->out, w.display_code);
+		regex_t re;
+
+		assert_non_null(p);
+		assert_int_equal(
+			regcomp(&re, " [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z[ \n]", REG_EXTENDED), 0);
+		assert_int_equal(regexec(&re, p, 0, NULL, 0), 0);
+		assert_int_equal(CTL(f, "approvals", "show", w.display_code), 0);
+		assert_int_equal(regexec(&re, strstr(f->out, "  expires:"), 0, NULL, 0), 0);
+		regfree(&re);
+	}
 	assert_int_equal(CTL(f, "approvals", "list", "--json"), 0);
 	v = json_loads(f->out, 0, &e);
 	assert_int_equal(json_array_size(v), 2);

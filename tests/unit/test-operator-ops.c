@@ -246,6 +246,7 @@ static void test_inventory_flags_mixed_scripts(void **state)
 static void test_grants(void **state)
 {
 	struct fx *f = *state;
+	struct cordon_broker_status st0, st1;
 	char **g = NULL;
 	size_t n = 0;
 
@@ -268,7 +269,19 @@ static void test_grants(void **state)
 	FAILS(f, "grants.add", "{\"connector\":\"fs\",\"tool\":\"bad name\"}", CORDON_OP_E_BAD_ARG);
 	FAILS(f, "grants.add", "{\"connector\":\"nope\",\"tool\":\"x\"}", CORDON_OP_E_NOT_FOUND);
 
-	OK(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[\"read_file\",\"list\"]}");
+	/* A tool the connector does not advertise: refused, nothing changes,
+	 * no epoch bump; --allow-unknown grants it anyway. */
+	assert_int_equal(cordon_broker_status(f->t->db, &st0), 0);
+	FAILS(f, "grants.add", "{\"connector\":\"fs\",\"tool\":\"nosuch\"}", CORDON_OP_E_NOT_FOUND);
+	assert_non_null(strstr(f->err.message, "fs does not advertise a tool \"nosuch\""));
+	assert_non_null(strstr(f->err.message, "--allow-unknown"));
+	FAILS(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[\"read_file\",\"list\"]}", CORDON_OP_E_NOT_FOUND);
+	assert_int_equal(cordon_grants_list(f->t->db, "fs", &g, &n), 0);
+	assert_int_equal(n, 5);
+	strv_free(g);
+	assert_int_equal(cordon_broker_status(f->t->db, &st1), 0);
+	assert_int_equal(st1.policy_epoch, st0.policy_epoch);
+	OK(f, "grants.set", "{\"connector\":\"fs\",\"tools\":[\"read_file\",\"list\"],\"allow_unknown\":true}");
 	assert_int_equal(json_array_size(json_object_get(f->result, "removed")), 4);
 	assert_int_equal(json_array_size(json_object_get(f->result, "added")), 1);
 	assert_int_equal(cordon_grants_list(f->t->db, "fs", &g, &n), 0);
