@@ -220,6 +220,38 @@ static bool read_allow(const struct cordon_broker_decision *d)
 	return d->decision.verdict == CORDON_VERDICT_ALLOW && d->decision.tier == CORDON_RISK_READ;
 }
 
+/* What every decision starts with: the answer a deny until decided (also
+ * when req is refused), req checked, the actor its session. */
+static int decide_start(struct cordon_db *db, const struct cordon_decide_request *req,
+			struct cordon_broker_decision *ret, struct cordon_actor *ret_actor)
+{
+	*ret = deny_invalid;
+	if (!request_valid(req))
+		return db_failf(db, EINVAL, "invalid decision request");
+	*ret_actor = cordon_actor_session(req->session);
+	return 0;
+}
+
+/* Records that deciding req failed with r, keeping db's message of that
+ * failure for the caller. tx: the decision's own transaction, rolled back
+ * first and the record appended in a transaction of its own; NULL: inside
+ * the open batch, when SQLite has not ended it. */
+static void audit_decide_error(struct cordon_db *db, const struct cordon_decide_request *req,
+			       const struct cordon_actor *actor, int r, struct db_tx *tx)
+{
+	struct cordon_audit_event ev = error_event(req, actor, r);
+	char saved[sizeof(db->last_error)];
+
+	memcpy(saved, db->last_error, sizeof(saved));
+	if (tx) {
+		db_tx_cleanup(tx);
+		tx->open = false;
+		(void)cordon_audit_append(db, &ev);
+	} else if (!sqlite3_get_autocommit(db->sql))
+		(void)audit_append_tx(db, &ev);
+	memcpy(db->last_error, saved, sizeof(saved));
+}
+
 int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_request *req,
 			 struct cordon_broker_decision *ret)
 {
@@ -229,11 +261,9 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 	struct cordon_audit_event ev;
 	int r;
 
-	/* Whatever happens below, the answer starts as a deny. */
-	*ret = deny_invalid;
-	if (!request_valid(req))
-		return db_failf(db, EINVAL, "invalid decision request");
-	actor = cordon_actor_session(req->session);
+	r = decide_start(db, req, ret, &actor);
+	if (r < 0)
+		return r;
 
 	/* Relaxed (synchronous=NORMAL): the decision record is committed to
 	 * the WAL before the call goes on, so a crash of this process never
@@ -250,14 +280,7 @@ int cordon_broker_decide(struct cordon_db *db, const struct cordon_decide_reques
 		return r;
 	r = snapshot_decide_tx(db, req, 0, &out);
 	if (r < 0) {
-		char saved[sizeof(db->last_error)];
-
-		ev = error_event(req, &actor, r);
-		memcpy(saved, db->last_error, sizeof(saved));
-		db_tx_cleanup(&tx);
-		tx.open = false;
-		(void)cordon_audit_append(db, &ev);
-		memcpy(db->last_error, saved, sizeof(saved));
+		audit_decide_error(db, req, &actor, r, &tx);
 		return r;
 	}
 	ev = decision_event(req, &actor, &out);
@@ -288,11 +311,10 @@ int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decid
 	struct cordon_audit_event ev;
 	int r;
 
-	*ret = deny_invalid;
 	*ret_batch = 0;
-	if (!request_valid(req))
-		return db_failf(db, EINVAL, "invalid decision request");
-	actor = cordon_actor_session(req->session);
+	r = decide_start(db, req, ret, &actor);
+	if (r < 0)
+		return r;
 
 	/* SQLite rolled the batch back by itself (an I/O error, a full
 	 * disk): close it as failed and start a new one. */
@@ -312,15 +334,9 @@ int cordon_broker_decide_batched(struct cordon_db *db, const struct cordon_decid
 	if (r >= 0)
 		snapshot_decide(db, sn, req, 0, &out);
 	if (r < 0) {
-		char saved[sizeof(db->last_error)];
-
 		/* The snapshot only reads: nothing to undo, unless SQLite
 		 * ended the batch (then the commit reports the failure). */
-		ev = error_event(req, &actor, r);
-		memcpy(saved, db->last_error, sizeof(saved));
-		if (!sqlite3_get_autocommit(db->sql))
-			(void)audit_append_tx(db, &ev);
-		memcpy(db->last_error, saved, sizeof(saved));
+		audit_decide_error(db, req, &actor, r, NULL);
 		return r;
 	}
 	ev = decision_event(req, &actor, &out);
