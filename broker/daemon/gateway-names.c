@@ -57,13 +57,13 @@ char *gateway_uri_show(const char *bound, const char *connector, const char *uri
 	return asprintf(&t, GATEWAY_URI_PREFIX "%s:%s", connector, uri) < 0 ? NULL : t;
 }
 
-static void uri_show_in(const char *bound, const char *connector, json_t *o)
+void gateway_uri_show_in(const char *bound, const char *connector, json_t *o, const char *key)
 {
-	const char *uri = json_string_value(json_object_get(o, "uri"));
+	const char *uri = json_string_value(json_object_get(o, key));
 	char *t = uri ? gateway_uri_show(bound, connector, uri) : NULL;
 
 	if (t)
-		json_object_set_new(o, "uri", json_string(t));
+		json_object_set_new(o, key, json_string(t));
 	free(t);
 }
 
@@ -74,7 +74,7 @@ void gateway_content_show_uri(const char *bound, const char *connector, json_t *
 	if (!type)
 		return;
 	if (!strcmp(type, "resource_link"))
-		uri_show_in(bound, connector, item);
+		gateway_uri_show_in(bound, connector, item, "uri");
 	else if (!strcmp(type, "resource"))
-		uri_show_in(bound, connector, json_object_get(item, "resource"));
+		gateway_uri_show_in(bound, connector, json_object_get(item, "resource"), "uri");
 }

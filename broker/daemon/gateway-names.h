@@ -39,6 +39,11 @@ int gateway_name_show(const char *bound, const char *connector, const char *item
  * memory. */
 char *gateway_uri_show(const char *bound, const char *connector, const char *uri);
 
+/* The string member key of object o (a resource, a template, a content
+ * item), rewritten as gateway_uri_show() says; left as it is when o has no
+ * such string or memory runs out. */
+void gateway_uri_show_in(const char *bound, const char *connector, json_t *o, const char *key);
+
 /* One content item of a result from connector (a tools/call content
  * element, a prompt message's content): the `uri` of a `resource_link`
  * item and of an embedded `resource` item's resource, rewritten as

@@ -207,17 +207,6 @@ bool pass_offered(struct dsession *s, bool prompts)
 }
 
 /* A connector's URI as session s sees it (a new string; NULL: none). */
-/* Rewrites the string member `key` of object o to what session s sees. */
-static void uri_show_in(struct dsession *s, const char *connector, json_t *o, const char *key)
-{
-	const char *uri = json_string_value(json_object_get(o, key));
-	char *t = uri ? gateway_uri_show(s->bound, connector, uri) : NULL;
-
-	if (t)
-		json_object_set_new(o, key, json_string(t));
-	free(t);
-}
-
 /* The connector a client's URI routes to, and that connector's own URI
  * (*ret_uri points into uri); NULL with an error message in why. */
 static struct dconn *uri_route(struct dsession *s, const char *uri, const char **ret_uri, char *why, size_t why_size)
@@ -286,7 +275,8 @@ static void result_show_uris(struct dsession *s, const char *connector, const ch
 	if (s->bound[0])
 		return;
 	if (!strcmp(method, "resources/read")) {
-		json_array_foreach(json_object_get(res, "contents"), i, x) uri_show_in(s, connector, x, "uri");
+		json_array_foreach(json_object_get(res, "contents"), i, x)
+			gateway_uri_show_in(s->bound, connector, x, "uri");
 	} else if (!strcmp(method, "prompts/get")) {
 		json_array_foreach(json_object_get(res, "messages"), i, x)
 			gateway_content_show_uri(s->bound, connector, json_object_get(x, "content"));
@@ -428,9 +418,9 @@ static void multi_page(struct dmulti *m, struct dcall *c, json_t *res, size_t li
 			}
 			json_object_set_new(cp, "name", json_string(name));
 		} else if (m->kind == PL_RESOURCES)
-			uri_show_in(s, c->connector, cp, "uri");
+			gateway_uri_show_in(s->bound, c->connector, cp, "uri");
 		else
-			uri_show_in(s, c->connector, cp, "uriTemplate");
+			gateway_uri_show_in(s->bound, c->connector, cp, "uriTemplate");
 		json_array_append_new(part, cp);
 	}
 	next = json_string_value(json_object_get(res, "nextCursor"));
