@@ -51,6 +51,7 @@
 #include "gateway-call.h"
 #include "gateway-session.h"
 #include "gateway-task.h"
+#include "hex-util.h"
 #include "log.h"
 #include "rpc-error.h"
 #include "worker.h"
@@ -253,9 +254,8 @@ static struct dtask *task_new(struct dsession *s, const char *connector)
 		free(t);
 		return NULL;
 	}
-	snprintf(t->id, sizeof(t->id), "ct-");
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(t->id + 3 + 2 * i, 3, "%02x", rnd[i]);
+	memcpy(t->id, "ct-", 3);
+	hex_encode(rnd, sizeof(rnd), t->id + 3);
 	t->s = s;
 	snprintf(t->connector, sizeof(t->connector), "%s", connector);
 	t->created_us = cordon_db_now(s->d->db);
