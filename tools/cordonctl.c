@@ -43,7 +43,27 @@ enum {
 	EXIT_CONNECT = 3,
 	EXIT_DENIED = 4,
 	EXIT_PROTOCOL = 5,
+	/* approvals show/approve/deny (issue 14): why the approval could not
+	 * be shown or decided. */
+	EXIT_APPROVAL_UNKNOWN = 6,  /* no approval has that id or display code */
+	EXIT_APPROVAL_EXPIRED = 7,  /* it expired before a decision */
+	EXIT_APPROVAL_FINISHED = 8, /* already used, denied, revoked or approved */
 };
+
+/* The exit code of an approvals verb's error code (0: not one of them). */
+static int approval_exit_code(const char *op, const char *code)
+{
+	if (strncmp(op, "approvals.", 10) != 0)
+		return 0;
+	if (strcmp(code, CORDON_OP_E_NOT_FOUND) == 0)
+		return EXIT_APPROVAL_UNKNOWN;
+	if (strcmp(code, CORDON_OP_E_EXPIRED) == 0)
+		return EXIT_APPROVAL_EXPIRED;
+	if (strcmp(code, CORDON_OP_E_USED) == 0 || strcmp(code, CORDON_OP_E_WAS_DENIED) == 0 ||
+	    strcmp(code, CORDON_OP_E_REVOKED) == 0 || strcmp(code, CORDON_OP_E_ALREADY) == 0)
+		return EXIT_APPROVAL_FINISHED;
+	return 0;
+}
 
 struct opts {
 	const char *socket;
@@ -684,7 +704,8 @@ static void usage(FILE *f)
 	      "                  then one JSON object {\"error\": {\"code\", \"message\"}} on stderr\n"
 	      "  --help          help for a command\n\n"
 	      "Exit codes: 0 ok, 1 refused/failed, 2 usage, 3 cannot connect, 4 permission denied,\n"
-	      "            5 protocol error.\n",
+	      "            5 protocol error; approvals show/approve/deny: 6 no such approval,\n"
+	      "            7 it expired, 8 already used, denied, revoked or approved.\n",
 	      f);
 }
 
@@ -1169,7 +1190,8 @@ int main(int argc, char **argv)
 		} else
 			fprintf(stderr, "cordonctl: %s: %s\n", code,
 				json_string_value(json_object_get(error, "message")));
-		r = strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED
+		r = approval_exit_code(c->op, code)	    ? approval_exit_code(c->op, code)
+		    : strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED
 		    : (strcmp(code, CORDON_OP_E_UNKNOWN_ARG) == 0 || strcmp(code, CORDON_OP_E_MISSING_ARG) == 0 ||
 		       strcmp(code, CORDON_OP_E_BAD_ARG) == 0)
 			    ? EXIT_USAGE

@@ -203,6 +203,7 @@ enum dcall_kind {
 
 struct dmulti;
 struct dpass;
+struct dheld_args;
 struct dcall;
 struct dtask;
 
@@ -460,7 +461,11 @@ struct cordon_daemon {
 	/* Per-uid shares (gateway-session.c). */
 	struct duid *uids;
 	size_t n_uids, cap_uids;
-	uint64_t held_bytes;	/* all calls' held argument bytes */
+	uint64_t held_bytes; /* all calls' held argument bytes */
+	/* Arguments of pending approvals (approval-args.c), charged to the
+	 * same budgets. */
+	struct dheld_args *held_args;
+	size_t n_held_args;
 	uint64_t held_released; /* freed since the last malloc_trim */
 	uint64_t last_trim_ms;
 	/* Reloads (daemon-reload.c): the flags cordond started with and its

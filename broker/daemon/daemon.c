@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "approval-args.h"
 #include "audit.h"
 #include "approvals.h"
 #include "broker.h"
@@ -341,6 +342,7 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 
 void cordon_daemon_approval_decided(struct cordon_daemon *d, const char *approval_id)
 {
+	approval_args_forget(d, approval_id);
 	call_approval_decided(d, approval_id);
 }
 

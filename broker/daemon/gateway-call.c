@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "approval-args.h"
 #include "approvals.h"
 #include "call.h"
 #include "canon.h"
@@ -285,11 +286,36 @@ static const char *begin_error(int r)
 		return "the approval was already used; a repeat needs a new approval";
 	case -EBADMSG:
 		return "the approval does not match this call";
+	case -ESTALE:
+		return "the tool's policy changed since this call was decided; repeat the call to have it decided "
+		       "again";
 	case -EIO:
 		return "the audit log cannot be written; nothing above read is dispatched";
 	default:
 		return "the call could not be recorded";
 	}
+}
+
+/* A call held for an approval was decided before a policy change that
+ * did not touch its tool (an unrelated grant or tier change keeps the
+ * approval: issue 14), so cordon_action_begin() finds its decision stale.
+ * Decides it again, committed and audited: when it still needs an approval
+ * at the same tier on the same launch, the approval it waited for is still
+ * the one to consume (begin re-checks everything). 0, or -ESTALE when the
+ * new decision is not that. */
+static int call_redecide_held(struct dcall *c)
+{
+	struct cordon_decide_request req = {
+		.session = c->s->id, .connector = c->connector, .tool = c->tool, .fingerprint = c->fingerprint
+	};
+	struct cordon_broker_decision dec = {};
+	int r = cordon_broker_decide(c->d->db, &req, &dec);
+
+	if (r < 0 || dec.decision.verdict != CORDON_VERDICT_APPROVE || dec.decision.tier != c->dec.decision.tier ||
+	    dec.generation != c->dec.generation)
+		return -ESTALE;
+	c->dec = dec;
+	return 0;
 }
 
 static void call_dispatch(struct dcall *c)
@@ -322,6 +348,10 @@ static void call_dispatch(struct dcall *c)
 	b.idempotency_key = c->idem_key;
 	b.subject = call_subject(c, subject);
 	r = cordon_action_begin(d->db, d->key, &b, &res);
+	if (r == -ESTALE && c->approval_id[0] && c->s && call_redecide_held(c) == 0) {
+		b.call = call_view(c);
+		r = cordon_action_begin(d->db, d->key, &b, &res);
+	}
 	if (r < 0) {
 		call_fail(c, "cordon: not sent: %s.", begin_error(r));
 		return;
@@ -435,13 +465,28 @@ void call_tick(struct dcall *c, uint64_t now)
 			return;
 		}
 		c->s->d->m.approvals_timeout++;
-		call_fail(
-			c,
-			"cordon: this call needs an operator's approval (code %s, tier %s). It was not approved within "
-			"%llu s. Ask the operator to approve code %s (cordonctl approvals approve %s), then repeat the "
-			"identical call after approval; the request stays valid until it expires.",
-			c->display_code, cordon_risk_name(c->dec.decision.tier),
-			(unsigned long long)(c->s->d->cfg.approval_wait_ms / 1000), c->display_code, c->display_code);
+		{
+			struct cordon_approval_info cur = {};
+			char until[CORDON_TIME_STRING_MAX] = "its expiry";
+
+			if (cordon_approval_get(c->s->d->db, c->approval_id, &cur) == 0)
+				cordon_time_format(cur.expires_at, until, sizeof(until));
+			/* Exactly what happens (issue 14): the approval stays
+			 * requested, with its arguments kept for the operator
+			 * (approval-args.h), until an operator decides, it
+			 * expires or this session ends; the identical call
+			 * from this session coalesces onto it, waits again, and
+			 * runs once it is approved. */
+			call_fail(c,
+				  "cordon: this call needs an operator's approval (code %s, tier %s) and was not "
+				  "approved within %llu s; nothing was sent. The request stays pending until %s "
+				  "(or until this session ends). Ask the operator to approve code %s (cordonctl "
+				  "approvals approve %s), then repeat the identical call in this session: it runs "
+				  "once approved.",
+				  c->display_code, cordon_risk_name(c->dec.decision.tier),
+				  (unsigned long long)(c->s->d->cfg.approval_wait_ms / 1000), until, c->display_code,
+				  c->display_code);
+		}
 		return;
 	}
 	call_check_approval(c);
@@ -453,10 +498,13 @@ static void progress_tick(struct cordon_daemon *d, uint64_t now)
 	for (struct dsession *s = d->sessions; s; s = s->next)
 		for (struct dcall *c = s->calls; c; c = c->next)
 			if (c->state == DC_WAIT_APPROVAL && c->progress_token && now >= c->next_progress_ms) {
-				char msg[160];
+				char msg[200];
 
 				c->next_progress_ms = now + PROGRESS_INTERVAL_MS;
-				snprintf(msg, sizeof(msg), "waiting for operator approval %s", c->display_code);
+				snprintf(msg, sizeof(msg),
+					 "waiting for operator approval %s; if this request ends first, the approval "
+					 "stays pending: repeat the identical call once it is approved",
+					 c->display_code);
 				session_send_json(s, json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0",
 							       "method", "notifications/progress", "params",
 							       "progressToken", c->progress_token, "progress",
@@ -476,6 +524,10 @@ void call_approval_decided(struct cordon_daemon *d, const char *approval_id)
 
 json_t *call_approval_arguments(struct cordon_daemon *d, const char *approval_id)
 {
+	json_t *kept = approval_args_get(d, approval_id);
+
+	if (kept)
+		return kept;
 	for (struct dsession *s = d->sessions; s; s = s->next)
 		for (struct dcall *c = s->calls; c; c = c->next)
 			if (c->approval_id[0] && !strcmp(c->approval_id, approval_id) && c->args_jcs)
@@ -550,7 +602,20 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 		d->m.calls_approve++;
 		if (c->idem_key && call_replay_stored(c))
 			return;
+		/* The approval keeps its own copy of the arguments, charged
+		 * now, so the operator sees them however long it takes
+		 * (approval-args.h, issue 14). */
+		{
+			char why[400];
+
+			if (approval_args_charge(d, c->s->cred.uid, c->args_len, why, sizeof(why)) < 0) {
+				call_fail(c, "%s", why);
+				return;
+			}
+		}
 		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
+		if (r < 0)
+			approval_args_uncharge(d, c->s->cred.uid, c->args_len);
 		if (r == -EDQUOT) {
 			call_fail(c, "cordon: too many approvals are pending; this call was refused.");
 			return;
@@ -559,6 +624,10 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 			call_fail(c, "cordon: the approval could not be requested; nothing was sent.");
 			return;
 		}
+		if (info.state == CORDON_APPROVAL_REQUESTED)
+			(void)approval_args_adopt(d, &info, c->s->id, c->s->cred.uid, c->args_jcs, c->args_len);
+		else
+			approval_args_uncharge(d, c->s->cred.uid, c->args_len);
 		if (!info.coalesced)
 			d->m.approvals_requested++;
 		snprintf(c->approval_id, sizeof(c->approval_id), "%s", info.id);
@@ -723,14 +792,18 @@ static const struct dcall_ops tool_call_ops = {
 	.decided = call_decided,
 };
 
-void call_cancel_one(struct dcall *c)
+/* Ends call c, answering nobody; withdraw: a pending approval it waits on
+ * is withdrawn too (tasks/cancel), else it stays pending. */
+static void call_end(struct dcall *c, bool withdraw)
 {
 	struct dsession *s = c->s;
 
 	switch (c->state) {
 	case DC_WAIT_APPROVAL:
-		if (s && cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0)
+		if (withdraw && s && cordon_approval_cancel(s->d->db, s->id, c->approval_id) == 0) {
 			s->d->m.approvals_cancelled++;
+			approval_args_forget(s->d, c->approval_id);
+		}
 		break;
 	case DC_IN_FLIGHT:
 		if (c->w)
@@ -746,6 +819,11 @@ void call_cancel_one(struct dcall *c)
 	call_free(c);
 }
 
+void call_cancel_one(struct dcall *c)
+{
+	call_end(c, true);
+}
+
 void call_cancel(struct dsession *s, const json_t *request_id)
 {
 	for (struct dcall *c = s->calls; c; c = c->next) {
@@ -753,8 +831,13 @@ void call_cancel(struct dsession *s, const json_t *request_id)
 		 * cancelled with tasks/cancel. */
 		if (!json_equal(c->rpc_id, (json_t *)request_id) || c->task)
 			continue;
-		/* A cancelled request gets no response (MCP). */
-		call_cancel_one(c);
+		/* A cancelled request gets no response (MCP). A held one only
+		 * stops waiting: the SDK cancels a request when its own timeout
+		 * (60 s) passes, which says nothing about the call, so its
+		 * approval stays pending for the identical call to pick up
+		 * (issue 14); the progress messages and the docs say so. A
+		 * task is withdrawn with tasks/cancel. */
+		call_end(c, false);
 		return;
 	}
 }
@@ -1053,4 +1136,5 @@ bool broker_tool_call(struct dsession *s, const json_t *id, const char *tool, co
 void calls_tick(struct cordon_daemon *d)
 {
 	progress_tick(d, cordon_loop_now_ms());
+	approval_args_sweep(d);
 }

@@ -24,7 +24,9 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 /* Frees a call of any kind: off its session and worker, its held bytes
  * returned, its kind's data released (dcall_ops.release). */
 void call_free(struct dcall *c);
-/* notifications/cancelled from the client. */
+/* notifications/cancelled from the client: a request in flight is
+ * cancelled as by call_cancel_one(); a held one stops waiting and its
+ * approval stays pending (issue 14). */
 void call_cancel(struct dsession *s, const json_t *request_id);
 /* Cancels call c (a pending approval withdrawn, audited; a request in
  * flight cancelled at the connector, its action's outcome unknown) and
@@ -36,8 +38,9 @@ void call_tick(struct dcall *c, uint64_t now_ms);
 void calls_tick(struct cordon_daemon *d);
 /* After an operator decided approval_id: the call waiting on it goes on. */
 void call_approval_decided(struct cordon_daemon *d, const char *approval_id);
-/* New reference: the canonical arguments of the call waiting on
- * approval_id, or NULL (cordon_daemon_approval_arguments). */
+/* New reference: the canonical arguments of approval_id, kept for the
+ * pending approval (approval-args.h) or, failing that, held by a call
+ * waiting on it; NULL (cordon_daemon_approval_arguments). */
 json_t *call_approval_arguments(struct cordon_daemon *d, const char *approval_id);
 
 /* tools/list: the broker's tools and every connector's advertised ∩

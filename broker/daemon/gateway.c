@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "approval-args.h"
 #include "approvals.h"
 #include "canon.h"
 #include "cleanup.h"
@@ -527,6 +528,7 @@ static void session_close(struct dsession *s)
 		w = d->workers;
 	}
 	(void)cordon_session_end(d->db, s->id);
+	approval_args_session_ended(d, s->id);
 	{
 		struct duid *u = uid_share_get(d, s->cred.uid, false);
 
@@ -739,6 +741,8 @@ void gateway_stop(struct cordon_daemon *d)
 	/* No session is left to tell anything. */
 	d->worker_events = NULL;
 	d->task_hooks = NULL;
+	/* Every session closed, so no approval is pending any more. */
+	approval_args_free_all(d);
 	/* Calls still in flight on shared instances release into nothing. */
 	free(d->uids);
 	d->uids = NULL;

@@ -641,9 +641,10 @@ static int resolve_approval(struct cordon_db *db, const char *ref, char id[stati
 	int r = cordon_approval_resolve(db, ref, id);
 
 	if (r == -ENOENT)
-		return cordon_op_error_set(
-			err, ENOENT, CORDON_OP_E_NOT_FOUND,
-			"no approval \"%.64s\" (give its id, or the display code of an outstanding one)", ref);
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND,
+					   "no approval \"%.64s\" is known (give its id or its display code; finished "
+					   "approvals are forgotten after the retention period)",
+					   ref);
 	if (r == -ENOTUNIQ)
 		return cordon_op_error_set(err, ENOTUNIQ, CORDON_OP_E_AMBIGUOUS,
 					   "display code %s matches several outstanding approvals: give the id", ref);
@@ -778,9 +779,13 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 		    json_object_set_new(o, "escaped", json_integer((json_int_t)escaped)) < 0)
 			return oom(err);
 	} else if (json_object_set_new(o, "arguments", json_null()) < 0 ||
-		   json_object_set_new(o, "arguments_note",
-				       json_string("no call in this broker process holds the arguments (the waiting "
-						   "call ended; the identical call carries them again)")) < 0)
+		   json_object_set_new(
+			   o, "arguments_note",
+			   json_string(info.state == CORDON_APPROVAL_REQUESTED
+					       ? "the arguments could not be kept (out of memory): deny it; "
+						 "the agent's identical call asks again"
+					       : "the arguments are kept only while an approval is pending; "
+						 "this one is no longer")) < 0)
 		return oom(err);
 	if (info.tier == CORDON_RISK_CRITICAL && info.state == CORDON_APPROVAL_REQUESTED) {
 		char code[CORDON_CONFIRM_CODE_LEN + 1];
@@ -793,6 +798,46 @@ static int op_approvals_show(struct cordon_daemon *d, const struct cordon_actor 
 	}
 	*ret = TAKE_PTR(o);
 	return 0;
+}
+
+/* Why approval info (looked up by ref) can no longer be decided, each with
+ * its own code (issue 14): expired, already used, already denied, revoked,
+ * already approved. */
+static int approval_not_decidable(const struct cordon_approval_info *info, const char *ref, struct cordon_op_error *err)
+{
+	char when[CORDON_TIME_STRING_MAX];
+
+	switch (info->state) {
+	case CORDON_APPROVAL_REQUESTED:
+		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
+					   "approval %s changed while it was being decided: show it again", ref);
+	case CORDON_APPROVAL_EXPIRED:
+		return cordon_op_error_set(err, ETIME, CORDON_OP_E_EXPIRED,
+					   "approval %s (%s, %s/%s) expired at %s; the agent's identical call asks "
+					   "for a new one",
+					   info->display_code, info->id, info->connector, info->tool,
+					   cordon_time_format(info->expires_at, when, sizeof(when)));
+	case CORDON_APPROVAL_CONSUMED:
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_USED,
+					   "approval %s (%s, %s/%s) was approved and its call has run; a repeat needs "
+					   "a new approval",
+					   info->display_code, info->id, info->connector, info->tool);
+	case CORDON_APPROVAL_DENIED:
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_WAS_DENIED,
+					   "approval %s (%s, %s/%s) was already denied", info->display_code, info->id,
+					   info->connector, info->tool);
+	case CORDON_APPROVAL_REVOKED:
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_REVOKED,
+					   "approval %s (%s, %s/%s) was revoked (a change of its tool's grant or "
+					   "tier, a relaunch, the end of its session or an operator); the agent's "
+					   "identical call asks for a new one",
+					   info->display_code, info->id, info->connector, info->tool);
+	case CORDON_APPROVAL_APPROVED:
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_ALREADY,
+					   "approval %s (%s, %s/%s) is already approved", info->display_code, info->id,
+					   info->connector, info->tool);
+	}
+	return cordon_op_error_set(err, EALREADY, CORDON_OP_E_ALREADY, "approval %s is not pending", ref);
 }
 
 static int op_approvals_decide(struct cordon_daemon *d, const struct cordon_actor *actor,
@@ -815,8 +860,8 @@ static int op_approvals_decide(struct cordon_daemon *d, const struct cordon_acto
 						: "approval %s is critical: approve it with the confirmation code that "
 						  "`cordonctl approvals show` prints (--code)",
 					   id);
-	if (r == -ETIME)
-		return cordon_op_error_set(err, ETIME, CORDON_OP_E_EXPIRED, "approval %s has expired", id);
+	if ((r == -ETIME || r == -EALREADY) && cordon_approval_get(db, id, &info) == 0)
+		return approval_not_decidable(&info, id, err);
 	if (r < 0)
 		return core_error(err, r, approve ? "approving" : "denying", id);
 	cordon_daemon_approval_decided(d, id);

@@ -42,11 +42,16 @@
 #define CORDON_OP_E_MISSING_ARG "missing-argument"
 #define CORDON_OP_E_BAD_ARG	"invalid-argument"
 /* Authorization and operation errors. */
-#define CORDON_OP_E_DENIED	"permission-denied" /* peer is not an operator */
-#define CORDON_OP_E_NOT_FOUND	"not-found"
-#define CORDON_OP_E_EXISTS	"already-exists"
-#define CORDON_OP_E_ALREADY	"already-decided" /* not in a state the op applies to */
-#define CORDON_OP_E_EXPIRED	"expired"
+#define CORDON_OP_E_DENIED    "permission-denied" /* peer is not an operator */
+#define CORDON_OP_E_NOT_FOUND "not-found"
+#define CORDON_OP_E_EXISTS    "already-exists"
+#define CORDON_OP_E_ALREADY   "already-decided" /* not in a state the op applies to */
+#define CORDON_OP_E_EXPIRED   "expired"
+/* An approval a decision no longer applies to (issue 14: each says which,
+ * instead of "not found" or a generic "already-decided"). */
+#define CORDON_OP_E_USED	"already-used"	    /* approved and consumed by its call */
+#define CORDON_OP_E_WAS_DENIED	"already-denied"    /* an operator denied it */
+#define CORDON_OP_E_REVOKED	"revoked"	    /* withdrawn: policy change, relaunch, session end, ... */
 #define CORDON_OP_E_CODE	"confirmation-code" /* critical approval: code missing or wrong */
 #define CORDON_OP_E_STALE	"stale"		    /* what the operator saw has changed since */
 #define CORDON_OP_E_GONE	"gone"

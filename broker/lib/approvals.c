@@ -46,7 +46,13 @@ int cordon_call_binding(struct cordon_key *key, const struct cordon_call *call, 
 		.launch_generation = call->generation,
 		.tool_name = call->tool,
 		.tool_fingerprint = fp,
-		.policy_epoch = call->policy_epoch,
+		/* Not the policy epoch (issue 14): an unrelated grant or tier
+		 * change must not void an approval. What a change can alter
+		 * about this call is bound here (tier, fingerprint,
+		 * generation) or re-decided before it runs (grant,
+		 * delegations: cordon_action_begin), and the change revokes
+		 * the approvals of the tool it touched (policy.c). */
+		.policy_epoch = 0,
 		.risk_tier = cordon_risk_name(call->tier),
 		.arguments_jcs = call->arguments_jcs ? call->arguments_jcs : "{}",
 		.arguments_jcs_len = call->arguments_jcs ? call->arguments_jcs_len : 2,
@@ -762,21 +768,36 @@ int cordon_approval_resolve(struct cordon_db *db, const char *ref, char ret[stat
 	}
 	if (strlen(ref) != CORDON_DISPLAY_CODE_LEN)
 		return -ENOENT;
-	r = db_prepare(db, "SELECT id, binding FROM approvals WHERE state IN (?1, ?2)", &st);
+	/* Outstanding approvals first (two with one code: ambiguous); then
+	 * finished ones, newest first, so a code that expired, was used, was
+	 * denied or was revoked resolves to the approval that says so instead
+	 * of reading as unknown (issue 14). The identical call repeated gets
+	 * the same code, so a finished approval can share it; the newest is the
+	 * one the operator was last asked about. Finished rows live until the
+	 * retention prune. */
+	r = db_prepare(db,
+		       "SELECT id, binding, state IN (?1, ?2) FROM approvals "
+		       "ORDER BY state IN (?1, ?2) DESC, created_at DESC, id DESC",
+		       &st);
 	if (r < 0)
 		return r;
 	if ((r = bind_outstanding(db, st, 1)) < 0)
 		return r;
 	while ((r = db_step_row(db, st)) > 0) {
 		char code[CORDON_DISPLAY_CODE_LEN + 1];
+		bool outstanding = sqlite3_column_int(st, 2) != 0;
 
+		if (!outstanding && matches > 0)
+			break; /* an outstanding match wins */
 		if (sqlite3_column_bytes(st, 1) != CORDON_HASH_LEN)
 			continue;
 		cordon_approval_display_code(sqlite3_column_blob(st, 1), code);
-		if (strcasecmp(code, ref) == 0) {
-			matches++;
-			snprintf(found, sizeof(found), "%s", (const char *)sqlite3_column_text(st, 0));
-		}
+		if (strcasecmp(code, ref) != 0)
+			continue;
+		matches++;
+		snprintf(found, sizeof(found), "%s", (const char *)sqlite3_column_text(st, 0));
+		if (!outstanding)
+			break; /* the newest finished one */
 	}
 	if (r < 0)
 		return r;

@@ -7,14 +7,18 @@
  *   approved  -> consumed | expired | revoked
  *
  * binding = HMAC-SHA-256(process key, approval subkey, LP fields: session,
- * connector, launch generation, tool, tool fingerprint, policy epoch, tier,
- * JCS(arguments)) — canon's cordon_approval_binding(). The key never leaves
+ * connector, launch generation, tool, tool fingerprint, policy epoch (bound
+ * as 0: see below), tier, JCS(arguments)) — canon's cordon_approval_binding(). The key never leaves
  * memory; the table stores metadata and the binding (useless without the
  * key). Consumption recomputes the binding from the call about to be
  * forwarded, compares in constant time and flips approved -> consumed with a
  * compare-and-swap in the transaction that creates the action record and
  * appends the audit record (cordon_action_begin). Session end, relaunch,
- * fingerprint change, policy-epoch change and operator revoke revoke. */
+ * fingerprint change, a grant or tier change of the approval's own tool,
+ * revoke-all and operator revoke revoke. A change to another tool's grant or
+ * tier does not (issue 14): the policy epoch is not bound, it only makes a
+ * decision taken before the change stale, so the call is decided again
+ * before it consumes the approval. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -126,8 +130,11 @@ int cordon_call_binding(struct cordon_key *key, const struct cordon_call *call, 
 
 const char *cordon_approval_state_to_string(enum cordon_approval_state s);
 
-/* Resolves an approval reference — a full id ("ap_...") or the display code
- * of an outstanding (requested/approved) approval, case-insensitive — to an
- * id written to ret. 0, -ENOENT, -ENOTUNIQ (a display code shared by
- * several) or another -errno. */
+/* Resolves an approval reference — a full id ("ap_...") or a display code,
+ * case-insensitive — to an id written to ret. A display code resolves to
+ * the outstanding (requested/approved) approval that has it, else to the
+ * newest finished one (expired, consumed, denied, revoked), so the caller
+ * can say which (cordon_approval_get); -ENOENT only when no approval in the
+ * table has it. 0, -ENOENT, -ENOTUNIQ (a display code shared by several
+ * outstanding ones) or another -errno. */
 int cordon_approval_resolve(struct cordon_db *db, const char *ref, char ret[static 48]);

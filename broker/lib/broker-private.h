@@ -50,9 +50,11 @@ int policy_upsert_tx(struct cordon_db *db, const char *connector, const char *to
 /* Adds one to the policy epoch; writes the new epoch (ret may be NULL). */
 int policy_epoch_add_tx(struct cordon_db *db, uint64_t *ret_epoch);
 
-/* Bumps the policy epoch and revokes every outstanding approval. */
+/* Bumps the policy epoch (every decision taken before is stale: decide
+ * again) and revokes the outstanding approvals of connector's tool, the
+ * ones the change affects; approvals of other tools stay (issue 14). */
 int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *reason,
-			 uint64_t *ret_epoch);
+			 const char *connector, const char *tool, uint64_t *ret_epoch);
 
 /* ---- grants.c ------------------------------------------------------------ */
 

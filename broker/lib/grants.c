@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The grants table: the explicit set of tools each connector may call.
  * Reads connectors (does the connector exist) and bumps the policy epoch
- * (policy.c) on every change; revoke-all is composed in lifecycle.c. */
+ * (policy.c) on every change, which revokes the approvals of that tool
+ * only; revoke-all is composed in lifecycle.c. */
 #include "grants.h"
 
 #include <errno.h>
@@ -55,7 +56,7 @@ int cordon_grant_add(struct cordon_db *db, const struct cordon_actor *actor, con
 	r = grant_insert_tx(db, actor, connector, tool);
 	if (r < 0)
 		return r;
-	r = policy_epoch_bump_tx(db, actor, "grant-change", NULL);
+	r = policy_epoch_bump_tx(db, actor, "grant-change", connector, tool, NULL);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);
@@ -94,7 +95,7 @@ int cordon_grant_remove(struct cordon_db *db, const struct cordon_actor *actor, 
 	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;
-	r = policy_epoch_bump_tx(db, actor, "grant-change", NULL);
+	r = policy_epoch_bump_tx(db, actor, "grant-change", connector, tool, NULL);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);

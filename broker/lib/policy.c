@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The first-party risk policy (risk_policy table) and the policy epoch.
- * Reads connectors (existence, default risk); an epoch bump revokes every
- * outstanding approval (approvals.c). */
+ * Reads connectors (existence, default risk); an epoch bump revokes the
+ * outstanding approvals of the one tool whose policy changed
+ * (approvals.c). */
 #include "policy.h"
 
 #include <errno.h>
@@ -27,7 +28,7 @@ int policy_epoch_add_tx(struct cordon_db *db, uint64_t *ret_epoch)
 }
 
 int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor, const char *reason,
-			 uint64_t *ret_epoch)
+			 const char *connector, const char *tool, uint64_t *ret_epoch)
 {
 	uint64_t epoch;
 	int r;
@@ -35,9 +36,14 @@ int policy_epoch_bump_tx(struct cordon_db *db, const struct cordon_actor *actor,
 	r = policy_epoch_add_tx(db, &epoch);
 	if (r < 0)
 		return r;
-	/* Bindings include the epoch, so old approvals could never verify
-	 * again; marking them revoked makes that visible and audited. */
-	r = approvals_revoke_tx(db, actor, APPROVALS_ALL, NULL, NULL, reason, NULL);
+	/* The epoch makes every earlier decision stale, so a call decided
+	 * before is decided again before it runs (actions.c). Approvals are
+	 * not bound to the epoch (cordon_call_binding): only those of the
+	 * tool whose grant or tier changed are revoked, in this very
+	 * transaction, audited; an operator's grant of one tool no longer
+	 * throws away every other pending decision (issue 14). The tier is
+	 * bound too, so a tier change could never be consumed anyway. */
+	r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, tool, reason, NULL);
 	if (r < 0)
 		return r;
 	if (ret_epoch)
@@ -101,7 +107,7 @@ int cordon_risk_set(struct cordon_db *db, const struct cordon_actor *actor, cons
 	r = audit_append_tx(db, &ev);
 	if (r < 0)
 		return r;
-	r = policy_epoch_bump_tx(db, actor, "risk-change", NULL);
+	r = policy_epoch_bump_tx(db, actor, "risk-change", connector, tool, NULL);
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);

@@ -317,8 +317,11 @@ static void test_relaunch_revokes(void **state)
 	bt_call_done(&a);
 }
 
-/* Even without the revocation bookkeeping, the binding covers the generation. */
-static void test_binding_covers_generation_and_epoch(void **state)
+/* Even without the revocation bookkeeping, the binding covers the
+ * generation, the fingerprint and the tier; not the policy epoch (issue 14:
+ * a change to another tool must not void an approval; the change revokes
+ * its own tool's approvals explicitly). */
+static void test_binding_covers_generation_not_epoch(void **state)
 {
 	struct bt *t = *state;
 	struct bt_call a;
@@ -339,7 +342,7 @@ static void test_binding_covers_generation_and_epoch(void **state)
 	assert_int_equal(cordon_call_binding(t->key, &a.call, b4), 0);
 	assert_memory_not_equal(b0, b4, 32);
 	assert_memory_not_equal(b0, b1, 32);
-	assert_memory_not_equal(b0, b2, 32);
+	assert_memory_equal(b0, b2, 32);
 	assert_memory_not_equal(b0, b3, 32);
 	bt_call_done(&a);
 }
@@ -357,19 +360,114 @@ static void test_session_end_revokes(void **state)
 	bt_call_done(&a);
 }
 
-static void test_policy_epoch_change_revokes(void **state)
+/* Issue 14: a grant or policy change revokes only the approvals it affects.
+ * Granting another tool, or changing another tool's tier, leaves an
+ * approval as it was: the call repeated with the new epoch coalesces onto
+ * it and consumes it. A begin still carrying the old epoch is refused as
+ * stale (decide again), never run on an outdated decision. Removing the
+ * tool's grant or changing its tier revokes its approvals. */
+static void test_grant_change_revokes_only_affected_approvals(void **state)
 {
 	struct bt *t = *state;
-	struct bt_call a;
+	struct bt_call a, d, again;
+	struct cordon_approval_info info, dinfo;
 	char id[CORDON_ID_STRING_MAX];
 
 	bt_call_init(t, &a, "s1", "write_file", "{\"path\":\"/a\"}");
+	bt_call_init(t, &d, "s1", "delete_file", "{\"path\":\"/b\"}");
 	bt_approve(t, &a.call, id);
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &d.call, &dinfo), 0);
+
 	assert_int_equal(cordon_grant_add(t->db, &t->op, "fs", "other_tool"), 0);
+	assert_int_equal(cordon_risk_set(t->db, &t->op, "fs", "read_file", CORDON_RISK_WRITE), 0);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	assert_int_equal(cordon_approval_get(t->db, dinfo.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_REQUESTED);
+
+	/* The old decision is stale; the repeated call is decided afresh. */
 	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ESTALE);
-	a.call.policy_epoch++;
-	assert_int_equal(bt_begin(t, &a.call, id, NULL, NULL), -ECANCELED);
+	bt_call_init(t, &again, "s1", "write_file", "{\"path\":\"/a\"}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &again.call, &info), 0);
+	assert_true(info.coalesced);
+	assert_string_equal(info.id, id);
+	assert_int_equal(info.state, CORDON_APPROVAL_APPROVED);
+	assert_int_equal(bt_begin(t, &again.call, id, NULL, NULL), 0);
+
+	/* delete_file's own tier changes: its pending approval is revoked. */
+	assert_int_equal(cordon_risk_set(t->db, &t->op, "fs", "delete_file", CORDON_RISK_CRITICAL), 0);
+	assert_int_equal(cordon_approval_get(t->db, dinfo.id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_REVOKED);
+
+	/* write_file's grant goes: its approval is revoked. */
+	bt_call_done(&again);
+	bt_call_init(t, &again, "s1", "write_file", "{\"path\":\"/c\"}");
+	bt_approve(t, &again.call, id);
+	assert_int_equal(cordon_grant_remove(t->db, &t->op, "fs", "write_file"), 0);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_REVOKED);
 	bt_call_done(&a);
+	bt_call_done(&d);
+	bt_call_done(&again);
+}
+
+/* Issue 14: a display code still finds its approval once it is no longer
+ * outstanding, so the operator learns it expired, was used, was denied or
+ * was revoked, instead of "not found"; an outstanding approval with the same
+ * code wins over a finished one; a code nobody had is unknown. */
+static void test_approval_lookup_distinguishes_expired_consumed_denied_unknown(void **state)
+{
+	struct bt *t = *state;
+	struct bt_call a, b, c;
+	struct cordon_approval_info info, ex;
+	char id[CORDON_ID_STRING_MAX], found[48];
+
+	/* Expired. */
+	bt_call_init(t, &a, "s1", "write_file", "{\"n\":1}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &a.call, &ex), 0);
+	cordon_virtual_clock_advance(&t->clock, 121 * SEC);
+	assert_int_equal(cordon_approvals_expire(t->db, NULL), 0);
+	assert_int_equal(cordon_approval_resolve(t->db, ex.display_code, found), 0);
+	assert_string_equal(found, ex.id);
+	assert_int_equal(cordon_approval_get(t->db, found, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_EXPIRED);
+	assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, found, true, NULL), -ETIME);
+
+	/* Consumed. */
+	bt_call_init(t, &b, "s1", "write_file", "{\"n\":2}");
+	bt_approve(t, &b.call, id);
+	assert_int_equal(bt_begin(t, &b.call, id, NULL, NULL), 0);
+	assert_int_equal(cordon_approval_get(t->db, id, &info), 0);
+	assert_int_equal(cordon_approval_resolve(t->db, info.display_code, found), 0);
+	assert_string_equal(found, id);
+	assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, found, true, NULL), -EALREADY);
+
+	/* Denied. */
+	bt_call_init(t, &c, "s1", "write_file", "{\"n\":3}");
+	assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &c.call, &info), 0);
+	assert_int_equal(cordon_approval_decide(t->db, t->key, &t->op, info.id, false, NULL), 0);
+	assert_int_equal(cordon_approval_resolve(t->db, info.display_code, found), 0);
+	assert_string_equal(found, info.id);
+	assert_int_equal(cordon_approval_get(t->db, found, &info), 0);
+	assert_int_equal(info.state, CORDON_APPROVAL_DENIED);
+
+	/* The identical call again: the new, outstanding approval wins. */
+	{
+		struct cordon_approval_info again;
+
+		assert_int_equal(cordon_approval_request(t->db, t->key, NULL, &c.call, &again), 0);
+		assert_false(again.coalesced);
+		assert_string_equal(again.display_code, info.display_code);
+		assert_int_equal(cordon_approval_resolve(t->db, info.display_code, found), 0);
+		assert_string_equal(found, again.id);
+	}
+
+	/* Unknown. */
+	assert_int_equal(cordon_approval_resolve(t->db, "ZZZZZZZZ", found), -ENOENT);
+	assert_int_equal(cordon_approval_resolve(t->db, "ap_nope", found), -ENOENT);
+	bt_call_done(&a);
+	bt_call_done(&b);
+	bt_call_done(&c);
 }
 
 static void test_fingerprint_change_revokes(void **state)
@@ -740,9 +838,10 @@ int main(void)
 		T(test_denied_approval_fails),
 		T(test_pending_approval_does_not_authorise),
 		T(test_relaunch_revokes),
-		T(test_binding_covers_generation_and_epoch),
+		T(test_binding_covers_generation_not_epoch),
 		T(test_session_end_revokes),
-		T(test_policy_epoch_change_revokes),
+		T(test_grant_change_revokes_only_affected_approvals),
+		T(test_approval_lookup_distinguishes_expired_consumed_denied_unknown),
 		T(test_fingerprint_change_revokes),
 		T(test_operator_revoke),
 		T(test_identical_pending_request_coalesces),

@@ -284,7 +284,7 @@ static void test_approval_flow(void **state)
 	assert_non_null(strstr(f->out, ": approved"));
 	assert_int_equal(cordon_approval_get(f->t->db, w.id, &got), 0);
 	assert_int_equal(got.state, CORDON_APPROVAL_APPROVED);
-	assert_int_equal(CTL(f, "approvals", "approve", w.id), 1);
+	assert_int_equal(CTL(f, "approvals", "approve", w.id), 8);
 	assert_non_null(strstr(f->err, "already-decided"));
 
 	/* critical: refused without the code, the code comes from show */
@@ -301,8 +301,46 @@ static void test_approval_flow(void **state)
 	assert_int_equal(CTL(f, "approvals", "approve", crit.id, "--code", code), 0);
 	assert_int_equal(cordon_approval_get(f->t->db, crit.id, &got), 0);
 	assert_int_equal(got.state, CORDON_APPROVAL_APPROVED);
-	assert_int_equal(CTL(f, "approvals", "deny", "ap_nope"), 1);
+	assert_int_equal(CTL(f, "approvals", "deny", "ap_nope"), 6);
 	assert_non_null(strstr(f->err, "not-found"));
+}
+
+/* Issue 14: a code that is no longer pending says why, with its own error
+ * code and exit status: expired (7); already used, denied or revoked (8);
+ * unknown (6). Before, an expired or used code read as not found. */
+static void test_approval_lookup_distinguishes_expired_consumed_denied_unknown(void **state)
+{
+	struct fx *f = *state;
+	struct cordon_approval_info ex, used, denied, gone;
+	struct bt_call c;
+
+	add_request(f, "write_file", "{\"n\":1}", &ex);
+	cordon_virtual_clock_advance(&f->t->clock, 121 * SEC);
+	assert_int_equal(CTL(f, "approvals", "approve", ex.display_code), 7);
+	assert_non_null(strstr(f->err, "expired: approval"));
+	assert_int_equal(CTL(f, "approvals", "show", ex.display_code, "--json"), 0);
+	assert_non_null(strstr(f->out, "\"state\": \"expired\""));
+
+	add_request(f, "write_file", "{\"n\":2}", &denied);
+	assert_int_equal(CTL(f, "approvals", "deny", denied.display_code), 0);
+	assert_int_equal(CTL(f, "approvals", "approve", denied.display_code), 8);
+	assert_non_null(strstr(f->err, "already-denied: "));
+
+	add_request(f, "write_file", "{\"n\":3}", &used);
+	assert_int_equal(CTL(f, "approvals", "approve", used.display_code), 0);
+	bt_call_init(f->t, &c, "s1", "write_file", "{\"n\":3}");
+	assert_int_equal(bt_begin(f->t, &c.call, used.id, NULL, NULL), 0);
+	bt_call_done(&c);
+	assert_int_equal(CTL(f, "approvals", "deny", used.display_code), 8);
+	assert_non_null(strstr(f->err, "already-used: "));
+
+	add_request(f, "delete_file", "{\"n\":4}", &gone);
+	assert_int_equal(CTL(f, "grants", "remove", "fs", "delete_file"), 0);
+	assert_int_equal(CTL(f, "approvals", "approve", gone.display_code), 8);
+	assert_non_null(strstr(f->err, "revoked: "));
+
+	assert_int_equal(CTL(f, "approvals", "approve", "ZZZZZZZZ"), 6);
+	assert_non_null(strstr(f->err, "not-found: "));
 }
 
 static void test_grants_inventory_audit(void **state)
@@ -536,6 +574,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_permission_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_approval_flow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_approval_lookup_distinguishes_expired_consumed_denied_unknown,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants_inventory_audit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_verify_failure_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_relay, setup, teardown),
