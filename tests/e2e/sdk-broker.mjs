@@ -72,7 +72,8 @@ try {
   out.approveExpired = 'refused';
 }
 
-// Cancel one: the pending approval is withdrawn.
+// Cancel one (as the SDK does when its request timeout passes): the request
+// is aborted, the approval stays pending for the identical call (issue 14).
 const ac = new AbortController();
 const r4 = client.callTool({ name: `${c}__append`, arguments: { text: 'sdk-cancel' } }, undefined, {
   signal: ac.signal,

@@ -162,7 +162,8 @@ static void test_write_exactly_once_per_approval(void **state)
 	r = call(&p, "fake__append", "one", 10000);
 	assert_non_null(r);
 	assert_true(json_is_true(json_object_get(r, "isError")));
-	assert_non_null(strstr(result_text(r), "repeat the identical call after approval"));
+	assert_non_null(strstr(result_text(r), "The request stays pending until"));
+	assert_non_null(strstr(result_text(r), "repeat the identical call in this session: it runs once approved"));
 	/* The agent can ask about it by its display code (read-only). */
 	{
 		char code[16] = "";
@@ -233,7 +234,8 @@ static void test_write_exactly_once_per_approval(void **state)
 	json_decref(r);
 	assert_int_equal(harness_out_lines(&H), base + 2);
 
-	/* Client cancellation withdraws the pending approval. */
+	/* Client cancellation of a held request (the SDK does it when its own
+	 * request timeout passes) leaves the approval pending (issue 14). */
 	id = mcp_peer_send_request(&p, "tools/call",
 				   json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "four"));
 	/* Held: wait until its approval is requested. */
@@ -248,12 +250,128 @@ static void test_write_exactly_once_per_approval(void **state)
 			id);
 		assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
 	}
-	/* The approval wait ending (2 s) leaves a request pending: only the
-	 * cancellation withdraws it. */
-	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 0, 10000));
-	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 0);
-	assert_int_equal(harness_approve_all(&H), 0);
+	/* A later request on the session is handled after the cancellation. */
+	r = mcp_peer_call(&p, "cordon__approval_status", json_pack("{s:s}", "approval", "ap_none"), 5000);
+	json_decref(r);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
+	assert_int_equal(harness_deny_all(&H), 1);
 	assert_int_equal(harness_out_lines(&H), base + 2);
+	mcp_peer_disconnect(&p);
+}
+
+/* The display code an isError "needs an operator's approval" result names. */
+static void result_code(json_t *r, char code[static 9])
+{
+	const char *t = strstr(result_text(r), "(code ");
+
+	assert_non_null(t);
+	memcpy(code, t + 6, 8);
+	code[8] = 0;
+}
+
+/* `cordonctl approvals show CODE --json` as parsed JSON (exit 0 asserted). */
+static json_t *ctl_show(const char *code)
+{
+	char args[1400], path[700];
+	json_t *v;
+
+	snprintf(path, sizeof(path), "%s/show.json", H.runtime);
+	/* The harness appends ">&2": the comment keeps stdout in the file. */
+	snprintf(args, sizeof(args), "approvals show %s --json >%s #", code, path);
+	assert_int_equal(harness_ctl(&H, args), 0);
+	v = json_load_file(path, 0, NULL);
+	assert_non_null(v);
+	unlink(path);
+	return v;
+}
+
+/* Issue 14, the blind approval: the held call's approval_wait (2 s here)
+ * ends, the call is answered, and the operator still sees the arguments it
+ * would run; then the identical call runs once approved. */
+static void test_approval_arguments_kept_after_wait_ends(void **state)
+{
+	struct mcp_peer p;
+	char code[9];
+	json_t *r, *v;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&p);
+	r = call(&p, "fake__append", "kept-after-wait", 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	result_code(r, code);
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base);
+
+	v = ctl_show(code);
+	assert_string_equal(json_string_value(json_object_get(v, "state")), "requested");
+	assert_non_null(json_string_value(json_object_get(v, "arguments")));
+	assert_non_null(strstr(json_string_value(json_object_get(v, "arguments")), "kept-after-wait"));
+	assert_null(json_object_get(v, "arguments_note"));
+	json_decref(v);
+
+	{
+		char args[64];
+
+		snprintf(args, sizeof(args), "approvals approve %s", code);
+		assert_int_equal(harness_ctl(&H, args), 0);
+	}
+	/* Decided: the copy is gone, the show says why. */
+	v = ctl_show(code);
+	assert_string_equal(json_string_value(json_object_get(v, "state")), "approved");
+	assert_true(json_is_null(json_object_get(v, "arguments")));
+	json_decref(v);
+	r = call(&p, "fake__append", "kept-after-wait", 10000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
+	mcp_peer_disconnect(&p);
+}
+
+/* Issue 14, the SDK timeout: a client's request timeout cancels the held
+ * request (notifications/cancelled); the approval stays pending with its
+ * arguments, and the identical call repeated after the approval runs. */
+static void test_cancelled_request_keeps_approval_pending(void **state)
+{
+	struct mcp_peer p;
+	char note[200], code[9] = "";
+	json_t *r, *v;
+	long id;
+	int base = harness_out_lines(&H);
+
+	(void)state;
+	session(&p);
+	id = mcp_peer_send_request(
+		&p, "tools/call",
+		json_pack("{s:s, s:{s:s}}", "name", "fake__append", "arguments", "text", "cancelled-by-timeout"));
+	assert_true(wait_until(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED) == 1, 10000));
+	snprintf(note, sizeof(note),
+		 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%ld,"
+		 "\"reason\":\"Request timed out\"}}\n",
+		 id);
+	assert_int_equal(mcp_peer_send_raw(&p, note, strlen(note)), 0);
+	/* The identical call, answered after the cancellation: the same
+	 * approval (coalesced), still pending; its code. */
+	r = call(&p, "fake__append", "cancelled-by-timeout", 10000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	result_code(r, code);
+	json_decref(r);
+	assert_int_equal(harness_count_approvals(&H, CORDON_APPROVAL_REQUESTED), 1);
+	assert_int_equal(harness_count_audit(&H, "client-cancelled"), 0);
+
+	v = ctl_show(code);
+	assert_string_equal(json_string_value(json_object_get(v, "state")), "requested");
+	assert_non_null(strstr(json_string_value(json_object_get(v, "arguments")), "cancelled-by-timeout"));
+	json_decref(v);
+	assert_int_equal(harness_approve_all(&H), 1);
+	r = call(&p, "fake__append", "cancelled-by-timeout", 10000);
+	assert_non_null(r);
+	assert_string_equal(result_text(r), "appended");
+	json_decref(r);
+	assert_int_equal(harness_out_lines(&H), base + 1);
 	mcp_peer_disconnect(&p);
 }
 
@@ -928,6 +1046,8 @@ int main(void)
 		cmocka_unit_test(test_version_negotiation),
 		cmocka_unit_test(test_list_and_read),
 		cmocka_unit_test(test_write_exactly_once_per_approval),
+		cmocka_unit_test(test_approval_arguments_kept_after_wait_ends),
+		cmocka_unit_test(test_cancelled_request_keeps_approval_pending),
 		cmocka_unit_test(test_malformed_traffic),
 		cmocka_unit_test(test_worker_crash_and_garbage),
 		cmocka_unit_test(test_cordonctl_mcp_stdin_eof),
