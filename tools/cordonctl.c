@@ -69,6 +69,8 @@ struct opts {
 	const char *socket;
 	bool json, help, yes, all, reveal, allow_unknown;
 	const char *code, *fingerprint, *key, *connector;
+	const char *since, *until, *after_seq; /* audit export: checked by cmd_audit_export() */
+	bool follow;
 	long count;
 	char *pos[8];
 	int n_pos;
@@ -434,6 +436,12 @@ static void render_audit_tail(const struct opts *o, const json_t *r)
 	}
 }
 
+static void render_audit_key(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("%s\n", str(r, "key"));
+}
+
 static void render_verify(const struct opts *o, const json_t *r)
 {
 	(void)o;
@@ -672,6 +680,10 @@ static const struct command commands[] = {
 	  "Verifies the audit chain and signed checkpoints (exit 1 unless PASS). --key: the checkpoint\n"
 	  "verifier key to trust (\"name+id+base64\"); default: the daemon's own.",
 	  0, 0, true, build_verify, render_verify },
+	{ "audit", "key", "audit.key", "audit key",
+	  "Prints the daemon's checkpoint verifier key (\"name+id+base64\"), exactly what `audit verify\n"
+	  "--key` and `cordon-audit-verify DATABASE KEY` take: copy it off the host to check the log later.",
+	  0, 0, true, build_none, render_audit_key },
 	{ "revoke-all", NULL, "revoke-all", "revoke-all --yes",
 	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction;\n"
 	  "then ends every running connector instance (shared and per-session, with every process in its cgroup).",
@@ -693,6 +705,7 @@ static void usage(FILE *f)
 	      f);
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %s\n", c->usage);
+	fputs("  audit export [--since TIME] [--until TIME] [--after-seq N] [--follow]\n", f);
 	fputs("  mcp [--connector ID]     bridge stdio to the gateway socket (for stdio MCP clients);\n"
 	      "                           --connector: that connector alone, under its own names\n\n"
 	      "Options:\n"
@@ -738,6 +751,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			val = &o->key;
 		else if (strcmp(a, "--connector") == 0)
 			val = &o->connector;
+		else if (strcmp(a, "--since") == 0)
+			val = &o->since;
+		else if (strcmp(a, "--until") == 0)
+			val = &o->until;
+		else if (strcmp(a, "--after-seq") == 0)
+			val = &o->after_seq;
+		else if (strcmp(a, "--follow") == 0)
+			o->follow = true;
 		else if (strcmp(a, "--count") == 0) {
 			char *end;
 
@@ -1074,6 +1095,186 @@ static int cmd_mcp(const struct opts *o)
 	return EXIT_OK;
 }
 
+/* ---- cordonctl audit export ---- */
+
+/* How often --follow asks for new records when it has read them all. */
+#define FOLLOW_POLL_MS 1000
+
+/* One request on an open connection (id counts up), one response line. A
+ * response line is at most CORDON_OP_MAX_RESPONSE bytes. Returns EXIT_OK
+ * with *ret_result or *ret_error set, or an exit code. */
+static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json_t **ret_result, json_t **ret_error)
+{
+	_cleanup_free_ char *line = NULL, *buf = NULL;
+	size_t len, cap = 0, n = 0;
+	struct cordon_op_error e = {};
+	json_t *v = NULL;
+	bool ok;
+
+	if (cordon_op_request_encode(id, op, args, &line, &len) < 0) {
+		fprintf(stderr, "cordonctl: cannot encode the request\n");
+		return EXIT_PROTOCOL;
+	}
+	if (write_all(fd, line, len) < 0) {
+		fprintf(stderr, "cordonctl: sending to the daemon: %s\n", strerror(errno));
+		return EXIT_CONNECT;
+	}
+	for (;;) {
+		ssize_t k;
+		char *nl;
+
+		if (cap - n < 65536) {
+			char *t;
+
+			if (cap > CORDON_OP_MAX_RESPONSE) {
+				fprintf(stderr, "cordonctl: response too large\n");
+				return EXIT_PROTOCOL;
+			}
+			cap = cap ? cap * 2 : 131072;
+			t = realloc(buf, cap);
+			if (!t)
+				return EXIT_FAILED;
+			buf = t;
+		}
+		k = recv(fd, buf + n, cap - n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fprintf(stderr, "cordonctl: the daemon closed the connection without an answer\n");
+			return EXIT_PROTOCOL;
+		}
+		nl = memchr(buf + n, '\n', (size_t)k);
+		n += (size_t)k;
+		if (nl) {
+			n = (size_t)(nl - buf);
+			break;
+		}
+	}
+	if (cordon_op_response_decode(buf, n, id, &ok, &v, &e) < 0) {
+		fprintf(stderr, "cordonctl: %s\n", e.message);
+		return EXIT_PROTOCOL;
+	}
+	if (ok)
+		*ret_result = v;
+	else
+		*ret_error = v;
+	return EXIT_OK;
+}
+
+/* Strict decimal seq for --after-seq: digits only, no sign, no leading
+ * zero, at most 2^53 - 1 (what the protocol carries). */
+static int parse_seq(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || v > ((UINT64_C(1) << 53) - 1 - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Records as JSON lines on stdout, paged (no limit on the total), resumable
+ * with --after-seq; --follow keeps the connection and asks again every
+ * second for what was appended since. The daemon keeps no follow state and
+ * never buffers more than one page for a slow reader: if the connection
+ * ends (daemon restart, idle limit), cordonctl says where it stopped
+ * ("resume with --after-seq N") and exits 1. */
+static int cmd_audit_export(const struct opts *o)
+{
+	_cleanup_close_ int fd = -EBADF;
+	uint64_t after = 0, id = 1;
+	int r;
+
+	if (o->help) {
+		printf("Usage: cordonctl audit export [--since TIME] [--until TIME] [--after-seq N] [--follow]\n\n"
+		       "Audit records as JSON lines, oldest first, one object per line: seq, time (UTC, ISO 8601\n"
+		       "with Z), event, actor, fields (every other member of the record), prev and hash (the\n"
+		       "record's RFC 6962 leaf hash, hex; the next record's prev). TIME is YYYY-MM-DD or\n"
+		       "YYYY-MM-DDTHH:MM:SS[.ffffff]Z. --after-seq N: start after record N (to resume).\n"
+		       "--follow: after the last record, keep the connection and print new records as they\n"
+		       "are appended (asking every %d ms); if the connection ends, the last seq printed is\n"
+		       "named on stderr so that --after-seq resumes there. Exit 1 when it ends that way.\n",
+		       FOLLOW_POLL_MS);
+		return EXIT_OK;
+	}
+	if (o->n_pos != 2) {
+		fprintf(stderr, "Usage: cordonctl audit export [--since TIME] [--until TIME] [--after-seq N] "
+				"[--follow]\n");
+		return EXIT_USAGE;
+	}
+	if (o->after_seq && parse_seq(o->after_seq, &after) < 0) {
+		fprintf(stderr, "cordonctl: --after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)\n",
+			o->after_seq);
+		return EXIT_USAGE;
+	}
+	if (o->follow && o->until) {
+		fprintf(stderr, "cordonctl: --follow and --until exclude each other\n");
+		return EXIT_USAGE;
+	}
+	r = connect_unix(o->socket			      ? o->socket
+			 : getenv(CORDON_OPERATOR_SOCKET_ENV) ? getenv(CORDON_OPERATOR_SOCKET_ENV)
+							      : CORDON_OPERATOR_SOCKET_DEFAULT,
+			 &fd);
+	if (r != EXIT_OK)
+		return r;
+	for (;;) {
+		_cleanup_(json_decrefp) json_t *args = NULL, *result = NULL, *error = NULL;
+		const json_t *recs, *rec;
+		size_t i;
+
+		args = json_pack("{s:I}", "after_seq", (json_int_t)after);
+		if (!args || (o->since && json_object_set_new(args, "since", json_string(o->since)) < 0) ||
+		    (o->until && json_object_set_new(args, "until", json_string(o->until)) < 0))
+			return EXIT_FAILED;
+		r = call_on(fd, id++, "audit.export", args, &result, &error);
+		if (r != EXIT_OK) {
+			if (o->follow)
+				fprintf(stderr, "cordonctl: audit export stopped; resume with --after-seq %llu\n",
+					(unsigned long long)after);
+			return r == EXIT_PROTOCOL && o->follow ? EXIT_FAILED : r;
+		}
+		if (error) {
+			const char *code = json_string_value(json_object_get(error, "code"));
+
+			fprintf(stderr, "cordonctl: %s: %s\n", code,
+				json_string_value(json_object_get(error, "message")));
+			return strcmp(code, CORDON_OP_E_DENIED) == 0	? EXIT_DENIED
+			       : strcmp(code, CORDON_OP_E_BAD_ARG) == 0 ? EXIT_USAGE
+									: EXIT_FAILED;
+		}
+		recs = json_object_get(result, "records");
+		json_array_foreach(recs, i, rec)
+		{
+			char *line = json_dumps(rec, JSON_COMPACT | JSON_ENCODE_ANY);
+
+			if (!line)
+				return EXIT_FAILED;
+			puts(line);
+			free(line);
+		}
+		if (fflush(stdout) != 0)
+			return EXIT_FAILED; /* the reader went away */
+		{
+			uint64_t next = (uint64_t)json_integer_value(json_object_get(result, "next_seq"));
+			bool advanced = next > after;
+
+			after = next;
+			if (json_is_true(json_object_get(result, "end")))
+				return EXIT_OK;
+			if (advanced && after < (uint64_t)json_integer_value(json_object_get(result, "last_seq")))
+				continue; /* more to page through */
+		}
+		if (!o->follow)
+			return EXIT_OK;
+		(void)poll(NULL, 0, FOLLOW_POLL_MS);
+	}
+}
+
 static const struct command *find_command(const struct opts *o, int *ret_consumed)
 {
 	if (o->n_pos == 0)
@@ -1119,6 +1320,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(o.pos[0], "mcp") == 0)
 		return cmd_mcp(&o);
+	if (strcmp(o.pos[0], "audit") == 0 && o.n_pos >= 2 && strcmp(o.pos[1], "export") == 0)
+		return cmd_audit_export(&o);
 	if (strcmp(o.pos[0], "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

@@ -64,6 +64,9 @@ static const struct config_key config_keys[] = {
 	{ "held_arguments_per_uid", NULL,               KIND_SIZE,     1ull << 20, 64ull << 30, "1M to 64G", F(held_per_uid) },
 	{ "sessions_per_uid",       NULL,               KIND_COUNT,    1, 65536, NULL, F(sessions_per_uid) },
 	{ "initialize_timeout",     NULL,               KIND_DURATION, 1, 3600, "1s to 1h", F(initialize_timeout_ms) },
+	/* Audit retention (issue 17): whole ranges up to a signed checkpoint. */
+	{ "audit_retain_days",      NULL,               KIND_COUNT,    1, 36500, NULL, F(audit_retain_days) },
+	{ "audit_retain_records",   NULL,               KIND_COUNT,    1000, 4000000000u, NULL, F(audit_retain_records) },
 };
 /* clang-format on */
 

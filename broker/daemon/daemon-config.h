@@ -22,6 +22,8 @@
  *   held_arguments_per_uid: 64M         # argument bytes one uid's calls may hold
  *   sessions_per_uid: 1024              # gateway sessions one uid may hold (default max_sessions/4)
  *   initialize_timeout: 10s             # a connection that sends no initialize is closed
+ *   audit_retain_days: 365              # audit records older than this are deleted (absent: kept)
+ *   audit_retain_records: 10000000      # only the newest N audit records are kept (absent: all)
  */
 
 #include <stdbool.h>
@@ -60,6 +62,9 @@ struct cordon_daemon_config {
 	uint64_t held_per_uid;	   /* argument bytes held by one uid's calls */
 	unsigned sessions_per_uid; /* 0: max_sessions / 4, at least 1 */
 	uint64_t initialize_timeout_ms;
+	/* Audit retention (cordon_audit_prune()); 0: that limit is off. */
+	unsigned audit_retain_days;
+	unsigned audit_retain_records;
 	bool foreground_log_debug;
 };
 

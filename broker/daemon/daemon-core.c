@@ -178,6 +178,36 @@ static void db_tick(struct cordon_daemon *d)
 	d->wal_tick_commits = cnt.transactions_committed;
 }
 
+/* Audit retention (config audit_retain_days / audit_retain_records): at
+ * the first tick, then hourly. cordon_audit_prune() deletes only up to a
+ * signed checkpoint and keeps every checkpoint, so verify still passes and
+ * names the pruned range. A log that does not verify up to the cut is not
+ * pruned (logged; `cordonctl audit verify` says where). */
+#define AUDIT_RETENTION_EVERY_MS (3600u * 1000)
+
+static void audit_retention_tick(struct cordon_daemon *d, uint64_t now)
+{
+	static uint64_t last;
+	static bool ran;
+	struct cordon_audit_retention p = {
+		.retain_usec = (uint64_t)d->cfg.audit_retain_days * 86400 * CORDON_USEC_PER_SEC,
+		.retain_records = d->cfg.audit_retain_records,
+	};
+	struct cordon_audit_prune_result res;
+
+	if (!p.retain_usec && !p.retain_records)
+		return;
+	if (ran && now - last < AUDIT_RETENTION_EVERY_MS)
+		return;
+	ran = true;
+	last = now;
+	if (cordon_audit_prune(d->db, &p, &res) < 0)
+		log_error("audit retention: %s", cordon_db_last_error(d->db));
+	else if (res.deleted > 0)
+		log_info("audit retention: deleted %llu records; records 1..%llu are pruned",
+			 (unsigned long long)res.deleted, (unsigned long long)res.pruned_through);
+}
+
 static void on_tick(struct cordon_loop *loop, void *userdata)
 {
 	struct cordon_daemon *d = userdata;
@@ -187,6 +217,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 	gateway_tick(d);
 	workers_tick(d, now);
 	db_tick(d);
+	audit_retention_tick(d, now);
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
 		(void)cordon_approvals_expire(d->db, NULL);
@@ -239,7 +270,7 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 {
 	struct cordon_daemon *d;
 	struct cordon_broker_start_result rec = {};
-	struct cordon_audit_options ao = { .origin = "cordon/cordond/audit", .checkpoint_when_idle = true };
+	struct cordon_audit_options ao = { .origin = CORDON_DAEMON_AUDIT_ORIGIN, .checkpoint_when_idle = true };
 	struct cordon_db_options dbo = { .wal_limit_pages = WAL_LIMIT_PAGES };
 	sigset_t mask;
 	int r;

@@ -634,12 +634,24 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_
 	return 0;
 }
 
-int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+int cordon_daemon_connector_restart(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				    struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
+	int r;
 
 	if (!c)
 		return cordon_diag_set(diag, ENOENT, "connector", "unknown connector '%s'", connector);
+	/* The operator's restart is a relaunch in the operator's name: the
+	 * approvals bound to the old launch are revoked now, audited as the
+	 * operator (the instance started next is then recorded as the
+	 * broker's own launch). */
+	if (daemon_conn_installed(d, connector)) {
+		r = cordon_connector_relaunch(d->db, actor, connector, NULL);
+		if (r < 0)
+			return cordon_diag_set(diag, -r, "connector", "cannot restart %s: %s", connector,
+					       cordon_db_last_error(d->db));
+	}
 	(void)end_instances(d, c, "restarted by an operator");
 	c->restarts++;
 	c->failing = false;

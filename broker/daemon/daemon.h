@@ -81,6 +81,9 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
  * instances were ended. */
 unsigned cordon_daemon_revoked_all(struct cordon_daemon *d);
 
+/* The origin line of the daemon's signed audit checkpoints. */
+#define CORDON_DAEMON_AUDIT_ORIGIN "cordon/cordond/audit"
+
 /* Connector lifecycle (operator API). add installs the connector (seeds its
  * grant from the profile, takes its inventory by launching it once);
  * remove uninstalls; restart relaunches its instances. add either installs
@@ -92,7 +95,8 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const struct cordon_act
 				struct cordon_diag *diag);
 int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
 				   struct cordon_diag *diag);
-int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag);
+int cordon_daemon_connector_restart(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				    struct cordon_diag *diag);
 
 /* New reference: the canonical arguments of the call that requested
  * approval_id, which the core holds in memory while the approval is

@@ -157,7 +157,7 @@ static int op_connector_change(struct cordon_daemon *d, const struct cordon_acto
 		r = cordon_daemon_connector_remove(d, actor, connector, &diag);
 	} else {
 		verb = "restarted";
-		r = cordon_daemon_connector_restart(d, connector, &diag);
+		r = cordon_daemon_connector_restart(d, actor, connector, &diag);
 	}
 	if (r < 0) {
 		/* A profile that failed to load: the loader's error, as a
@@ -1056,11 +1056,70 @@ static int op_audit_verify(struct cordon_daemon *d, const struct cordon_op_reque
 	if (r < 0)
 		return core_error(err, r, "verifying", "the audit log");
 	cordon_audit_report_format(&rep, text, sizeof(text));
-	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s}", "verdict",
+	*ret = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s}", "verdict",
 			 cordon_audit_verdict_to_string(rep.verdict), "seq", (json_int_t)rep.seq, "first",
 			 (json_int_t)rep.first, "last", (json_int_t)rep.last, "signed_through",
-			 (json_int_t)rep.signed_through, "checkpoints", (json_int_t)rep.n_checkpoints, "message",
-			 rep.message, "report", text, "key", key_source);
+			 (json_int_t)rep.signed_through, "pruned_through", (json_int_t)rep.pruned_through,
+			 "checkpoints", (json_int_t)rep.n_checkpoints, "message", rep.message, "report", text, "key",
+			 key_source);
+	return *ret ? 0 : oom(err);
+}
+
+/* An ISO 8601 UTC time argument (cordon_time_parse()); absent: 0. */
+static int time_arg(const struct cordon_op_request *req, const char *name, uint64_t *ret, struct cordon_op_error *err)
+{
+	const char *s = cordon_op_arg_string(req, name);
+
+	*ret = 0;
+	if (s && cordon_time_parse(s, ret) < 0)
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "argument \"%s\": \"%.64s\" is not an ISO 8601 UTC time (YYYY-MM-DD, "
+					   "YYYY-MM-DDTHH:MM:SSZ or with fractional seconds)",
+					   name, s);
+	return 0;
+}
+
+/* One page of the log for `cordonctl audit export`; the client pages (and
+ * follows) by passing next_seq back as after_seq. A page is bounded
+ * (CORDON_AUDIT_EXPORT_PAGE records), so a slow reader costs the daemon at
+ * most one page of output on its connection (operator.c reads no further
+ * request until it is written): the daemon keeps no follow state. */
+static int op_audit_export(struct cordon_daemon *d, const struct cordon_op_request *req, json_t **ret,
+			   struct cordon_op_error *err)
+{
+	struct cordon_audit_export_query q = {
+		.after_seq = cordon_op_arg_uint(req, "after_seq", 0),
+		.limit = cordon_op_arg_uint(req, "limit", CORDON_AUDIT_EXPORT_PAGE),
+	};
+	int r;
+
+	if ((r = time_arg(req, "since", &q.since_usec, err)) < 0 ||
+	    (r = time_arg(req, "until", &q.until_usec, err)) < 0)
+		return r;
+	if (q.since_usec && q.until_usec && q.since_usec > q.until_usec)
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "\"since\" (%.40s) is after \"until\" (%.40s)",
+					   cordon_op_arg_string(req, "since"), cordon_op_arg_string(req, "until"));
+	r = cordon_audit_export(cordon_daemon_db(d), &q, ret);
+	if (r == -ENOMEM)
+		return oom(err);
+	if (r < 0)
+		return core_error(err, r, "reading", "the audit log");
+	return 0;
+}
+
+/* The daemon's checkpoint verifier key, in the form `audit verify --key`
+ * and cordon-audit-verify take. */
+static int op_audit_key(struct cordon_daemon *d, json_t **ret, struct cordon_op_error *err)
+{
+	_cleanup_free_ char *key = NULL;
+	struct cordon_note_verifier v;
+
+	if (cordon_daemon_audit_verifier(d, &v) < 0)
+		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_UNAVAILABLE, "the daemon has no audit signing key");
+	if (cordon_note_verifier_format(&v, &key) < 0)
+		return oom(err);
+	*ret = json_pack("{s:s, s:s}", "key", key, "origin", CORDON_DAEMON_AUDIT_ORIGIN);
 	return *ret ? 0 : oom(err);
 }
 
@@ -1146,6 +1205,10 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_audit_tail(d, req, &res, err);
 	else if (!strcmp(op, "audit.verify"))
 		r = op_audit_verify(d, req, &res, err);
+	else if (!strcmp(op, "audit.export"))
+		r = op_audit_export(d, req, &res, err);
+	else if (!strcmp(op, "audit.key"))
+		r = op_audit_key(d, &res, err);
 	else if (!strcmp(op, "revoke-all"))
 		r = op_revoke_all(d, actor, &res, err);
 	else if (!strcmp(op, "reload"))

@@ -652,6 +652,38 @@ int cordon_audit_checkpoint_pending(struct cordon_db *db)
 	return audit_deferred_checkpoint(db);
 }
 
+/* ---- retention ---------------------------------------------------------- */
+
+/* The Merkle state of the pruned prefix (records 1..through), from the
+ * audit_pruned row; an empty stream when nothing was pruned. Returns 0 or
+ * -errno (-EBADMSG for a row whose stack does not fit its size). */
+static int pruned_state(struct cordon_db *db, struct cordon_merkle_stream *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct cordon_merkle_stream ms;
+	uint64_t through;
+	int r;
+
+	cordon_merkle_stream_init(&ms);
+	r = db_prepare(db, "SELECT through, stack FROM audit_pruned WHERE id = 1", &st);
+	if (r < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		through = (uint64_t)sqlite3_column_int64(st, 0);
+		if (through == 0 || (size_t)sqlite3_column_bytes(st, 1) != (size_t)__builtin_popcountll(through) * 32)
+			return db_failf(db, EBADMSG, "audit_pruned: the stored Merkle state does not fit %llu records",
+					(unsigned long long)through);
+		ms.size = through;
+		ms.depth = (unsigned)__builtin_popcountll(through);
+		memcpy(ms.stack, sqlite3_column_blob(st, 1), (size_t)ms.depth * 32);
+	}
+	*ret = ms;
+	return 0;
+}
+
 int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *o, struct cordon_note_signer *signer,
 		       struct cordon_diag *diag)
 {
@@ -674,8 +706,11 @@ int cordon_audit_setup(struct cordon_db *db, const struct cordon_audit_options *
 	a->every = o->checkpoint_every ? o->checkpoint_every : 256;
 	a->when_idle = o->checkpoint_when_idle;
 	a->interval_usec = o->checkpoint_interval_usec ? o->checkpoint_interval_usec : 300 * CORDON_USEC_PER_SEC;
-	cordon_merkle_stream_init(&a->committed.ms);
 	a->since = cordon_db_now(db);
+	/* Records pruned by retention are represented by their Merkle state. */
+	r = pruned_state(db, &a->committed.ms);
+	if (r < 0)
+		goto fail;
 
 	/* Rebuild from the record bytes, not the leaf column: what is signed
 	 * next must be the hash of what is stored. The head is the last row's
@@ -786,11 +821,27 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 	_cleanup_free_ uint64_t *sorted = NULL;
 	_cleanup_free_ struct vcp *cps = NULL;
 	struct cordon_audit_report rep = {};
+	struct cordon_merkle_stream base;
 	size_t n = 0, cap = 0, n_cps = 0, cps_cap = 0;
-	uint64_t expected = 1, n_ok;
+	uint64_t expected, n_ok, pruned;
 	uint8_t prev[32] = {};
 	int64_t high;
 	int r;
+
+	/* Records 1..pruned were deleted by retention (cordon_audit_prune()):
+	 * the log starts at pruned + 1, and the stored Merkle state of the
+	 * deleted records stands in for them. That state is vouched for by the
+	 * signed checkpoint of size pruned + 1, which must exist (below). */
+	r = pruned_state(db, &base);
+	if (r == -EBADMSG) {
+		report(&rep, CORDON_AUDIT_BREAK, 1, "%s", db->last_error);
+		goto done;
+	}
+	if (r < 0)
+		return r;
+	pruned = base.size;
+	expected = pruned + 1;
+	rep.pruned_through = pruned;
 
 	r = db_prepare(db, "SELECT seq, record, leaf FROM audit ORDER BY id", &st);
 	if (r < 0)
@@ -840,7 +891,11 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 			goto done;
 		}
 		if (x->seq == expected) {
-			if (sodium_memcmp(x->prev, prev, 32) != 0) {
+			/* The first kept record after a prune chains to a deleted
+			 * one: its prev is vouched for by the checkpoint root. */
+			bool chained = pruned > 0 && x->seq == pruned + 1;
+
+			if (!chained && sodium_memcmp(x->prev, prev, 32) != 0) {
 				report(&rep, CORDON_AUDIT_BREAK, x->seq,
 				       "record %llu: prev does not match the hash of record %llu",
 				       (unsigned long long)x->seq, (unsigned long long)x->seq - 1);
@@ -872,7 +927,7 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		goto done;
 	}
 	n_ok = expected - 1;
-	rep.first = n_ok ? 1 : 0;
+	rep.first = n_ok > pruned ? pruned + 1 : 0;
 	rep.last = n_ok;
 
 	/* Checkpoints: every signature must verify; then coverage and roots. */
@@ -950,10 +1005,14 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 		}
 	}
 	{
-		struct cordon_merkle_stream ms;
+		struct cordon_merkle_stream ms = base;
 		size_t c = 0;
+		bool vouched = pruned == 0;
 
-		cordon_merkle_stream_init(&ms);
+		/* Checkpoints of pruned records: their signatures verified above,
+		 * their roots cannot be recomputed any more. */
+		while (c < n_cps && cps[c].size < ms.size)
+			c++;
 		for (size_t i = 0; i <= n && c < n_cps; i++) {
 			while (c < n_cps && cps[c].size == ms.size) {
 				uint8_t root[32];
@@ -966,22 +1025,37 @@ int cordon_audit_verify(struct cordon_db *db, const struct cordon_note_verifier 
 					goto done;
 				}
 				rep.signed_through = cps[c].size;
+				vouched |= cps[c].size == pruned + 1;
 				c++;
 			}
 			if (i < n)
 				cordon_merkle_stream_append(&ms, recs[i].leaf);
 		}
+		if (!vouched) {
+			report(&rep, CORDON_AUDIT_BREAK, pruned + 1,
+			       "records 1..%llu were pruned but no signed checkpoint of size %llu vouches for the "
+			       "records kept",
+			       (unsigned long long)pruned, (unsigned long long)pruned + 1);
+			goto done;
+		}
 	}
-	if (rep.signed_through < n_ok)
-		snprintf(rep.message, sizeof(rep.message),
-			 "records %llu..%llu, signed through %llu, unsigned tail %llu..%llu",
-			 (unsigned long long)rep.first, (unsigned long long)rep.last,
-			 (unsigned long long)rep.signed_through, (unsigned long long)rep.signed_through + 1,
-			 (unsigned long long)n_ok);
-	else
-		snprintf(rep.message, sizeof(rep.message), "records %llu..%llu, signed through %llu, no unsigned tail",
-			 (unsigned long long)rep.first, (unsigned long long)rep.last,
-			 (unsigned long long)rep.signed_through);
+	{
+		char p[64] = "";
+
+		if (pruned > 0)
+			snprintf(p, sizeof(p), " (1..%llu pruned by retention)", (unsigned long long)pruned);
+		if (rep.signed_through < n_ok)
+			snprintf(rep.message, sizeof(rep.message),
+				 "records %llu..%llu%s, signed through %llu, unsigned tail %llu..%llu",
+				 (unsigned long long)rep.first, (unsigned long long)rep.last, p,
+				 (unsigned long long)rep.signed_through, (unsigned long long)rep.signed_through + 1,
+				 (unsigned long long)n_ok);
+		else
+			snprintf(rep.message, sizeof(rep.message),
+				 "records %llu..%llu%s, signed through %llu, no unsigned tail",
+				 (unsigned long long)rep.first, (unsigned long long)rep.last, p,
+				 (unsigned long long)rep.signed_through);
+	}
 done:
 	*ret = rep;
 	return 0;
@@ -1067,5 +1141,303 @@ int cordon_audit_tail(struct cordon_db *db, uint64_t count, json_t **ret)
 		return r;
 	}
 	*ret = arr;
+	return 0;
+}
+
+/* ---- export ---------------------------------------------------------------- */
+
+/* One record as an export line's object: seq, time, event, actor, the
+ * remaining members under "fields", prev and hash (hex leaf hash). A record
+ * that is not valid JCS is exported as {"seq", "malformed": true, "raw",
+ * "hash"} with seq from the table (verify is what judges it). */
+static json_t *export_object(uint64_t col_seq, const void *rec, size_t len)
+{
+	static const char *const top[] = { "seq", "time", "event", "actor", "prev" };
+	json_t *in = NULL, *out = NULL, *fields = NULL, *v;
+	uint8_t leaf[32];
+	char hex[65];
+	const char *k;
+
+	cordon_merkle_leaf_hash(rec ? rec : "", len, leaf);
+	hex_encode(leaf, 32, hex);
+	if (!rec || cordon_canon_decode(rec, len, NULL, &in, NULL) < 0 || !json_is_object(in)) {
+		json_decref(in);
+		return json_pack("{s:I, s:b, s:s%, s:s}", "seq", (json_int_t)col_seq, "malformed", 1, "raw",
+				 rec ? (const char *)rec : "", rec ? len : 0, "hash", hex);
+	}
+	out = json_object();
+	fields = json_object();
+	if (!out || !fields)
+		goto fail;
+	for (size_t i = 0; i < ELEMENTSOF(top); i++)
+		if ((v = json_object_get(in, top[i])) && json_object_set(out, top[i], v) < 0)
+			goto fail;
+	json_object_foreach(in, k, v)
+	{
+		bool is_top = strcmp(k, "v") == 0;
+
+		for (size_t i = 0; i < ELEMENTSOF(top) && !is_top; i++)
+			is_top = strcmp(k, top[i]) == 0;
+		if (!is_top && json_object_set(fields, k, v) < 0)
+			goto fail;
+	}
+	if (json_object_set_new(out, "fields", TAKE_PTR(fields)) < 0 ||
+	    json_object_set_new(out, "hash", json_string(hex)) < 0)
+		goto fail;
+	json_decref(in);
+	return out;
+fail:
+	json_decref(in);
+	json_decref(out);
+	json_decref(fields);
+	return NULL;
+}
+
+int cordon_audit_export(struct cordon_db *db, const struct cordon_audit_export_query *q, json_t **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_(json_decrefp) json_t *records = json_array();
+	char since[CORDON_TIME_STRING_MAX], until[CORDON_TIME_STRING_MAX];
+	uint64_t next = q->after_seq, scanned = 0, limit, scan_max;
+	int64_t last = 0;
+	bool end = false;
+	int r;
+
+	if (!records)
+		return -ENOMEM;
+	limit = q->limit ? q->limit : CORDON_AUDIT_EXPORT_PAGE;
+	if (limit > CORDON_AUDIT_EXPORT_PAGE)
+		limit = CORDON_AUDIT_EXPORT_PAGE;
+	/* Records skipped by --since still cost a read: bound the scan so one
+	 * request never holds the database for long; the caller resumes at
+	 * next_seq. */
+	scan_max = limit * 16;
+	/* Record times are cordon_time_format() strings, which sort as the
+	 * times they name: filtering compares strings. */
+	if (q->since_usec)
+		cordon_time_format(q->since_usec, since, sizeof(since));
+	if (q->until_usec)
+		cordon_time_format(q->until_usec, until, sizeof(until));
+	r = cordon_db_meta_get(db, "audit_last_seq", &last);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = db_prepare(db, "SELECT seq, record FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, q->after_seq > INT64_MAX ? INT64_MAX : (int64_t)q->after_seq)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, (int64_t)scan_max)) < 0)
+		return r;
+	while (json_array_size(records) < limit && (r = db_step_row(db, st)) > 0) {
+		uint64_t seq = (uint64_t)sqlite3_column_int64(st, 0);
+		const void *rec = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		json_t *o = export_object(seq, rec, len);
+		const char *t;
+
+		scanned++;
+		if (!o)
+			return -ENOMEM;
+		t = json_string_value(json_object_get(o, "time"));
+		/* Times only grow along the log (but for a clock stepped back):
+		 * the first record past --until ends the export. */
+		if (q->until_usec && t && strcmp(t, until) > 0) {
+			json_decref(o);
+			end = true;
+			break;
+		}
+		next = seq;
+		if (q->since_usec && (!t || strcmp(t, since) < 0)) {
+			json_decref(o);
+			continue;
+		}
+		if (json_array_append_new(records, o) < 0)
+			return -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	*ret = json_pack("{s:O, s:I, s:I, s:b}", "records", records, "next_seq", (json_int_t)next, "last_seq",
+			 (json_int_t)last, "end", end);
+	(void)scanned;
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- retention (pruning) ------------------------------------------------- */
+
+/* The highest seq s such that every kept record 1..s (after the pruned
+ * prefix) is older than cutoff; the walk stops at the first newer one. */
+static int older_than(struct cordon_db *db, uint64_t from, uint64_t cutoff, uint64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char c[CORDON_TIME_STRING_MAX];
+	uint64_t s = from;
+	int r;
+
+	cordon_time_format(cutoff, c, sizeof(c));
+	r = db_prepare(db, "SELECT seq, record FROM audit WHERE seq > ?1 ORDER BY seq", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)from)) < 0)
+		return r;
+	while ((r = db_step_row(db, st)) > 0) {
+		json_t *o = NULL;
+		const char *t;
+		bool old;
+
+		if (cordon_canon_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), NULL, &o,
+					NULL) < 0)
+			break; /* a malformed record is verify's business: never pruned past */
+		t = json_string_value(json_object_get(o, "time"));
+		old = t && strcmp(t, c) < 0;
+		json_decref(o);
+		if (!old)
+			break;
+		s = (uint64_t)sqlite3_column_int64(st, 0);
+	}
+	if (r < 0)
+		return r;
+	*ret = s;
+	return 0;
+}
+
+int cordon_audit_prune(struct cordon_db *db, const struct cordon_audit_retention *p,
+		       struct cordon_audit_prune_result *ret)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct cordon_audit_state *a = db->audit;
+	struct cordon_audit_prune_result res = {};
+	struct cordon_merkle_stream ms;
+	struct cordon_note_verifier v;
+	struct cordon_checkpoint cp;
+	struct cordon_diag d = {};
+	struct cordon_actor sys = cordon_actor_system();
+	uint64_t limit = 0, k, expect;
+	int64_t last;
+	uint8_t prev[32] = {}, root[32] = {};
+	int r;
+
+	if (!p || (!p->retain_usec && !p->retain_records))
+		return db_failf(db, EINVAL, "no retention policy");
+	if (!a || !a->signer)
+		return db_failf(db, EINVAL, "audit retention needs the signing key (cordon_audit_setup)");
+	cordon_note_signer_verifier(a->signer, &v);
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = pruned_state(db, &ms);
+	if (r < 0)
+		return r;
+	r = db_meta_get_tx(db, "audit_last_seq", &last);
+	if (r < 0)
+		return r;
+	res.pruned_through = ms.size;
+	/* What each limit lets go; a record goes when any limit says so. */
+	if (p->retain_records && (uint64_t)last > p->retain_records)
+		limit = (uint64_t)last - p->retain_records;
+	if (p->retain_usec) {
+		uint64_t now = cordon_db_now(db), s;
+
+		r = older_than(db, ms.size, now > p->retain_usec ? now - p->retain_usec : 0, &s);
+		if (r < 0)
+			return r;
+		if (s > limit)
+			limit = s;
+	}
+	/* Only ever up to a signed checkpoint: records 1..k-1 go, record k (a
+	 * "checkpoint" record) stays, and the note of size k, which is kept,
+	 * vouches for the Merkle state stored in their place. */
+	r = db_prepare(db, "SELECT note FROM checkpoints WHERE size > ?1 AND size <= ?2 ORDER BY size DESC LIMIT 1",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)ms.size + 1)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, (int64_t)limit + 1)) < 0)
+		return r;
+	r = db_step_row(db, st);
+	if (r <= 0) {
+		if (r == 0 && ret)
+			*ret = res;
+		return r; /* nothing to prune (the transaction rolls back) */
+	}
+	r = cordon_checkpoint_verify((const char *)sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &v,
+				     a->origin, &cp, &d);
+	if (r < 0)
+		return db_failf(db, EBADMSG, "audit retention: a signed checkpoint does not verify (%s); not pruning",
+				d.message);
+	db_stmt_release(TAKE_PTR(st));
+	k = cp.size;
+
+	/* The Merkle state of records 1..k-1 from the stored state and the
+	 * records, each chained to the one before, and checked against the
+	 * signed root of 1..k before anything is deleted. */
+	r = db_prepare(db, "SELECT seq, record, leaf FROM audit WHERE seq > ?1 AND seq <= ?2 ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)ms.size)) < 0 || (r = db_bind_int64(db, st, 2, (int64_t)k)) < 0)
+		return r;
+	expect = ms.size + 1;
+	while ((r = db_step_row(db, st)) > 0) {
+		struct vrec x = {};
+		const void *rec = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+		if (!rec || !parse_record(rec, len, &x) || x.seq != expect ||
+		    (uint64_t)sqlite3_column_int64(st, 0) != expect ||
+		    (expect > res.pruned_through + 1 && memcmp(x.prev, prev, 32) != 0))
+			return db_failf(db, EBADMSG,
+					"audit retention: record %llu does not chain; not pruning (run "
+					"`cordonctl audit verify`)",
+					(unsigned long long)expect);
+		cordon_merkle_leaf_hash(rec, len, x.leaf);
+		memcpy(prev, x.leaf, 32);
+		if (expect == k) {
+			struct cordon_merkle_stream full = ms;
+
+			cordon_merkle_stream_append(&full, x.leaf);
+			cordon_merkle_stream_root(&full, root);
+		} else
+			cordon_merkle_stream_append(&ms, x.leaf);
+		expect++;
+	}
+	if (r < 0)
+		return r;
+	db_stmt_release(TAKE_PTR(st));
+	if (expect != k + 1 || sodium_memcmp(root, cp.root, 32) != 0)
+		return db_failf(db, EBADMSG,
+				"audit retention: records 1..%llu do not match their signed checkpoint; "
+				"not pruning (run `cordonctl audit verify`)",
+				(unsigned long long)k);
+
+	r = db_prepare(db, "DELETE FROM audit WHERE seq < ?1", &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)k)) < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	res.deleted = (uint64_t)sqlite3_changes(db->sql);
+	db_stmt_release(TAKE_PTR(st));
+	r = db_prepare(db,
+		       "INSERT INTO audit_pruned(id, through, stack, pruned_at) VALUES (1, ?1, ?2, ?3) "
+		       "ON CONFLICT(id) DO UPDATE SET through = ?1, stack = ?2, pruned_at = ?3",
+		       &st);
+	if (r < 0)
+		return r;
+	if ((r = db_bind_int64(db, st, 1, (int64_t)ms.size)) < 0 ||
+	    (r = db_bind_blob(db, st, 2, ms.stack, (size_t)ms.depth * 32)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	res.pruned_through = ms.size;
+	{
+		struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_RETENTION,
+						 .actor = &sys, .reason = "audit-log", .count = (int64_t)res.deleted };
+
+		r = audit_append_tx(db, &ev);
+		if (r < 0)
+			return r;
+	}
+	r = db_tx_commit(&tx);
+	if (r < 0)
+		return r;
+	if (ret)
+		*ret = res;
 	return 0;
 }

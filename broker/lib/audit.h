@@ -133,6 +133,50 @@ int cordon_audit_position(struct cordon_db *db, int64_t *ret_last_seq, int64_t *
  * writes *ret (the caller's reference), or -errno. */
 int cordon_audit_tail(struct cordon_db *db, uint64_t count, json_t **ret);
 
+/* Export (`cordonctl audit export`): records with seq > after_seq, oldest
+ * first, at most limit (0 or above CORDON_AUDIT_EXPORT_PAGE: that page
+ * size) per call. since_usec/until_usec (0: unbounded) filter on the
+ * record's time: records before since are skipped, and the first record
+ * after until ends the export ("end": true; times grow along the log).
+ * Writes a new object {"records": [...], "next_seq": N, "last_seq": M,
+ * "end": bool}: each record as {"seq", "time", "event", "actor", "fields":
+ * {every other member}, "prev", "hash": hex leaf hash}; a malformed record
+ * as {"seq", "malformed": true, "raw", "hash"}. next_seq is the last seq
+ * read (skipped ones included): the next call's after_seq. Returns 0 or
+ * -errno. */
+#define CORDON_AUDIT_EXPORT_PAGE 1000
+struct cordon_audit_export_query {
+	uint64_t after_seq;
+	uint64_t since_usec, until_usec;
+	uint64_t limit;
+};
+int cordon_audit_export(struct cordon_db *db, const struct cordon_audit_export_query *q, json_t **ret);
+
+/* Retention of the audit log: deletes the oldest records, whole ranges
+ * only, keeping every signed checkpoint. A record may go when it is older
+ * than retain_usec or when more than retain_records newer ones exist (0:
+ * that limit is off; a record goes when any limit says so). The cut is
+ * rounded down to a signed checkpoint of size k: records 1..k-1 are
+ * deleted, record k (the "checkpoint" record) stays, and the RFC 6962
+ * Merkle state of the deleted records is stored in the audit_pruned table,
+ * after it was checked, with the records' chain, against the signed root
+ * of size k. cordon_audit_verify() then reports 1..k-1 as pruned (not as a
+ * gap) and still checks every later checkpoint. Appends a "retention"
+ * record (reason "audit-log", count: records deleted). Needs
+ * cordon_audit_setup() with a signer. Returns 0 (res.deleted 0 when nothing
+ * was due), -EINVAL, -EBADMSG (the log does not verify up to the cut:
+ * nothing deleted), -errno. */
+struct cordon_audit_retention {
+	uint64_t retain_usec;
+	uint64_t retain_records;
+};
+struct cordon_audit_prune_result {
+	uint64_t deleted;	 /* records deleted by this call */
+	uint64_t pruned_through; /* records 1..this are gone (before and by this call) */
+};
+int cordon_audit_prune(struct cordon_db *db, const struct cordon_audit_retention *p,
+		       struct cordon_audit_prune_result *ret);
+
 /* Writes a checkpoint when N records or T seconds have passed since the last.
  * Returns like cordon_audit_checkpoint(). */
 int cordon_audit_maybe_checkpoint(struct cordon_db *db);
@@ -154,6 +198,7 @@ struct cordon_audit_report {
 	uint64_t seq;		 /* where the problem is (GAP/DUPLICATE/BREAK/TRUNCATION) */
 	uint64_t first, last;	 /* records checked (PASS: the covered range) */
 	uint64_t signed_through; /* records covered by the newest valid checkpoint */
+	uint64_t pruned_through; /* records 1..this were deleted by retention (0: none) */
 	uint64_t n_checkpoints;
 	char message[200];
 };

@@ -35,3 +35,10 @@ void cordon_virtual_clock_advance(struct cordon_virtual_clock *v, uint64_t delta
  * buf must hold at least CORDON_TIME_STRING_MAX bytes. Returns buf. */
 #define CORDON_TIME_STRING_MAX 32
 char *cordon_time_format(uint64_t t_usec, char *buf, size_t size);
+
+/* Parses an ISO 8601 UTC time: "YYYY-MM-DD" (midnight UTC),
+ * "YYYY-MM-DDTHH:MM:SSZ" or with 1 to 6 fractional digits
+ * ("...SS.123456Z", what cordon_time_format() writes). Nothing else: no
+ * offsets, no missing 'Z', no year before 1970, no invalid dates. Returns 0
+ * and writes *ret (microseconds since the epoch), or -EINVAL. */
+int cordon_time_parse(const char *s, uint64_t *ret);

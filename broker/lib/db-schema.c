@@ -205,6 +205,18 @@ static const char migration_2[] =
 	"ALTER TABLE idempotency_v2 RENAME TO idempotency;"
 	"CREATE INDEX idempotency_action ON idempotency(action_id);";
 
+/* Audit retention (cordon_audit_prune()): records 1..through are deleted;
+ * stack holds the RFC 6962 Merkle state of those records (the roots of the
+ * perfect subtrees, largest first: popcount(through) hashes of 32 bytes),
+ * which with the kept records rebuilds every later checkpoint's root. The
+ * signed checkpoints are never deleted. One row at most. */
+static const char migration_3[] = "CREATE TABLE audit_pruned ("
+				  "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+				  "  through INTEGER NOT NULL CHECK (through > 0),"
+				  "  stack BLOB NOT NULL,"
+				  "  pruned_at INTEGER NOT NULL"
+				  ") STRICT;";
+
 /* The numbers the migrations above store, check and default to, tied to the
  * enums the code binds in their place (no SQL statement spells a state as a
  * number). Stored values never change: an enum that needs a new value gets
@@ -235,6 +247,7 @@ _Static_assert(CORDON_ACTION_PREPARED == 0 && CORDON_ACTION_DISPATCHED == 1 && C
 const char *const cordon_db_migrations[] = {
 	migration_1,
 	migration_2,
+	migration_3,
 };
 
 const unsigned cordon_db_n_migrations = sizeof(cordon_db_migrations) / sizeof(cordon_db_migrations[0]);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -549,12 +550,242 @@ static void test_cli_correctness(void **state_)
 	free(out);
 }
 
+/* `cordonctl audit export` lines (all records by default), parsed. */
+static json_t *export_lines(const char *after)
+{
+	char *out = NULL, *save = NULL;
+	json_t *arr = json_array();
+
+	if (after)
+		assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "export", "--after-seq", after, (char *)NULL), 0);
+	else
+		assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "export", (char *)NULL), 0);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		json_t *v = json_loads(l, JSON_REJECT_DUPLICATES, NULL);
+
+		assert_non_null(v);
+		assert_int_equal(json_array_append_new(arr, v), 0);
+	}
+	free(out);
+	return arr;
+}
+
+static const char *actor_kind(const json_t *rec)
+{
+	return json_string_value(json_object_get(json_object_get(rec, "actor"), "kind"));
+}
+
+static const char *field(const json_t *rec, const char *k)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(rec, "fields"), k));
+
+	return v ? v : "";
+}
+
+/* Every operator verb is audited as the operator (uid and channel), never
+ * as "system": grants add/set/remove, connectors restart, reload, and over
+ * the whole log (after the flow above: inventory reviews, approvals
+ * approved and denied, connectors added and removed, revoke-all). */
+static void test_audit_operator_attribution(void **state_)
+{
+	json_t *all, *rec;
+	char after[32];
+	size_t i, checked = 0;
+	struct {
+		const char *argv[6];
+		const char *event, *state;
+	} verbs[] = {
+		{ { "grants", "add", "fake", "echo" }, "grant", "granted" },
+		{ { "grants", "set", "fake", "echo,append" }, "grant", "granted" },
+		{ { "grants", "remove", "fake", "append" }, "grant", "revoked" },
+		{ { "connectors", "restart", "fake" }, "connector", "launched" },
+		{ { "reload" }, "broker.reload", "applied" },
+	};
+
+	(void)state_;
+	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		json_t *st = rcd_ctl_json(&C, "status", NULL, NULL), *recs;
+		bool found = false;
+
+		snprintf(after, sizeof(after), "%lld",
+			 (long long)json_integer_value(json_object_get(json_object_get(st, "audit"), "last_seq")));
+		json_decref(st);
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, verbs[v].argv[0], verbs[v].argv[1] ? verbs[v].argv[1] : NULL,
+					 verbs[v].argv[1] ? verbs[v].argv[2] : NULL,
+					 verbs[v].argv[1] && verbs[v].argv[2] ? verbs[v].argv[3] : NULL, (char *)NULL),
+				 0);
+		recs = export_lines(after);
+		json_array_foreach(recs, i, rec)
+		{
+			if (strcmp(json_string_value(json_object_get(rec, "event")), verbs[v].event) != 0 ||
+			    strcmp(field(rec, "state"), verbs[v].state) != 0)
+				continue;
+			found = true;
+			if (strcmp(actor_kind(rec), "operator") != 0)
+				fail_msg("%s %s: audited as %s", verbs[v].argv[0], verbs[v].argv[1] ?: "",
+					 actor_kind(rec));
+			/* the broker's own relaunch of the instance may follow */
+			break;
+		}
+		if (!found)
+			fail_msg("%s %s: no %s/%s record", verbs[v].argv[0], verbs[v].argv[1] ?: "", verbs[v].event,
+				 verbs[v].state);
+		json_decref(recs);
+	}
+
+	all = export_lines(NULL);
+	json_array_foreach(all, i, rec)
+	{
+		const char *ev = json_string_value(json_object_get(rec, "event")), *st = field(rec, "state");
+		bool by_operator = !strcmp(ev, "approval.approved") || !strcmp(ev, "approval.denied") ||
+				   !strcmp(ev, "approval.revealed") || !strcmp(ev, "grant") ||
+				   !strcmp(ev, "broker.reload") ||
+				   (!strcmp(ev, "inventory") && !strcmp(st, "reviewed")) ||
+				   (!strcmp(ev, "connector") &&
+				    (!strcmp(st, "installed") || !strcmp(st, "removed") || !strcmp(st, "refused")));
+
+		if (!by_operator)
+			continue;
+		checked++;
+		if (strcmp(actor_kind(rec), "operator") != 0)
+			fail_msg("record %lld (%s %s) is audited as %s",
+				 (long long)json_integer_value(json_object_get(rec, "seq")), ev, st, actor_kind(rec));
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "actor"), "uid")), 0);
+	}
+	assert_true(checked >= 20);
+	json_decref(all);
+}
+
+/* export: every record once, in order, chained by hash; --after-seq
+ * resumes; --since/--until filter; bad values are named; --follow prints
+ * what is appended. audit key round-trips through verify and
+ * cordon-audit-verify. */
+static void test_audit_export_key(void **state_)
+{
+	json_t *all, *rec, *prev = NULL;
+	char *out = NULL, *err = NULL, key[512], dbpath[700], tool[700], after[32];
+	size_t i;
+
+	(void)state_;
+	all = export_lines(NULL);
+	assert_true(json_array_size(all) > 50);
+	json_array_foreach(all, i, rec)
+	{
+		const char *t = json_string_value(json_object_get(rec, "time"));
+
+		assert_int_equal(json_integer_value(json_object_get(rec, "seq")), (json_int_t)i + 1);
+		assert_non_null(t);
+		assert_int_equal(t[strlen(t) - 1], 'Z');
+		assert_true(json_is_object(json_object_get(rec, "fields")));
+		if (prev)
+			assert_string_equal(json_string_value(json_object_get(rec, "prev")),
+					    json_string_value(json_object_get(prev, "hash")));
+		prev = rec;
+	}
+	{
+		json_t *tail = export_lines("10");
+
+		assert_int_equal(json_array_size(tail), json_array_size(all) - 10);
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(tail, 0), "seq")), 11);
+		json_decref(tail);
+	}
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "export", "--since", "2999-01-01", (char *)NULL), 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "export", "--until", "2000-01-01T00:00:00Z", (char *)NULL),
+			 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "audit", "export", "--since", "yesterday", (char *)NULL), 2);
+	assert_non_null(strstr(err, "\"yesterday\" is not an ISO 8601 UTC time"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "audit", "export", "--after-seq", "-1", (char *)NULL), 2);
+	assert_non_null(strstr(err, "--after-seq \"-1\" is not a record number"));
+	free(err);
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "audit", "export", "--follow", "--until", "2030-01-01", (char *)NULL),
+			 2);
+	free(err);
+
+	/* --follow: a record appended later arrives on the open connection */
+	snprintf(after, sizeof(after), "%zu", json_array_size(all));
+	{
+		char *argv[] = { C.cordonctl,
+				 (char *)"--socket",
+				 C.opsock,
+				 (char *)"audit",
+				 (char *)"export",
+				 (char *)"--follow",
+				 (char *)"--after-seq",
+				 after,
+				 NULL };
+		char buf[65536] = "";
+		size_t n = 0;
+		int p[2], st;
+		pid_t pid;
+
+		assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			dup2(p[1], 1);
+			execv(argv[0], argv);
+			_exit(127);
+		}
+		close(p[1]);
+		assert_int_equal(rcd_ctl(&C, NULL, NULL, "grants", "add", "fake", "roots", (char *)NULL), 0);
+		while (!strstr(buf, "\"roots\"")) {
+			struct pollfd pf = { .fd = p[0], .events = POLLIN };
+			ssize_t k;
+
+			assert_int_equal(poll(&pf, 1, 20000), 1);
+			k = read(p[0], buf + n, sizeof(buf) - 1 - n);
+			assert_true(k > 0);
+			n += (size_t)k;
+			buf[n] = 0;
+		}
+		assert_non_null(strstr(buf, "\"granted\""));
+		kill(pid, SIGTERM);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		close(p[0]);
+	}
+	json_decref(all);
+
+	/* audit key: the form both verifiers take */
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "audit", "key", (char *)NULL), 0);
+	assert_true(strlen(out) > 10 && strlen(out) < sizeof(key));
+	snprintf(key, sizeof(key), "%.*s", (int)strcspn(out, "\n"), out);
+	free(out);
+	assert_true(strncmp(key, "cordond+", 8) == 0);
+	assert_int_equal(rcd_ctl(&C, &out, NULL, "--json", "audit", "verify", "--key", key, (char *)NULL), 0);
+	assert_non_null(strstr(out, "\"key\": \"given\""));
+	assert_non_null(strstr(out, "PASS"));
+	free(out);
+	key[strlen(key) - 2] ^= 1; /* another key */
+	assert_int_equal(rcd_ctl(&C, NULL, &err, "audit", "verify", "--key", key, (char *)NULL), 2);
+	free(err);
+	key[strlen(key) - 2] ^= 1;
+	{
+		char *argv[] = { tool, dbpath, key, (char *)"cordon/cordond/audit", NULL };
+		struct stat sb;
+		struct creds owner;
+
+		snprintf(dbpath, sizeof(dbpath), "%s/cordon.db", C.state);
+		snprintf(tool, sizeof(tool), "%s/tools/cordon-audit-verify", cordon_test_env("CORDON_BUILD_DIR", "."));
+		assert_int_equal(stat(dbpath, &sb), 0);
+		owner = (struct creds){ .uid = sb.st_uid, .gid = sb.st_gid, .supp = (gid_t)-1 };
+		assert_int_equal(run_as(&owner, &out, argv), 0);
+		assert_true(strncmp(out, "PASS: records 1..", 17) == 0);
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_surface),	      cmocka_unit_test(test_operator_flow),
 		cmocka_unit_test(test_operator_group_member), cmocka_unit_test(test_add_atomic),
-		cmocka_unit_test(test_cli_correctness),
+		cmocka_unit_test(test_cli_correctness),	      cmocka_unit_test(test_audit_operator_attribution),
+		cmocka_unit_test(test_audit_export_key),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r, st = 0;

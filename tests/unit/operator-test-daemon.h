@@ -218,12 +218,13 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_
 	return 0;
 }
 
-int cordon_daemon_connector_restart(struct cordon_daemon *d, const char *connector, struct cordon_diag *diag)
+int cordon_daemon_connector_restart(struct cordon_daemon *d, const struct cordon_actor *actor, const char *connector,
+				    struct cordon_diag *diag)
 {
 	test_daemon_event(d, "connector_restart:", connector);
 	if (strcmp(connector, "fs") != 0)
 		return cordon_diag_set(diag, ENOENT, "daemon", "connector %s is not installed", connector);
-	return cordon_connector_relaunch(d->bt->db, &d->bt->sys, connector, NULL);
+	return cordon_connector_relaunch(d->bt->db, actor, connector, NULL);
 }
 
 json_t *cordon_daemon_approval_arguments(struct cordon_daemon *d, const char *approval_id)

@@ -1157,10 +1157,256 @@ static void test_audit_tail(void **state)
 	json_decref(arr);
 }
 
+/* Retention: records deleted up to a signed checkpoint, verify passes and
+ * names the pruned range; later checkpoints still check; a reopened handle
+ * keeps appending and signing; deleting more by hand is still a gap. */
+static void test_retention_prunes_to_checkpoint_and_verifies(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_retention pol = { .retain_records = 3 };
+	struct cordon_audit_prune_result res;
+	struct cordon_audit_report rep;
+	uint64_t cp1, cp2, n;
+	char line[300], want[300];
+	json_t *arr = NULL;
+	sqlite3 *s;
+
+	add_events(t, 10);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cp1 = last_seq(t);
+	add_events(t, 10);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cp2 = last_seq(t);
+	add_events(t, 3);
+	n = last_seq(t);
+	assert_true(cp1 < cp2 && cp2 < n);
+
+	/* keep the newest 3: records 1..n-3 = 1..cp2 may go; the cut rounds
+	 * down to cp2 (record cp2, the checkpoint record, stays) */
+	assert_int_equal(cordon_audit_prune(t->db, &pol, &res), 0);
+	assert_int_equal(res.deleted, cp2 - 1);
+	assert_int_equal(res.pruned_through, cp2 - 1);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.pruned_through, cp2 - 1);
+	assert_int_equal(rep.first, cp2);
+	assert_int_equal(rep.last, n + 1); /* the retention record */
+	assert_int_equal(rep.signed_through, cp2);
+	cordon_audit_report_format(&rep, line, sizeof(line));
+	snprintf(want, sizeof(want),
+		 "PASS: records %llu..%llu (1..%llu pruned by retention), signed through %llu, "
+		 "unsigned tail %llu..%llu",
+		 (unsigned long long)cp2, (unsigned long long)n + 1, (unsigned long long)cp2 - 1,
+		 (unsigned long long)cp2, (unsigned long long)cp2 + 1, (unsigned long long)n + 1);
+	assert_string_equal(line, want);
+	/* the retention record says how many went, attributed to the system */
+	assert_int_equal(cordon_audit_tail(t->db, 1, &arr), 0);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "event")), "retention");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "reason")), "audit-log");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "count")), cp2 - 1);
+	json_decref(arr);
+	/* nothing more is due until a newer checkpoint exists */
+	assert_int_equal(cordon_audit_prune(t->db, &pol, &res), 0);
+	assert_int_equal(res.deleted, 0);
+
+	/* a new handle rebuilds its Merkle state from the stored one: it
+	 * appends and signs, and every checkpoint still verifies */
+	cordon_db_close(t->db);
+	t->db = NULL;
+	bt_open_db(t);
+	bt_setup_audit(t, 1000, 3600 * SEC);
+	add_events(t, 4);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+	assert_int_equal(rep.signed_through, rep.last);
+	assert_int_equal(rep.n_checkpoints, 3);
+
+	/* records deleted by hand beyond the pruned range: a gap, as before */
+	s = raw_open(t);
+	raw_exec(s, "DELETE FROM audit WHERE seq = (SELECT min(seq) FROM audit)");
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_GAP);
+	assert_int_equal(rep.seq, cp2);
+}
+
+/* By age: only records older than the limit go, rounded to a checkpoint. */
+static void test_retention_by_age(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_retention pol = { .retain_usec = 24 * 3600 * CORDON_USEC_PER_SEC };
+	struct cordon_audit_prune_result res;
+	uint64_t cp1;
+
+	add_events(t, 5);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cp1 = last_seq(t);
+	add_events(t, 5);
+	/* nothing is a day old yet */
+	assert_int_equal(cordon_audit_prune(t->db, &pol, &res), 0);
+	assert_int_equal(res.deleted, 0);
+	cordon_virtual_clock_advance(&t->clock, 2 * 24 * 3600 * CORDON_USEC_PER_SEC);
+	add_events(t, 1);
+	/* everything before the newest record is old, but the newest
+	 * checkpoint covering only old records is cp1 */
+	assert_int_equal(cordon_audit_prune(t->db, &pol, &res), 0);
+	assert_int_equal(res.deleted, cp1 - 1);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+}
+
+/* A tampered record inside the range to prune: nothing is deleted. */
+static void test_retention_refuses_a_log_that_does_not_verify(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_retention pol = { .retain_records = 1 };
+	struct cordon_audit_prune_result res;
+	int64_t before, after;
+	sqlite3 *s;
+
+	add_events(t, 6);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	add_events(t, 2);
+	s = raw_open(t);
+	raw_exec(s, "UPDATE audit SET record = CAST(replace(CAST(record AS TEXT), 'allow', 'deny!') AS BLOB) "
+		    "WHERE seq = (SELECT min(seq) FROM audit WHERE instr(CAST(record AS TEXT), 'allow') > 0)");
+	sqlite3_close(s);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &before), 0);
+	assert_int_equal(cordon_audit_prune(t->db, &pol, &res), -EBADMSG);
+	assert_int_equal(cordon_db_meta_get(t->db, "audit_last_seq", &after), 0);
+	assert_int_equal(before, after);
+	assert_int_equal(verify(t).verdict, CORDON_AUDIT_BREAK);
+	/* no policy: refused */
+	assert_int_equal(cordon_audit_prune(t->db, &(struct cordon_audit_retention){}, &res), -EINVAL);
+}
+
+/* A forged pruned state (someone deletes records and claims retention):
+ * the checkpoint of the first kept record does not match it. */
+static void test_forged_pruned_state_is_break(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_report rep;
+	uint64_t cp1;
+	char sql[256];
+	sqlite3 *s;
+
+	add_events(t, 6);
+	assert_int_equal(cordon_audit_checkpoint(t->db), 1);
+	cp1 = last_seq(t);
+	add_events(t, 2);
+	s = raw_open(t);
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM audit WHERE seq < %llu; INSERT INTO audit_pruned VALUES (1, %llu, zeroblob(%d), 0)",
+		 (unsigned long long)cp1, (unsigned long long)cp1 - 1, __builtin_popcountll(cp1 - 1) * 32);
+	raw_exec(s, sql);
+	sqlite3_close(s);
+	rep = verify(t);
+	assert_int_equal(rep.verdict, CORDON_AUDIT_BREAK);
+	assert_int_equal(rep.seq, cp1);
+	/* deleting to a point no checkpoint vouches for is refused too */
+	s = raw_open(t);
+	snprintf(sql, sizeof(sql), "DELETE FROM audit WHERE seq < %llu; UPDATE audit_pruned SET through = %llu",
+		 (unsigned long long)cp1 + 1, (unsigned long long)cp1);
+	raw_exec(s, sql);
+	sqlite3_close(s);
+	assert_int_not_equal(verify(t).verdict, CORDON_AUDIT_PASS);
+}
+
+/* Export: pages, resumes by seq, filters by time; the line's hash is the
+ * record's leaf hash. */
+static void test_export_pages_and_filters(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_audit_export_query q = { .limit = 4 };
+	json_t *page = NULL, *recs, *r0;
+	uint64_t mid, n, base = last_seq(t);
+	char tbuf[CORDON_TIME_STRING_MAX];
+
+	add_events(t, 5);
+	cordon_virtual_clock_advance(&t->clock, 3600 * CORDON_USEC_PER_SEC);
+	mid = cordon_clock_now(&t->clock.clock);
+	add_events(t, 5);
+	n = last_seq(t);
+
+	/* from the start, by pages of 4 */
+	assert_int_equal(cordon_audit_export(t->db, &q, &page), 0);
+	assert_int_equal(json_array_size(json_object_get(page, "records")), 4);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_array_get(json_object_get(page, "records"), 0), "seq")), 1);
+	json_decref(page);
+	q.after_seq = base;
+	assert_int_equal(cordon_audit_export(t->db, &q, &page), 0);
+	recs = json_object_get(page, "records");
+	assert_int_equal(json_array_size(recs), 4);
+	r0 = json_array_get(recs, 0);
+	assert_int_equal(json_integer_value(json_object_get(r0, "seq")), base + 1);
+	assert_non_null(json_object_get(r0, "time"));
+	assert_non_null(json_object_get(r0, "actor"));
+	assert_null(json_object_get(r0, "v"));
+	assert_int_equal(strlen(json_string_value(json_object_get(r0, "hash"))), 64);
+	assert_int_equal(json_integer_value(json_object_get(page, "next_seq")), base + 4);
+	assert_int_equal(json_integer_value(json_object_get(page, "last_seq")), n);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_array_get(recs, 3), "fields"), "decision")),
+		"allow");
+	/* the hash of record 1 is what record 2 chains to */
+	assert_string_equal(json_string_value(json_object_get(r0, "hash")),
+			    json_string_value(json_object_get(json_array_get(recs, 1), "prev")));
+	json_decref(page);
+
+	/* resume after base + 4, since the middle: the second batch only */
+	q = (struct cordon_audit_export_query){ .after_seq = base + 4, .since_usec = mid };
+	assert_int_equal(cordon_audit_export(t->db, &q, &page), 0);
+	recs = json_object_get(page, "records");
+	/* the five (and a checkpoint record that may have fallen due) */
+	assert_true(json_array_size(recs) >= 5 && json_array_size(recs) <= 6);
+	assert_true(json_integer_value(json_object_get(json_array_get(recs, 0), "seq")) >= (json_int_t)base + 6);
+	cordon_time_format(mid, tbuf, sizeof(tbuf));
+	assert_true(strcmp(json_string_value(json_object_get(json_array_get(recs, 0), "time")), tbuf) >= 0);
+	assert_int_equal(json_integer_value(json_object_get(page, "next_seq")), n);
+	assert_false(json_is_true(json_object_get(page, "end")));
+	json_decref(page);
+
+	/* until just before the middle: the first batch, then the end */
+	q = (struct cordon_audit_export_query){ .after_seq = base, .until_usec = mid - 1 };
+	assert_int_equal(cordon_audit_export(t->db, &q, &page), 0);
+	recs = json_object_get(page, "records");
+	/* the five, and a checkpoint record that may have fallen due */
+	assert_true(json_array_size(recs) >= 5 && json_array_size(recs) <= 6);
+	cordon_time_format(mid, tbuf, sizeof(tbuf));
+	assert_true(strcmp(json_string_value(json_object_get(json_array_get(recs, json_array_size(recs) - 1), "time")),
+			   tbuf) < 0);
+	assert_true(json_is_true(json_object_get(page, "end")));
+	json_decref(page);
+
+	/* time parsing: what the records carry, and strictly nothing else */
+	assert_int_equal(cordon_time_parse(cordon_time_format(mid, tbuf, sizeof(tbuf)), &n), 0);
+	assert_int_equal(n, mid);
+	assert_int_equal(cordon_time_parse("2026-01-02", &n), 0);
+	assert_int_equal(n, UINT64_C(1767312000) * CORDON_USEC_PER_SEC);
+	assert_int_equal(cordon_time_parse("2026-01-02T03:04:05Z", &n), 0);
+	assert_int_equal(n, (UINT64_C(1767312000) + 3 * 3600 + 4 * 60 + 5) * CORDON_USEC_PER_SEC);
+	assert_int_equal(cordon_time_parse("2024-02-29T00:00:00.5Z", &n), 0);
+	assert_int_equal(n % CORDON_USEC_PER_SEC, 500000);
+	assert_int_equal(cordon_time_parse("2026-01-02T03:04:05", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("2026-01-02T03:04:05+01:00", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("2025-02-29", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("2026-13-01", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("2026-01-02T24:00:00Z", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("2026-01-02T03:04:05.1234567Z", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("yesterday", &n), -EINVAL);
+	assert_int_equal(cordon_time_parse("", &n), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_audit_tail),
+		T(test_retention_prunes_to_checkpoint_and_verifies),
+		T(test_retention_by_age),
+		T(test_retention_refuses_a_log_that_does_not_verify),
+		T(test_forged_pruned_state_is_break),
+		T(test_export_pages_and_filters),
 		T(test_batched_decisions_count_only_once_committed),
 		T(test_audit_position),
 		T(test_pass_with_range_and_no_tail_after_checkpoint),

@@ -188,9 +188,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 15 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 17 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 15 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 17 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -227,6 +227,33 @@ static void test_bad_values(void **state)
 	expect_bad("result_cap: 1\nstate: rel\n", 1, 13,
 		   "result_cap: must be a size from 1K to 64M (K, M, G are powers of 1024; got \"1\")");
 	expect_bad("state: rel\nstat: /b\n", 1, 8, "state: must be an absolute canonical path (got \"rel\")");
+}
+
+/* Audit retention keys: off by default, counts in range, the bad value
+ * named. */
+static void test_audit_retention_keys(void **state)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+
+	(void)state;
+	cordon_daemon_config_init(&c);
+	assert_int_equal(c.audit_retain_days, 0);
+	assert_int_equal(c.audit_retain_records, 0);
+	cordon_daemon_config_done(&c);
+	assert_int_equal(load("audit_retain_days: 365\naudit_retain_records: 1000000\n", &c, &d), 0);
+	assert_int_equal(c.audit_retain_days, 365);
+	assert_int_equal(c.audit_retain_records, 1000000);
+	cordon_daemon_config_done(&c);
+	for (size_t i = 0; i < 4; i++) {
+		static const char *const bad[] = { "audit_retain_days: 0\n", "audit_retain_days: 36501\n",
+						   "audit_retain_records: 999\n", "audit_retain_days: 1y\n" };
+
+		assert_int_equal(load(bad[i], &c, &d), -EINVAL);
+		assert_non_null(strstr(d.message,
+				       bad[i][7] == 'r' && bad[i][13] == 'd' ? "audit_retain_days" : "audit_retain_"));
+		cordon_daemon_config_done(&c);
+	}
 }
 
 static void test_not_yaml_we_read(void **state)
@@ -450,7 +477,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),	  cmocka_unit_test(test_not_yaml_we_read),
 		cmocka_unit_test(test_oversize_file),	  cmocka_unit_test(test_not_a_file),
 		cmocka_unit_test(test_resource_shares),	  cmocka_unit_test(test_flags_override_file),
-		cmocka_unit_test(test_flag_errors),
+		cmocka_unit_test(test_flag_errors),	  cmocka_unit_test(test_audit_retention_keys),
 	};
 	int r;
 

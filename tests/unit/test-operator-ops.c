@@ -570,6 +570,48 @@ static void test_audit(void **state)
 	OK(f, "audit.verify", args);
 	assert_string_equal(rs(f, "verdict"), "PASS");
 	assert_string_equal(rs(f, "key"), "given");
+
+	/* audit.key: exactly the key audit.verify was just given */
+	OK(f, "audit.key", NULL);
+	assert_string_equal(rs(f, "key"), vkey);
+	snprintf(args, sizeof(args), "{\"key\":\"%s\"}", rs(f, "key"));
+	OK(f, "audit.verify", args);
+	assert_string_equal(rs(f, "verdict"), "PASS");
+	f->d->have_verifier = false;
+	FAILS(f, "audit.key", NULL, CORDON_OP_E_UNAVAILABLE);
+	f->d->have_verifier = true;
+
+	/* audit.export: a page, resumable; strict arguments naming the value */
+	OK(f, "audit.export", "{\"limit\":2}");
+	assert_int_equal(json_array_size(json_object_get(f->result, "records")), 2);
+	assert_int_equal(json_integer_value(json_object_get(f->result, "next_seq")), 2);
+	OK(f, "audit.export", "{\"after_seq\":2,\"since\":\"2000-01-01\",\"until\":\"2999-01-01T00:00:00Z\"}");
+	assert_int_equal(
+		json_integer_value(json_object_get(json_array_get(json_object_get(f->result, "records"), 0), "seq")),
+		3);
+	FAILS(f, "audit.export", "{\"since\":\"last tuesday\"}", CORDON_OP_E_BAD_ARG);
+	assert_non_null(strstr(f->err.message, "\"last tuesday\" is not an ISO 8601 UTC time"));
+	FAILS(f, "audit.export", "{\"until\":\"2026-01-01T00:00:00+02:00\"}", CORDON_OP_E_BAD_ARG);
+	FAILS(f, "audit.export", "{\"since\":\"2026-02-01\",\"until\":\"2026-01-01\"}", CORDON_OP_E_BAD_ARG);
+	FAILS(f, "audit.export", "{\"limit\":1001}", CORDON_OP_E_BAD_ARG);
+	FAILS(f, "audit.export", "{\"after_seq\":-1}", CORDON_OP_E_BAD_ARG);
+}
+
+/* connectors.restart is audited as the operator who asked (the relaunch
+ * revokes approvals bound to the old launch in the operator's name). */
+static void test_restart_audited_as_operator(void **state)
+{
+	struct fx *f = *state;
+	json_t *last = NULL;
+
+	OK(f, "connectors.restart", "{\"connector\":\"fs\"}");
+	assert_int_equal(cordon_audit_tail(f->t->db, 1, &last), 0);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(last, 0), "event")), "connector");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(last, 0), "state")), "launched");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(json_array_get(last, 0), "actor"), "kind")),
+		"operator");
+	json_decref(last);
 }
 
 static void test_revoke_all(void **state)
@@ -630,6 +672,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delegations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_audited_as_operator, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_operator_actor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_optional_core_functions_absent, setup, teardown),
