@@ -64,6 +64,7 @@ static const struct config_key config_keys[] = {
 	{ "held_arguments_per_uid", NULL,               KIND_SIZE,     1ull << 20, 64ull << 30, "1M to 64G", F(held_per_uid) },
 	{ "sessions_per_uid",       NULL,               KIND_COUNT,    1, 65536, NULL, F(sessions_per_uid) },
 	{ "initialize_timeout",     NULL,               KIND_DURATION, 1, 3600, "1s to 1h", F(initialize_timeout_ms) },
+	{ "http_session_idle",      NULL,               KIND_DURATION, 1, 86400, "1s to 24h", F(http_session_idle_ms) },
 };
 /* clang-format on */
 
@@ -89,6 +90,7 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c)
 		.held_max = CORDON_DAEMON_HELD_MAX_DEFAULT,
 		.held_per_uid = CORDON_DAEMON_HELD_PER_UID_DEFAULT,
 		.initialize_timeout_ms = CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT * 1000,
+		.http_session_idle_ms = 1800 * 1000,
 	};
 }
 

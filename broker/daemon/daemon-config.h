@@ -60,6 +60,10 @@ struct cordon_daemon_config {
 	uint64_t held_per_uid;	   /* argument bytes held by one uid's calls */
 	unsigned sessions_per_uid; /* 0: max_sessions / 4, at least 1 */
 	uint64_t initialize_timeout_ms;
+	/* An MCP-over-HTTP session with no request and no open stream for
+	 * this long is ended (gateway-http.c): HTTP clients often leave
+	 * without DELETE. */
+	uint64_t http_session_idle_ms;
 	bool foreground_log_debug;
 };
 

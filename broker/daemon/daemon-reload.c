@@ -310,6 +310,7 @@ static void apply_config(struct cordon_daemon *d, const struct cordon_daemon_con
 	d->cfg.held_per_uid = nc->held_per_uid;
 	d->cfg.sessions_per_uid = nc->sessions_per_uid;
 	d->cfg.initialize_timeout_ms = nc->initialize_timeout_ms;
+	d->cfg.http_session_idle_ms = nc->http_session_idle_ms;
 	d->cfg.foreground_log_debug = nc->foreground_log_debug;
 	log_set_max_level(nc->foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 }

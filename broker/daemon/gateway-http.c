@@ -1088,8 +1088,9 @@ void gateway_http_tick(struct gw_http *g)
 			    now - st->detached_ms >= DETACHED_KEEP_MS && (st->done || !hs->s || !hs->s->calls))
 				stream_free(st);
 		}
-		if (!busy && hs->s && !hs->s->calls && now - hs->last_ms >= g->o.idle_session_sec * 1000ull) {
-			log_info("session %s: no HTTP request for %u s; closed", hs->s->id, g->o.idle_session_sec);
+		if (!busy && hs->s && !hs->s->calls && now - hs->last_ms >= g->d->cfg.http_session_idle_ms) {
+			log_info("session %s: no HTTP request for %llu s; closed", hs->s->id,
+				 (unsigned long long)(g->d->cfg.http_session_idle_ms / 1000));
 			hsess_free(hs);
 		}
 	}
@@ -1108,8 +1109,6 @@ int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct
 	g->loop = d->loop;
 	if (o)
 		g->o = *o;
-	if (!g->o.idle_session_sec)
-		g->o.idle_session_sec = 1800;
 	if (!g->o.keepalive_sec)
 		g->o.keepalive_sec = 15;
 	if (!g->o.conn_timeout_sec)

@@ -23,7 +23,6 @@
 struct gw_http;
 
 struct gw_http_options {
-	unsigned idle_session_sec; /* a session with no stream and no request; 0: 1800 */
 	unsigned keepalive_sec;	   /* an SSE comment on a quiet stream; 0: 15 */
 	unsigned conn_timeout_sec; /* MHD idle connection timeout; 0: 60 */
 	unsigned max_connections;  /* 0: 2 * max_sessions + 16 */

@@ -524,6 +524,39 @@ static void test_get_stream(void **state_)
 	close(fd);
 }
 
+/* The official SDK's StreamableHTTPClientTransport (tests/e2e/sdk-http.mjs,
+ * in a network namespace of its own: it reaches mcp-http.sock through a
+ * loopback forwarder of its own process). */
+static void test_sdk(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	char cmd[2400], *out;
+	json_t *v;
+	FILE *f;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	snprintf(cmd, sizeof(cmd), "unshare --net sh -c 'ip link set lo up && exec node %s/sdk-http.mjs %s /mcp'",
+		 node_dir, sock);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	out = rcd_slurp(fileno(f));
+	assert_int_equal(pclose(f), 0);
+	printf("sdk over http: %s", out);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	assert_int_equal(strlen(json_string_value(json_object_get(v, "session"))), 32);
+	assert_string_equal(json_string_value(json_object_get(v, "echo")), "echo: sdk over http");
+	/* Held for approval (2 s here): progress on the call's stream, then
+	 * the approval's text. */
+	assert_true(json_integer_value(json_object_get(json_object_get(v, "held"), "progress")) >= 1);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(v, "held"), "text")), "approval"));
+	assert_non_null(strstr(json_string_value(json_object_get(v, "cancelled")), "the test cancels"));
+	json_decref(v);
+}
+
 static int setup(void **state_)
 {
 	(void)state_;
@@ -535,10 +568,9 @@ static int setup(void **state_)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_session),
-		cmocka_unit_test(test_bound_endpoint),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_get_stream),
+		cmocka_unit_test(test_session),	 cmocka_unit_test(test_bound_endpoint),
+		cmocka_unit_test(test_refusals), cmocka_unit_test(test_get_stream),
+		cmocka_unit_test(test_sdk),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
