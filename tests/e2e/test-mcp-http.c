@@ -524,6 +524,52 @@ static void test_get_stream(void **state_)
 	close(fd);
 }
 
+/* A POST stream cut after its first event is resumed by GET with
+ * Last-Event-ID: the events after it, the response last. */
+static void test_resume(void **state_)
+{
+	struct hresp r = {};
+	char buf[8192], hdrs[400], last[64] = "";
+	size_t len = 0;
+	json_t *msgs;
+	int fd;
+
+	(void)state_;
+	initialize("/mcp", "2025-06-18");
+	fd = send_req("POST", "/mcp", session_hdr,
+		      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+		      "\"alpha__append\",\"arguments\":{\"text\":\"resumed\"},\"_meta\":{\"progressToken\":1}}}");
+	while (!last[0]) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		const char *id;
+
+		assert_int_equal(poll(&pfd, 1, 20000), 1);
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		assert_true(n > 0);
+		len += (size_t)n;
+		buf[len] = 0;
+		id = strstr(buf, "\nid: ");
+		if (id && strchr(id + 5, '\n'))
+			snprintf(last, sizeof(last), "%.*s", (int)(strchr(id + 5, '\n') - id - 5), id + 5);
+	}
+	close(fd); /* the client's connection is cut */
+	printf("cut after event %s\n", last);
+	snprintf(hdrs, sizeof(hdrs), "%sAccept: text/event-stream\r\nLast-Event-ID: %s\r\n", session_hdr, last);
+	req("GET", "/mcp", hdrs, NULL, &r);
+	assert_int_equal(r.status, 200);
+	printf("resumed:\n%s", r.body);
+	assert_null(strstr(r.body, last)); /* not the event it already had */
+	msgs = sse_messages(r.body);
+	assert_true(json_array_size(msgs) >= 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(msgs, json_array_size(msgs) - 1), "id")), 7);
+	json_decref(msgs);
+	hresp_done(&r);
+	req("DELETE", "/mcp", session_hdr, NULL, &r);
+	assert_int_equal(r.status, 200);
+	hresp_done(&r);
+}
+
 /* The official SDK's StreamableHTTPClientTransport (tests/e2e/sdk-http.mjs,
  * in a network namespace of its own: it reaches mcp-http.sock through a
  * loopback forwarder of its own process). */
@@ -570,7 +616,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session),	 cmocka_unit_test(test_bound_endpoint),
 		cmocka_unit_test(test_refusals), cmocka_unit_test(test_get_stream),
-		cmocka_unit_test(test_sdk),
+		cmocka_unit_test(test_resume),	 cmocka_unit_test(test_sdk),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
