@@ -67,6 +67,7 @@ static const struct config_key config_keys[] = {
 	/* Audit retention (issue 17): whole ranges up to a signed checkpoint. */
 	{ "audit_retain_days",      NULL,               KIND_COUNT,    1, 36500, NULL, F(audit_retain_days) },
 	{ "audit_retain_records",   NULL,               KIND_COUNT,    1000, 4000000000u, NULL, F(audit_retain_records) },
+	{ "http_session_idle",      NULL,               KIND_DURATION, 1, 86400, "1s to 24h", F(http_session_idle_ms) },
 };
 /* clang-format on */
 
@@ -92,6 +93,7 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c)
 		.held_max = CORDON_DAEMON_HELD_MAX_DEFAULT,
 		.held_per_uid = CORDON_DAEMON_HELD_PER_UID_DEFAULT,
 		.initialize_timeout_ms = CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT * 1000,
+		.http_session_idle_ms = 1800 * 1000,
 	};
 }
 

@@ -65,6 +65,10 @@ struct cordon_daemon_config {
 	/* Audit retention (cordon_audit_prune()); 0: that limit is off. */
 	unsigned audit_retain_days;
 	unsigned audit_retain_records;
+	/* An MCP-over-HTTP session with no request and no open stream for
+	 * this long is ended (gateway-http.c): HTTP clients often leave
+	 * without DELETE. */
+	uint64_t http_session_idle_ms;
 	bool foreground_log_debug;
 };
 

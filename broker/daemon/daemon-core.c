@@ -45,6 +45,7 @@
 #include "delegations.h"
 #include "fd-util.h"
 #include "gateway-decide.h"
+#include "gateway-http.h"
 #include "gateway.h"
 #include "http.h"
 #include "log.h"
@@ -72,6 +73,13 @@ static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
 	snprintf(path, sizeof(path), "%s/gateway.sock", d->cfg.runtime_dir);
 	r = unix_listen(path, d->gateway_gid != (gid_t)-1 ? 0660 : 0666, d->run_uid,
 			d->gateway_gid != (gid_t)-1 ? d->gateway_gid : d->run_gid, &d->gateway_fd, diag);
+	if (r < 0)
+		return r;
+	/* mcp-http.sock: the same surface as gateway.sock (MCP over HTTP,
+	 * gateway-http.c), so the same mode and group. */
+	snprintf(path, sizeof(path), "%s/mcp-http.sock", d->cfg.runtime_dir);
+	r = unix_listen(path, d->gateway_gid != (gid_t)-1 ? 0660 : 0666, d->run_uid,
+			d->gateway_gid != (gid_t)-1 ? d->gateway_gid : d->run_gid, &d->mcp_http_fd, diag);
 	if (r < 0)
 		return r;
 	/* operator.sock and http.sock: 0660, owner root (or us), group the
@@ -215,6 +223,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 	uint64_t now = cordon_loop_now_ms();
 
 	gateway_tick(d);
+	gateway_http_tick(d->mcp_http);
 	workers_tick(d, now);
 	db_tick(d);
 	audit_retention_tick(d, now);
@@ -278,7 +287,7 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return cordon_diag_set(diag, ENOMEM, "daemon", "out of memory");
-	d->gateway_fd = d->operator_fd = d->http_fd = d->signal_fd = d->notify_fd = -EBADF;
+	d->gateway_fd = d->operator_fd = d->http_fd = d->mcp_http_fd = d->signal_fd = d->notify_fd = -EBADF;
 	d->started_ms = cordon_loop_now_ms();
 	/* Own copies of the config strings. */
 	d->cfg = *cfg;
@@ -436,6 +445,12 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 				      &d->w_spawner);
 	if (r >= 0)
 		r = gateway_start(d);
+	if (r >= 0) {
+		/* MCP over HTTP (gateway-http.c): the same sessions. */
+		r = gateway_http_start(d, d->mcp_http_fd, NULL, &d->mcp_http, diag);
+		if (r < 0)
+			goto fail;
+	}
 	if (r >= 0)
 		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
 	if (r < 0) {
@@ -467,6 +482,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 		cordon_operator_free(d->op);
 	d->http = NULL;
 	d->op = NULL;
+	gateway_http_free(d->mcp_http);
+	d->mcp_http = NULL;
 	if (d->loop)
 		gateway_stop(d);
 	workers_kill_all(d);
@@ -493,6 +510,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 		close(d->operator_fd);
 	if (d->http_fd >= 0)
 		close(d->http_fd);
+	if (d->mcp_http_fd >= 0)
+		close(d->mcp_http_fd);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	if (d->notify_fd >= 0)
@@ -500,7 +519,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 	if (d->cfg.runtime_dir) {
 		char path[PATH_MAX];
 
-		for (const char *const *n = (const char *const[]){ "gateway.sock", "operator.sock", "http.sock", NULL };
+		for (const char *const *n = (const char *const[]){ "gateway.sock", "mcp-http.sock", "operator.sock",
+								   "http.sock", NULL };
 		     *n; n++) {
 			snprintf(path, sizeof(path), "%s/%s", d->cfg.runtime_dir, *n);
 			(void)unlink(path);

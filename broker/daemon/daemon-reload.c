@@ -312,6 +312,7 @@ static void apply_config(struct cordon_daemon *d, const struct cordon_daemon_con
 	d->cfg.initialize_timeout_ms = nc->initialize_timeout_ms;
 	d->cfg.audit_retain_days = nc->audit_retain_days;
 	d->cfg.audit_retain_records = nc->audit_retain_records;
+	d->cfg.http_session_idle_ms = nc->http_session_idle_ms;
 	d->cfg.foreground_log_debug = nc->foreground_log_debug;
 	log_set_max_level(nc->foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 }

@@ -288,10 +288,22 @@ struct dcall {
 	struct dworker *task_w;
 };
 
+/* The transport of a session that is not a gateway-socket connection
+ * (gateway-http.c): every message cordon writes to the session goes to
+ * send (one JSON-RPC message, no newline) instead of the socket, and
+ * closed is told once, when the session is about to be freed. */
+struct dtransport {
+	void (*send)(struct dsession *s, const char *bytes, size_t len);
+	void (*closed)(struct dsession *s);
+};
+
 struct dsession {
 	struct cordon_daemon *d;
 	char id[CORDON_SESSION_ID_MAX];
+	/* The gateway socket's connection, or -EBADF with a transport. */
 	int fd;
+	const struct dtransport *transport; /* NULL: the gateway socket */
+	void *transport_data;
 	struct ucred cred;
 	struct cordon_watch *watch;
 	struct dbuf rbuf, wbuf;
@@ -441,6 +453,8 @@ struct cordon_daemon {
 	const struct worker_events *worker_events; /* NULL until gateway_start */
 	const struct dtask_hooks *task_hooks;	   /* NULL until gateway_start */
 	int gateway_fd, operator_fd, http_fd;
+	int mcp_http_fd;	  /* mcp-http.sock (gateway-http.c) */
+	struct gw_http *mcp_http; /* NULL until serving */
 	int signal_fd;
 	int notify_fd;
 	json_t *self_sandbox;

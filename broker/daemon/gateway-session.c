@@ -131,6 +131,8 @@ void held_trim(struct cordon_daemon *d, uint64_t now)
 
 void session_flush(struct dsession *s)
 {
+	if (s->transport)
+		return; /* the transport writes what it is given */
 	while (s->wbuf.len > 0) {
 		ssize_t n = send(s->fd, s->wbuf.p, s->wbuf.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -177,6 +179,10 @@ void session_send(struct dsession *s, const char *bytes, size_t len)
 			return;
 		}
 		bytes = escaped;
+	}
+	if (s->transport) {
+		s->transport->send(s, bytes, len);
+		return;
 	}
 	if (dbuf_append(&s->wbuf, bytes, len, SESSION_WBUF_MAX) < 0 ||
 	    dbuf_append(&s->wbuf, "\n", 1, SESSION_WBUF_MAX) < 0) {

@@ -499,6 +499,8 @@ static void session_close(struct dsession *s)
 {
 	struct cordon_daemon *d = s->d;
 
+	if (s->transport)
+		s->transport->closed(s);
 	pass_session_closed(s);
 	relay_session_closed(s);
 	task_session_closed(s);
@@ -537,8 +539,10 @@ static void session_close(struct dsession *s)
 			uid_share_put(d, u);
 		}
 	}
-	cordon_loop_unwatch(s->watch);
-	close(s->fd);
+	if (s->watch)
+		cordon_loop_unwatch(s->watch);
+	if (s->fd >= 0)
+		close(s->fd);
 	dbuf_free(&s->rbuf);
 	dbuf_free(&s->wbuf);
 	if (s->prev)
@@ -556,6 +560,61 @@ static void session_close(struct dsession *s)
 	free(s);
 }
 
+/* Admits a new session of the peer cred: the global and the per-uid caps,
+ * then a session linked into d->sessions with a fresh id. Returns it, or
+ * NULL with *ret_why set: -EUSERS (cfg.max_sessions reached), -EDQUOT (the
+ * uid's share reached) or -ENOMEM. fd may be -EBADF (another transport
+ * sets s->transport before anything is sent). */
+static struct dsession *session_admit(struct cordon_daemon *d, int fd, const struct ucred *cred, int *ret_why)
+{
+	struct dsession *s;
+	struct duid *u;
+	uint64_t rnd64 = 0;
+	uint32_t rnd;
+
+	if (d->n_sessions >= d->cfg.max_sessions) {
+		d->m.sessions_refused++;
+		*ret_why = -EUSERS;
+		return NULL;
+	}
+	/* One uid's share: idle or not, its sessions cannot take every slot
+	 * (connections that never initialize are also closed after
+	 * cfg.initialize_timeout_ms, see gateway_tick). */
+	u = uid_share_get(d, cred->uid, true);
+	if (!u || u->sessions >= sessions_per_uid(d)) {
+		if (u)
+			uid_share_put(d, u);
+		d->m.sessions_refused++;
+		*ret_why = u ? -EDQUOT : -ENOMEM;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		uid_share_put(d, u);
+		*ret_why = -ENOMEM;
+		return NULL;
+	}
+	s->d = d;
+	s->fd = fd;
+	s->cred = *cred;
+	s->accepted_ms = cordon_loop_now_ms();
+	/* Session ids must never repeat across restarts: delegations and
+	 * approvals are keyed by them. 64 random bits beside the counter. */
+	if (getrandom(&rnd64, sizeof(rnd64), 0) != sizeof(rnd64))
+		rnd64 = ((uint64_t)cordon_loop_now_ms() << 20) ^ (uint64_t)getpid();
+	rnd = (uint32_t)rnd64;
+	snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x%08x", (unsigned long long)++d->session_counter,
+		 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
+	u->sessions++;
+	s->next = d->sessions;
+	if (d->sessions)
+		d->sessions->prev = s;
+	d->sessions = s;
+	d->n_sessions++;
+	d->m.sessions_total++;
+	return s;
+}
+
 static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void *userdata)
 {
 	struct cordon_daemon *d = userdata;
@@ -565,78 +624,81 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct dsession *s;
 		struct ucred cred;
-		struct duid *u;
 		socklen_t len = sizeof(struct ucred);
-		uint32_t rnd;
+		int why = 0;
 
 		if (fd < 0)
 			return;
-		if (d->n_sessions >= d->cfg.max_sessions) {
-			static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
-						   "\"message\":\"cordond: too many "
-						   "sessions\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n";
-
-			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			d->m.sessions_refused++;
-			continue;
-		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			close(fd);
 			continue;
 		}
-		/* One uid's share: idle or not, its sessions cannot take every
-		 * slot (connections that never initialize are also closed after
-		 * cfg.initialize_timeout_ms, see gateway_tick). */
-		u = uid_share_get(d, cred.uid, true);
-		if (!u || u->sessions >= sessions_per_uid(d)) {
-			char busy[200];
-			int n = snprintf(busy, sizeof(busy),
-					 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
-					 "\"cordond: too many sessions for uid %u (at most %u per uid); "
-					 "closing\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n",
-					 (unsigned)cred.uid, sessions_per_uid(d));
-
-			(void)send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			if (u)
-				uid_share_put(d, u);
-			d->m.sessions_refused++;
-			continue;
-		}
-		s = calloc(1, sizeof(*s));
+		s = session_admit(d, fd, &cred, &why);
 		if (!s) {
-			close(fd);
-			uid_share_put(d, u);
-			continue;
-		}
-		s->d = d;
-		s->fd = fd;
-		s->cred = cred;
-		s->accepted_ms = cordon_loop_now_ms();
-		/* Session ids must never repeat across restarts: delegations and
-		 * approvals are keyed by them. 64 random bits beside the counter. */
-		uint64_t rnd64 = 0;
+			char busy[240];
+			int n;
 
-		if (getrandom(&rnd64, sizeof(rnd64), 0) != sizeof(rnd64))
-			rnd64 = ((uint64_t)cordon_loop_now_ms() << 20) ^ (uint64_t)getpid();
-		rnd = (uint32_t)rnd64;
-		snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x%08x", (unsigned long long)++d->session_counter,
-			 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
-		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
+			if (why == -EUSERS)
+				n = snprintf(busy, sizeof(busy),
+					     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+					     "\"message\":\"cordond: too many "
+					     "sessions\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n");
+			else
+				n = snprintf(busy, sizeof(busy),
+					     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
+					     "\"cordond: too many sessions for uid %u (at most %u per uid); "
+					     "closing\",\"data\":{\"io.cordon/refused_by\":\"cordon\"}}}\n",
+					     (unsigned)cred.uid, sessions_per_uid(d));
+			if (why != -ENOMEM)
+				(void)send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
-			free(s);
-			uid_share_put(d, u);
 			continue;
 		}
-		u->sessions++;
-		s->next = d->sessions;
-		if (d->sessions)
-			d->sessions->prev = s;
-		d->sessions = s;
-		d->n_sessions++;
-		d->m.sessions_total++;
+		if (cordon_loop_watch(loop, fd, EPOLLIN, on_session, s, &s->watch) < 0) {
+			/* Closed at once: nothing was said on it yet. */
+			session_close(s);
+			continue;
+		}
 	}
+}
+
+struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred *cred, const struct dtransport *t,
+				     void *data, int *ret_why)
+{
+	struct dsession *s = session_admit(d, -EBADF, cred, ret_why);
+
+	if (!s)
+		return NULL;
+	s->transport = t;
+	s->transport_data = data;
+	return s;
+}
+
+unsigned gateway_sessions_per_uid(const struct cordon_daemon *d)
+{
+	return sessions_per_uid(d);
+}
+
+int gateway_session_bind(struct dsession *s, const char *connector)
+{
+	if (s->initialized || s->bound[0])
+		return -EALREADY;
+	if (!connector_id_is_valid(connector) || !daemon_conn(s->d, connector) ||
+	    !daemon_conn_installed(s->d, connector))
+		return -ENOENT;
+	snprintf(s->bound, sizeof(s->bound), "%s", connector);
+	log_info("session %s: bound to connector %s", s->id, s->bound);
+	return 0;
+}
+
+void gateway_session_input(struct dsession *s, const char *msg, size_t len)
+{
+	handle_line(s, msg, len);
+}
+
+void gateway_session_end(struct dsession *s)
+{
+	session_close(s);
 }
 
 /* ---- what connector instances tell the sessions (worker_events) ---------- */

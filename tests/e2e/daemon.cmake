@@ -64,3 +64,11 @@ cordon_add_test(NAME test-cordond-ops
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-ops.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
 add_dependencies(test-cordond-ops fake-connector cordond cordonctl cordon-launch)
+
+# Issue 18: MCP Streamable HTTP on mcp-http.sock (the real binaries).
+cordon_add_test(NAME test-mcp-http
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-mcp-http.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
+add_dependencies(test-mcp-http fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-mcp-http PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-mcp-http APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

@@ -188,9 +188,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 17 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 18 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 17 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 18 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -348,15 +348,17 @@ static void test_resource_shares(void **state)
 	assert_int_equal(c.held_per_uid, 64ull * 1024 * 1024);
 	assert_int_equal(c.sessions_per_uid, 0); /* max_sessions / 4 */
 	assert_int_equal(c.initialize_timeout_ms, 10000);
+	assert_int_equal(c.http_session_idle_ms, 1800000);
 	assert_int_equal(c.approval_wait_ms, 30000);
 	assert_int_equal(c.result_cap, 1024 * 1024);
 	assert_int_equal(c.max_sessions, 4096);
 	cordon_daemon_config_done(&c);
 
 	assert_int_equal(load("held_arguments_max: 1G\nheld_arguments_per_uid: 128M\nsessions_per_uid: 32\n"
-			      "initialize_timeout: 3s\n",
+			      "initialize_timeout: 3s\nhttp_session_idle: 20s\n",
 			      &c, &d),
 			 0);
+	assert_int_equal(c.http_session_idle_ms, 20000);
 	assert_int_equal(c.held_max, 1024ull * 1024 * 1024);
 	assert_int_equal(c.held_per_uid, 128ull * 1024 * 1024);
 	assert_int_equal(c.sessions_per_uid, 32);
@@ -372,6 +374,8 @@ static void test_resource_shares(void **state)
 		   "initialize_timeout: must be a duration from 1s to 1h with an s, m or h suffix (got \"0s\")");
 	expect_bad("initialize_timeout: 2h\n", 1, 21,
 		   "initialize_timeout: must be a duration from 1s to 1h with an s, m or h suffix (got \"2h\")");
+	expect_bad("http_session_idle: 25h\n", 1, 20,
+		   "http_session_idle: must be a duration from 1s to 24h with an s, m or h suffix (got \"25h\")");
 
 	/* A per-uid budget above the global one is a contradiction. */
 	assert_int_equal(load("state: /var/lib/cordon\nprofiles: /etc/p\nheld_arguments_max: 16M\n"

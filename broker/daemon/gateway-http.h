@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The MCP Streamable HTTP transport (gateway-http.c): the same gateway
+ * sessions as gateway.sock, framed as HTTP by libmicrohttpd on cordond's
+ * loop. Used by daemon-core.c; calls gateway.h's session functions.
+ *
+ *   POST   /mcp, /mcp/<connector>   one JSON-RPC message; a request is
+ *          answered as application/json when its answer is ready at once
+ *          and nothing else goes with it, else as text/event-stream; a
+ *          notification or a response gets 202.
+ *   GET    the session's server-to-client stream (text/event-stream), or
+ *          with Last-Event-ID the rest of a stream that was cut.
+ *   DELETE ends the session.
+ *
+ * The listener is a Unix socket (the peer's SO_PEERCRED uid is the
+ * subject, as on gateway.sock); there is no TCP listener yet (it needs
+ * bearer tokens: an identity that crosses TCP). */
+
+#include "daemon-state.h"
+#include "diag.h"
+
+struct gw_http;
+
+struct gw_http_options {
+	unsigned keepalive_sec;	   /* an SSE comment on a quiet stream; 0: 15 */
+	unsigned conn_timeout_sec; /* MHD idle connection timeout; 0: 60 */
+	unsigned max_connections;  /* 0: 2 * max_sessions + 16 */
+};
+
+/* Serves MCP over HTTP on the listening Unix socket fd (stays the
+ * caller's). o may be NULL (defaults). Returns 0 and *ret, or -errno with
+ * diag. */
+int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct gw_http_options *o,
+		       struct gw_http **ret, struct cordon_diag *diag);
+/* From the daemon's tick: idle sessions, keep-alives, cut streams nobody
+ * resumed. */
+void gateway_http_tick(struct gw_http *g);
+/* Ends every HTTP session and stops serving. */
+void gateway_http_free(struct gw_http *g);
