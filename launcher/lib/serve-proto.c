@@ -13,10 +13,10 @@
 #define HEADER_LEN 16u
 
 static const char *const type_names[_CORDON_SERVE_TYPE_MAX] = {
-	[CORDON_SERVE_PROBE] = "probe",	  [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
-	[CORDON_SERVE_SPAWN] = "spawn",	  [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
-	[CORDON_SERVE_KILL] = "kill",	  [CORDON_SERVE_KILL_REPLY] = "kill-reply",
-	[CORDON_SERVE_EXITED] = "exited", [CORDON_SERVE_NET_DENIED] = "net-denied",
+	[CORDON_SERVE_PROBE] = "probe",	      [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
+	[CORDON_SERVE_SPAWN] = "spawn",	      [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
+	[CORDON_SERVE_KILL] = "kill",	      [CORDON_SERVE_KILL_REPLY] = "kill-reply",
+	[CORDON_SERVE_EXITED] = "exited",     [CORDON_SERVE_NET_DENIED] = "net-denied",
 	[CORDON_SERVE_PROFILES] = "profiles", [CORDON_SERVE_PROFILES_REPLY] = "profiles-reply",
 };
 

@@ -37,15 +37,15 @@
 #define CORDON_SERVE_MAX_PROFILES 1024u
 
 enum cordon_serve_type {
-	CORDON_SERVE_PROBE = 1,	  /* broker -> helper: the capability report */
-	CORDON_SERVE_PROBE_REPLY, /* json */
-	CORDON_SERVE_SPAWN,	  /* connector, tag, roots */
-	CORDON_SERVE_SPAWN_REPLY, /* status, diag, instance, json report; fds: stdin, stdout, stderr */
-	CORDON_SERVE_KILL,	  /* instance */
-	CORDON_SERVE_KILL_REPLY,  /* status */
-	CORDON_SERVE_EXITED,	  /* helper -> broker, unsolicited: instance, wait status, json report */
-	CORDON_SERVE_NET_DENIED,  /* helper -> broker, unsolicited: instance, json event */
-	CORDON_SERVE_PROFILES,	  /* broker -> helper: json {"<id>": "<sha256 hex>", ...}, the whole set in force */
+	CORDON_SERVE_PROBE = 1,	     /* broker -> helper: the capability report */
+	CORDON_SERVE_PROBE_REPLY,    /* json */
+	CORDON_SERVE_SPAWN,	     /* connector, tag, roots */
+	CORDON_SERVE_SPAWN_REPLY,    /* status, diag, instance, json report; fds: stdin, stdout, stderr */
+	CORDON_SERVE_KILL,	     /* instance */
+	CORDON_SERVE_KILL_REPLY,     /* status */
+	CORDON_SERVE_EXITED,	     /* helper -> broker, unsolicited: instance, wait status, json report */
+	CORDON_SERVE_NET_DENIED,     /* helper -> broker, unsolicited: instance, json event */
+	CORDON_SERVE_PROFILES,	     /* broker -> helper: json {"<id>": "<sha256 hex>", ...}, the whole set in force */
 	CORDON_SERVE_PROFILES_REPLY, /* status, diag, json {"connector": id} naming the profile refused */
 	_CORDON_SERVE_TYPE_MAX,
 };

@@ -619,8 +619,8 @@ static int handle_profiles(struct cordon_server *s, const struct cordon_serve_ms
 					    "'%s' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})",
 					    printable(id, pbuf, sizeof(pbuf)));
 		else if (!want || !hex_is_lower_n(want, 64))
-			r = cordon_diag_set(&d, EINVAL, "request", "profile %s: the hash is not 64 lower-case hex digits",
-					    id);
+			r = cordon_diag_set(&d, EINVAL, "request",
+					    "profile %s: the hash is not 64 lower-case hex digits", id);
 		if (r < 0)
 			goto fail;
 		cur = inforce_find(s, id);
@@ -717,7 +717,8 @@ static int reap(struct cordon_server *s, size_t i)
 
 static bool is_request_type(uint16_t t)
 {
-	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL || t == CORDON_SERVE_PROFILES;
+	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL ||
+	       t == CORDON_SERVE_PROFILES;
 }
 
 static void report_malformed(struct cordon_server *s, const struct cordon_diag *d)
@@ -898,9 +899,10 @@ int cordon_server_run(struct cordon_server *s)
 				/* Meant for cordond (a SIGHUP to its process
 				 * group reaches us too): cordond reloads and
 				 * tells us what is in force; we go on. */
-				(void)server_log(s, LOG_LEVEL_INFO, 0,
-						 "signal SIGHUP from pid %u: ignored (cordond reloads; the instances go on)",
-						 si.ssi_pid);
+				(void)server_log(
+					s, LOG_LEVEL_INFO, 0,
+					"signal SIGHUP from pid %u: ignored (cordond reloads; the instances go on)",
+					si.ssi_pid);
 			} else {
 				(void)server_log(s, LOG_LEVEL_INFO, 0, "signal %u: killing every instance and exiting",
 						 si.ssi_signo);

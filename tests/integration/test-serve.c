@@ -218,7 +218,7 @@ static struct cordon_launcher_client *start_client(void)
 	assert_true(cordon_launcher_client_pid(lc) > 0);
 	snprintf(cred, sizeof(cred), "%s/cred.yaml", profiles);
 	in_force(lc, access(cred, F_OK) == 0 ? (const char *const[]){ "cat", "show", "cred", NULL }
-					      : (const char *const[]){ "cat", "show", NULL });
+					     : (const char *const[]){ "cat", "show", NULL });
 	return lc;
 }
 
