@@ -12,7 +12,8 @@
  *   1. load the profiles (and credential values, only to scrub them from
  *      connector stderr) while the files are still readable; a file that
  *      fails is kept with its error (health degraded, named);
- *   2. start the launcher helper — it keeps the privileges connectors need;
+ *   2. start the launcher helper — it keeps the privileges connectors need
+ *      — and put the profiles of step 1 in force there;
  *   3. create the state/runtime directories and bind the sockets;
  *   4. drop to the run user, clear every capability, no_new_privs;
  *   5. sandbox ourselves (Landlock: state, runtime, profiles only);
@@ -365,6 +366,11 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 											.userdata = d });
 	if (d->spawner.capabilities)
 		d->capabilities = d->spawner.capabilities(d->spawner.userdata);
+	/* The helper builds instances only from the profiles cordond loaded
+	 * and validated: hand them over. */
+	r = daemon_profiles_hand_over(d, diag);
+	if (r < 0)
+		goto fail;
 
 	/* 3. Directories and sockets (root-owned runtime dirs, chown). */
 	r = privs_prepare_dirs(d, diag);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The production spawner: every connector instance is started by the
  * privileged launcher helper (cordon-launch --serve) over the socketpair the
- * launcher client owns. The helper loads the profiles itself and re-checks
- * every request, so this side only names a connector and a tag. */
+ * launcher client owns. cordond puts its validated profiles in force at the
+ * helper (by id and hash; the helper loads and checks them itself) and a
+ * spawn then only names a connector and a tag. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -84,6 +85,14 @@ static int ls_spawn(void *userdata, const struct cordon_profile *p, const char *
 	return 0;
 }
 
+static int ls_profiles(void *userdata, struct cordon_profile *const *ps, size_t n, char ret_failed[static 64],
+		       struct cordon_diag *diag)
+{
+	struct lspawner *ls = userdata;
+
+	return cordon_launcher_client_profiles(ls->lc, ps, n, ret_failed, 64, diag);
+}
+
 static void ls_kill(void *userdata, uint32_t instance)
 {
 	struct lspawner *ls = userdata;
@@ -161,6 +170,7 @@ int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profil
 		return r;
 	}
 	*ret = (struct cordon_spawner){ .spawn = ls_spawn,
+					.profiles = ls_profiles,
 					.kill = ls_kill,
 					.reap = ls_reap,
 					.capabilities = ls_caps,

@@ -52,6 +52,13 @@ struct cordon_spawner {
 	int (*spawn)(void *userdata, const struct cordon_profile *p, const char *tag,
 		     const struct cordon_serve_root *roots, size_t n_roots, struct cordon_worker_io *ret,
 		     struct cordon_diag *diag);
+	/* Puts exactly ps[0..n) in force for the spawns that follow (the
+	 * launcher helper loads and checks each itself, all or nothing;
+	 * cordon_launcher_client_profiles()). 0, or -errno with diag and the
+	 * refused profile's id in ret_failed (64 bytes; "" when none). NULL
+	 * for a spawner that starts from the profile spawn() is given. */
+	int (*profiles)(void *userdata, struct cordon_profile *const *ps, size_t n, char ret_failed[static 64],
+			struct cordon_diag *diag);
 	/* Kills an instance (idempotent). */
 	void (*kill)(void *userdata, uint32_t instance);
 	/* Reaps an instance whose stdout hit EOF; returns its wait status or

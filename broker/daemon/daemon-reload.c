@@ -15,8 +15,18 @@
  * refused, is one audit record (broker.reload) naming who asked: the
  * operator, or the system actor with reason "signal" for SIGHUP.
  *
- * Running instances keep the sandbox they were started with (the launcher
- * helper reads a profile when it starts an instance) until they end; a
+ * The launcher helper builds every instance from the profiles in force
+ * at the helper, which are the ones cordond validated: after cordond's own
+ * checks pass, the new set (by id and the SHA-256 of the bytes cordond
+ * parsed) is handed over, the helper loads and checks each file itself and
+ * accepts the set all or nothing. Only when the helper accepted is the
+ * reload applied; a refusal by the helper (a file it will not trust, or one
+ * changed on disk in between) refuses the reload like a loader error. A
+ * refused reload leaves the helper's set as it was, so new instances are
+ * still built from the old profile even though the file on disk is broken.
+ *
+ * Running instances keep the sandbox they were started with until they
+ * end (a sandbox cannot be widened or narrowed from outside); a
  * connector whose `instances:` mode changed has its instances ended, since
  * calls can no longer reach them under the new mode. The tools block (risk,
  * grant, replay, approval ttl) of an installed connector was seeded into
@@ -195,6 +205,76 @@ int daemon_profiles_load(struct cordon_daemon *d, struct cordon_diag *diag)
 	d->n_bad_profiles_total = s->n_bad_total;
 	pscan_free(s);
 	return 0;
+}
+
+/* Keeps id's refusal by the launcher helper in the list of bad profiles
+ * (health degraded, naming it), after those already there. */
+static void bad_add(struct cordon_daemon *d, const char *id, const struct cordon_diag *why)
+{
+	if (d->n_bad_profiles < DAEMON_BAD_PROFILES_MAX) {
+		struct dbadprofile *b = &d->bad_profiles[d->n_bad_profiles++];
+
+		snprintf(b->file, sizeof(b->file), "%s.yaml", id);
+		b->diag = *why;
+		b->diag.line = b->diag.column = 0;
+	}
+	d->n_bad_profiles_total++;
+}
+
+/* Hands ps[0..n) over to the spawner (the launcher helper) as the set in
+ * force. 0 (also when the spawner takes profiles with each spawn, or its
+ * helper is gone: no instance can start then anyway), or -errno with diag
+ * saying which profile the helper refused (in ret_failed too) and why. */
+static int hand_over(struct cordon_daemon *d, struct cordon_profile *const *ps, size_t n, char ret_failed[static 64],
+		     struct cordon_diag *diag)
+{
+	struct cordon_diag hd = {};
+	int r;
+
+	ret_failed[0] = '\0';
+	if (!d->spawner.profiles || d->helper_lost)
+		return 0;
+	r = d->spawner.profiles(d->spawner.userdata, ps, n, ret_failed, &hd);
+	if (r >= 0)
+		return 0;
+	if (ret_failed[0])
+		return cordon_diag_set(diag, -r, "profile", "%s/%s.yaml refused by the launcher helper: %s",
+				       d->cfg.profiles_dir, ret_failed, hd.message);
+	return cordon_diag_set(diag, -r, "launcher", "the launcher helper refused the profiles: %s", hd.message);
+}
+
+int daemon_profiles_hand_over(struct cordon_daemon *d, struct cordon_diag *diag)
+{
+	/* Each round drops the profile the helper refused (at most one per
+	 * profile, plus the last that succeeds). */
+	for (size_t round = 0; round <= DAEMON_CONNECTORS_MAX; round++) {
+		struct cordon_profile *ps[DAEMON_CONNECTORS_MAX];
+		char failed[64];
+		struct cordon_diag hd = {};
+		size_t i;
+		int r;
+
+		for (i = 0; i < d->n_conns; i++)
+			ps[i] = d->conns[i].profile;
+		r = hand_over(d, ps, d->n_conns, failed, &hd);
+		if (r >= 0)
+			return 0;
+		for (i = 0; failed[0] && i < d->n_conns; i++)
+			if (strcmp(d->conns[i].id, failed) == 0)
+				break;
+		if (!failed[0] || i == d->n_conns) {
+			*diag = hd;
+			return r;
+		}
+		/* Like a profile that does not load: not served, named by
+		 * health; the others go on. No instance runs yet. */
+		log_warning("%s", hd.message);
+		bad_add(d, failed, &hd);
+		conn_done(&d->conns[i]);
+		memmove(&d->conns[i], &d->conns[i + 1], (d->n_conns - i - 1) * sizeof(*d->conns));
+		d->n_conns--;
+	}
+	return cordon_diag_set(diag, ELOOP, "launcher", "the launcher helper kept refusing the profiles");
 }
 
 void daemon_profiles_free(struct cordon_daemon *d)
@@ -426,6 +506,21 @@ int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *act
 				r = refuse(d, actor, r, diag);
 				goto out_cfg;
 			}
+	}
+
+	/* 4. The launcher helper takes the new set (it loads and checks
+	 * each file itself); only then is anything applied. */
+	{
+		char failed[64];
+
+		r = hand_over(d, s->p, s->n, failed, diag);
+		if (r < 0) {
+			d->n_bad_profiles = d->n_bad_profiles_total = 0;
+			if (failed[0])
+				bad_add(d, failed, diag);
+			r = refuse(d, actor, r, diag);
+			goto out_cfg;
+		}
 	}
 
 	/* Everything validated: apply. */

@@ -15,6 +15,14 @@
  * the directory cannot be read. */
 int daemon_profiles_load(struct cordon_daemon *d, struct cordon_diag *diag);
 
+/* Start-up, once the spawner is attached: puts d->conns in force at the
+ * launcher helper (by id and hash; the helper loads and checks each file
+ * itself). A profile the helper refuses is dropped from d->conns into
+ * d->bad_profiles (logged; health degraded, naming it) and the rest handed
+ * over again. 0, or -errno with diag when the helper refuses without naming
+ * a profile. A spawner without a profiles operation: 0. */
+int daemon_profiles_hand_over(struct cordon_daemon *d, struct cordon_diag *diag);
+
 /* Frees what daemon_profiles_load() and the reloads put in d->conns. */
 void daemon_profiles_free(struct cordon_daemon *d);
 

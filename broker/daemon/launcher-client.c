@@ -305,6 +305,46 @@ int cordon_launcher_client_probe(struct cordon_launcher_client *lc, json_t **ret
 	return r;
 }
 
+int cordon_launcher_client_profiles(struct cordon_launcher_client *lc, struct cordon_profile *const *ps, size_t n,
+				    char *ret_failed, size_t size, struct cordon_diag *reterr_diag)
+{
+	struct cordon_serve_msg req, rep;
+	_cleanup_free_ char *json = NULL;
+	json_t *set = json_object(), *j;
+	int r;
+
+	if (ret_failed && size)
+		ret_failed[0] = '\0';
+	if (n > CORDON_SERVE_MAX_PROFILES) {
+		json_decref(set);
+		return cordon_diag_set(reterr_diag, E2BIG, "launcher", "%zu profiles (at most %u)", n,
+				       CORDON_SERVE_MAX_PROFILES);
+	}
+	for (size_t i = 0; set && i < n; i++)
+		if (json_object_set_new(set, ps[i]->id, json_string(ps[i]->sha256)) < 0) {
+			json_decref(set);
+			set = NULL;
+		}
+	json = set ? json_dumps(set, JSON_COMPACT) : NULL;
+	json_decref(set);
+	if (!json)
+		return cordon_diag_set(reterr_diag, ENOMEM, "launcher", "out of memory");
+	cordon_serve_msg_init(&req, CORDON_SERVE_PROFILES, 0);
+	req.json = json; /* borrowed for the send */
+	r = request(lc, &req, CORDON_SERVE_PROFILES_REPLY, REQUEST_TIMEOUT_MS, &rep, reterr_diag);
+	if (r < 0)
+		return r;
+	r = reply_status(&rep, reterr_diag);
+	if (r < 0 && ret_failed && size && rep.json && rep.json[0]) {
+		j = json_loads(rep.json, JSON_REJECT_DUPLICATES, NULL);
+		if (json_is_string(json_object_get(j, "connector")))
+			snprintf(ret_failed, size, "%s", json_string_value(json_object_get(j, "connector")));
+		json_decref(j);
+	}
+	cordon_serve_msg_clear(&rep);
+	return r;
+}
+
 int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *connector, const char *tag,
 				 const struct cordon_serve_root *roots, size_t n_roots, struct cordon_launched *ret,
 				 struct cordon_diag *reterr_diag)

@@ -5,8 +5,9 @@
  *
  * cordond calls cordon_launcher_client_start() while it is still privileged:
  * it creates a SOCK_SEQPACKET socketpair and starts `cordon-launch --serve FD`
- * (the helper keeps the privileges needed to sandbox; it loads profiles from
- * its own root-owned directory and re-checks every request). Afterwards
+ * (the helper keeps the privileges needed to sandbox; it loads the profiles
+ * cordond puts in force, cordon_launcher_client_profiles(), from its own
+ * root-owned directory and re-checks every request). Afterwards
  * cordond drops its own privileges and talks to the helper only through this
  * API. If the helper dies, every connector dies with it (the helper's
  * instances are tied to it) and cordon_launcher_client_alive() turns false;
@@ -23,6 +24,7 @@
 #include <sys/types.h>
 
 #include "diag.h"
+#include "profile.h"
 #include "serve-proto.h"
 
 struct cordon_launcher_client;
@@ -59,6 +61,16 @@ int cordon_launcher_client_dispatch(struct cordon_launcher_client *lc);
 
 /* The kernel capability report the helper probed (new reference). */
 int cordon_launcher_client_probe(struct cordon_launcher_client *lc, json_t **ret_caps, struct cordon_diag *d);
+
+/* Puts in force at the helper exactly the profiles of ps[0..n) (by id and
+ * the SHA-256 of the bytes cordond parsed, p->sha256): the helper reads and
+ * parses each file itself and keeps the set only when every one loads and
+ * hashes to that value; spawns then use its copies. All or nothing: on
+ * failure the previous set stays in force, the return is -errno with the
+ * helper's diag, and ret_failed (size bytes) names the profile it refused
+ * ("" when the refusal names none). Returns 0 on success. */
+int cordon_launcher_client_profiles(struct cordon_launcher_client *lc, struct cordon_profile *const *ps, size_t n,
+				    char *ret_failed, size_t size, struct cordon_diag *reterr_diag);
 
 struct cordon_launched {
 	uint32_t instance;

@@ -2,7 +2,7 @@
 /* cordon-launch --serve FD --profiles DIR: the privileged launcher helper of
  * cordond (docs/privsep.md). This verb parses its arguments and sets the
  * process up (dies with cordond, ignores SIGPIPE, takes SIGTERM/SIGINT/
- * SIGHUP through a signalfd, opens and checks the profiles directory,
+ * SIGHUP through a signalfd (SIGHUP is ignored there), opens and checks the profiles directory,
  * probes the kernel, removes a dead helper's cgroups, loads the egress
  * policy); the server itself is launcher/lib/serve.c. */
 #include <errno.h>
@@ -85,9 +85,13 @@ int verb_serve(int argc, char **argv)
 	/* A closed connector pipe or socket must be an error, not a signal. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
-	/* SIGTERM/SIGINT/SIGHUP stop the helper cleanly (instances killed).
-	 * Blocking them is safe for connectors: the sandbox init resets its
-	 * signal mask before anything runs. */
+	/* SIGTERM/SIGINT stop the helper cleanly (instances killed); SIGHUP
+	 * is logged and ignored (the server's loop), so a SIGHUP to cordond's
+	 * whole process group reloads cordond and leaves the helper and its
+	 * connectors running. Taken through the signalfd rather than SIG_IGN,
+	 * which connectors would inherit across exec; blocking them is safe
+	 * for connectors: the sandbox init resets its signal mask before
+	 * anything runs. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

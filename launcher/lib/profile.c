@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cleanup.h"
+#include "hex-util.h"
 #include "parse-util.h"
 
 static_assert(CORDON_PROFILE_MAX_ERRORS == CORDON_YAML_MAX_ERRORS, "profile errors are the YAML layer's");
@@ -253,6 +256,13 @@ int cordon_profile_parse_diags(const char *id, const char *name, const char *buf
 	p->path = strdup(name ? name : id);
 	if (!p->id || !p->path)
 		return -ENOMEM;
+	{
+		unsigned char digest[crypto_hash_sha256_BYTES];
+
+		/* crypto_hash_sha256 needs no sodium_init(). */
+		crypto_hash_sha256(digest, (const unsigned char *)buf, len);
+		hex_encode(digest, sizeof(digest), p->sha256);
+	}
 	if (ret_n_diags)
 		*ret_n_diags = 0;
 	*ret = TAKE_PTR(p);

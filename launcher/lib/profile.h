@@ -124,6 +124,11 @@ struct cordon_tool_replay {
 struct cordon_profile {
 	char *id; /* from the file name */
 	char *path;
+	/* SHA-256 (lower-case hex) of the exact bytes this profile was parsed
+	 * from: what names one version of a profile between cordond and its
+	 * launcher helper (docs/privsep.md, "The profiles in force"). Empty in
+	 * a struct built by hand. */
+	char sha256[65];
 
 	/* connector: */
 	char *description;

@@ -13,10 +13,11 @@
 #define HEADER_LEN 16u
 
 static const char *const type_names[_CORDON_SERVE_TYPE_MAX] = {
-	[CORDON_SERVE_PROBE] = "probe",	  [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
-	[CORDON_SERVE_SPAWN] = "spawn",	  [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
-	[CORDON_SERVE_KILL] = "kill",	  [CORDON_SERVE_KILL_REPLY] = "kill-reply",
-	[CORDON_SERVE_EXITED] = "exited", [CORDON_SERVE_NET_DENIED] = "net-denied",
+	[CORDON_SERVE_PROBE] = "probe",	      [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
+	[CORDON_SERVE_SPAWN] = "spawn",	      [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
+	[CORDON_SERVE_KILL] = "kill",	      [CORDON_SERVE_KILL_REPLY] = "kill-reply",
+	[CORDON_SERVE_EXITED] = "exited",     [CORDON_SERVE_NET_DENIED] = "net-denied",
+	[CORDON_SERVE_PROFILES] = "profiles", [CORDON_SERVE_PROFILES_REPLY] = "profiles-reply",
 };
 
 /* How many fds each type may carry. */
@@ -136,9 +137,13 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 	case CORDON_SERVE_KILL:
 		put_u32(&w, m->instance);
 		break;
+	case CORDON_SERVE_PROFILES:
+		r = put_str(&w, m->json ? m->json : "", CORDON_SERVE_MAX_JSON);
+		break;
 	case CORDON_SERVE_PROBE_REPLY:
 	case CORDON_SERVE_SPAWN_REPLY:
 	case CORDON_SERVE_KILL_REPLY:
+	case CORDON_SERVE_PROFILES_REPLY:
 		put_u32(&w, (uint32_t)m->status);
 		put_u32(&w, m->instance);
 		put_u32(&w, (uint32_t)m->diag.error);
@@ -318,9 +323,13 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 	case CORDON_SERVE_KILL:
 		e = get_u32(&r, "instance", &m.instance);
 		break;
+	case CORDON_SERVE_PROFILES:
+		e = get_json(&r, &m.json);
+		break;
 	case CORDON_SERVE_PROBE_REPLY:
 	case CORDON_SERVE_SPAWN_REPLY:
 	case CORDON_SERVE_KILL_REPLY:
+	case CORDON_SERVE_PROFILES_REPLY:
 		e = get_u32(&r, "status", &u);
 		m.status = (int32_t)u;
 		if (e >= 0)

@@ -5,9 +5,14 @@
  * (`cordon-launch --serve FD`, privileged), in the OpenBSD privsep style:
  * typed, length-checked messages over a SOCK_SEQPACKET socketpair, one
  * message per packet, fds by SCM_RIGHTS. The helper trusts nothing in a
- * request: the connector id must name a profile in the helper's own profile
- * directory, and every extra root is re-checked against that profile's
- * ceiling on disk, so a compromised broker cannot widen a connector.
+ * request: PROFILES names, by id and SHA-256, the profiles cordond validated
+ * and puts in force; the helper reads each from its own root-owned profile
+ * directory, parses it itself and accepts the set only when every file's
+ * bytes hash to what cordond named (all or nothing). A SPAWN names a
+ * connector whose profile is in force at the helper (the copy it parsed,
+ * never re-read), and every extra root is re-checked against that
+ * profile's ceiling on disk, so a compromised broker cannot widen a
+ * connector beyond a profile root wrote.
  *
  * Wire format (all integers little-endian):
  *   header:  u32 magic "CDN1" | u16 type | u16 flags (0) | u32 request id | u32 payload length
@@ -27,16 +32,21 @@
 #define CORDON_SERVE_MAX_JSON  (192u * 1024)
 #define CORDON_SERVE_MAX_ROOTS 32u
 #define CORDON_SERVE_MAX_FDS   4u
+/* Profiles one PROFILES message puts in force (each entry is about 100
+ * bytes of JSON: well within CORDON_SERVE_MAX_JSON). */
+#define CORDON_SERVE_MAX_PROFILES 1024u
 
 enum cordon_serve_type {
-	CORDON_SERVE_PROBE = 1,	  /* broker -> helper: the capability report */
-	CORDON_SERVE_PROBE_REPLY, /* json */
-	CORDON_SERVE_SPAWN,	  /* connector, tag, roots */
-	CORDON_SERVE_SPAWN_REPLY, /* status, diag, instance, json report; fds: stdin, stdout, stderr */
-	CORDON_SERVE_KILL,	  /* instance */
-	CORDON_SERVE_KILL_REPLY,  /* status */
-	CORDON_SERVE_EXITED,	  /* helper -> broker, unsolicited: instance, wait status, json report */
-	CORDON_SERVE_NET_DENIED,  /* helper -> broker, unsolicited: instance, json event */
+	CORDON_SERVE_PROBE = 1,	     /* broker -> helper: the capability report */
+	CORDON_SERVE_PROBE_REPLY,    /* json */
+	CORDON_SERVE_SPAWN,	     /* connector, tag, roots */
+	CORDON_SERVE_SPAWN_REPLY,    /* status, diag, instance, json report; fds: stdin, stdout, stderr */
+	CORDON_SERVE_KILL,	     /* instance */
+	CORDON_SERVE_KILL_REPLY,     /* status */
+	CORDON_SERVE_EXITED,	     /* helper -> broker, unsolicited: instance, wait status, json report */
+	CORDON_SERVE_NET_DENIED,     /* helper -> broker, unsolicited: instance, json event */
+	CORDON_SERVE_PROFILES,	     /* broker -> helper: json {"<id>": "<sha256 hex>", ...}, the whole set in force */
+	CORDON_SERVE_PROFILES_REPLY, /* status, diag, json {"connector": id} naming the profile refused */
 	_CORDON_SERVE_TYPE_MAX,
 };
 
@@ -62,7 +72,7 @@ struct cordon_serve_msg {
 	struct cordon_serve_root *roots; /* SPAWN: n_roots of them; NULL when none */
 	uint32_t n_roots;		 /* at most CORDON_SERVE_MAX_ROOTS */
 	struct cordon_diag diag;	 /* replies with status < 0 */
-	char *json;			 /* PROBE_REPLY, SPAWN_REPLY, EXITED, NET_DENIED; NULL otherwise */
+	char *json;			 /* PROFILES, the replies, EXITED, NET_DENIED; NULL otherwise */
 	int fds[CORDON_SERVE_MAX_FDS];
 	unsigned n_fds;
 };

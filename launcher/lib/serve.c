@@ -9,13 +9,27 @@
  * sandboxes. It parses no MCP and opens no database; it reads only the
  * serve-proto messages (launcher/lib/serve-proto.h) and the profiles in its
  * own directory. It trusts nothing in a request:
- *  - the connector id must be a valid id and name `<DIR>/<id>.yaml`; the
- *    profile is read fresh from disk for every spawn, from a directory and
- *    file that only root can write (when running as root);
+ *  - the profiles in force are those cordond put in force with PROFILES
+ *    (at its start and at each reload it accepted): a map of connector id
+ *    to the SHA-256 of the file cordond validated. The helper reads each
+ *    `<DIR>/<id>.yaml` itself, from a directory and file that only root can
+ *    write (when running as root), parses it and keeps it only when its
+ *    bytes hash to what cordond named; one that fails refuses the whole
+ *    set and the previous one stays in force. A profile whose id and hash
+ *    are already in force is kept as parsed, without reading the disk;
+ *  - a spawn names a connector whose profile is in force, and the instance
+ *    is built from that parsed copy: a file broken (or changed) on disk
+ *    after cordond refused a reload never reaches a new instance, and
+ *    running instances keep the sandbox they were built with;
  *  - every extra root is re-checked beneath the profile's ceiling by the
  *    kernel (openat2 RESOLVE_BENEATH + dev/ino), never by string prefix;
  *  - malformed messages are answered with -EBADMSG (or dropped when they do
  *    not even name a request) and never end the loop.
+ *
+ * Signals (the signalfd of the options): SIGTERM and SIGINT stop the
+ * helper, killing every instance; SIGHUP is logged and ignored, so that a
+ * SIGHUP to cordond's whole process group (a terminal, `kill -HUP -PGID`)
+ * reloads cordond and leaves the helper and its connectors running.
  *
  * Lifetimes: PR_SET_PDEATHSIG(SIGKILL) ties the helper to cordond; every
  * sandbox init has PR_SET_PDEATHSIG(SIGKILL) towards the helper and is pid 1
@@ -48,6 +62,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "fd-util.h"
+#include "hex-util.h"
 #include "netpolicy.h"
 #include "parse-util.h"
 #include "probe.h"
@@ -88,6 +103,8 @@ struct cordon_server {
 	unsigned long n_malformed;
 	struct cordon_netpolicy_state *np; /* the egress policy of every instance, NULL when unavailable */
 	unsigned n_events_turn;
+	struct cordon_profile **inforce; /* the profiles in force (PROFILES), sorted by nothing */
+	size_t n_inforce;
 };
 
 /* Hands one line to the log callback (the helper's edge logs it). Returns
@@ -228,6 +245,22 @@ static int load_profile(struct cordon_server *s, const char *id, struct cordon_p
 	return r;
 }
 
+static struct cordon_profile *inforce_find(struct cordon_server *s, const char *id)
+{
+	for (size_t i = 0; i < s->n_inforce; i++)
+		if (strcmp(s->inforce[i]->id, id) == 0)
+			return s->inforce[i];
+	return NULL;
+}
+
+static bool in_set(struct cordon_profile *const *v, size_t n, const struct cordon_profile *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
 static int send_or_lost(struct cordon_server *s, const struct cordon_serve_msg *m)
 {
 	int r = cordon_serve_send(s->sock, m);
@@ -345,9 +378,11 @@ static void add_scrub_values(json_t *vals, const struct cordon_profile *p, size_
 }
 
 /* The report the broker gets: the instance's enforcement report plus the
- * helper's instance id and the sandbox init's host pid (and, in a spawn
- * reply, "scrub_values", which the broker removes at once). */
-static char *report_json(const struct cordon_instance *inst, uint32_t id, json_t *scrub_values)
+ * helper's instance id, the sandbox init's host pid (and, in a spawn reply,
+ * the SHA-256 of the profile it was built from, and "scrub_values", which
+ * the broker removes at once). */
+static char *report_json(const struct cordon_instance *inst, uint32_t id, const char *profile_sha256,
+			 json_t *scrub_values)
 {
 	json_t *o = json_deep_copy(cordon_instance_report(inst));
 	char *s;
@@ -356,6 +391,7 @@ static char *report_json(const struct cordon_instance *inst, uint32_t id, json_t
 		return NULL;
 	if (json_object_set_new(o, "instance", json_integer(id)) < 0 ||
 	    json_object_set_new(o, "pid", json_integer(cordon_instance_pid(inst))) < 0 ||
+	    (profile_sha256 && json_object_set_new(o, "profile_sha256", json_string(profile_sha256)) < 0) ||
 	    (scrub_values && json_object_set(o, "scrub_values", scrub_values) < 0)) {
 		json_decref(o);
 		return NULL;
@@ -371,7 +407,7 @@ static char *report_json(const struct cordon_instance *inst, uint32_t id, json_t
 
 static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *m)
 {
-	_cleanup_(cordon_profile_freep) struct cordon_profile *p = NULL;
+	const struct cordon_profile *p;
 	_cleanup_(cordon_instance_freep) struct cordon_instance *inst = NULL;
 	_cleanup_(free_wipep) char *json = NULL;
 	struct cordon_fs_entry roots[CORDON_SERVE_MAX_ROOTS];
@@ -404,12 +440,16 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, E2BIG, &d);
 	}
 
-	r = load_profile(s, m->connector, &p, &d);
-	if (r < 0)
-		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, -r, &d);
+	p = inforce_find(s, m->connector);
+	if (!p) {
+		cordon_diag_set(&d, ENOENT, "profile",
+				"no profile for connector '%s' is in force (cordond has not put %s/%s.yaml in force)",
+				m->connector, s->profiles_dir, m->connector);
+		return reply_error(s, CORDON_SERVE_SPAWN_REPLY, m->id, ENOENT, &d);
+	}
 
 	/* Every extra root is re-checked here against the ceiling of the
-	 * profile just read from disk, by the kernel (RESOLVE_BENEATH, no
+	 * profile in force, on disk by the kernel (RESOLVE_BENEATH, no
 	 * symlinks, dev/ino), whatever the broker claims; cordon_spawn() then
 	 * opens it the same way and mounts exactly that inode. */
 	for (uint32_t i = 0; i < m->n_roots; i++) {
@@ -482,7 +522,7 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 	add_scrub_values(scrub, p, &scrub_total);
 
 	id = slot_new_id(s);
-	json = report_json(inst, id, scrub);
+	json = report_json(inst, id, p->sha256, scrub);
 	if (!json) {
 		cordon_diag_set(&d, ENOMEM, "report", "the enforcement report could not be serialised within %u bytes",
 				CORDON_SERVE_MAX_JSON);
@@ -512,6 +552,119 @@ static int handle_spawn(struct cordon_server *s, const struct cordon_serve_msg *
 	s->slots[s->n_slots++] =
 		(struct slot){ .id = id, .cgroup_id = cordon_instance_cgroup_id(inst), .inst = TAKE_PTR(inst) };
 	return 0;
+}
+
+/* PROFILES: the set cordond puts in force, {"<id>": "<sha256>"}. Parsed
+ * strictly (an object of at most CORDON_SERVE_MAX_PROFILES valid ids, each
+ * to 64 lower-case hex digits). Each profile is taken from the set in
+ * force when its id and hash are there already, else read and parsed from
+ * disk (load_profile(): owner, mode, no symlink) and kept only when its
+ * bytes hash to the named value. All or nothing: the first profile that
+ * fails is named in the reply and the set in force does not change. */
+static int profiles_reply(struct cordon_server *s, const struct cordon_serve_msg *m, const char *connector, int error,
+			  const struct cordon_diag *d)
+{
+	_cleanup_free_ char *json = NULL;
+	struct cordon_serve_msg rep;
+
+	cordon_serve_msg_init(&rep, CORDON_SERVE_PROFILES_REPLY, m->id);
+	rep.status = -error;
+	if (error) {
+		rep.diag = *d;
+		rep.diag.error = error;
+		if (rep.diag.step[0] == '\0')
+			snprintf(rep.diag.step, sizeof(rep.diag.step), "profile");
+	}
+	if (connector) {
+		json_t *o = json_pack("{s:s}", "connector", connector);
+
+		json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+	}
+	rep.json = json;
+	return send_or_lost(s, &rep);
+}
+
+static int handle_profiles(struct cordon_server *s, const struct cordon_serve_msg *m)
+{
+	struct cordon_profile **next = NULL;
+	struct cordon_diag d = { 0 };
+	size_t n = 0, n_read = 0;
+	const char *id;
+	json_t *set, *v;
+	char pbuf[80];
+	int r;
+
+	set = json_loads(m->json ? m->json : "", JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(set) || json_object_size(set) > CORDON_SERVE_MAX_PROFILES) {
+		json_decref(set);
+		cordon_diag_set(&d, EINVAL, "request", "the profile set is not a JSON object of at most %u profiles",
+				CORDON_SERVE_MAX_PROFILES);
+		return profiles_reply(s, m, NULL, EINVAL, &d);
+	}
+	next = calloc(json_object_size(set) + 1, sizeof(*next));
+	if (!next) {
+		json_decref(set);
+		cordon_diag_set(&d, ENOMEM, "profile", "out of memory");
+		return profiles_reply(s, m, NULL, ENOMEM, &d);
+	}
+	json_object_foreach(set, id, v)
+	{
+		const char *want = json_string_value(v);
+		struct cordon_profile *cur = NULL;
+
+		r = 0;
+		if (!connector_id_is_valid(id))
+			r = cordon_diag_set(&d, EINVAL, "request",
+					    "'%s' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})",
+					    printable(id, pbuf, sizeof(pbuf)));
+		else if (!want || !hex_is_lower_n(want, 64))
+			r = cordon_diag_set(&d, EINVAL, "request",
+					    "profile %s: the hash is not 64 lower-case hex digits", id);
+		if (r < 0)
+			goto fail;
+		cur = inforce_find(s, id);
+		if (cur && strcmp(cur->sha256, want) == 0)
+			/* Unchanged: the copy in force is these very bytes
+			 * (shared by both sets until one is freed). */
+			next[n] = cur;
+		else {
+			r = load_profile(s, id, &next[n], &d);
+			n_read++;
+			if (r >= 0 && strcmp(next[n]->sha256, want) != 0) {
+				cordon_profile_free(next[n]);
+				next[n] = NULL;
+				r = cordon_diag_set(&d, ESTALE, "profile",
+						    "%s/%s.yaml changed on disk since cordond read it; reload again",
+						    s->profiles_dir, id);
+			}
+		}
+		if (r < 0)
+			goto fail;
+		n++;
+	}
+	/* Accepted: the new set replaces the old one; what it took over is
+	 * not freed with the old. */
+	for (size_t i = 0; i < s->n_inforce; i++)
+		if (!in_set(next, n, s->inforce[i]))
+			cordon_profile_free(s->inforce[i]);
+	free(s->inforce);
+	s->inforce = next;
+	s->n_inforce = n;
+	(void)server_log(s, LOG_LEVEL_INFO, 0, "%zu profile(s) in force (%zu read from %s)", n, n_read,
+			 s->profiles_dir);
+	json_decref(set);
+	return profiles_reply(s, m, NULL, 0, NULL);
+fail:
+	(void)server_log(s, LOG_LEVEL_WARNING, 0, "profile set refused (the previous one stays in force): %s",
+			 d.message);
+	for (size_t i = 0; i < n; i++)
+		if (!in_set(s->inforce, s->n_inforce, next[i]))
+			cordon_profile_free(next[i]);
+	free(next);
+	r = profiles_reply(s, m, connector_id_is_valid(id) ? id : NULL, d.error ? d.error : EINVAL, &d);
+	json_decref(set);
+	return r;
 }
 
 static int handle_kill(struct cordon_server *s, const struct cordon_serve_msg *m)
@@ -551,7 +704,7 @@ static int reap(struct cordon_server *s, size_t i)
 	r = cordon_instance_wait(sl.inst, &st);
 	if (r < 0)
 		(void)server_log(s, LOG_LEVEL_WARNING, r, "collecting instance %u", sl.id);
-	json = report_json(sl.inst, sl.id, NULL);
+	json = report_json(sl.inst, sl.id, NULL, NULL);
 	cordon_instance_free(sl.inst);
 	s->slots[i] = s->slots[--s->n_slots];
 
@@ -564,7 +717,8 @@ static int reap(struct cordon_server *s, size_t i)
 
 static bool is_request_type(uint16_t t)
 {
-	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL;
+	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL ||
+	       t == CORDON_SERVE_PROFILES;
 }
 
 static void report_malformed(struct cordon_server *s, const struct cordon_diag *d)
@@ -632,6 +786,9 @@ int cordon_server_handle_one(struct cordon_server *s, short revents)
 		break;
 	case CORDON_SERVE_KILL:
 		r = handle_kill(s, &m);
+		break;
+	case CORDON_SERVE_PROFILES:
+		r = handle_profiles(s, &m);
 		break;
 	default:
 		cordon_diag_set(&d, EBADMSG, "serve", "malformed message: a %s message is not a request",
@@ -738,11 +895,20 @@ int cordon_server_run(struct cordon_server *s)
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo == SIGHUP) {
+				/* Meant for cordond (a SIGHUP to its process
+				 * group reaches us too): cordond reloads and
+				 * tells us what is in force; we go on. */
+				(void)server_log(
+					s, LOG_LEVEL_INFO, 0,
+					"signal SIGHUP from pid %u: ignored (cordond reloads; the instances go on)",
+					si.ssi_pid);
+			} else {
 				(void)server_log(s, LOG_LEVEL_INFO, 0, "signal %u: killing every instance and exiting",
 						 si.ssi_signo);
-			r = 0;
-			break;
+				r = 0;
+				break;
+			}
 		}
 		if (pfd[0].revents) {
 			r = cordon_server_handle_one(s, pfd[0].revents);
@@ -784,5 +950,8 @@ void cordon_server_free(struct cordon_server *s)
 	if (!s)
 		return;
 	shutdown_all(s);
+	for (size_t i = 0; i < s->n_inforce; i++)
+		cordon_profile_free(s->inforce[i]);
+	free(s->inforce);
 	free(s);
 }

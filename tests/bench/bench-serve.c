@@ -119,6 +119,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-serve: starting %s: %s\n", launch, d.message);
 		return 1;
 	}
+	/* The profile in force, as cordond puts it. */
+	{
+		struct cordon_profile *prof = NULL;
+		char failed[64];
+
+		r = cordon_profile_load(path, &prof, &d);
+		if (r >= 0)
+			r = cordon_launcher_client_profiles(lc, &prof, 1, failed, sizeof(failed), &d);
+		cordon_profile_free(prof);
+		if (r < 0) {
+			fprintf(stderr, "bench-serve: profile: %s\n", d.message);
+			return 1;
+		}
+	}
 	for (int i = 0; i < rt_n; i++) {
 		uint64_t t0 = now_ns();
 

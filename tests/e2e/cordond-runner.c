@@ -134,7 +134,7 @@ void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_optio
 		 "      - {path: %s, access: read-write, at: /data, allow_uid0_owner: true}\n"
 		 "    tmp: 1M\n"
 		 "  network: {mode: none}\n"
-		 "  limits: {memory: 64M, pids: 16}\n"
+		 "  limits: %s\n"
 		 "tools:\n"
 		 "  default_risk: high\n"
 		 "%s"
@@ -142,7 +142,8 @@ void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_optio
 		 "  ttl: %s\n"
 		 "%s",
 		 o && o->arg ? ", " : "", o && o->arg ? o->arg : "", o && o->instances ? o->instances : "shared", cred,
-		 c->helpers, c->data, tools, o && o->ttl ? o->ttl : "120s", o && o->tail ? o->tail : "");
+		 c->helpers, c->data, o && o->limits ? o->limits : "{memory: 64M, pids: 16}", tools,
+		 o && o->ttl ? o->ttl : "120s", o && o->tail ? o->tail : "");
 	rcd_write(path, text);
 }
 
@@ -195,6 +196,8 @@ void rcd_start(struct rcd *c)
 		int fd = open(c->logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (c->own_group)
+			(void)setpgid(0, 0);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);

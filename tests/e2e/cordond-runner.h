@@ -27,6 +27,7 @@ struct rcd {
 	const char *operator_group; /* --operator-group */
 	const char *notify_socket;  /* NOTIFY_SOCKET in cordond's environment */
 	const char *config;	    /* --config */
+	bool own_group;		    /* cordond leads its own process group (as under systemd) */
 };
 
 /* A temp tree (0755, root-owned: the launcher helper refuses a profiles
@@ -57,6 +58,7 @@ struct rcd_fake_options {
 	const char *instances;	     /* NULL: "shared" */
 	const char *tools;	     /* the lines under `tools:` after default_risk; NULL: as above */
 	const char *tail;	     /* top-level lines at the end ("resources: read\n"); NULL: none */
+	const char *limits;	     /* sandbox.limits; NULL: "{memory: 64M, pids: 16}" */
 };
 void rcd_fake_profile(struct rcd *c, const char *id, const struct rcd_fake_options *o);
 

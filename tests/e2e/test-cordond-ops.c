@@ -44,6 +44,8 @@ static int setup(void **state)
 	snprintf(config, sizeof(config), "%s/cordond.yaml", C.dir);
 	rcd_write(config, "approval_wait: 20s\n");
 	C.config = config;
+	/* Its own process group, as under systemd: SIGHUP goes to the group. */
+	C.own_group = true;
 	rcd_start(&C);
 	rcd_install(&C, "fake");
 	return 0;
@@ -325,6 +327,144 @@ static void test_reload_bad_profile_refused(void **state)
 	}
 }
 
+/* The report of fake's newest instance in /health/detail (a new
+ * reference), or NULL when it has none. */
+static json_t *newest_instance_report(void)
+{
+	int status = 0;
+	json_t *h = rcd_http_json(&C, "/health/detail", &status), *c, *inst, *best = NULL;
+	json_int_t best_id = -1;
+	size_t i, j;
+
+	assert_int_equal(status, 200);
+	json_array_foreach(json_object_get(h, "connectors"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "id")), "fake") != 0)
+			continue;
+		json_array_foreach(json_object_get(c, "instances"), j, inst)
+		{
+			json_int_t id = json_integer_value(json_object_get(inst, "instance"));
+
+			if (id > best_id) {
+				best_id = id;
+				best = json_object_get(inst, "report");
+			}
+		}
+	}
+	best = best ? json_incref(best) : NULL;
+	json_decref(h);
+	return best;
+}
+
+/* pids.max of the cgroup the process pid is in (the pids controller's
+ * v1 hierarchy on a hybrid host, else the unified one): what the kernel
+ * enforces; -1 when no pids controller holds it. */
+static long pids_max_of(long pid)
+{
+	char path[700], line[600], *rel = NULL;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if ((size_t)(c2 - c1 - 1) == 4 && strncmp(c1 + 1, "pids", 4) == 0) {
+			snprintf(path, sizeof(path), "/sys/fs/cgroup/pids%s/pids.max", c2 + 1);
+			rel = path;
+			break;
+		}
+		if (c2 == c1 + 1 && strncmp(line, "0:", 2) == 0)
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/pids.max", c2 + 1), rel = path;
+	}
+	fclose(f);
+	if (rel && (f = fopen(rel, "re"))) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The profile a new instance of fake is built from is the one in force,
+ * not the file: a new session after a refused reload (the file broken)
+ * gets an instance with the old profile's pids limit, reported and set in
+ * its cgroup; once the file is fixed and reloaded, new instances get the
+ * new limit and the running ones keep theirs. */
+static void test_reload_refused_new_instances_keep_old_profile(void **state)
+{
+	char path[700];
+	struct mcp_peer a, b, c;
+	json_t *ra, *rb, *rc;
+	long pa, pb, pc;
+	FILE *f;
+
+	(void)state;
+	rcd_fake_profile(&C, "fake",
+			 &(struct rcd_fake_options){ .instances = "per-session", .limits = "{memory: 64M, pids: 16}" });
+	assert_int_equal(reload(NULL, NULL), 0);
+	rcd_session(&C, &a);
+	assert_echo(&a, "a");
+	ra = newest_instance_report();
+	assert_non_null(ra);
+	pa = (long)json_integer_value(json_object_get(ra, "pid"));
+	/* Broken on disk: the reload is refused... */
+	snprintf(path, sizeof(path), "%s/fake.yaml", C.profiles);
+	f = fopen(path, "ae");
+	assert_non_null(f);
+	fputs("bogus_key: 1\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(reload(NULL, NULL), 1);
+	/* ...and a new instance still starts, from the old profile. */
+	rcd_session(&C, &b);
+	assert_echo(&b, "b");
+	rb = newest_instance_report();
+	assert_non_null(rb);
+	assert_true(json_integer_value(json_object_get(rb, "instance")) !=
+		    json_integer_value(json_object_get(ra, "instance")));
+	assert_string_equal(json_string_value(json_object_get(rb, "profile_sha256")),
+			    json_string_value(json_object_get(ra, "profile_sha256")));
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(json_object_get(json_object_get(rb, "controls"), "cgroup"), "limits"), "pids")),
+		16);
+	pb = (long)json_integer_value(json_object_get(rb, "pid"));
+	if (pids_max_of(pb) >= 0)
+		assert_int_equal(pids_max_of(pb), 16);
+	else
+		printf("  (no pids controller holds the instance: its pids.max is not read)\n");
+	/* Fixed, with another limit: new instances get it, a running one
+	 * keeps the sandbox it was built with. */
+	rcd_fake_profile(&C, "fake",
+			 &(struct rcd_fake_options){ .instances = "per-session", .limits = "{memory: 64M, pids: 24}" });
+	assert_int_equal(reload(NULL, NULL), 0);
+	rcd_session(&C, &c);
+	assert_echo(&c, "c");
+	rc = newest_instance_report();
+	assert_non_null(rc);
+	assert_string_not_equal(json_string_value(json_object_get(rc, "profile_sha256")),
+				json_string_value(json_object_get(ra, "profile_sha256")));
+	pc = (long)json_integer_value(json_object_get(rc, "pid"));
+	if (pids_max_of(pc) >= 0) {
+		assert_int_equal(pids_max_of(pc), 24);
+		assert_int_equal(pids_max_of(pa), 16);
+	}
+	assert_echo(&a, "a-still");
+	mcp_peer_disconnect(&a);
+	mcp_peer_disconnect(&b);
+	mcp_peer_disconnect(&c);
+	json_decref(ra);
+	json_decref(rb);
+	json_decref(rc);
+	rcd_fake_profile(&C, "fake", &(struct rcd_fake_options){ .instances = "per-session" });
+	assert_int_equal(reload(NULL, NULL), 0);
+}
+
 /* The profile of an installed connector cannot go away at a reload. */
 static void test_reload_refuses_dropping_an_installed_connector(void **state)
 {
@@ -393,6 +533,71 @@ static void test_sighup_keeps_sessions(void **state)
 		assert_string_equal(connector_mode("fake", &list), "shared");
 		json_decref(list);
 	}
+}
+
+/* SIGHUP to cordond's whole process group (a terminal hang-up, `kill -HUP
+ * -PGID`) while calls are in flight in several sessions: cordond reloads,
+ * the launcher helper ignores it, every call completes, and the instance
+ * that served them is the same one afterwards. */
+static void test_sighup_to_group_under_load(void **state)
+{
+	enum { N = 3 };
+	struct mcp_peer p[N];
+	long ids[N];
+	char *m = metrics_body();
+	double before = sample(m, "cordon_reloads_total{result=\"applied\"}");
+	json_t *r0, *r1;
+
+	(void)state;
+	free(m);
+	assert_int_equal(getpgid(C.pid), C.pid);
+	for (int i = 0; i < N; i++) {
+		rcd_session(&C, &p[i]);
+		assert_echo(&p[i], "warm");
+	}
+	r0 = newest_instance_report();
+	assert_non_null(r0);
+	/* Each call takes a second in the connector (calls queue in the
+	 * shared instance): all are in flight when the signal comes. */
+	for (int i = 0; i < N; i++) {
+		ids[i] = mcp_peer_send_request(
+			&p[i], "tools/call",
+			json_pack("{s:s, s:{s:s}}", "name", "fake__echo", "arguments", "text", "after1s-load"));
+		assert_true(ids[i] > 0);
+	}
+	assert_int_equal(kill(-C.pid, SIGHUP), 0);
+	for (int i = 0; i < N; i++) {
+		json_t *msg = NULL;
+		char *text;
+
+		for (int k = 0; k < 20; k++) {
+			msg = mcp_peer_read(&p[i], 20000);
+			assert_non_null(msg);
+			if (json_integer_value(json_object_get(msg, "id")) == ids[i])
+				break;
+			json_decref(msg);
+			msg = NULL;
+		}
+		assert_non_null(msg);
+		text = json_dumps(json_object_get(msg, "result"), 0);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "echo: after1s-load"));
+		free(text);
+		json_decref(msg);
+	}
+	assert_true(wait_sample("cordon_reloads_total{result=\"applied\"}", before + 1) == before + 1);
+	assert_int_equal(waitpid(C.pid, NULL, WNOHANG), 0);
+	/* The same instance serves on: the helper did not stop. */
+	for (int i = 0; i < N; i++)
+		assert_echo(&p[i], "after-group-hup");
+	r1 = newest_instance_report();
+	assert_non_null(r1);
+	assert_int_equal(json_integer_value(json_object_get(r1, "instance")),
+			 json_integer_value(json_object_get(r0, "instance")));
+	json_decref(r0);
+	json_decref(r1);
+	for (int i = 0; i < N; i++)
+		mcp_peer_disconnect(&p[i]);
 }
 
 /* The config file is read again (written in place: the sandbox lets
@@ -530,8 +735,10 @@ int main(void)
 		cmocka_unit_test(test_approvals_pending_gauge),
 		cmocka_unit_test(test_reload_applies_changed_and_new_profiles),
 		cmocka_unit_test(test_reload_bad_profile_refused),
+		cmocka_unit_test(test_reload_refused_new_instances_keep_old_profile),
 		cmocka_unit_test(test_reload_refuses_dropping_an_installed_connector),
 		cmocka_unit_test(test_sighup_keeps_sessions),
+		cmocka_unit_test(test_sighup_to_group_under_load),
 		cmocka_unit_test(test_reload_applies_config),
 		cmocka_unit_test(test_sigterm_audited),
 		cmocka_unit_test(test_other_signals_logged),

@@ -31,6 +31,7 @@
 #include "cleanup.h"
 #include "fd-util.h"
 #include "launcher-client.h"
+#include "profile.h"
 #include "test-support.h"
 
 static char *base;
@@ -311,6 +312,21 @@ static void test_denied_connect_one_event(void **state)
 	r = cordon_launcher_client_start(launch, profiles, &handlers, &lc, &d);
 	if (r < 0)
 		fail_msg("start: %s: %s", d.step, d.message);
+	/* Both profiles in force, as cordond puts them. */
+	{
+		struct cordon_profile *ps[2] = { NULL, NULL };
+		char path[4200], failed[64];
+
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/%s.yaml", profiles, i ? "allowed" : "denied");
+			assert_int_equal(cordon_profile_load(path, &ps[i], &d), 0);
+		}
+		r = cordon_launcher_client_profiles(lc, ps, 2, failed, sizeof(failed), &d);
+		if (r < 0)
+			fail_msg("profiles: %s: %s", d.step, d.message);
+		cordon_profile_free(ps[0]);
+		cordon_profile_free(ps[1]);
+	}
 
 	/* Allowed: connects, and no event. */
 	run_one(lc, "allowed", 0, &cgid, &instance);

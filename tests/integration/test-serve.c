@@ -167,10 +167,46 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Puts the profiles ids[] (NULL-terminated) in force at the helper, as
+ * cordond does: each loaded here and named by the hash of its bytes.
+ * Returns what the client returns; the refused id in failed. */
+static int put_in_force(struct cordon_launcher_client *lc, const char *const *ids, char failed[64],
+			struct cordon_diag *d)
+{
+	struct cordon_profile *ps[16] = { NULL };
+	size_t n = 0;
+	int r;
+
+	for (; ids[n]; n++) {
+		char path[4200];
+
+		assert_true(n < 16);
+		snprintf(path, sizeof(path), "%s/%s.yaml", profiles, ids[n]);
+		r = cordon_profile_load(path, &ps[n], d);
+		if (r < 0)
+			fail_msg("%s: %s", path, d->message);
+	}
+	r = cordon_launcher_client_profiles(lc, ps, n, failed, 64, d);
+	for (size_t i = 0; i < n; i++)
+		cordon_profile_free(ps[i]);
+	return r;
+}
+
+static void in_force(struct cordon_launcher_client *lc, const char *const *ids)
+{
+	struct cordon_diag d = { 0 };
+	char failed[64];
+
+	if (put_in_force(lc, ids, failed, &d) < 0)
+		fail_msg("profiles (refused %s): %s: %s", failed, d.step, d.message);
+}
+
+/* A helper with `cat` and `show` in force (and `cred` once it exists). */
 static struct cordon_launcher_client *start_client(void)
 {
 	struct cordon_launcher_client *lc = NULL;
 	struct cordon_diag d = { 0 };
+	char cred[4200];
 	int r;
 
 	reset_events();
@@ -180,6 +216,9 @@ static struct cordon_launcher_client *start_client(void)
 	assert_int_equal(r, 0);
 	assert_true(cordon_launcher_client_alive(lc));
 	assert_true(cordon_launcher_client_pid(lc) > 0);
+	snprintf(cred, sizeof(cred), "%s/cred.yaml", profiles);
+	in_force(lc, access(cred, F_OK) == 0 ? (const char *const[]){ "cat", "show", "cred", NULL }
+					     : (const char *const[]){ "cat", "show", NULL });
 	return lc;
 }
 
@@ -654,7 +693,7 @@ static void test_bad_connector_ids(void **state)
 	struct cordon_launcher_client *lc = start_client();
 
 	(void)state;
-	assert_refused(lc, "nope", NULL, ENOENT, "no profile for connector 'nope'");
+	assert_refused(lc, "nope", NULL, ENOENT, "no profile for connector 'nope' is in force");
 	assert_refused(lc, "../etc", NULL, EINVAL, "not a valid connector id");
 	assert_refused(lc, "Cat", NULL, EINVAL, "not a valid connector id");
 	assert_refused(lc, "", NULL, EINVAL, "not a valid connector id");
@@ -662,37 +701,142 @@ static void test_bad_connector_ids(void **state)
 	cordon_launcher_client_free(lc);
 }
 
+/* A profile set the helper refuses: the exact errno, the diag, the profile
+ * named, and the set in force unchanged (its connectors still start, the
+ * refused one does not). */
+static void assert_set_refused(struct cordon_launcher_client *lc, const char *const *ids, int err, const char *who,
+			       const char *want)
+{
+	struct cordon_diag d = { 0 };
+	char failed[64];
+	int r = put_in_force(lc, ids, failed, &d);
+
+	if (r != -err)
+		fail_msg("profiles: got %d (%s: %s), want %d", r, d.step, d.message, -err);
+	assert_int_equal(d.error, err);
+	assert_string_equal(failed, who);
+	if (!strstr(d.message, want))
+		fail_msg("diag '%s' does not say '%s'", d.message, want);
+	assert_refused(lc, who, NULL, ENOENT, "is in force");
+}
+
+static void spawn_and_end(struct cordon_launcher_client *lc, const char *id, const char *want_sha)
+{
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
+
+	if (cordon_launcher_client_spawn(lc, id, "svt-in-force", NULL, 0, &l, &d) < 0)
+		fail_msg("spawn %s: %s: %s", id, d.step, d.message);
+	if (want_sha)
+		assert_string_equal(json_string_value(json_object_get(l.report, "profile_sha256")), want_sha);
+	reset_events();
+	closep(&l.stdin_fd);
+	dispatch_until(lc, got_exit, 10000);
+	close_launched(&l);
+}
+
+/* The helper checks a profile (owner, mode, no symlink, its directory)
+ * when it reads it to put it in force; a refused set changes nothing. */
 static void test_unsafe_profiles_refused(void **state)
 {
 	struct cordon_launcher_client *lc = start_client();
 	char p[4200], link[4200];
 
 	(void)state;
-	assert_refused(lc, "ww", NULL, EPERM, "world-writable");
+	assert_set_refused(lc, (const char *const[]){ "cat", "ww", NULL }, EPERM, "ww", "world-writable");
 	/* Not owned by root. */
-	snprintf(p, sizeof(p), "%s/cat.yaml", profiles);
+	write_profile("own", "[/bin/cat]", 0644);
+	snprintf(p, sizeof(p), "%s/own.yaml", profiles);
 	assert_int_equal(chown(p, 1000, 1000), 0);
-	assert_refused(lc, "cat", NULL, EPERM, "owned by uid 1000, not root");
+	assert_set_refused(lc, (const char *const[]){ "cat", "own", NULL }, EPERM, "own",
+			   "owned by uid 1000, not root");
 	assert_int_equal(chown(p, 0, 0), 0);
 	/* A symlinked profile. */
 	snprintf(link, sizeof(link), "%s/lnk.yaml", profiles);
 	assert_int_equal(symlink(p, link), 0);
-	assert_refused(lc, "lnk", NULL, ELOOP, "symlink");
+	assert_set_refused(lc, (const char *const[]){ "lnk", NULL }, ELOOP, "lnk", "symlink");
 	assert_int_equal(unlink(link), 0);
-	/* A group-writable profiles directory, checked on every request. */
+	/* A group-writable profiles directory. */
 	assert_int_equal(chmod(profiles, 0775), 0);
-	assert_refused(lc, "cat", NULL, EPERM, "profiles directory");
+	assert_set_refused(lc, (const char *const[]){ "own", NULL }, EPERM, "own", "profiles directory");
 	assert_int_equal(chmod(profiles, 0755), 0);
-	/* And the same profile works again once it is safe (control). */
-	{
-		struct cordon_launched l = { 0 };
-		struct cordon_diag d = { 0 };
+	/* Through all that, the set in force stayed (control), and the
+	 * fixed profile is accepted. */
+	spawn_and_end(lc, "cat", NULL);
+	in_force(lc, (const char *const[]){ "cat", "own", NULL });
+	spawn_and_end(lc, "own", NULL);
+	/* A set is exact: show is no longer in force. */
+	assert_refused(lc, "show", NULL, ENOENT, "is in force");
+	assert_int_equal(unlink(p), 0);
+	cordon_launcher_client_free(lc);
+}
 
-		assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-safe-again", NULL, 0, &l, &d), 0);
-		closep(&l.stdin_fd);
-		dispatch_until(lc, got_exit, 10000);
-		close_launched(&l);
+/* New instances are built from the copy in force, not from the file: a
+ * file broken on disk (as after a reload cordond refused) still starts
+ * the old profile; the helper puts a new version in force only when its
+ * bytes hash to what cordond names (else ESTALE, and the old one stays). */
+static void test_instances_start_from_the_copy_in_force(void **state)
+{
+	struct cordon_launcher_client *lc = start_client();
+	struct cordon_profile *old = NULL, *fixed = NULL;
+	struct cordon_diag d = { 0 };
+	char path[4200], failed[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/cat.yaml", profiles);
+	assert_int_equal(cordon_profile_load(path, &old, &d), 0);
+	write_file(path, "version: 1\nbogus_key: [\n", 0644);
+	spawn_and_end(lc, "cat", old->sha256);
+	/* The same version again (a reload that changed other files): kept
+	 * as parsed, the broken file is not read. */
+	assert_int_equal(cordon_launcher_client_profiles(lc, &old, 1, failed, sizeof(failed), &d), 0);
+	spawn_and_end(lc, "cat", old->sha256);
+	/* Named by a hash the file does not have: refused, old in force. */
+	write_profile("cat", "[/bin/sh, -c, 'exec cat']", 0644);
+	assert_int_equal(cordon_profile_load(path, &fixed, &d), 0);
+	assert_string_not_equal(fixed->sha256, old->sha256);
+	{
+		struct cordon_profile fake = *old;
+
+		memset(fake.sha256, 'a', 64);
+		assert_int_equal(cordon_launcher_client_profiles(lc, (struct cordon_profile *[]){ &fake }, 1, failed,
+								 sizeof(failed), &d),
+				 -ESTALE);
+		assert_string_equal(failed, "cat");
+		assert_non_null(strstr(d.message, "changed on disk since cordond read it"));
 	}
+	spawn_and_end(lc, "cat", old->sha256);
+	/* The new version, named by its hash: new instances use it. */
+	assert_int_equal(cordon_launcher_client_profiles(lc, &fixed, 1, failed, sizeof(failed), &d), 0);
+	spawn_and_end(lc, "cat", fixed->sha256);
+	write_profile("cat", "[/bin/cat]", 0644);
+	cordon_profile_free(old);
+	cordon_profile_free(fixed);
+	cordon_launcher_client_free(lc);
+}
+
+/* SIGHUP is logged and ignored by the helper: its instances go on and it
+ * serves (a SIGHUP to cordond's process group reaches it too). */
+static void test_sighup_ignored(void **state)
+{
+	struct cordon_launcher_client *lc = start_client();
+	struct cordon_launched l = { 0 };
+	struct cordon_diag d = { 0 };
+	char line[64];
+
+	(void)state;
+	assert_int_equal(cordon_launcher_client_spawn(lc, "cat", "svt-hup", NULL, 0, &l, &d), 0);
+	assert_int_equal(kill(cordon_launcher_client_pid(lc), SIGHUP), 0);
+	/* A request after the signal is answered, and the instance echoes. */
+	assert_int_equal(cordon_launcher_client_kill(lc, 999999, &d), -ENOENT);
+	assert_true(cordon_launcher_client_alive(lc));
+	assert_int_equal(write(l.stdin_fd, "hup\n", 4), 4);
+	read_line(l.stdout_fd, line, sizeof(line));
+	assert_string_equal(line, "hup\n");
+	reset_events();
+	closep(&l.stdin_fd);
+	dispatch_until(lc, got_exit, 10000);
+	close_launched(&l);
 	cordon_launcher_client_free(lc);
 }
 
@@ -1073,6 +1217,15 @@ static void test_kill9_broker(void **state)
 		pid_t hp;
 
 		CHILD_CHECK(cordon_launcher_client_start(launch, profiles, NULL, &lc, &d) == 0);
+		{
+			struct cordon_profile *cat = NULL;
+			char path[4200], failed[64];
+
+			snprintf(path, sizeof(path), "%s/cat.yaml", profiles);
+			CHILD_CHECK(cordon_profile_load(path, &cat, &d) == 0);
+			CHILD_CHECK(cordon_launcher_client_profiles(lc, &cat, 1, failed, sizeof(failed), &d) == 0);
+			cordon_profile_free(cat);
+		}
 		CHILD_CHECK(cordon_launcher_client_spawn(lc, "cat", "svt-b9", NULL, 0, &l, &d) == 0);
 		hp = cordon_launcher_client_pid(lc);
 		CHILD_CHECK(write(pfd[1], &hp, sizeof(hp)) == (ssize_t)sizeof(hp));
@@ -1112,6 +1265,8 @@ int main(void)
 		cmocka_unit_test(test_roots_outside_ceiling),
 		cmocka_unit_test(test_bad_connector_ids),
 		cmocka_unit_test(test_unsafe_profiles_refused),
+		cmocka_unit_test(test_instances_start_from_the_copy_in_force),
+		cmocka_unit_test(test_sighup_ignored),
 		cmocka_unit_test(test_kill9_helper),
 		cmocka_unit_test(test_close_client_kills_instances),
 		cmocka_unit_test(test_kill9_broker),

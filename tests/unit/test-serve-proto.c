@@ -147,10 +147,11 @@ static void test_round_trip_spawn(void **state)
 
 static void test_round_trip_replies(void **state)
 {
-	static const uint16_t types[] = { CORDON_SERVE_PROBE_REPLY, CORDON_SERVE_SPAWN_REPLY, CORDON_SERVE_KILL_REPLY };
+	static const uint16_t types[] = { CORDON_SERVE_PROBE_REPLY, CORDON_SERVE_SPAWN_REPLY, CORDON_SERVE_KILL_REPLY,
+					  CORDON_SERVE_PROFILES_REPLY };
 
 	(void)state;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
 		struct cordon_serve_msg *in = msg_new(types[i], 7), *out;
 
 		in->status = -EPERM;
@@ -179,6 +180,23 @@ static void test_round_trip_replies(void **state)
 		msg_free(out);
 		msg_free(in);
 	}
+}
+
+/* PROFILES carries the set as one JSON field. */
+static void test_round_trip_profiles(void **state)
+{
+	struct cordon_serve_msg *in = msg_new(CORDON_SERVE_PROFILES, 12), *out;
+
+	(void)state;
+	in->json = strdup("{\"cat\":\"0123\"}");
+	out = round_trip(in);
+	assert_int_equal(out->type, CORDON_SERVE_PROFILES);
+	assert_int_equal(out->id, 12);
+	assert_string_equal(out->json, in->json);
+	assert_string_equal(cordon_serve_type_name(CORDON_SERVE_PROFILES), "profiles");
+	assert_string_equal(cordon_serve_type_name(CORDON_SERVE_PROFILES_REPLY), "profiles-reply");
+	msg_free(out);
+	msg_free(in);
 }
 
 static void test_round_trip_events(void **state)
@@ -346,7 +364,7 @@ static void test_decode_rejections_header(void **state)
 	p.b[4] = 0;
 	assert_bad(p.b, p.n, "unknown type 0");
 	p.b[4] = _CORDON_SERVE_TYPE_MAX;
-	assert_bad(p.b, p.n, "unknown type 9");
+	assert_bad(p.b, p.n, "unknown type 11");
 	p.b[4] = 0;
 	p.b[5] = 1; /* type 256 */
 	assert_bad(p.b, p.n, "unknown type 256");
@@ -723,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_probe_and_kill),
 		cmocka_unit_test(test_round_trip_spawn),
 		cmocka_unit_test(test_round_trip_replies),
+		cmocka_unit_test(test_round_trip_profiles),
 		cmocka_unit_test(test_round_trip_events),
 		cmocka_unit_test(test_encode_rejections),
 		cmocka_unit_test(test_decode_rejections_header),

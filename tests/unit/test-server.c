@@ -2,7 +2,8 @@
 /* The launcher helper's server (launcher/lib/serve.c) driven over a
  * socketpair, one packet at a time with cordon_server_handle_one(), without
  * the helper process and without spawning: every request here is refused
- * before cordon_spawn() would run, and each reply is asserted exactly
+ * before cordon_spawn() would run (the server starts each test with `cat`
+ * and `noceil` in force, as cordond puts them), and each reply is asserted exactly
  * (type, id, status, diag step and message), as are the lines the server
  * hands to its log callback. */
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "cleanup.h"
+#include "profile.h"
 #include "serve-proto.h"
 #include "serve.h"
 #include "test-support.h"
@@ -195,6 +197,40 @@ static void spawn_request(uint32_t id, const char *connector, const char *host, 
 	request();
 }
 
+/* The hash of profiles/<id>.yaml as cordond computes it (the loader's). */
+static void profile_sha(const char *id, char out[65])
+{
+	struct cordon_profile *p = NULL;
+	struct cordon_diag d = { 0 };
+	char path[4096 + 64];
+
+	snprintf(path, sizeof(path), "%s/%s.yaml", profiles, id);
+	assert_int_equal(cordon_profile_load(path, &p, &d), 0);
+	memcpy(out, p->sha256, 65);
+	cordon_profile_free(p);
+}
+
+static void profiles_request(uint32_t id, const char *json)
+{
+	cordon_serve_msg_init(&req, CORDON_SERVE_PROFILES, id);
+	req.json = (char *)json;
+	request();
+}
+
+static int server_start_in_force(void **state)
+{
+	char json[256], a[65], b[65];
+
+	server_start(state);
+	profile_sha("cat", a);
+	profile_sha("noceil", b);
+	snprintf(json, sizeof(json), "{\"cat\":\"%s\",\"noceil\":\"%s\"}", a, b);
+	profiles_request(1, json);
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 1, 0, "", "");
+	n_log_lines = 0;
+	return 0;
+}
+
 /* A SPAWN header whose payload is cut short: answered with -EBADMSG under
  * the request's own id and type, and logged once. */
 static void test_malformed_request(void **state)
@@ -241,7 +277,8 @@ static void test_unknown_profile(void **state)
 
 	(void)state;
 	spawn_request(11, "nope", NULL, NULL);
-	snprintf(want, sizeof(want), "no profile for connector 'nope' (%s/nope.yaml)", profiles);
+	snprintf(want, sizeof(want),
+		 "no profile for connector 'nope' is in force (cordond has not put %s/nope.yaml in force)", profiles);
 	assert_reply(CORDON_SERVE_SPAWN_REPLY, 11, ENOENT, "profile", want);
 	assert_int_equal(n_log_lines, 0);
 }
@@ -254,15 +291,87 @@ static void test_invalid_connector_id(void **state)
 		     "'Bad?id' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})");
 }
 
+/* The reply to a refused PROFILES names the profile in its json. */
+static void assert_refused_names(const char *id)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "{\"connector\":\"%s\"}", id);
+	assert_string_equal(rep.json, want);
+}
+
+/* The helper's own checks apply when it reads a profile to put it in
+ * force: a world-writable file refuses the whole set (cat stays in
+ * force, ww never is), logged once. */
 static void test_world_writable_profile(void **state)
 {
-	char want[8192];
+	char want[8192], json[256], a[65], b[65];
 
 	(void)state;
-	spawn_request(13, "ww", NULL, NULL);
+	profile_sha("cat", a);
+	profile_sha("ww", b);
+	snprintf(json, sizeof(json), "{\"cat\":\"%s\",\"ww\":\"%s\"}", a, b);
+	profiles_request(13, json);
 	snprintf(want, sizeof(want),
 		 "profile '%s/ww.yaml' is group- or world-writable (mode 0666); only its owner may write it", profiles);
-	assert_reply(CORDON_SERVE_SPAWN_REPLY, 13, EPERM, "profile", want);
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 13, EPERM, "profile", want);
+	assert_refused_names("ww");
+	assert_int_equal(n_log_lines, 1);
+	spawn_request(14, "ww", NULL, NULL);
+	snprintf(want, sizeof(want),
+		 "no profile for connector 'ww' is in force (cordond has not put %s/ww.yaml in force)", profiles);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 14, ENOENT, "profile", want);
+	/* cat is still in force: the request gets as far as its ceiling. */
+	spawn_request(15, "cat", "/etc", NULL);
+	assert_reply(CORDON_SERVE_SPAWN_REPLY, 15, EPERM, "root",
+		     "root '/etc' refused: not beneath the ceiling of profile 'cat' (checked on disk, symlinks "
+		     "refused)");
+}
+
+/* A profile whose bytes do not hash to what cordond named (changed on
+ * disk since cordond read it) is refused: ESTALE. */
+static void test_profile_hash_mismatch(void **state)
+{
+	char want[8192], json[256];
+
+	(void)state;
+	snprintf(json, sizeof(json), "{\"cat\":\"%064d\"}", 0);
+	profiles_request(16, json);
+	snprintf(want, sizeof(want), "%s/cat.yaml changed on disk since cordond read it; reload again", profiles);
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 16, ESTALE, "profile", want);
+	assert_refused_names("cat");
+}
+
+/* The set is parsed strictly; each refusal is exact. */
+static void test_profiles_set_malformed(void **state)
+{
+	(void)state;
+	profiles_request(17, "[]");
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 17, EINVAL, "request",
+		     "the profile set is not a JSON object of at most 1024 profiles");
+	profiles_request(18, "{\"a\":\"x\",\"a\":\"y\"}");
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 18, EINVAL, "request",
+		     "the profile set is not a JSON object of at most 1024 profiles");
+	profiles_request(19, "{\"../x\":\"00\"}");
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 19, EINVAL, "request",
+		     "'../x' is not a valid connector id ([a-z0-9][a-z0-9-]{0,31})");
+	assert_string_equal(rep.json, "");
+	profiles_request(20, "{\"cat\":\"ABC\"}");
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 20, EINVAL, "request",
+		     "profile cat: the hash is not 64 lower-case hex digits");
+	assert_refused_names("cat");
+	/* An empty set is a set: nothing in force. */
+	profiles_request(21, "{}");
+	assert_reply(CORDON_SERVE_PROFILES_REPLY, 21, 0, "", "");
+	spawn_request(22, "cat", NULL, NULL);
+	{
+		char want[8192];
+
+		snprintf(want, sizeof(want),
+			 "no profile for connector 'cat' is in force (cordond has not put %s/cat.yaml in force)",
+			 profiles);
+		assert_reply(CORDON_SERVE_SPAWN_REPLY, 22, ENOENT, "profile", want);
+	}
 }
 
 /* Ceiling violations, checked against the profile on disk. */
@@ -315,7 +424,7 @@ static void test_eof_ends(void **state)
 	assert_int_equal(cordon_server_run(server), 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, server_start, server_stop)
+#define T(f) cmocka_unit_test_setup_teardown(f, server_start_in_force, server_stop)
 
 int main(void)
 {
@@ -325,6 +434,7 @@ int main(void)
 		T(test_world_writable_profile), T(test_root_outside_ceiling),
 		T(test_root_without_ceiling),	T(test_root_over_system_view),
 		T(test_root_not_canonical),	T(test_eof_ends),
+		T(test_profile_hash_mismatch),	T(test_profiles_set_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
