@@ -26,6 +26,7 @@
 #include "probe.h"
 #include "serve-proto.h"
 #include "serve.h"
+#include "spawn.h"
 #include "verbs.h"
 
 extern char **environ;
@@ -119,6 +120,20 @@ int verb_serve(int argc, char **argv)
 			log_error("%s", d.message);
 			return 1;
 		}
+	}
+
+	/* The dynamic-uid lock's directory exists, root's, before cordond
+	 * (which takes its runtime directory over) could make one. */
+	{
+		struct cordon_diag d = { 0 };
+		int lock_fd = -EBADF;
+
+		r = cordon_dynamic_uid_lock_open(&lock_fd, &d);
+		if (r < 0) {
+			log_error("%s", d.message);
+			return 1;
+		}
+		close(lock_fd);
 	}
 
 	r = cordon_probe(&caps);

@@ -48,6 +48,40 @@
 #define CREDENTIAL_MAX_BYTES (64 * 1024)
 #define MAX_ENV		     1024
 
+int cordon_dynamic_uid_lock_open(int *ret_fd, struct cordon_diag *d)
+{
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	struct stat st;
+
+	/* Its own directory, never cordond's runtime directory: cordond gives
+	 * that one to its user, who could then unlink or replace the lock (and
+	 * two instances could get the same uid) or plant one whose every byte
+	 * it holds. Root's, and writable by nobody else, or refused. */
+	if (mkdir(CORDON_LAUNCH_RUN_DIR, 0700) < 0 && errno != EEXIST)
+		return cordon_diag_set(d, errno, "user", "cannot create %s: %m", CORDON_LAUNCH_RUN_DIR);
+	dfd = open(CORDON_LAUNCH_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_LAUNCH_RUN_DIR);
+	if (fstat(dfd, &st) < 0)
+		return cordon_diag_set(d, errno, "user", "cannot stat %s: %m", CORDON_LAUNCH_RUN_DIR);
+	if (st.st_uid != 0 || (st.st_mode & 022))
+		return cordon_diag_set(d, EPERM, "user",
+				       "%s is owned by uid %u with mode %04o: it must be root's and writable by "
+				       "nobody else (remove it; the launcher recreates it)",
+				       CORDON_LAUNCH_RUN_DIR, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	/* A fresh open file description per instance: OFD locks of one
+	 * description never conflict with each other. */
+	fd = openat(dfd, CORDON_DYNAMIC_UID_LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_LOCK);
+	if (fstat(fd, &st) < 0)
+		return cordon_diag_set(d, errno, "user", "cannot stat %s: %m", CORDON_DYNAMIC_UID_LOCK);
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0)
+		return cordon_diag_set(d, EPERM, "user", "%s is not a regular file of root's", CORDON_DYNAMIC_UID_LOCK);
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 {
 	static unsigned counter;
@@ -55,14 +89,9 @@ static int uid_allocate(int *ret_lock_fd, uid_t *ret_uid, struct cordon_diag *d)
 	unsigned start;
 	int r;
 
-	r = spawn_mkdir_p(CORDON_RUN_DIR, 0755);
+	r = cordon_dynamic_uid_lock_open(&fd, d);
 	if (r < 0)
-		return cordon_diag_set(d, -r, "user", "cannot create %s: %s", CORDON_RUN_DIR, strerror(-r));
-	/* A fresh open file description per instance: OFD locks of one
-	 * description never conflict with each other. */
-	fd = open(CORDON_DYNAMIC_UID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return cordon_diag_set(d, errno, "user", "cannot open %s: %m", CORDON_DYNAMIC_UID_LOCK);
+		return r;
 
 	/* Spread start points so concurrent launchers rarely probe the same
 	 * numbers; the byte-range lock is what guarantees uniqueness. */

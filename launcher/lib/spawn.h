@@ -32,8 +32,11 @@
  * accumulates on disk. */
 #define CORDON_DYNAMIC_UID_BASE	 1879048192u
 #define CORDON_DYNAMIC_UID_COUNT 65536u
-#define CORDON_RUN_DIR		 "/run/cordon"
-#define CORDON_DYNAMIC_UID_LOCK	 "/run/cordon/dynamic-uids.lock"
+/* The launcher's own run directory (root's, 0700): never cordond's runtime
+ * directory /run/cordon, which cordond hands to its user. */
+#define CORDON_LAUNCH_RUN_DIR	     "/run/cordon-launch"
+#define CORDON_DYNAMIC_UID_LOCK_NAME "dynamic-uids.lock"
+#define CORDON_DYNAMIC_UID_LOCK	     CORDON_LAUNCH_RUN_DIR "/" CORDON_DYNAMIC_UID_LOCK_NAME
 
 enum cordon_stdio_mode {
 	CORDON_STDIO_INHERIT, /* the connector gets the caller's fds 0, 1, 2 */
@@ -132,6 +135,13 @@ int cordon_exit_code(int wait_status);
  * -EPERM (not beneath any ceiling) / -errno, with a diag. */
 int cordon_spawn_check_beneath_ceiling(const struct cordon_profile *p, const char *host,
 				       struct cordon_diag *reterr_diag);
+
+/* Opens (creating it and CORDON_LAUNCH_RUN_DIR when missing) the dynamic-uid
+ * lock, a new open file description each call. Refuses (-EPERM) a directory
+ * that is not root's or that group or others may write, and a lock that is
+ * not root's regular file. A long-running launcher calls it at start so the
+ * directory exists before anyone else can make it. */
+int cordon_dynamic_uid_lock_open(int *ret_fd, struct cordon_diag *reterr_diag);
 
 /* Releases the kernel objects cordon_spawn() keeps between spawns to save
  * time: the spare network namespace, the base mount namespace and the cached
