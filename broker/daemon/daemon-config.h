@@ -22,6 +22,7 @@
  *   held_arguments_per_uid: 64M         # argument bytes one uid's calls may hold
  *   sessions_per_uid: 1024              # gateway sessions one uid may hold (default max_sessions/4)
  *   initialize_timeout: 10s             # a connection that sends no initialize is closed
+ *   log_level: info                     # error, warning, notice, info or debug
  */
 
 #include <stdbool.h>
@@ -60,8 +61,12 @@ struct cordon_daemon_config {
 	uint64_t held_per_uid;	   /* argument bytes held by one uid's calls */
 	unsigned sessions_per_uid; /* 0: max_sessions / 4, at least 1 */
 	uint64_t initialize_timeout_ms;
+	unsigned log_level; /* a log.h LOG_LEVEL_*; 0: not set (info) */
 	bool foreground_log_debug;
 };
+
+/* The log level c asks for: debug with --debug, else log_level, else info. */
+unsigned cordon_daemon_config_log_level(const struct cordon_daemon_config *c);
 
 void cordon_daemon_config_init(struct cordon_daemon_config *c);
 void cordon_daemon_config_done(struct cordon_daemon_config *c);

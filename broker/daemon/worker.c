@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -39,6 +41,7 @@
 #include "fd-util.h"
 #include "grants.h"
 #include "inventory.h"
+#include "daemon-log.h"
 #include "log.h"
 #include "worker-denials.h"
 #include "worker-io.h"
@@ -785,6 +788,27 @@ static void worker_free_resources(struct dworker *w)
 	w->instructions = NULL;
 }
 
+/* The cordon.instance.exited line: why, and the wait status when the
+ * helper reported it (an instance cordond ends is reaped later). */
+static void exit_logged(struct dworker *w, const char *why, bool crashed)
+{
+	char status[48], pid[24];
+
+	if (!w->have_wait_status)
+		snprintf(status, sizeof(status), "-");
+	else if (WIFEXITED(w->wait_status))
+		snprintf(status, sizeof(status), "exit:%d", WEXITSTATUS(w->wait_status));
+	else if (WIFSIGNALED(w->wait_status))
+		snprintf(status, sizeof(status), "signal:%s",
+			 sigabbrev_np(WTERMSIG(w->wait_status)) ? sigabbrev_np(WTERMSIG(w->wait_status)) : "?");
+	else
+		snprintf(status, sizeof(status), "wait:%d", w->wait_status);
+	snprintf(pid, sizeof(pid), "%d", (int)w->pid);
+	dlog_event_at(DLOG_INSTANCE_EXITED, crashed ? LOG_LEVEL_WARNING : 0, "connector", w->conn->id, "instance",
+		      w->tag, "pid", pid, "status", status, "reason", why, "crashed", crashed ? "yes" : "no",
+		      (const char *)NULL);
+}
+
 /* The instance is gone (or must go). In-flight calls fail and their actions
  * become outcome_unknown; queued calls fail; the connector's crash counter
  * drives the restart backoff and the `failing` health state. */
@@ -797,6 +821,7 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 	if (w->state == DW_DEAD)
 		return;
 	worker_warn_flush(w);
+	exit_logged(w, why, crashed);
 	w->state = DW_DEAD;
 	if (d->have_spawner) {
 		d->spawner.kill(d->spawner.userdata, w->instance);
@@ -914,6 +939,16 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	w->next_id = 1;
 	w->for_install = for_install;
 	w->started_ms = cordon_loop_now_ms();
+	{
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)w->pid);
+		dlog_event(DLOG_INSTANCE_STARTED, "connector", c->id, "instance", w->tag, "pid", pid, "session",
+			   s ? s->id : NULL, "purpose",
+			   for_install ? "inventory"
+			   : s	       ? "per-session"
+				       : "shared");
+	}
 	(void)fd_set_nonblock(w->in_fd, 1);
 	(void)fd_set_nonblock(w->out_fd, 1);
 	if (w->err_fd >= 0)
@@ -1103,12 +1138,13 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 	/* The final enforcement report carries the cgroup's statistics. */
 	json_int_t oom = json_integer_value(json_object_get(json_object_get(report, "cgroup_stats"), "oom_kills"));
 
-	(void)status;
 	if (oom > 0)
 		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
 			w->exit_reported = true;
+			w->wait_status = status;
+			w->have_wait_status = true;
 			worker_died(w, "exited", true);
 			return;
 		}

@@ -520,7 +520,8 @@ static void test_other_signals_logged(void **state)
 	C.pid = 0;
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), SIGABRT);
-	assert_true(logged("cordond: fatal signal SIGABRT; stopping without a clean shutdown"));
+	assert_true(logged("cordond: crit: [cordon.daemon.fatal de904575e0f7d46dc0f7713aa66e264d] signal=SIGABRT "
+			   "clean_shutdown=no\n"));
 }
 
 int main(void)
