@@ -4,9 +4,11 @@
  * the line format and the per-connector denial summaries. */
 #include "daemon-log.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 /* Generated once (128 random bits each) and never changed: a new event gets
  * a new id, a changed meaning gets a new event. */
@@ -148,6 +150,26 @@ void dlog_approval_decided(const struct cordon_approval_info *a, const struct co
 	dlog_event(DLOG_APPROVAL_DECIDED, "approval", a->id, "decision", cordon_approval_state_to_string(a->state),
 		   "connector", a->connector, "tool", a->tool, "session", a->session, "by",
 		   dlog_actor(actor, by, sizeof(by)));
+}
+
+void dlog_instance_exited(const char *connector, const char *tag, int pid, bool have_status, int status,
+			  const char *reason, bool crashed)
+{
+	char st[48], pid_s[24];
+
+	if (!have_status)
+		snprintf(st, sizeof(st), "-");
+	else if (WIFEXITED(status))
+		snprintf(st, sizeof(st), "exit:%d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(st, sizeof(st), "signal:%s",
+			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+	else
+		snprintf(st, sizeof(st), "wait:%d", status);
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	dlog_event_at(DLOG_INSTANCE_EXITED, crashed ? LOG_LEVEL_WARNING : 0, "connector", connector, "instance", tag,
+		      "pid", pid > 0 ? pid_s : NULL, "status", st, "reason", reason, "crashed", crashed ? "yes" : "no",
+		      (const char *)NULL);
 }
 
 static void denial_log(struct dlog_denial_slot *s, uint64_t now)

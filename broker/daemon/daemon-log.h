@@ -75,6 +75,11 @@ const char *dlog_actor(const struct cordon_actor *a, char *buf, size_t size);
  * the system). */
 void dlog_approval_decided(const struct cordon_approval_info *a, const struct cordon_actor *actor);
 
+/* The cordon.instance.exited line (warning when crashed): status is the
+ * wait status when have_status, pid 0 when unknown. */
+void dlog_instance_exited(const char *connector, const char *tag, int pid, bool have_status, int status,
+			  const char *reason, bool crashed);
+
 /* Denial summaries: calls refused for a connector (not granted, not
  * reviewed, denied by the authorization core) are counted per connector;
  * the first after a quiet window is logged at once, the rest at most once

@@ -196,6 +196,8 @@ struct dgone {
 	char tag[64];
 	uint64_t generation;
 	struct ddenials denials;
+	char reason[64]; /* why it ended, for its cordon.instance.exited line */
+	bool crashed;
 	struct dgone *next;
 };
 

@@ -788,27 +788,6 @@ static void worker_free_resources(struct dworker *w)
 	w->instructions = NULL;
 }
 
-/* The cordon.instance.exited line: why, and the wait status when the
- * helper reported it (an instance cordond ends is reaped later). */
-static void exit_logged(struct dworker *w, const char *why, bool crashed)
-{
-	char status[48], pid[24];
-
-	if (!w->have_wait_status)
-		snprintf(status, sizeof(status), "-");
-	else if (WIFEXITED(w->wait_status))
-		snprintf(status, sizeof(status), "exit:%d", WEXITSTATUS(w->wait_status));
-	else if (WIFSIGNALED(w->wait_status))
-		snprintf(status, sizeof(status), "signal:%s",
-			 sigabbrev_np(WTERMSIG(w->wait_status)) ? sigabbrev_np(WTERMSIG(w->wait_status)) : "?");
-	else
-		snprintf(status, sizeof(status), "wait:%d", w->wait_status);
-	snprintf(pid, sizeof(pid), "%d", (int)w->pid);
-	dlog_event_at(DLOG_INSTANCE_EXITED, crashed ? LOG_LEVEL_WARNING : 0, "connector", w->conn->id, "instance",
-		      w->tag, "pid", pid, "status", status, "reason", why, "crashed", crashed ? "yes" : "no",
-		      (const char *)NULL);
-}
-
 /* The instance is gone (or must go). In-flight calls fail and their actions
  * become outcome_unknown; queued calls fail; the connector's crash counter
  * drives the restart backoff and the `failing` health state. */
@@ -821,14 +800,13 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 	if (w->state == DW_DEAD)
 		return;
 	worker_warn_flush(w);
-	exit_logged(w, why, crashed);
 	w->state = DW_DEAD;
 	if (d->have_spawner) {
 		d->spawner.kill(d->spawner.userdata, w->instance);
 		if (d->spawner.reap && d->spawner.reap(d->spawner.userdata, w->instance) >= 0)
 			w->exit_reported = true;
 	}
-	denials_worker_ended(w, w->exit_reported);
+	denials_worker_ended(w, w->exit_reported, why, crashed);
 	unlink_worker(w);
 	/* Per-session: the instance no longer belongs to its session. */
 	w->session = NULL;
@@ -943,8 +921,8 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 		char pid[24];
 
 		snprintf(pid, sizeof(pid), "%d", (int)w->pid);
-		dlog_event(DLOG_INSTANCE_STARTED, "connector", c->id, "instance", w->tag, "pid", pid, "session",
-			   s ? s->id : NULL, "purpose",
+		dlog_event(DLOG_INSTANCE_STARTED, "connector", c->id, "instance", w->tag, "pid",
+			   w->pid > 0 ? pid : NULL, "session", s ? s->id : NULL, "purpose",
 			   for_install ? "inventory"
 			   : s	       ? "per-session"
 				       : "shared");
@@ -1148,7 +1126,7 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 			worker_died(w, "exited", true);
 			return;
 		}
-	denials_instance_exited(d, instance);
+	denials_instance_exited(d, instance, status);
 }
 
 /* An instance that does not finish initialize + tools/list in time is

@@ -27,6 +27,8 @@ struct rcd {
 	const char *operator_group; /* --operator-group */
 	const char *notify_socket;  /* NOTIFY_SOCKET in cordond's environment */
 	const char *config;	    /* --config */
+	bool journal_stream;	    /* JOURNAL_STREAM names cordond's stderr (as systemd sets it);
+				     * false: JOURNAL_STREAM unset */
 };
 
 /* A temp tree (0755, root-owned: the launcher helper refuses a profiles

@@ -64,3 +64,11 @@ cordon_add_test(NAME test-cordond-ops
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-ops.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 180)
 add_dependencies(test-cordond-ops fake-connector cordond cordonctl cordon-launch)
+
+# cordond's own log (issue 17, Logs): levels (journald "<N>" prefixes when
+# JOURNAL_STREAM names stderr), the operator events with their ids, no
+# argument value or credential in it.
+cordon_add_test(NAME test-cordond-log-events
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-log-events.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 240)
+add_dependencies(test-cordond-log-events fake-connector cordond cordonctl cordon-launch)
