@@ -26,7 +26,8 @@ static void usage(void)
 	       "  --result-cap SIZE        largest tool result relayed (default 1M)\n"
 	       "  --launcher PATH          cordon-launch binary (default: " CORDON_LIBEXEC_LAUNCH ")\n"
 	       "  --max-sessions N         concurrent gateway sessions (default 4096)\n"
-	       "  --debug                  verbose log\n"
+	       "  --log-level LEVEL        error, warning, notice, info (default) or debug\n"
+	       "  --debug                  verbose log (--log-level debug)\n"
 	       "Example: cordond --state ./state --profiles profiles\n",
 	       CORDON_BROKER_PRIVATE_ID);
 }
@@ -40,6 +41,9 @@ int main(int argc, char **argv)
 
 	cordon_version_flag(argc, argv, "cordond");
 	log_set_program("cordond");
+	/* Priorities for the journal when stderr is it (systemd's
+	 * JOURNAL_STREAM), the level's name otherwise. */
+	(void)log_open_stderr();
 	cordon_daemon_config_init(&cfg);
 	r = cordon_daemon_config_parse_args(&cfg, argc, argv, &diag);
 	if (r == 1) {
@@ -57,7 +61,7 @@ int main(int argc, char **argv)
 		cordon_daemon_config_done(&cfg);
 		return 2;
 	}
-	log_set_max_level(cfg.foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	log_set_max_level((enum log_level)cordon_daemon_config_log_level(&cfg));
 	r = cordon_daemon_new_args(&cfg, NULL, argc, argv, &d, &diag);
 	cordon_daemon_config_done(&cfg);
 	if (r < 0) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "log.h"
 #include "parse-util.h"
 #include "yaml-strict.h"
 
@@ -33,6 +34,7 @@ enum key_kind {
 	KIND_DURATION, /* uint64_t milliseconds, written in s, m or h */
 	KIND_SIZE,     /* uint64_t bytes, with an optional K, M or G */
 	KIND_COUNT,    /* unsigned */
+	KIND_LEVEL,    /* unsigned: a log.h LOG_LEVEL_* from its name */
 };
 
 struct config_key {
@@ -68,6 +70,7 @@ static const struct config_key config_keys[] = {
 	{ "audit_retain_days",      NULL,               KIND_COUNT,    1, 36500, NULL, F(audit_retain_days) },
 	{ "audit_retain_records",   NULL,               KIND_COUNT,    1000, 4000000000u, NULL, F(audit_retain_records) },
 	{ "http_session_idle",      NULL,               KIND_DURATION, 1, 86400, "1s to 24h", F(http_session_idle_ms) },
+	{ "log_level",              "--log-level",      KIND_LEVEL,    0, 0, NULL, F(log_level) },
 };
 /* clang-format on */
 
@@ -95,6 +98,13 @@ void cordon_daemon_config_init(struct cordon_daemon_config *c)
 		.initialize_timeout_ms = CORDON_DAEMON_INITIALIZE_TIMEOUT_DEFAULT * 1000,
 		.http_session_idle_ms = 1800 * 1000,
 	};
+}
+
+unsigned cordon_daemon_config_log_level(const struct cordon_daemon_config *c)
+{
+	if (c->foreground_log_debug)
+		return LOG_LEVEL_DEBUG;
+	return c->log_level ? c->log_level : LOG_LEVEL_INFO;
 }
 
 void cordon_daemon_config_done(struct cordon_daemon_config *c)
@@ -204,6 +214,17 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 		if (r >= 0)
 			*(unsigned *)((char *)c + k->offset) = (unsigned)u;
 		return r;
+	case KIND_LEVEL: {
+		enum log_level l;
+
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r >= 0 && log_level_from_name(v->value, &l) < 0)
+			r = cordon_yaml_err(y, v, "must be error, warning, notice, info or debug (got %s)",
+					    cordon_yaml_quote(v).s);
+		if (r >= 0)
+			*(unsigned *)((char *)c + k->offset) = (unsigned)l;
+		return r;
+	}
 	default:
 		return cordon_yaml_err_at(y, EINVAL, 0, 0, "internal error: key kind %d", (int)k->kind);
 	}
@@ -341,6 +362,7 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 		{ "launcher", required_argument, NULL, 'L' },
 		{ "max-sessions", required_argument, NULL, 'S' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -403,6 +425,9 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 			break;
 		case 'S':
 			key = "max_sessions";
+			break;
+		case 'l':
+			key = "log_level";
 			break;
 		case 'd':
 			c->foreground_log_debug = true;

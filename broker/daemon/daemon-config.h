@@ -24,6 +24,7 @@
  *   initialize_timeout: 10s             # a connection that sends no initialize is closed
  *   audit_retain_days: 365              # audit records older than this are deleted (absent: kept)
  *   audit_retain_records: 10000000      # only the newest N audit records are kept (absent: all)
+ *   log_level: info                     # error, warning, notice, info or debug
  */
 
 #include <stdbool.h>
@@ -69,8 +70,12 @@ struct cordon_daemon_config {
 	 * this long is ended (gateway-http.c): HTTP clients often leave
 	 * without DELETE. */
 	uint64_t http_session_idle_ms;
+	unsigned log_level; /* a log.h LOG_LEVEL_*; 0: not set (info) */
 	bool foreground_log_debug;
 };
+
+/* The log level c asks for: debug with --debug, else log_level, else info. */
+unsigned cordon_daemon_config_log_level(const struct cordon_daemon_config *c);
 
 void cordon_daemon_config_init(struct cordon_daemon_config *c);
 void cordon_daemon_config_done(struct cordon_daemon_config *c);

@@ -41,6 +41,7 @@
 #include "cleanup.h"
 #include "crypto.h"
 #include "daemon-core.h"
+#include "daemon-log.h"
 #include "daemon-private.h"
 #include "daemon-reload.h"
 #include "delegations.h"
@@ -99,7 +100,30 @@ static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
  * configuration and the profiles; every other signal whose default would
  * end the process is logged and ignored. */
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGQUIT };
-static const int ignored_signals[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ };
+static const int ignored_signals[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+				       SIGIO,	SIGXCPU, SIGXFSZ, SIGSTKFLT, SIGPWR };
+
+/* Whether sig is logged and ignored: the list above and every real-time
+ * signal (their default ends the process too). */
+static bool signal_ignored(int sig)
+{
+	for (size_t i = 0; i < ELEMENTSOF(ignored_signals); i++)
+		if (sig == ignored_signals[i])
+			return true;
+	return sig >= SIGRTMIN && sig <= SIGRTMAX;
+}
+
+/* "USR1", "RTMIN+3": the signal's name without "SIG". */
+static const char *signal_name(int sig, char *buf, size_t size)
+{
+	if (sigabbrev_np(sig))
+		return sigabbrev_np(sig);
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, size, "RTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, size, "%d", sig);
+	return buf;
+}
 
 static void on_signal(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
 {
@@ -126,25 +150,32 @@ static void on_signal(struct cordon_loop *loop, int fd, uint32_t revents, void *
 					d->stop_signal = sig;
 				cordon_loop_quit(loop, 0);
 			}
-		for (size_t i = 0; i < ELEMENTSOF(ignored_signals); i++)
-			if (sig == ignored_signals[i])
-				log_warning("signal SIG%s from pid %u: ignored (SIGTERM stops cordond, SIGHUP reloads)",
-					    sigabbrev_np(sig), si.ssi_pid);
+		if (signal_ignored(sig)) {
+			char name[16];
+
+			log_warning("signal SIG%s from pid %u: ignored (SIGTERM stops cordond, SIGHUP reloads)",
+				    signal_name(sig, name, sizeof(name)), si.ssi_pid);
+		}
 	}
 }
 
+/* The head of the fatal-signal line, built before any handler can run
+ * (with the journal's "<2>" prefix or the plain level, as log.c would). */
+static char fatal_head[160];
+static size_t fatal_head_len;
+
 /* A crash signal (the process faulted, aborted, or someone sent one): one
- * line on stderr, written with write(2) alone (async-signal-safe), then the
- * default action (the handler is reset on entry, SA_RESETHAND) ends the
- * process with a core as before. */
+ * line on stderr (cordon.daemon.fatal at level crit), written with write(2)
+ * alone (async-signal-safe), then the default action (the handler is reset
+ * on entry, SA_RESETHAND) ends the process with a core as before. */
 static void on_fatal(int sig)
 {
-	static const char head[] = "cordond: fatal signal SIG", tail[] = "; stopping without a clean shutdown\n";
-	char msg[sizeof(head) + 16 + sizeof(tail)];
+	static const char tail[] = " clean_shutdown=no\n";
+	char msg[sizeof(fatal_head) + 16 + sizeof(tail)];
 	const char *name = sigabbrev_np(sig);
-	size_t n = sizeof(head) - 1;
+	size_t n = fatal_head_len;
 
-	memcpy(msg, head, n);
+	memcpy(msg, fatal_head, n);
 	for (size_t i = 0; name && name[i] && i < 16; i++)
 		msg[n++] = name[i];
 	memcpy(msg + n, tail, sizeof(tail) - 1);
@@ -157,7 +188,16 @@ static void fatal_signals_log(void)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
 	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER };
+	char head[80];
+	int n;
 
+	snprintf(head, sizeof(head), "[%s %s] signal=SIG", dlog_event_name(DLOG_DAEMON_FATAL),
+		 dlog_event_id(DLOG_DAEMON_FATAL));
+	if (log_get_journal())
+		n = snprintf(fatal_head, sizeof(fatal_head), "<%d>cordond: %s", LOG_LEVEL_CRIT, head);
+	else
+		n = snprintf(fatal_head, sizeof(fatal_head), "cordond: %s: %s", log_level_name(LOG_LEVEL_CRIT), head);
+	fatal_head_len = n < 0 ? 0 : (size_t)n < sizeof(fatal_head) ? (size_t)n : sizeof(fatal_head) - 1;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < ELEMENTSOF(fatal); i++)
 		(void)sigaction(fatal[i], &sa, NULL);
@@ -217,6 +257,52 @@ static void audit_retention_tick(struct cordon_daemon *d, uint64_t now)
 			 (unsigned long long)res.deleted, (unsigned long long)res.pruned_through);
 }
 
+/* Pending approvals past their expiry, noted before the sweep marks them
+ * expired, so each gets its cordon.approval.decided line. At most
+ * EXPIRE_LOGGED are named per sweep; the rest are counted in one more. */
+#define EXPIRE_LOGGED 32
+struct expiring {
+	uint64_t now;
+	size_t n;
+	char id[EXPIRE_LOGGED][CORDON_ID_STRING_MAX];
+};
+
+static int expiring_one(const struct cordon_approval_info *info, void *userdata)
+{
+	struct expiring *e = userdata;
+
+	if (info->expires_at <= e->now && e->n < EXPIRE_LOGGED)
+		snprintf(e->id[e->n++], sizeof(e->id[0]), "%s", info->id);
+	return 0;
+}
+
+static void approvals_expire_logged(struct cordon_daemon *d)
+{
+	struct cordon_list_filter f = {
+		.states = CORDON_STATE_BIT(CORDON_APPROVAL_REQUESTED) | CORDON_STATE_BIT(CORDON_APPROVAL_APPROVED),
+	};
+	struct expiring e = { .now = cordon_db_now(d->db) };
+	uint64_t n = 0, logged = 0;
+
+	(void)cordon_approvals_list(d->db, &f, expiring_one, &e);
+	if (cordon_approvals_expire(d->db, &n) < 0 || n == 0)
+		return;
+	for (size_t i = 0; i < e.n; i++) {
+		struct cordon_approval_info info;
+
+		if (cordon_approval_get(d->db, e.id[i], &info) >= 0 && info.state == CORDON_APPROVAL_EXPIRED) {
+			dlog_approval_decided(&info, NULL);
+			logged++;
+		}
+	}
+	if (n > logged) {
+		char count[24];
+
+		snprintf(count, sizeof(count), "%llu", (unsigned long long)(n - logged));
+		dlog_event(DLOG_APPROVAL_DECIDED, "decision", "expired", "count", count, "by", "system");
+	}
+}
+
 static void on_tick(struct cordon_loop *loop, void *userdata)
 {
 	struct cordon_daemon *d = userdata;
@@ -226,11 +312,12 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 	gateway_tick(d);
 	gateway_http_tick(d->mcp_http);
 	workers_tick(d, now);
+	dlog_denials_flush(&d->denials_log, now, false);
 	db_tick(d);
 	audit_retention_tick(d, now);
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
-		(void)cordon_approvals_expire(d->db, NULL);
+		approvals_expire_logged(d);
 		uint64_t expired = 0;
 
 		/* An expired delegation must leave the sandbox too: instances that
@@ -328,8 +415,9 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	sigaddset(&mask, SIGHUP);
 	for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
 		sigaddset(&mask, stop_signals[i]);
-	for (size_t i = 0; i < ELEMENTSOF(ignored_signals); i++)
-		sigaddset(&mask, ignored_signals[i]);
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (signal_ignored(sig))
+			sigaddset(&mask, sig);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->signal_fd < 0) {
@@ -472,9 +560,22 @@ fail:
 
 int cordon_daemon_run(struct cordon_daemon *d)
 {
+	char pid[24], profiles[24], gateway[PATH_MAX];
+	int r;
+
 	sd_notify_send(d->notify_fd, "READY=1\nSTATUS=serving");
-	log_info("serving: gateway %s/gateway.sock, %zu connector profile(s)", d->cfg.runtime_dir, d->n_conns);
-	return cordon_loop_run(d->loop);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(profiles, sizeof(profiles), "%zu", d->n_conns);
+	snprintf(gateway, sizeof(gateway), "%s/gateway.sock", d->cfg.runtime_dir);
+	dlog_event(DLOG_DAEMON_STARTED, "pid", pid, "gateway", gateway, "profiles", profiles);
+	r = cordon_loop_run(d->loop);
+	dlog_denials_flush(&d->denials_log, cordon_loop_now_ms(), true);
+	dlog_event(DLOG_DAEMON_STOPPING, "reason",
+		   d->stop_signal == SIGTERM   ? "sigterm"
+		   : d->stop_signal == SIGINT  ? "sigint"
+		   : d->stop_signal == SIGQUIT ? "sigquit"
+					       : "loop-ended");
+	return r;
 }
 
 void cordon_daemon_free(struct cordon_daemon *d)

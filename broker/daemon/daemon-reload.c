@@ -44,6 +44,7 @@
 #include "audit.h"
 #include "cleanup.h"
 #include "daemon-config.h"
+#include "daemon-log.h"
 #include "daemon-reload.h"
 #include "daemon.h"
 #include "fd-util.h"
@@ -394,7 +395,8 @@ static void apply_config(struct cordon_daemon *d, const struct cordon_daemon_con
 	d->cfg.audit_retain_records = nc->audit_retain_records;
 	d->cfg.http_session_idle_ms = nc->http_session_idle_ms;
 	d->cfg.foreground_log_debug = nc->foreground_log_debug;
-	log_set_max_level(nc->foreground_log_debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	d->cfg.log_level = nc->log_level;
+	log_set_max_level((enum log_level)cordon_daemon_config_log_level(nc));
 }
 
 static struct cordon_profile *scan_find(struct pscan *s, const char *id)
@@ -422,8 +424,11 @@ static void audit_reload(struct cordon_daemon *d, const struct cordon_actor *act
 /* The refusal: logged, audited, counted; diag already says why. */
 static int refuse(struct cordon_daemon *d, const struct cordon_actor *actor, int r, const struct cordon_diag *diag)
 {
-	log_error("reload refused (%s): %s; the previous configuration and profiles stay in force",
-		  actor ? "operator" : "SIGHUP", diag->message);
+	char by[64];
+
+	/* The previous configuration and profiles stay in force. */
+	dlog_event(DLOG_RELOAD_REFUSED, "by", actor ? dlog_actor(actor, by, sizeof(by)) : "signal", "error",
+		   diag->message);
 	audit_reload(d, actor, false, d->n_conns);
 	d->m.reloads_refused++;
 	return r;
@@ -435,12 +440,9 @@ int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *act
 	struct cordon_daemon_config nc;
 	struct pscan *s = NULL;
 	json_t *ignored = json_array(), *added = json_array(), *removed = json_array(), *ended = json_array();
-	char who[128] = "SIGHUP";
 	bool have_config;
 	int r;
 
-	if (actor)
-		cordon_actor_describe(actor, who, sizeof(who));
 	if (!ignored || !added || !removed || !ended) {
 		r = cordon_diag_set(diag, ENOMEM, "reload", "out of memory");
 		goto out;
@@ -586,8 +588,15 @@ int cordon_daemon_reload(struct cordon_daemon *d, const struct cordon_actor *act
 	d->n_bad_profiles = d->n_bad_profiles_total = 0;
 	d->m.reloads_applied++;
 	audit_reload(d, actor, true, d->n_conns);
-	log_notice("reload (%s): %zu profile(s) in force, %zu added, %zu removed", who, d->n_conns,
-		   json_array_size(added), json_array_size(removed));
+	{
+		char by[64], profiles[24], n_added[24], n_removed[24];
+
+		snprintf(profiles, sizeof(profiles), "%zu", d->n_conns);
+		snprintf(n_added, sizeof(n_added), "%zu", json_array_size(added));
+		snprintf(n_removed, sizeof(n_removed), "%zu", json_array_size(removed));
+		dlog_event(DLOG_RELOAD_APPLIED, "by", actor ? dlog_actor(actor, by, sizeof(by)) : "signal", "profiles",
+			   profiles, "added", n_added, "removed", n_removed);
+	}
 	*ret = json_pack("{s:s, s:I, s:O, s:O, s:O, s:O, s:b}", "result", "reloaded", "profiles",
 			 (json_int_t)d->n_conns, "added", added, "removed", removed, "ignored", ignored,
 			 "instances_ended", ended, "config", have_config);

@@ -29,6 +29,7 @@
 #include "checkpoint.h"
 #include "daemon-config.h"
 #include "daemon-launcher.h"
+#include "daemon-log.h"
 #include "db.h"
 #include "dbuf.h"
 #include "loop.h"
@@ -151,9 +152,11 @@ struct dworker {
 	unsigned list_pages;
 	struct ddenials denials; /* egress denials (worker-denials.c) */
 	bool exit_reported;	 /* the spawner reported its exit */
-	size_t n_roots;		 /* delegated roots it was started with */
-	json_t *delegated;	 /* their sandbox paths */
-	bool for_install;	 /* launched by connector_add only to take the inventory */
+	int wait_status;	 /* its wait status, when have_wait_status */
+	bool have_wait_status;
+	size_t n_roots;	   /* delegated roots it was started with */
+	json_t *delegated; /* their sandbox paths */
+	bool for_install;  /* launched by connector_add only to take the inventory */
 	char tag[64];
 	/* issue 11 finding 4: tools/list budgets per instance over a window
 	 * (not per listing), one listing at a time, re-listings rate-limited. */
@@ -193,6 +196,8 @@ struct dgone {
 	char tag[64];
 	uint64_t generation;
 	struct ddenials denials;
+	char reason[64]; /* why it ended, for its cordon.instance.exited line */
+	bool crashed;
 	struct dgone *next;
 };
 
@@ -470,6 +475,8 @@ struct cordon_daemon {
 	struct cordon_operator *op;
 	struct cordon_http *http;
 	uint64_t started_ms;
+	/* Refused calls per connector, logged as summaries (daemon-log.h). */
+	struct dlog_denials denials_log;
 	struct cordon_note_verifier verifier;
 	bool have_verifier;
 	/* Per-uid shares (gateway-session.c). */

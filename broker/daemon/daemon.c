@@ -22,6 +22,7 @@
 #include "connectors.h"
 #include "cordon-version.h"
 #include "daemon-state.h"
+#include "daemon-log.h"
 #include "daemon.h"
 #include "gateway-call.h"
 #include "gateway-session.h"
@@ -588,7 +589,11 @@ int cordon_daemon_connector_add(struct cordon_daemon *d, const struct cordon_act
 							"it again)",
 							connector, c->last_error));
 		if (w->inventory_synced) {
+			char by[64];
+
 			worker_kill(w, "inventory taken");
+			dlog_event(DLOG_CONNECTOR_INSTALLED, "connector", connector, "by",
+				   dlog_actor(actor, by, sizeof(by)));
 			return 0;
 		}
 		(void)cordon_loop_run_once(d->loop, 100);
@@ -616,6 +621,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_
 				   struct cordon_diag *diag)
 {
 	struct dconn *c = daemon_conn(d, connector);
+	char by[64];
 	int r;
 
 	if (!c)
@@ -624,6 +630,7 @@ int cordon_daemon_connector_remove(struct cordon_daemon *d, const struct cordon_
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "connector", "cannot remove %s: %s", connector,
 				       cordon_db_last_error(d->db));
+	dlog_event(DLOG_CONNECTOR_REMOVED, "connector", connector, "by", dlog_actor(actor, by, sizeof(by)));
 	/* Committed: now the I/O. Its instances end (in-flight calls fail),
 	 * waiting calls see their approvals gone, clients get list_changed. */
 	(void)end_instances(d, c, "connector removed");

@@ -39,6 +39,7 @@
 #include "canon.h"
 #include "cleanup.h"
 #include "delegations.h"
+#include "daemon-log.h"
 #include "gateway-call.h"
 #include "gateway-decide.h"
 #include "gateway-names.h"
@@ -586,6 +587,9 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 	switch (c->dec.decision.verdict) {
 	case CORDON_VERDICT_DENY:
 		d->m.calls_deny++;
+		dlog_denial(&d->denials_log, c->connector,
+			    r < 0 ? "internal-error" : cordon_deny_reason_to_string(c->dec.decision.reason),
+			    cordon_loop_now_ms());
 		call_fail(c, "cordon denied this call: %s.",
 			  r < 0 ? "internal error (fail closed)"
 				: cordon_deny_reason_to_string(c->dec.decision.reason));
@@ -640,8 +644,12 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 		c->state = DC_WAIT_APPROVAL;
 		c->deadline_ms = cordon_loop_now_ms() + d->cfg.approval_wait_ms;
 		c->next_progress_ms = 0;
-		log_info("session %s: %s__%s waits for approval %s (tier %s)", c->s->id, c->connector, c->tool,
-			 c->display_code, cordon_risk_name(c->dec.decision.tier));
+		/* The approval's id only: its display code is what a caller
+		 * quotes to the operator, and the log stays free of codes. */
+		if (!info.coalesced)
+			dlog_event(DLOG_APPROVAL_REQUESTED, "approval", c->approval_id, "connector", c->connector,
+				   "tool", c->tool, "tier", cordon_risk_name(c->dec.decision.tier), "session",
+				   c->s->id);
 		if (d->task_hooks)
 			d->task_hooks->held(c, &info);
 		progress_tick(d, cordon_loop_now_ms());
@@ -870,6 +878,10 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 	}
 	conn = connector_id_is_valid(connector) ? daemon_conn(d, connector) : NULL;
 	if (!conn || !daemon_conn_installed(d, connector) || !tool_in_surface(d, connector, tool)) {
+		/* A tool of an installed connector that is not granted (or not
+		 * reviewed) is a refusal the operator may want to know of. */
+		if (conn && daemon_conn_installed(d, connector))
+			dlog_denial(&d->denials_log, connector, "not-in-surface", cordon_loop_now_ms());
 		session_send_error(s, id, -32602, "Unknown tool: %.160s", name);
 		return;
 	}

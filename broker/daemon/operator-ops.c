@@ -24,6 +24,7 @@
 #include "cleanup.h"
 #include "connectors.h"
 #include "daemon.h"
+#include "daemon-log.h"
 #include "delegations.h"
 #include "grants.h"
 #include "policy.h"
@@ -527,6 +528,15 @@ static int op_grants_show(struct cordon_daemon *d, const struct cordon_op_reques
 	return *ret ? 0 : oom(err);
 }
 
+/* The cordon.grant.changed line of one grant added or removed. */
+static void grant_logged(const struct cordon_actor *actor, const char *connector, const char *tool, bool granted)
+{
+	char by[64];
+
+	dlog_event(DLOG_GRANT_CHANGED, "connector", connector, "tool", tool, "change", granted ? "granted" : "revoked",
+		   "by", dlog_actor(actor, by, sizeof(by)));
+}
+
 static int op_grants_change(struct cordon_daemon *d, const struct cordon_actor *actor,
 			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
@@ -553,6 +563,7 @@ static int op_grants_change(struct cordon_daemon *d, const struct cordon_actor *
 					   connector);
 	if (r < 0)
 		return core_error(err, r, add ? "grant of" : "revocation of", tool);
+	grant_logged(actor, connector, tool, add);
 	cordon_daemon_policy_changed(d, connector);
 	*ret = json_pack("{s:s, s:s, s:b}", "connector", connector, "tool", tool, "granted", add);
 	return *ret ? 0 : oom(err);
@@ -607,9 +618,10 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 		if (keep)
 			continue;
 		r = cordon_grant_remove(db, actor, connector, *g);
-		if (r >= 0)
+		if (r >= 0) {
+			grant_logged(actor, connector, *g, false);
 			(void)json_array_append_new(removed, json_string(*g));
-		else
+		} else
 			core_error(err, r, "revocation of", *g);
 	}
 	json_array_foreach(tools, i, e)
@@ -619,9 +631,10 @@ static int op_grants_set(struct cordon_daemon *d, const struct cordon_actor *act
 		if (strv_contains(grant, json_string_value(e)))
 			continue;
 		r = cordon_grant_add(db, actor, connector, json_string_value(e));
-		if (r >= 0)
+		if (r >= 0) {
+			grant_logged(actor, connector, json_string_value(e), true);
 			(void)json_array_append_new(added, json_incref((json_t *)e));
-		else
+		} else
 			core_error(err, r, "grant of", json_string_value(e));
 	}
 	strv_free(grant);
@@ -868,6 +881,7 @@ static int op_approvals_decide(struct cordon_daemon *d, const struct cordon_acto
 	r = cordon_approval_get(db, id, &info);
 	if (r < 0)
 		return core_error(err, r, "approval", id);
+	dlog_approval_decided(&info, actor);
 	*ret = approval_json(db, &info);
 	return *ret ? 0 : oom(err);
 }

@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "cleanup.h"
+#include "daemon-log.h"
 #include "log.h"
 #include "loop.h"
 #include "worker-denials.h"
@@ -95,10 +96,13 @@ static void gone_free(struct dgone *g)
 }
 
 /* Unlinks *pg (audits what it held back first). */
-static void gone_drop(struct cordon_daemon *d, struct dgone **pg)
+/* have_status: the helper reported the exit with its wait status. */
+static void gone_drop(struct cordon_daemon *d, struct dgone **pg, bool have_status, int status)
 {
 	struct dgone *g = *pg;
 	struct denial_subject s = gone_subject(g);
+
+	dlog_instance_exited(g->connector, g->tag, 0, have_status, status, g->reason, g->crashed);
 
 	subject_flush(d, &s, NULL, cordon_loop_now_ms());
 	*pg = g->next;
@@ -125,7 +129,7 @@ void worker_network_denied(struct cordon_daemon *d, uint32_t instance, const jso
 	log_warning("egress denial of instance %u, which the broker no longer knows", (unsigned)instance);
 }
 
-void denials_worker_ended(struct dworker *w, bool exit_reported)
+void denials_worker_ended(struct dworker *w, bool exit_reported, const char *why, bool crashed)
 {
 	struct cordon_daemon *d = w->d;
 	struct denial_subject s = worker_subject(w);
@@ -146,6 +150,8 @@ void denials_worker_ended(struct dworker *w, bool exit_reported)
 	g->generation = w->generation;
 	g->denials = w->denials;
 	memcpy(g->tag, w->tag, sizeof(g->tag));
+	snprintf(g->reason, sizeof(g->reason), "%s", why);
+	g->crashed = crashed;
 	g->next = d->gone;
 	d->gone = g;
 	if (++d->n_gone > DENIALS_GONE_MAX) {
@@ -153,18 +159,19 @@ void denials_worker_ended(struct dworker *w, bool exit_reported)
 
 		while ((*pg)->next)
 			pg = &(*pg)->next;
-		gone_drop(d, pg);
+		gone_drop(d, pg, false, 0);
 	}
 	return;
 flush:
+	dlog_instance_exited(w->conn->id, w->tag, (int)w->pid, w->have_wait_status, w->wait_status, why, crashed);
 	subject_flush(d, &s, NULL, cordon_loop_now_ms());
 }
 
-void denials_instance_exited(struct cordon_daemon *d, uint32_t instance)
+void denials_instance_exited(struct cordon_daemon *d, uint32_t instance, int status)
 {
 	for (struct dgone **pg = &d->gone; *pg; pg = &(*pg)->next)
 		if ((*pg)->instance == instance) {
-			gone_drop(d, pg);
+			gone_drop(d, pg, true, status);
 			return;
 		}
 }
@@ -172,5 +179,5 @@ void denials_instance_exited(struct cordon_daemon *d, uint32_t instance)
 void denials_forget_all(struct cordon_daemon *d)
 {
 	while (d->gone)
-		gone_drop(d, &d->gone);
+		gone_drop(d, &d->gone, false, 0);
 }

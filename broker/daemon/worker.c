@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -39,6 +41,7 @@
 #include "fd-util.h"
 #include "grants.h"
 #include "inventory.h"
+#include "daemon-log.h"
 #include "log.h"
 #include "worker-denials.h"
 #include "worker-io.h"
@@ -803,7 +806,7 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 		if (d->spawner.reap && d->spawner.reap(d->spawner.userdata, w->instance) >= 0)
 			w->exit_reported = true;
 	}
-	denials_worker_ended(w, w->exit_reported);
+	denials_worker_ended(w, w->exit_reported, why, crashed);
 	unlink_worker(w);
 	/* Per-session: the instance no longer belongs to its session. */
 	w->session = NULL;
@@ -914,6 +917,16 @@ int worker_launch(struct cordon_daemon *d, struct dconn *c, struct dsession *s, 
 	w->next_id = 1;
 	w->for_install = for_install;
 	w->started_ms = cordon_loop_now_ms();
+	{
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)w->pid);
+		dlog_event(DLOG_INSTANCE_STARTED, "connector", c->id, "instance", w->tag, "pid",
+			   w->pid > 0 ? pid : NULL, "session", s ? s->id : NULL, "purpose",
+			   for_install ? "inventory"
+			   : s	       ? "per-session"
+				       : "shared");
+	}
 	(void)fd_set_nonblock(w->in_fd, 1);
 	(void)fd_set_nonblock(w->out_fd, 1);
 	if (w->err_fd >= 0)
@@ -1103,16 +1116,17 @@ void worker_instance_exited(struct cordon_daemon *d, uint32_t instance, int stat
 	/* The final enforcement report carries the cgroup's statistics. */
 	json_int_t oom = json_integer_value(json_object_get(json_object_get(report, "cgroup_stats"), "oom_kills"));
 
-	(void)status;
 	if (oom > 0)
 		d->m.oom_kills += (uint64_t)oom;
 	for (struct dworker *w = d->workers; w; w = w->next)
 		if (w->instance == instance) {
 			w->exit_reported = true;
+			w->wait_status = status;
+			w->have_wait_status = true;
 			worker_died(w, "exited", true);
 			return;
 		}
-	denials_instance_exited(d, instance);
+	denials_instance_exited(d, instance, status);
 }
 
 /* An instance that does not finish initialize + tools/list in time is

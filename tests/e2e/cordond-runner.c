@@ -207,6 +207,17 @@ void rcd_start(struct rcd *c)
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 		if (c->notify_socket)
 			setenv("NOTIFY_SOCKET", c->notify_socket, 1);
+		unsetenv("JOURNAL_STREAM");
+		if (c->journal_stream) {
+			struct stat st;
+			char env[64];
+
+			if (fstat(2, &st) == 0) {
+				snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+					 (unsigned long long)st.st_ino);
+				setenv("JOURNAL_STREAM", env, 1);
+			}
+		}
 		execv(c->cordond, (char *const *)argv);
 		_exit(127);
 	}

@@ -28,6 +28,8 @@ struct rcd {
 	const char *notify_socket;  /* NOTIFY_SOCKET in cordond's environment */
 	const char *config;	    /* --config */
 	bool own_group;		    /* cordond leads its own process group (as under systemd) */
+	bool journal_stream;	    /* JOURNAL_STREAM names cordond's stderr (as systemd sets it);
+				     * false: JOURNAL_STREAM unset */
 };
 
 /* A temp tree (0755, root-owned: the launcher helper refuses a profiles

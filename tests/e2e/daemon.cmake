@@ -72,3 +72,10 @@ cordon_add_test(NAME test-mcp-http
 add_dependencies(test-mcp-http fake-connector cordond cordonctl cordon-launch)
 set_tests_properties(test-mcp-http PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-mcp-http APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+# cordond's own log (issue 17, Logs): levels (journald "<N>" prefixes when
+# JOURNAL_STREAM names stderr), the operator events with their ids, no
+# argument value or credential in it.
+cordon_add_test(NAME test-cordond-log-events
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-log-events.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 240)
+add_dependencies(test-cordond-log-events fake-connector cordond cordonctl cordon-launch)

@@ -706,8 +706,8 @@ static bool logged(const char *text)
 	return found;
 }
 
-/* A signal whose default would end cordond is logged: SIGUSR1 is ignored
- * with a warning; a crash signal (SIGABRT here) is one line on stderr, then
+/* A signal whose default would end cordond is logged: SIGUSR1, SIGPWR and
+ * SIGRTMIN+2 are ignored with a warning; a crash signal (SIGABRT here) is one line on stderr, then
  * its default action (no clean shutdown). Last: it leaves no cordond. */
 static void test_other_signals_logged(void **state)
 {
@@ -718,6 +718,13 @@ static void test_other_signals_logged(void **state)
 	for (int i = 0; i < 50 && !logged("signal SIGUSR1 from pid"); i++)
 		usleep(100 * 1000);
 	assert_true(logged("ignored (SIGTERM stops cordond, SIGHUP reloads)"));
+	/* SIGPWR and the real-time signals end a process by default too. */
+	assert_int_equal(kill(C.pid, SIGPWR), 0);
+	assert_int_equal(kill(C.pid, SIGRTMIN + 2), 0);
+	for (int i = 0; i < 50 && !logged("signal SIGRTMIN+2 from pid"); i++)
+		usleep(100 * 1000);
+	assert_true(logged("cordond: warning: signal SIGPWR from pid"));
+	assert_true(logged("cordond: warning: signal SIGRTMIN+2 from pid"));
 	assert_int_equal(waitpid(C.pid, NULL, WNOHANG), 0);
 	assert_true(rcd_connectable(C.gateway));
 	assert_int_equal(kill(C.pid, SIGABRT), 0);
@@ -725,7 +732,8 @@ static void test_other_signals_logged(void **state)
 	C.pid = 0;
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), SIGABRT);
-	assert_true(logged("cordond: fatal signal SIGABRT; stopping without a clean shutdown"));
+	assert_true(logged("cordond: crit: [cordon.daemon.fatal de904575e0f7d46dc0f7713aa66e264d] signal=SIGABRT "
+			   "clean_shutdown=no\n"));
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "daemon-config.h"
+#include "log.h"
 #include "test-support.h"
 
 static char *dir;
@@ -188,9 +189,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 18 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 19 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 18 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 19 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -227,6 +228,42 @@ static void test_bad_values(void **state)
 	expect_bad("result_cap: 1\nstate: rel\n", 1, 13,
 		   "result_cap: must be a size from 1K to 64M (K, M, G are powers of 1024; got \"1\")");
 	expect_bad("state: rel\nstat: /b\n", 1, 8, "state: must be an absolute canonical path (got \"rel\")");
+	expect_bad("log_level: warn\n", 1, 12,
+		   "log_level: must be error, warning, notice, info or debug (got \"warn\")");
+	expect_bad("log_level: crit\n", 1, 12,
+		   "log_level: must be error, warning, notice, info or debug (got \"crit\")");
+	expect_bad("log_level: [info]\n", 1, 12, "log_level: expected a string, got a list");
+}
+
+static void expect_flag_bad(char *flag, char *value, const char *message);
+
+/* log_level from the file, --log-level over it, --debug over both; info
+ * when neither says. */
+static void test_log_level(void **state)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	const char *path = write_cfg("log_level: warning\n");
+	char *a1[] = { "cordond", "--config", (char *)path, NULL };
+	char *a2[] = { "cordond", "--config", (char *)path, "--log-level", "notice", NULL };
+	char *a3[] = { "cordond", "--log-level", "error", "--debug", NULL };
+
+	(void)state;
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_log_level(&c), LOG_LEVEL_INFO);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 3, a1, &d), 0);
+	assert_int_equal(cordon_daemon_config_log_level(&c), LOG_LEVEL_WARNING);
+	cordon_daemon_config_done(&c);
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 5, a2, &d), 0);
+	assert_int_equal(cordon_daemon_config_log_level(&c), LOG_LEVEL_NOTICE);
+	cordon_daemon_config_done(&c);
+	cordon_daemon_config_init(&c);
+	assert_int_equal(cordon_daemon_config_parse_args(&c, 4, a3, &d), 0);
+	assert_int_equal(cordon_daemon_config_log_level(&c), LOG_LEVEL_DEBUG);
+	cordon_daemon_config_done(&c);
+	expect_flag_bad("--log-level", "verbose",
+			"--log-level: must be error, warning, notice, info or debug (got \"verbose\")");
 }
 
 /* Audit retention keys: off by default, counts in range, the bad value
@@ -474,14 +511,15 @@ static void test_flag_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_full_config), cmocka_unit_test(test_shipped_example),
-		cmocka_unit_test(test_anchor_refused),	  cmocka_unit_test(test_alias_refused),
-		cmocka_unit_test(test_tag_refused),	  cmocka_unit_test(test_duplicate_key),
-		cmocka_unit_test(test_unknown_key),	  cmocka_unit_test(test_wrong_type),
-		cmocka_unit_test(test_bad_values),	  cmocka_unit_test(test_not_yaml_we_read),
-		cmocka_unit_test(test_oversize_file),	  cmocka_unit_test(test_not_a_file),
-		cmocka_unit_test(test_resource_shares),	  cmocka_unit_test(test_flags_override_file),
-		cmocka_unit_test(test_flag_errors),	  cmocka_unit_test(test_audit_retention_keys),
+		cmocka_unit_test(test_valid_full_config),    cmocka_unit_test(test_shipped_example),
+		cmocka_unit_test(test_anchor_refused),	     cmocka_unit_test(test_alias_refused),
+		cmocka_unit_test(test_tag_refused),	     cmocka_unit_test(test_duplicate_key),
+		cmocka_unit_test(test_unknown_key),	     cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_bad_values),	     cmocka_unit_test(test_log_level),
+		cmocka_unit_test(test_not_yaml_we_read),     cmocka_unit_test(test_oversize_file),
+		cmocka_unit_test(test_not_a_file),	     cmocka_unit_test(test_resource_shares),
+		cmocka_unit_test(test_flags_override_file),  cmocka_unit_test(test_flag_errors),
+		cmocka_unit_test(test_audit_retention_keys),
 	};
 	int r;
 
