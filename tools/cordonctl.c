@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ enum {
 struct opts {
 	const char *socket;
 	bool json, help, yes, all, reveal, allow_unknown;
-	const char *code, *fingerprint, *key, *connector;
+	const char *code, *fingerprint, *key, *connector, *fingerprint_set;
 	long count;
 	char *pos[8];
 	int n_pos;
@@ -109,6 +110,35 @@ static void print_json_to(FILE *f, const json_t *v, bool versioned)
 static void print_json(const json_t *v)
 {
 	print_json_to(stdout, v, false);
+}
+
+/* cordonctl's own usage errors (exit 2). Codes: "unknown-command",
+ * "unknown-option", "missing-argument", "invalid-argument". With --json the
+ * error is one JSON object on stderr, shaped like the daemon's errors
+ * ({"error": {"code", "message"}, "schema_version"}); otherwise one line
+ * (and the usage line when there is one). Returns EXIT_USAGE. */
+static int usage_error(const struct opts *o, const char *code, const char *usage_line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int usage_error(const struct opts *o, const char *code, const char *usage_line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o->json) {
+		_cleanup_(json_decrefp) json_t *e =
+			json_pack("{s:{s:s, s:s, s:s?}}", "error", "code", code, "message", msg, "usage", usage_line);
+
+		if (e)
+			print_json_to(stderr, e, true);
+	} else {
+		fprintf(stderr, "cordonctl: %s\n", msg);
+		if (usage_line)
+			fprintf(stderr, "Usage: cordonctl %s\n", usage_line);
+	}
+	return EXIT_USAGE;
 }
 
 /* A time from the daemon (RFC 3339 UTC with microseconds) as the operator
@@ -244,6 +274,29 @@ static void render_inventory(const struct opts *o, const json_t *r)
 			printf("  review with:   cordonctl inventory review %s %s --fingerprint %s\n",
 			       str(t, "connector"), str(t, "tool"), str(t, "fingerprint"));
 	}
+	/* The bulk form, bound to exactly the tools above that await review. */
+	if (json_is_object(json_object_get(r, "review_set"))) {
+		const json_t *rs = json_object_get(r, "review_set");
+
+		printf("\n%lld tool%s above await%s review (those marked [pending_review] or [changed]);\n"
+		       "review all of them, exactly as shown, with:\n"
+		       "  cordonctl inventory review %s --all --fingerprint-set %s\n",
+		       num(rs, "tools"), num(rs, "tools") == 1 ? "" : "s", num(rs, "tools") == 1 ? "s" : "",
+		       str(r, "connector"), str(rs, "fingerprint_set"));
+	}
+}
+
+static void render_reviewed_all(const struct opts *o, const json_t *r)
+{
+	const json_t *tools = json_object_get(r, "reviewed"), *t;
+	size_t i;
+
+	(void)o;
+	printf("%s: %zu tool%s reviewed (fingerprint set %s; policy epoch now %lld)\n", str(r, "connector"),
+	       json_array_size(tools), json_array_size(tools) == 1 ? "" : "s", str(r, "fingerprint_set"),
+	       num(r, "policy_epoch"));
+	json_array_foreach(tools, i, t)
+		printf("  %-32s %-15s fingerprint %s\n", str(t, "tool"), str(t, "was"), str(t, "fingerprint"));
 }
 
 static void render_reviewed(const struct opts *o, const json_t *r)
@@ -479,6 +532,14 @@ static int build_connector_tool(const struct command *c, struct opts *o, json_t 
 	return 0;
 }
 
+static int build_review_all(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0)
+		return -1;
+	return json_object_set_new(args, "fingerprint_set", json_string(o->fingerprint_set));
+}
+
 static int build_grant_add(const struct command *c, struct opts *o, json_t *args)
 {
 	if (build_connector_tool(c, o, args) < 0)
@@ -599,8 +660,16 @@ static const struct command commands[] = {
 	  1, 2, true, build_inventory_show, render_inventory },
 	{ "inventory", "review", "inventory.review", "inventory review CONNECTOR TOOL --fingerprint FP",
 	  "Marks the tool reviewed, pinning the fingerprint you were shown (refused as stale if the\n"
-	  "connector now advertises something else).",
-	  2, 2, false, build_connector_tool, render_reviewed },
+	  "connector now advertises something else).\n"
+	  "`inventory review CONNECTOR --all --fingerprint-set H` is `inventory review-all`.",
+	  1, 2, false, build_connector_tool, render_reviewed },
+	{ "inventory", "review-all", "inventory.review-all",
+	  "inventory review-all CONNECTOR --fingerprint-set H",
+	  "Reviews every tool awaiting review (pending_review or changed), in one transaction with one\n"
+	  "policy epoch bump, if they are exactly the tools and fingerprints `inventory show CONNECTOR`\n"
+	  "listed: H is the fingerprint set it printed. A tool added, changed or reviewed since makes\n"
+	  "the set differ: then nothing is reviewed (stale). Prints every tool it reviewed.",
+	  1, 1, false, build_review_all, render_reviewed_all },
 	{ "grants", "show", "grants.show", "grants show CONNECTOR",
 	  "The tools granted on the connector and those that are not.", 1, 1, true, build_connector, render_grants },
 	{ "grants", "set", "grants.set", "grants set CONNECTOR TOOL[,TOOL...] [--allow-unknown]",
@@ -688,9 +757,16 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* Returns 0, or EXIT_USAGE after printing the error. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	o->count = -1;
+	/* --json first, wherever it stands: it decides how every usage error
+	 * below is printed, even one met before it (a value that is literally
+	 * "--json" is no meaningful value of any option either). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **val = NULL;
@@ -713,6 +789,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			val = &o->code;
 		else if (strcmp(a, "--fingerprint") == 0)
 			val = &o->fingerprint;
+		else if (strcmp(a, "--fingerprint-set") == 0)
+			val = &o->fingerprint_set;
 		else if (strcmp(a, "--key") == 0)
 			val = &o->key;
 		else if (strcmp(a, "--connector") == 0)
@@ -720,32 +798,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		else if (strcmp(a, "--count") == 0) {
 			char *end;
 
-			if (++i >= argc) {
-				fprintf(stderr, "cordonctl: --count needs a value\n");
-				return -EINVAL;
-			}
+			if (++i >= argc)
+				return usage_error(o, "missing-argument", NULL, "--count needs a value");
 			errno = 0;
 			o->count = strtol(argv[i], &end, 10);
-			if (errno || *end || end == argv[i] || o->count < 1 || o->count > 1000) {
-				fprintf(stderr, "cordonctl: --count must be 1..1000\n");
-				return -EINVAL;
-			}
+			if (errno || *end || end == argv[i] || o->count < 1 || o->count > 1000)
+				return usage_error(o, "invalid-argument", NULL, "--count must be 1..1000");
 		} else if (strncmp(a, "--", 2) == 0 && a[2]) {
-			fprintf(stderr, "cordonctl: unknown option %s\n", a);
-			return -EINVAL;
+			return usage_error(o, "unknown-option", NULL, "unknown option %s", a);
 		} else {
-			if (o->n_pos >= (int)ELEMENTSOF(o->pos)) {
-				fprintf(stderr, "cordonctl: too many arguments\n");
-				return -EINVAL;
-			}
+			if (o->n_pos >= (int)ELEMENTSOF(o->pos))
+				return usage_error(o, "invalid-argument", NULL, "too many arguments");
 			o->pos[o->n_pos++] = argv[i];
 			continue;
 		}
 		if (val) {
-			if (++i >= argc) {
-				fprintf(stderr, "cordonctl: %s needs a value\n", a);
-				return -EINVAL;
-			}
+			if (++i >= argc)
+				return usage_error(o, "missing-argument", NULL, "%s needs a value", a);
 			*val = argv[i];
 		}
 	}
@@ -1090,8 +1159,10 @@ int main(int argc, char **argv)
 
 	cordon_version_flag(argc, argv, "cordonctl");
 	signal(SIGPIPE, SIG_IGN);
-	if (parse_args(argc, argv, &o) < 0)
+	if (parse_args(argc, argv, &o) != 0)
 		return EXIT_USAGE;
+	if (o.n_pos == 0 && o.json && !o.help)
+		return usage_error(&o, "missing-argument", NULL, "no command (see cordonctl --help)");
 	if (o.n_pos == 0) {
 		usage(o.help ? stdout : stderr);
 		return o.help ? EXIT_OK : EXIT_USAGE;
@@ -1108,13 +1179,15 @@ int main(int argc, char **argv)
 
 		for (const struct command *k = commands; k->name; k++)
 			known |= strcmp(k->name, o.pos[0]) == 0;
+		if (known && o.json && !o.help && o.n_pos == 1)
+			return usage_error(&o, "missing-argument", NULL,
+					   "%s needs a subcommand (see cordonctl %s --help)", o.pos[0], o.pos[0]);
 		if (known && (o.help || o.n_pos == 1)) {
 			command_help(o.pos[0]);
 			return o.help ? EXIT_OK : EXIT_USAGE;
 		}
-		fprintf(stderr, "cordonctl: unknown command \"%s%s%s\" (see cordonctl --help)\n", o.pos[0],
-			o.n_pos > 1 ? " " : "", o.n_pos > 1 ? o.pos[1] : "");
-		return EXIT_USAGE;
+		return usage_error(&o, "unknown-command", NULL, "unknown command \"%s%s%s\" (see cordonctl --help)",
+				   o.pos[0], o.n_pos > 1 ? " " : "", o.n_pos > 1 ? o.pos[1] : "");
 	}
 	if (o.help) {
 		printf("Usage: cordonctl %s%s\n\n%s\n", c->usage, c->read ? " [--json]" : "", c->help);
@@ -1123,30 +1196,42 @@ int main(int argc, char **argv)
 	/* Shift the command words off the positionals. */
 	memmove(o.pos, o.pos + consumed, sizeof(o.pos[0]) * (size_t)(o.n_pos - consumed));
 	o.n_pos -= consumed;
-	if (o.n_pos < c->min_pos || o.n_pos > c->max_pos) {
-		fprintf(stderr, "Usage: cordonctl %s\n", c->usage);
-		return EXIT_USAGE;
+	if (o.n_pos < c->min_pos || o.n_pos > c->max_pos)
+		return usage_error(&o, o.n_pos < c->min_pos ? "missing-argument" : "invalid-argument", c->usage,
+				   "%s arguments for %s %s", o.n_pos < c->min_pos ? "missing" : "too many", c->name,
+				   c->sub ? c->sub : "");
+	if (strcmp(c->op, "revoke-all") == 0 && !o.yes)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "revoke-all empties every grant, ends every approval and delegation and\n"
+				   "           stops every connector instance;\n"
+				   "           run it again with --yes to confirm");
+	/* `inventory review CONNECTOR --all --fingerprint-set H`: the bulk form. */
+	if (strcmp(c->op, "inventory.review") == 0 && (o.all || o.fingerprint_set)) {
+		if (!o.all || !o.fingerprint_set || o.fingerprint || o.n_pos != 1)
+			return usage_error(&o, o.fingerprint_set && o.all ? "invalid-argument" : "missing-argument",
+					   "inventory review CONNECTOR --all --fingerprint-set H",
+					   "inventory review --all takes the connector alone and --fingerprint-set H "
+					   "(the fingerprint set `cordonctl inventory show CONNECTOR` printed)");
+		for (const struct command *k = commands; k->name; k++)
+			if (k->op && strcmp(k->op, "inventory.review-all") == 0)
+				c = k;
 	}
-	if (strcmp(c->op, "revoke-all") == 0 && !o.yes) {
-		fprintf(stderr, "cordonctl: revoke-all empties every grant, ends every approval and delegation and\n"
-				"           stops every connector instance;\n"
-				"           run it again with --yes to confirm\n");
-		return EXIT_USAGE;
-	}
-	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint) {
-		fprintf(stderr,
-			"cordonctl: inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
-			"           show` printed for what you reviewed (so a definition that changed since is "
-			"refused)\n");
-		return EXIT_USAGE;
-	}
+	if (strcmp(c->op, "inventory.review-all") == 0 && !o.fingerprint_set)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "inventory review-all needs --fingerprint-set H: the fingerprint set `cordonctl "
+				   "inventory show CONNECTOR` printed for the tools you reviewed");
+	if (strcmp(c->op, "inventory.review") == 0 && o.n_pos != 2)
+		return usage_error(&o, "missing-argument", c->usage, "missing arguments for inventory review");
+	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
+				   "           show` printed for what you reviewed (so a definition that changed since "
+				   "is refused)");
 	args = json_object();
 	if (!args || c->build(c, &o, args) < 0 ||
 	    (o.fingerprint && strcmp(c->op, "inventory.review") == 0 &&
-	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0)) {
-		fprintf(stderr, "cordonctl: invalid arguments\n");
-		return EXIT_USAGE;
-	}
+	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0))
+		return usage_error(&o, "invalid-argument", c->usage, "invalid arguments");
 	if (!o.socket)
 		o.socket = getenv(CORDON_OPERATOR_SOCKET_ENV);
 	if (!o.socket)

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "delegations.h"
 #include "grants.h"
+#include "hex-util.h"
 #include "policy.h"
 #include "inventory.h"
 #include "operator-display.h"
@@ -276,6 +277,7 @@ struct inventory_render {
 	const struct cordon_risk_policy *policy;
 	char **grant;
 	json_t *tools;
+	struct cordon_review_set *set; /* NULL, or the tools awaiting review shown */
 	struct cordon_op_error *err;
 };
 
@@ -290,6 +292,9 @@ static int inventory_render_one(const struct cordon_inventory_record *rec, void 
 		return r;
 	if (json_array_append_new(w->tools, e) < 0)
 		return oom(w->err);
+	/* The fingerprint set is over exactly the entries rendered. */
+	if (w->set && cordon_inventory_awaits_review(rec->state))
+		cordon_review_set_add(w->set, rec->name, rec->fingerprint);
 	return 0;
 }
 
@@ -301,7 +306,9 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 	bool all = cordon_op_arg_bool(req, "all", false) || tool;
 	_cleanup_json_ json_t *arr = json_array();
 	struct cordon_risk_policy_owned pol = {};
-	struct inventory_render w = { .connector = connector, .tools = arr, .err = err };
+	struct cordon_review_set set;
+	struct inventory_render w = { .connector = connector, .tools = arr, .set = tool ? NULL : &set, .err = err };
+	char review_set[CORDON_REVIEW_SET_HEX_LEN + 1];
 	char **grant = NULL;
 	size_t n_grant = 0;
 	int r;
@@ -328,13 +335,16 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		else if (r == -ENOENT)
 			r = 0; /* no such tool: the empty list below says so */
 		cordon_inventory_record_done(&rec);
-	} else
+	} else {
 		/* By default what needs an operator's review. */
+		cordon_review_set_init(&set, connector);
 		r = cordon_inventory_list(db, connector,
 					  all ? 0
 					      : CORDON_STATE_BIT(CORDON_INVENTORY_PENDING_REVIEW) |
 							  CORDON_STATE_BIT(CORDON_INVENTORY_CHANGED),
 					  inventory_render_one, &w);
+		cordon_review_set_final(&set, review_set);
+	}
 	cordon_risk_policy_owned_done(&pol);
 	strv_free(grant);
 	if (r < 0)
@@ -343,6 +353,10 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "connector %s has no tool \"%.64s\"",
 					   connector, tool);
 	*ret = json_pack("{s:s, s:b, s:O}", "connector", connector, "all", all, "tools", arr);
+	if (*ret && !tool && set.n > 0 &&
+	    json_object_set_new(*ret, "review_set",
+				json_pack("{s:s, s:I}", "fingerprint_set", review_set, "tools", (json_int_t)set.n)) < 0)
+		return oom(err);
 	return *ret ? 0 : oom(err);
 }
 
@@ -444,6 +458,57 @@ static int op_inventory_review(struct cordon_daemon *d, const struct cordon_acto
 	cordon_daemon_policy_changed(d, connector);
 	*ret = json_pack("{s:s, s:s, s:s, s:s}", "connector", connector, "tool", tool, "state", "reviewed",
 			 "fingerprint", fp);
+	return *ret ? 0 : oom(err);
+}
+
+/* Bulk review: every tool awaiting review, bound to the fingerprint set
+ * `inventory show` printed for them. */
+static int op_inventory_review_all(struct cordon_daemon *d, const struct cordon_actor *actor,
+				   const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector"),
+		   *set = cordon_op_arg_string(req, "fingerprint_set");
+	_cleanup_json_ json_t *arr = json_array();
+	struct cordon_reviewed_tool *tools = NULL;
+	uint64_t epoch = 0;
+	size_t n = 0;
+	int r;
+
+	if (!arr)
+		return oom(err);
+	if (!hex_is_lower_n(set, CORDON_REVIEW_SET_HEX_LEN))
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "argument \"fingerprint_set\" must be the 64 lowercase hex digits "
+					   "`cordonctl inventory show %.64s` printed",
+					   connector);
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	r = cordon_inventory_review_all(db, actor, connector, set, &tools, &n);
+	if (r == -ESTALE)
+		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
+					   "the tools of %s awaiting review are no longer the set %.16s... you were "
+					   "shown (a tool was added, changed or reviewed since): nothing was reviewed; "
+					   "run `cordonctl inventory show %s` again",
+					   connector, set, connector);
+	if (r == -EALREADY)
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_ALREADY, "no tool of %s awaits review",
+					   connector);
+	if (r < 0)
+		return core_error(err, r, "review of the tools of", connector);
+	cordon_daemon_policy_changed(d, connector);
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "tool", tools[i].name, "fingerprint",
+							 tools[i].fingerprint, "was",
+							 cordon_inventory_state_to_string(tools[i].was))) < 0) {
+			cordon_reviewed_tools_free(tools, n);
+			return oom(err);
+		}
+	cordon_reviewed_tools_free(tools, n);
+	(void)cordon_db_policy_epoch(db, &epoch);
+	*ret = json_pack("{s:s, s:s, s:s, s:O, s:I}", "connector", connector, "state", "reviewed", "fingerprint_set",
+			 set, "reviewed", arr, "policy_epoch", (json_int_t)epoch);
 	return *ret ? 0 : oom(err);
 }
 
@@ -1077,6 +1142,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_inventory_show(d, req, &res, err);
 	else if (!strcmp(op, "inventory.review"))
 		r = op_inventory_review(d, actor, req, &res, err);
+	else if (!strcmp(op, "inventory.review-all"))
+		r = op_inventory_review_all(d, actor, req, &res, err);
 	else if (!strcmp(op, "grants.show"))
 		r = op_grants_show(d, req, &res, err);
 	else if (!strcmp(op, "grants.set"))

@@ -39,6 +39,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "connectors.restart",  true,  { S("connector", true) } },
 	{ "inventory.show",      false, { S("connector", true), S("tool", false), B("all") } },
 	{ "inventory.review",    true,  { S("connector", true), S("tool", true), S("fingerprint", true) } },
+	{ "inventory.review-all", true, { S("connector", true), S("fingerprint_set", true) } },
 	{ "grants.show",         false, { S("connector", true) } },
 	{ "grants.set",          true,  { S("connector", true), L("tools", true), B("allow_unknown") } },
 	{ "grants.add",          true,  { S("connector", true), S("tool", true), B("allow_unknown") } },

@@ -164,6 +164,62 @@ static void test_help_and_usage(void **state)
 	assert_int_equal(json_array_size(f->d->events), 0);
 }
 
+/* Checks that f->err is exactly one JSON object naming code, with the
+ * schema version, and that nothing went to stdout. */
+static void assert_json_usage_error(struct fx *f, const char *code)
+{
+	json_error_t e;
+	json_t *v = json_loads(f->err, 0, &e);
+
+	if (!v)
+		fail_msg("stderr is not one JSON object (%s): %s", e.text, f->err);
+	assert_string_equal(f->out, "");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), code);
+	assert_true(json_is_string(json_object_get(json_object_get(v, "error"), "message")));
+	assert_int_equal(json_integer_value(json_object_get(v, "schema_version")), 1);
+	json_decref(v);
+}
+
+/* --json: cordonctl's own usage errors are one JSON object on stderr too,
+ * each class with its code; the exit code stays 2 and nothing reaches the
+ * daemon. */
+static void test_json_usage_errors(void **state)
+{
+	struct fx *f = *state;
+
+	/* unknown verb, with --json before or after it */
+	assert_int_equal(CTL(f, "--json", "frobnicate"), 2);
+	assert_json_usage_error(f, "unknown-command");
+	assert_int_equal(CTL(f, "grants", "frobnicate", "--json"), 2);
+	assert_json_usage_error(f, "unknown-command");
+	/* no command, no subcommand */
+	assert_int_equal(ctl_as(f, (uid_t)-1, true, (const char *[]){ "--json", NULL }), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "approvals"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	/* missing positional, missing option value, missing confirmation */
+	assert_int_equal(CTL(f, "--json", "grants", "add", "fs"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_non_null(strstr(f->err, "\"usage\": \"grants add CONNECTOR TOOL"));
+	assert_int_equal(CTL(f, "--json", "audit", "verify", "--key"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "revoke-all"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "inventory", "review", "fs", "read_file"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	/* bad option: unknown, before --json on the line; bad value; extra */
+	assert_int_equal(CTL(f, "status", "--bogus", "--json"), 2);
+	assert_json_usage_error(f, "unknown-option");
+	assert_int_equal(CTL(f, "--json", "audit", "tail", "--count", "0"), 2);
+	assert_json_usage_error(f, "invalid-argument");
+	assert_int_equal(CTL(f, "--json", "status", "extra"), 2);
+	assert_json_usage_error(f, "invalid-argument");
+	/* without --json the same errors stay plain text */
+	assert_int_equal(CTL(f, "status", "--bogus"), 2);
+	assert_string_equal(f->err, "cordonctl: unknown option --bogus\n");
+	assert_int_equal(json_array_size(f->d->events), 0);
+}
+
 static void test_connect_errors(void **state)
 {
 	struct fx *f = *state;
@@ -350,6 +406,67 @@ static void test_grants_inventory_audit(void **state)
 	assert_true(test_daemon_saw(f->d, "revoked_all"));
 }
 
+/* Bulk review: `inventory show` prints every tool awaiting review and the
+ * fingerprint set over them; `inventory review CONNECTOR --all
+ * --fingerprint-set H` reviews exactly those, and a set that no longer
+ * matches (a tool changed between show and review) changes nothing. */
+static void test_inventory_review_all(void **state)
+{
+	struct fx *f = *state;
+	char set[80], cmd[256];
+	json_t *v;
+	json_error_t e;
+
+	bt_tool_json(f->t, "zz_new_one", "First new tool");
+	bt_tool_json(f->t, "zz_new_two", "Second new tool");
+	bt_sync(f->t);
+	assert_int_equal(CTL(f, "inventory", "show", "fs", "--json"), 0);
+	v = json_loads(f->out, 0, &e);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "review_set"), "tools")), 2);
+	snprintf(set, sizeof(set), "%s",
+		 json_string_value(json_object_get(json_object_get(v, "review_set"), "fingerprint_set")));
+	json_decref(v);
+	assert_int_equal(strlen(set), 64);
+	/* The human form names every tool with its fingerprint and tier,
+	 * then the one command bound to them. */
+	assert_int_equal(CTL(f, "inventory", "show", "fs"), 0);
+	assert_non_null(strstr(f->out, "fs/zz_new_one  [pending_review]"));
+	assert_non_null(strstr(f->out, "fs/zz_new_two  [pending_review]"));
+	assert_non_null(strstr(f->out, bt_fp(f->t, "zz_new_two")));
+	assert_non_null(strstr(f->out, "2 tools above await review"));
+	snprintf(cmd, sizeof(cmd), "cordonctl inventory review fs --all --fingerprint-set %s\n", set);
+	assert_non_null(strstr(f->out, cmd));
+
+	/* usage: the set is required, and a tool name does not go with --all */
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all"), 2);
+	assert_non_null(strstr(f->err, "--fingerprint-set"));
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "zz_new_one", "--all", "--fingerprint-set", set), 2);
+	assert_int_equal(CTL(f, "inventory", "review-all", "fs", "--fingerprint-set", "XYZ"), 2);
+	assert_non_null(strstr(f->err, "invalid-argument"));
+
+	/* The definition changes after the show: the set is stale, nothing is
+	 * reviewed. */
+	bt_tool_json(f->t, "zz_new_three", "Arrived after the show");
+	bt_sync(f->t);
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all", "--fingerprint-set", set), 1);
+	assert_non_null(strstr(f->err, "stale"));
+	assert_false(test_daemon_saw(f->d, "policy_changed:fs"));
+	assert_int_equal(CTL(f, "inventory", "show", "fs", "--json"), 0);
+	v = json_loads(f->out, 0, &e);
+	assert_int_equal(json_array_size(json_object_get(v, "tools")), 3);
+	snprintf(set, sizeof(set), "%s",
+		 json_string_value(json_object_get(json_object_get(v, "review_set"), "fingerprint_set")));
+	json_decref(v);
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all", "--fingerprint-set", set), 0);
+	assert_non_null(strstr(f->out, "fs: 3 tools reviewed"));
+	assert_non_null(strstr(f->out, "zz_new_three"));
+	assert_int_equal(CTL(f, "inventory", "show", "fs"), 0);
+	assert_non_null(strstr(f->out, "nothing to review"));
+	assert_int_equal(CTL(f, "--json", "inventory", "review-all", "fs", "--fingerprint-set", set), 1);
+	assert_non_null(strstr(f->err, "already-decided"));
+}
+
 static void test_audit_verify_failure_exit(void **state)
 {
 	struct fx *f = *state;
@@ -532,11 +649,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_help_and_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_usage_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_approval_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants_inventory_audit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inventory_review_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_verify_failure_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_stdin_eof_waits_for_answers, setup, teardown),
