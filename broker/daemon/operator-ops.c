@@ -1118,6 +1118,41 @@ static int op_reload(struct cordon_daemon *d, const struct cordon_actor *actor, 
 	return 0;
 }
 
+/* ---- backup ---------------------------------------------------------------------- */
+
+/* The copy goes into the file the operator opened and passed with the
+ * request: cordond is confined to its state directory (Landlock) and never
+ * opens a path an operator names; the operator's own permissions decide
+ * where a backup may go, and the file is theirs (cordonctl creates it
+ * 0600, O_EXCL). Audited: who took a copy of the database. */
+static int op_backup(struct cordon_daemon *d, const struct cordon_actor *actor, const struct cordon_op_request *req,
+		     json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_OPERATOR_BACKUP, .actor = actor,
+					 .reason = "backup" };
+	struct cordon_diag diag = {};
+	uint64_t bytes = 0, seq = 0;
+	struct cordon_broker_status st;
+	int r;
+
+	if (req->fd < 0)
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_MISSING_ARG,
+					   "backup needs the target file passed with the request (SCM_RIGHTS); "
+					   "use `cordonctl backup PATH`");
+	/* Audited first, so the copy holds the record of its own making. */
+	r = cordon_audit_append(db, &ev);
+	if (r < 0)
+		return core_error(err, r, "auditing", "the backup");
+	r = cordon_db_backup_to_fd(db, req->fd, &bytes, &diag);
+	if (r < 0)
+		return cordon_op_error_set(err, -r, CORDON_OP_E_FAILED, "backup failed: %s", diag.message);
+	if (cordon_broker_status(db, &st) >= 0)
+		seq = st.audit_last_seq;
+	*ret = json_pack("{s:I, s:I}", "bytes", (json_int_t)bytes, "audit_last_seq", (json_int_t)seq);
+	return *ret ? 0 : oom(err);
+}
+
 int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *actor,
 			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
@@ -1172,6 +1207,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_revoke_all(d, actor, &res, err);
 	else if (!strcmp(op, "reload"))
 		r = op_reload(d, actor, &res, err);
+	else if (!strcmp(op, "backup"))
+		r = op_backup(d, actor, req, &res, err);
 	else
 		r = cordon_op_error_set(err, ENOSYS, CORDON_OP_E_UNKNOWN_OP, "op %s has no handler", op);
 	if (r < 0) {

@@ -58,6 +58,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "audit.verify",        false, { S("key", false) } },
 	{ "revoke-all",          true,  {} },
 	{ "reload",              true,  {} },
+	{ "backup",              false, {} },
 	{ NULL, false, {} },
 };
 /* clang-format on */
@@ -227,7 +228,7 @@ int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_reque
 	const char *k;
 	int r;
 
-	*ret = (struct cordon_op_request){};
+	*ret = (struct cordon_op_request){ .fd = -1 };
 	r = cordon_canon_decode(buf, len, &lim, &doc, &d);
 	if (r == -EMSGSIZE)
 		return cordon_op_error_set(err, EMSGSIZE, CORDON_OP_E_TOO_LARGE,

@@ -467,6 +467,100 @@ static void test_inventory_review_all(void **state)
 	assert_non_null(strstr(f->err, "already-decided"));
 }
 
+/* A writer on its own connection (another process) appending audit records
+ * until stop is readable. Exits 0, or 1 when an append failed. */
+static pid_t start_writer(const char *db_path, int stop_fd)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct cordon_db_options o = { .busy_timeout_ms = 5000 };
+		struct cordon_db *db = NULL;
+		struct cordon_diag d = {};
+		struct cordon_actor sys = cordon_actor_system();
+		struct pollfd p = { .fd = stop_fd, .events = POLLIN };
+		unsigned n = 0;
+
+		CHILD_CHECK(cordon_db_open(db_path, &o, &db, &d) == 0);
+		while (poll(&p, 1, 0) == 0) {
+			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR,
+							 .actor = &sys, .connector = "fs",
+							 .reason = "concurrent-writer" };
+
+			CHILD_CHECK(cordon_audit_append(db, &ev) == 0);
+			n++;
+		}
+		cordon_db_close(db);
+		_exit(n > 0 ? 0 : 1);
+	}
+	return pid;
+}
+
+/* cordonctl backup PATH: a consistent copy while another connection keeps
+ * writing; the copy opens with the current code and its audit chain
+ * verifies; the file is the operator's, 0600, never overwritten. */
+static void test_backup_under_concurrent_writes(void **state)
+{
+	struct fx *f = *state;
+	char path[4200];
+	struct cordon_db *b = NULL;
+	struct cordon_diag d = {};
+	struct cordon_audit_report rep;
+	struct stat st;
+	json_t *v;
+	json_error_t e;
+	int stop[2], status;
+	pid_t w;
+
+	snprintf(path, sizeof(path), "%s/backup.db", f->dir);
+	assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
+	w = start_writer(f->t->path, stop[0]);
+	for (int i = 0; i < 3; i++) {
+		char p[4300];
+
+		snprintf(p, sizeof(p), "%s.%d", path, i);
+		if (CTL(f, "--json", "backup", p) != 0)
+			fail_msg("backup: %s", f->err);
+		v = json_loads(f->out, 0, &e);
+		assert_non_null(v);
+		assert_true(json_integer_value(json_object_get(v, "bytes")) > 0);
+		json_decref(v);
+	}
+	assert_int_equal(write(stop[1], "x", 1), 1);
+	assert_int_equal(waitpid(w, &status, 0), w);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(stop[0]);
+	close(stop[1]);
+	for (int i = 0; i < 3; i++) {
+		char p[4300];
+
+		snprintf(p, sizeof(p), "%s.%d", path, i);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(st.st_uid, getuid());
+		assert_int_equal(cordon_db_open(p, NULL, &b, &d), 0);
+		assert_int_equal(cordon_audit_verify(b, &f->t->verifier, &rep), 0);
+		assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+		assert_true(rep.last > 0);
+		cordon_db_close(b);
+	}
+	/* No scratch file is left in the state directory. */
+	{
+		char tmp[4300];
+
+		snprintf(tmp, sizeof(tmp), "%s-backup", f->t->path);
+		assert_int_equal(access(tmp, F_OK), -1);
+	}
+	/* Never overwrites; without a passed file the daemon refuses. */
+	snprintf(path, sizeof(path), "%s/backup.db.0", f->dir);
+	assert_int_equal(CTL(f, "backup", path), 1);
+	assert_non_null(strstr(f->err, "never overwrites"));
+	assert_int_equal(CTL(f, "--json", "backup"), 2);
+	assert_json_usage_error(f, "missing-argument");
+}
+
 static void test_audit_verify_failure_exit(void **state)
 {
 	struct fx *f = *state;
@@ -656,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_approval_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants_inventory_audit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inventory_review_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backup_under_concurrent_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_verify_failure_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_stdin_eof_waits_for_answers, setup, teardown),
