@@ -490,6 +490,9 @@ static pid_t start_writer(const char *db_path, int stop_fd)
 
 			CHILD_CHECK(cordon_audit_append(db, &ev) == 0);
 			n++;
+			/* Between commits the server's connection (its busy
+			 * timeout is the fixture's 200 ms) gets its turn. */
+			(void)usleep(2000);
 		}
 		cordon_db_close(db);
 		_exit(n > 0 ? 0 : 1);
