@@ -16,14 +16,17 @@
  *   5  protocol error (malformed or missing response) */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +71,7 @@ static int approval_exit_code(const char *op, const char *code)
 struct opts {
 	const char *socket;
 	bool json, help, yes, all, reveal, allow_unknown;
-	const char *code, *fingerprint, *key, *connector;
+	const char *code, *fingerprint, *key, *connector, *fingerprint_set;
 	const char *since, *until, *after_seq; /* audit export: checked by cmd_audit_export() */
 	bool follow;
 	long count;
@@ -131,6 +134,35 @@ static void print_json_to(FILE *f, const json_t *v, bool versioned)
 static void print_json(const json_t *v)
 {
 	print_json_to(stdout, v, false);
+}
+
+/* cordonctl's own usage errors (exit 2). Codes: "unknown-command",
+ * "unknown-option", "missing-argument", "invalid-argument". With --json the
+ * error is one JSON object on stderr, shaped like the daemon's errors
+ * ({"error": {"code", "message"}, "schema_version"}); otherwise one line
+ * (and the usage line when there is one). Returns EXIT_USAGE. */
+static int usage_error(const struct opts *o, const char *code, const char *usage_line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int usage_error(const struct opts *o, const char *code, const char *usage_line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o->json) {
+		_cleanup_(json_decrefp) json_t *e =
+			json_pack("{s:{s:s, s:s, s:s?}}", "error", "code", code, "message", msg, "usage", usage_line);
+
+		if (e)
+			print_json_to(stderr, e, true);
+	} else {
+		fprintf(stderr, "cordonctl: %s\n", msg);
+		if (usage_line)
+			fprintf(stderr, "Usage: cordonctl %s\n", usage_line);
+	}
+	return EXIT_USAGE;
 }
 
 /* A time from the daemon (RFC 3339 UTC with microseconds) as the operator
@@ -266,6 +298,29 @@ static void render_inventory(const struct opts *o, const json_t *r)
 			printf("  review with:   cordonctl inventory review %s %s --fingerprint %s\n",
 			       str(t, "connector"), str(t, "tool"), str(t, "fingerprint"));
 	}
+	/* The bulk form, bound to exactly the tools above that await review. */
+	if (json_is_object(json_object_get(r, "review_set"))) {
+		const json_t *rs = json_object_get(r, "review_set");
+
+		printf("\n%lld tool%s above await%s review (those marked [pending_review] or [changed]);\n"
+		       "review all of them, exactly as shown, with:\n"
+		       "  cordonctl inventory review %s --all --fingerprint-set %s\n",
+		       num(rs, "tools"), num(rs, "tools") == 1 ? "" : "s", num(rs, "tools") == 1 ? "s" : "",
+		       str(r, "connector"), str(rs, "fingerprint_set"));
+	}
+}
+
+static void render_reviewed_all(const struct opts *o, const json_t *r)
+{
+	const json_t *tools = json_object_get(r, "reviewed"), *t;
+	size_t i;
+
+	(void)o;
+	printf("%s: %zu tool%s reviewed (fingerprint set %s; policy epoch now %lld)\n", str(r, "connector"),
+	       json_array_size(tools), json_array_size(tools) == 1 ? "" : "s", str(r, "fingerprint_set"),
+	       num(r, "policy_epoch"));
+	json_array_foreach(tools, i, t)
+		printf("  %-32s %-15s fingerprint %s\n", str(t, "tool"), str(t, "was"), str(t, "fingerprint"));
 }
 
 static void render_reviewed(const struct opts *o, const json_t *r)
@@ -481,6 +536,12 @@ static void render_reload(const struct opts *o, const json_t *r)
 	print_ids(r, "ignored", "changed but need a restart of cordond (ignored)");
 }
 
+static void render_backup(const struct opts *o, const json_t *r)
+{
+	printf("backup written to %s: %lld bytes, audit log through seq %lld\n", o->pos[0], num(r, "bytes"),
+	       num(r, "audit_last_seq"));
+}
+
 /* ---- request builders ---- */
 
 static int build_none(const struct command *c, struct opts *o, json_t *args)
@@ -505,6 +566,14 @@ static int build_connector_tool(const struct command *c, struct opts *o, json_t 
 	if (o->n_pos > 1)
 		return json_object_set_new(args, "tool", json_string(o->pos[1]));
 	return 0;
+}
+
+static int build_review_all(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	if (json_object_set_new(args, "connector", json_string(o->pos[0])) < 0)
+		return -1;
+	return json_object_set_new(args, "fingerprint_set", json_string(o->fingerprint_set));
 }
 
 static int build_grant_add(const struct command *c, struct opts *o, json_t *args)
@@ -627,8 +696,16 @@ static const struct command commands[] = {
 	  1, 2, true, build_inventory_show, render_inventory },
 	{ "inventory", "review", "inventory.review", "inventory review CONNECTOR TOOL --fingerprint FP",
 	  "Marks the tool reviewed, pinning the fingerprint you were shown (refused as stale if the\n"
-	  "connector now advertises something else).",
-	  2, 2, false, build_connector_tool, render_reviewed },
+	  "connector now advertises something else).\n"
+	  "`inventory review CONNECTOR --all --fingerprint-set H` is `inventory review-all`.",
+	  1, 2, false, build_connector_tool, render_reviewed },
+	{ "inventory", "review-all", "inventory.review-all",
+	  "inventory review-all CONNECTOR --fingerprint-set H",
+	  "Reviews every tool awaiting review (pending_review or changed), in one transaction with one\n"
+	  "policy epoch bump, if they are exactly the tools and fingerprints `inventory show CONNECTOR`\n"
+	  "listed: H is the fingerprint set it printed. A tool added, changed or reviewed since makes\n"
+	  "the set differ: then nothing is reviewed (stale). Prints every tool it reviewed.",
+	  1, 1, false, build_review_all, render_reviewed_all },
 	{ "grants", "show", "grants.show", "grants show CONNECTOR",
 	  "The tools granted on the connector and those that are not.", 1, 1, true, build_connector, render_grants },
 	{ "grants", "set", "grants.set", "grants set CONNECTOR TOOL[,TOOL...] [--allow-unknown]",
@@ -693,6 +770,12 @@ static const struct command commands[] = {
 	  "not load refuses the reload with its error and the previous profiles stay in force (as on\n"
 	  "SIGHUP). Changed profiles apply to instances started from now on.",
 	  0, 0, false, build_none, render_reload },
+	{ "backup", NULL, "backup", "backup PATH",
+	  "An online, consistent copy of cordond's database (SQLite's backup API, as of one commit,\n"
+	  "while calls go on) written to PATH: a new file (never overwritten), created 0600 by you and\n"
+	  "passed to cordond over the socket. Audited (broker.backup). Check it with\n"
+	  "`cordon-audit-verify PATH VERIFIER-KEY`; see the operator guide, \"Backup\".",
+	  1, 1, false, build_none, render_backup },
 	{ NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL },
 };
 /* clang-format on */
@@ -722,9 +805,16 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* Returns 0, or EXIT_USAGE after printing the error. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	o->count = -1;
+	/* --json first, wherever it stands: it decides how every usage error
+	 * below is printed, even one met before it (a value that is literally
+	 * "--json" is no meaningful value of any option either). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **val = NULL;
@@ -747,6 +837,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			val = &o->code;
 		else if (strcmp(a, "--fingerprint") == 0)
 			val = &o->fingerprint;
+		else if (strcmp(a, "--fingerprint-set") == 0)
+			val = &o->fingerprint_set;
 		else if (strcmp(a, "--key") == 0)
 			val = &o->key;
 		else if (strcmp(a, "--connector") == 0)
@@ -762,32 +854,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		else if (strcmp(a, "--count") == 0) {
 			char *end;
 
-			if (++i >= argc) {
-				fprintf(stderr, "cordonctl: --count needs a value\n");
-				return -EINVAL;
-			}
+			if (++i >= argc)
+				return usage_error(o, "missing-argument", NULL, "--count needs a value");
 			errno = 0;
 			o->count = strtol(argv[i], &end, 10);
-			if (errno || *end || end == argv[i] || o->count < 1 || o->count > 1000) {
-				fprintf(stderr, "cordonctl: --count must be 1..1000\n");
-				return -EINVAL;
-			}
+			if (errno || *end || end == argv[i] || o->count < 1 || o->count > 1000)
+				return usage_error(o, "invalid-argument", NULL, "--count must be 1..1000");
 		} else if (strncmp(a, "--", 2) == 0 && a[2]) {
-			fprintf(stderr, "cordonctl: unknown option %s\n", a);
-			return -EINVAL;
+			return usage_error(o, "unknown-option", NULL, "unknown option %s", a);
 		} else {
-			if (o->n_pos >= (int)ELEMENTSOF(o->pos)) {
-				fprintf(stderr, "cordonctl: too many arguments\n");
-				return -EINVAL;
-			}
+			if (o->n_pos >= (int)ELEMENTSOF(o->pos))
+				return usage_error(o, "invalid-argument", NULL, "too many arguments");
 			o->pos[o->n_pos++] = argv[i];
 			continue;
 		}
 		if (val) {
-			if (++i >= argc) {
-				fprintf(stderr, "cordonctl: %s needs a value\n", a);
-				return -EINVAL;
-			}
+			if (++i >= argc)
+				return usage_error(o, "missing-argument", NULL, "%s needs a value", a);
 			*val = argv[i];
 		}
 	}
@@ -834,7 +917,34 @@ static int write_all(int fd, const char *p, size_t n)
 }
 
 /* Sends one request and reads one response line. */
-static int call(const char *socket_path, const char *op, json_t *args, json_t **ret_result, json_t **ret_error)
+/* Sends the request line with fd attached (SCM_RIGHTS) to its first byte. */
+static int send_with_fd(int sock, const char *p, size_t n, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = {};
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	ssize_t w;
+
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(fd));
+	do
+		w = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	return write_all(sock, p + w, n - (size_t)w);
+}
+
+/* Sends one request (with pass_fd attached unless it is -1) and reads one
+ * response line. */
+static int call(const char *socket_path, const char *op, json_t *args, int pass_fd, json_t **ret_result,
+		json_t **ret_error)
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *line = NULL, *buf = NULL;
@@ -851,7 +961,7 @@ static int call(const char *socket_path, const char *op, json_t *args, json_t **
 		fprintf(stderr, "cordonctl: cannot encode the request\n");
 		return EXIT_PROTOCOL;
 	}
-	if (write_all(fd, line, len) < 0) {
+	if ((pass_fd >= 0 ? send_with_fd(fd, line, len, pass_fd) : write_all(fd, line, len)) < 0) {
 		fprintf(stderr, "cordonctl: sending to %s: %s\n", socket_path, strerror(errno));
 		return EXIT_CONNECT;
 	}
@@ -1308,12 +1418,15 @@ int main(int argc, char **argv)
 	const struct command *c;
 	_cleanup_(json_decrefp) json_t *args = NULL;
 	json_t *result = NULL, *error = NULL;
+	_cleanup_close_ int backup_fd = -EBADF;
 	int consumed = 0, r;
 
 	cordon_version_flag(argc, argv, "cordonctl");
 	signal(SIGPIPE, SIG_IGN);
-	if (parse_args(argc, argv, &o) < 0)
+	if (parse_args(argc, argv, &o) != 0)
 		return EXIT_USAGE;
+	if (o.n_pos == 0 && o.json && !o.help)
+		return usage_error(&o, "missing-argument", NULL, "no command (see cordonctl --help)");
 	if (o.n_pos == 0) {
 		usage(o.help ? stdout : stderr);
 		return o.help ? EXIT_OK : EXIT_USAGE;
@@ -1332,13 +1445,15 @@ int main(int argc, char **argv)
 
 		for (const struct command *k = commands; k->name; k++)
 			known |= strcmp(k->name, o.pos[0]) == 0;
+		if (known && o.json && !o.help && o.n_pos == 1)
+			return usage_error(&o, "missing-argument", NULL,
+					   "%s needs a subcommand (see cordonctl %s --help)", o.pos[0], o.pos[0]);
 		if (known && (o.help || o.n_pos == 1)) {
 			command_help(o.pos[0]);
 			return o.help ? EXIT_OK : EXIT_USAGE;
 		}
-		fprintf(stderr, "cordonctl: unknown command \"%s%s%s\" (see cordonctl --help)\n", o.pos[0],
-			o.n_pos > 1 ? " " : "", o.n_pos > 1 ? o.pos[1] : "");
-		return EXIT_USAGE;
+		return usage_error(&o, "unknown-command", NULL, "unknown command \"%s%s%s\" (see cordonctl --help)",
+				   o.pos[0], o.n_pos > 1 ? " " : "", o.n_pos > 1 ? o.pos[1] : "");
 	}
 	if (o.help) {
 		printf("Usage: cordonctl %s%s\n\n%s\n", c->usage, c->read ? " [--json]" : "", c->help);
@@ -1347,36 +1462,73 @@ int main(int argc, char **argv)
 	/* Shift the command words off the positionals. */
 	memmove(o.pos, o.pos + consumed, sizeof(o.pos[0]) * (size_t)(o.n_pos - consumed));
 	o.n_pos -= consumed;
-	if (o.n_pos < c->min_pos || o.n_pos > c->max_pos) {
-		fprintf(stderr, "Usage: cordonctl %s\n", c->usage);
-		return EXIT_USAGE;
+	if (o.n_pos < c->min_pos || o.n_pos > c->max_pos)
+		return usage_error(&o, o.n_pos < c->min_pos ? "missing-argument" : "invalid-argument", c->usage,
+				   "%s arguments for %s %s", o.n_pos < c->min_pos ? "missing" : "too many", c->name,
+				   c->sub ? c->sub : "");
+	if (strcmp(c->op, "revoke-all") == 0 && !o.yes)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "revoke-all empties every grant, ends every approval and delegation and\n"
+				   "           stops every connector instance;\n"
+				   "           run it again with --yes to confirm");
+	/* `inventory review CONNECTOR --all --fingerprint-set H`: the bulk form. */
+	if (strcmp(c->op, "inventory.review") == 0 && (o.all || o.fingerprint_set)) {
+		if (!o.all || !o.fingerprint_set || o.fingerprint || o.n_pos != 1)
+			return usage_error(&o, o.fingerprint_set && o.all ? "invalid-argument" : "missing-argument",
+					   "inventory review CONNECTOR --all --fingerprint-set H",
+					   "inventory review --all takes the connector alone and --fingerprint-set H "
+					   "(the fingerprint set `cordonctl inventory show CONNECTOR` printed)");
+		for (const struct command *k = commands; k->name; k++)
+			if (k->op && strcmp(k->op, "inventory.review-all") == 0)
+				c = k;
 	}
-	if (strcmp(c->op, "revoke-all") == 0 && !o.yes) {
-		fprintf(stderr, "cordonctl: revoke-all empties every grant, ends every approval and delegation and\n"
-				"           stops every connector instance;\n"
-				"           run it again with --yes to confirm\n");
-		return EXIT_USAGE;
-	}
-	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint) {
-		fprintf(stderr,
-			"cordonctl: inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
-			"           show` printed for what you reviewed (so a definition that changed since is "
-			"refused)\n");
-		return EXIT_USAGE;
-	}
+	if (strcmp(c->op, "inventory.review-all") == 0 && !o.fingerprint_set)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "inventory review-all needs --fingerprint-set H: the fingerprint set `cordonctl "
+				   "inventory show CONNECTOR` printed for the tools you reviewed");
+	if (strcmp(c->op, "inventory.review") == 0 && o.n_pos != 2)
+		return usage_error(&o, "missing-argument", c->usage, "missing arguments for inventory review");
+	if (strcmp(c->op, "inventory.review") == 0 && !o.fingerprint)
+		return usage_error(&o, "missing-argument", c->usage,
+				   "inventory review needs --fingerprint FP: the fingerprint `cordonctl inventory\n"
+				   "           show` printed for what you reviewed (so a definition that changed since "
+				   "is refused)");
 	args = json_object();
 	if (!args || c->build(c, &o, args) < 0 ||
 	    (o.fingerprint && strcmp(c->op, "inventory.review") == 0 &&
-	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0)) {
-		fprintf(stderr, "cordonctl: invalid arguments\n");
-		return EXIT_USAGE;
-	}
+	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0))
+		return usage_error(&o, "invalid-argument", c->usage, "invalid arguments");
 	if (!o.socket)
 		o.socket = getenv(CORDON_OPERATOR_SOCKET_ENV);
 	if (!o.socket)
 		o.socket = CORDON_OPERATOR_SOCKET_DEFAULT;
 
-	r = call(o.socket, c->op, args, &result, &error);
+	/* backup PATH: cordonctl creates the file, as the operator running it,
+	 * new (O_EXCL) and 0600, and passes it to cordond, which writes the
+	 * copy into it (cordond itself can write only in its state
+	 * directory). A failed backup leaves no file behind. */
+	if (strcmp(c->op, "backup") == 0) {
+		backup_fd = open(o.pos[0], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (backup_fd < 0) {
+			int e = errno;
+
+			if (o.json) {
+				_cleanup_(json_decrefp) json_t *j = json_pack(
+					"{s:{s:s, s:s++}}", "error", "code", "failed", "message", "cannot create ",
+					o.pos[0], e == EEXIST ? ": it exists (a backup never overwrites a file)" : "");
+
+				if (j)
+					print_json_to(stderr, j, true);
+			} else
+				fprintf(stderr, "cordonctl: cannot create %s: %s%s\n", o.pos[0], strerror(e),
+					e == EEXIST ? " (a backup never overwrites a file)" : "");
+			return EXIT_FAILED;
+		}
+		(void)fchmod(backup_fd, 0600); /* whatever the umask */
+	}
+	r = call(o.socket, c->op, args, backup_fd, &result, &error);
+	if (backup_fd >= 0 && (r != EXIT_OK || error))
+		(void)unlink(o.pos[0]);
 	if (r != EXIT_OK)
 		return r;
 	if (error) {

@@ -27,6 +27,7 @@
 #include "daemon-log.h"
 #include "delegations.h"
 #include "grants.h"
+#include "hex-util.h"
 #include "policy.h"
 #include "inventory.h"
 #include "operator-display.h"
@@ -277,6 +278,7 @@ struct inventory_render {
 	const struct cordon_risk_policy *policy;
 	char **grant;
 	json_t *tools;
+	struct cordon_review_set *set; /* NULL, or the tools awaiting review shown */
 	struct cordon_op_error *err;
 };
 
@@ -291,6 +293,9 @@ static int inventory_render_one(const struct cordon_inventory_record *rec, void 
 		return r;
 	if (json_array_append_new(w->tools, e) < 0)
 		return oom(w->err);
+	/* The fingerprint set is over exactly the entries rendered. */
+	if (w->set && cordon_inventory_awaits_review(rec->state))
+		cordon_review_set_add(w->set, rec->name, rec->fingerprint);
 	return 0;
 }
 
@@ -302,7 +307,9 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 	bool all = cordon_op_arg_bool(req, "all", false) || tool;
 	_cleanup_json_ json_t *arr = json_array();
 	struct cordon_risk_policy_owned pol = {};
-	struct inventory_render w = { .connector = connector, .tools = arr, .err = err };
+	struct cordon_review_set set;
+	struct inventory_render w = { .connector = connector, .tools = arr, .set = tool ? NULL : &set, .err = err };
+	char review_set[CORDON_REVIEW_SET_HEX_LEN + 1];
 	char **grant = NULL;
 	size_t n_grant = 0;
 	int r;
@@ -329,13 +336,16 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		else if (r == -ENOENT)
 			r = 0; /* no such tool: the empty list below says so */
 		cordon_inventory_record_done(&rec);
-	} else
+	} else {
 		/* By default what needs an operator's review. */
+		cordon_review_set_init(&set, connector);
 		r = cordon_inventory_list(db, connector,
 					  all ? 0
 					      : CORDON_STATE_BIT(CORDON_INVENTORY_PENDING_REVIEW) |
 							  CORDON_STATE_BIT(CORDON_INVENTORY_CHANGED),
 					  inventory_render_one, &w);
+		cordon_review_set_final(&set, review_set);
+	}
 	cordon_risk_policy_owned_done(&pol);
 	strv_free(grant);
 	if (r < 0)
@@ -344,6 +354,10 @@ static int op_inventory_show(struct cordon_daemon *d, const struct cordon_op_req
 		return cordon_op_error_set(err, ENOENT, CORDON_OP_E_NOT_FOUND, "connector %s has no tool \"%.64s\"",
 					   connector, tool);
 	*ret = json_pack("{s:s, s:b, s:O}", "connector", connector, "all", all, "tools", arr);
+	if (*ret && !tool && set.n > 0 &&
+	    json_object_set_new(*ret, "review_set",
+				json_pack("{s:s, s:I}", "fingerprint_set", review_set, "tools", (json_int_t)set.n)) < 0)
+		return oom(err);
 	return *ret ? 0 : oom(err);
 }
 
@@ -445,6 +459,57 @@ static int op_inventory_review(struct cordon_daemon *d, const struct cordon_acto
 	cordon_daemon_policy_changed(d, connector);
 	*ret = json_pack("{s:s, s:s, s:s, s:s}", "connector", connector, "tool", tool, "state", "reviewed",
 			 "fingerprint", fp);
+	return *ret ? 0 : oom(err);
+}
+
+/* Bulk review: every tool awaiting review, bound to the fingerprint set
+ * `inventory show` printed for them. */
+static int op_inventory_review_all(struct cordon_daemon *d, const struct cordon_actor *actor,
+				   const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	const char *connector = cordon_op_arg_string(req, "connector"),
+		   *set = cordon_op_arg_string(req, "fingerprint_set");
+	_cleanup_json_ json_t *arr = json_array();
+	struct cordon_reviewed_tool *tools = NULL;
+	uint64_t epoch = 0;
+	size_t n = 0;
+	int r;
+
+	if (!arr)
+		return oom(err);
+	if (!hex_is_lower_n(set, CORDON_REVIEW_SET_HEX_LEN))
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_BAD_ARG,
+					   "argument \"fingerprint_set\" must be the 64 lowercase hex digits "
+					   "`cordonctl inventory show %.64s` printed",
+					   connector);
+	r = connector_check(db, connector, err);
+	if (r < 0)
+		return r;
+	r = cordon_inventory_review_all(db, actor, connector, set, &tools, &n);
+	if (r == -ESTALE)
+		return cordon_op_error_set(err, ESTALE, CORDON_OP_E_STALE,
+					   "the tools of %s awaiting review are no longer the set %.16s... you were "
+					   "shown (a tool was added, changed or reviewed since): nothing was reviewed; "
+					   "run `cordonctl inventory show %s` again",
+					   connector, set, connector);
+	if (r == -EALREADY)
+		return cordon_op_error_set(err, EALREADY, CORDON_OP_E_ALREADY, "no tool of %s awaits review",
+					   connector);
+	if (r < 0)
+		return core_error(err, r, "review of the tools of", connector);
+	cordon_daemon_policy_changed(d, connector);
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "tool", tools[i].name, "fingerprint",
+							 tools[i].fingerprint, "was",
+							 cordon_inventory_state_to_string(tools[i].was))) < 0) {
+			cordon_reviewed_tools_free(tools, n);
+			return oom(err);
+		}
+	cordon_reviewed_tools_free(tools, n);
+	(void)cordon_db_policy_epoch(db, &epoch);
+	*ret = json_pack("{s:s, s:s, s:s, s:O, s:I}", "connector", connector, "state", "reviewed", "fingerprint_set",
+			 set, "reviewed", arr, "policy_epoch", (json_int_t)epoch);
 	return *ret ? 0 : oom(err);
 }
 
@@ -1171,6 +1236,41 @@ static int op_reload(struct cordon_daemon *d, const struct cordon_actor *actor, 
 	return 0;
 }
 
+/* ---- backup ---------------------------------------------------------------------- */
+
+/* The copy goes into the file the operator opened and passed with the
+ * request: cordond is confined to its state directory (Landlock) and never
+ * opens a path an operator names; the operator's own permissions decide
+ * where a backup may go, and the file is theirs (cordonctl creates it
+ * 0600, O_EXCL). Audited: who took a copy of the database. */
+static int op_backup(struct cordon_daemon *d, const struct cordon_actor *actor, const struct cordon_op_request *req,
+		     json_t **ret, struct cordon_op_error *err)
+{
+	struct cordon_db *db = cordon_daemon_db(d);
+	struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_OPERATOR_BACKUP, .actor = actor,
+					 .reason = "backup" };
+	struct cordon_diag diag = {};
+	uint64_t bytes = 0, seq = 0;
+	struct cordon_broker_status st;
+	int r;
+
+	if (req->fd < 0)
+		return cordon_op_error_set(err, EINVAL, CORDON_OP_E_MISSING_ARG,
+					   "backup needs the target file passed with the request (SCM_RIGHTS); "
+					   "use `cordonctl backup PATH`");
+	/* Audited first, so the copy holds the record of its own making. */
+	r = cordon_audit_append(db, &ev);
+	if (r < 0)
+		return core_error(err, r, "auditing", "the backup");
+	r = cordon_db_backup_to_fd(db, req->fd, &bytes, &diag);
+	if (r < 0)
+		return cordon_op_error_set(err, -r, CORDON_OP_E_FAILED, "backup failed: %s", diag.message);
+	if (cordon_broker_status(db, &st) >= 0)
+		seq = st.audit_last_seq;
+	*ret = json_pack("{s:I, s:I}", "bytes", (json_int_t)bytes, "audit_last_seq", (json_int_t)seq);
+	return *ret ? 0 : oom(err);
+}
+
 int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *actor,
 			    const struct cordon_op_request *req, json_t **ret, struct cordon_op_error *err)
 {
@@ -1195,6 +1295,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_inventory_show(d, req, &res, err);
 	else if (!strcmp(op, "inventory.review"))
 		r = op_inventory_review(d, actor, req, &res, err);
+	else if (!strcmp(op, "inventory.review-all"))
+		r = op_inventory_review_all(d, actor, req, &res, err);
 	else if (!strcmp(op, "grants.show"))
 		r = op_grants_show(d, req, &res, err);
 	else if (!strcmp(op, "grants.set"))
@@ -1227,6 +1329,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_revoke_all(d, actor, &res, err);
 	else if (!strcmp(op, "reload"))
 		r = op_reload(d, actor, &res, err);
+	else if (!strcmp(op, "backup"))
+		r = op_backup(d, actor, req, &res, err);
 	else
 		r = cordon_op_error_set(err, ENOSYS, CORDON_OP_E_UNKNOWN_OP, "op %s has no handler", op);
 	if (r < 0) {

@@ -39,6 +39,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "connectors.restart",  true,  { S("connector", true) } },
 	{ "inventory.show",      false, { S("connector", true), S("tool", false), B("all") } },
 	{ "inventory.review",    true,  { S("connector", true), S("tool", true), S("fingerprint", true) } },
+	{ "inventory.review-all", true, { S("connector", true), S("fingerprint_set", true) } },
 	{ "grants.show",         false, { S("connector", true) } },
 	{ "grants.set",          true,  { S("connector", true), L("tools", true), B("allow_unknown") } },
 	{ "grants.add",          true,  { S("connector", true), S("tool", true), B("allow_unknown") } },
@@ -60,6 +61,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "audit.key",           false, {} },
 	{ "revoke-all",          true,  {} },
 	{ "reload",              true,  {} },
+	{ "backup",              false, {} },
 	{ NULL, false, {} },
 };
 /* clang-format on */
@@ -229,7 +231,7 @@ int cordon_op_request_decode(const char *buf, size_t len, struct cordon_op_reque
 	const char *k;
 	int r;
 
-	*ret = (struct cordon_op_request){};
+	*ret = (struct cordon_op_request){ .fd = -1 };
 	r = cordon_canon_decode(buf, len, &lim, &doc, &d);
 	if (r == -EMSGSIZE)
 		return cordon_op_error_set(err, EMSGSIZE, CORDON_OP_E_TOO_LARGE,

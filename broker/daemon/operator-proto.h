@@ -103,6 +103,10 @@ struct cordon_op_request {
 	json_t *id; /* the request's id (a new reference), NULL when unreadable */
 	const struct cordon_op_spec *op;
 	json_t *args; /* owned; always an object ({} when absent) */
+	/* A descriptor passed with the request (SCM_RIGHTS; operator.c), or
+	 * -1. Borrowed: the connection closes it after the request. Only
+	 * "backup" uses one. */
+	int fd;
 };
 
 /* Decodes one request line (buf[0..len), without the newline). On success

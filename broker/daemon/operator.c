@@ -30,6 +30,10 @@ struct conn {
 	size_t out_len, out_off;
 	bool close_after_flush;
 	bool eof; /* the peer shut down its side: no more EPOLLIN/EPOLLRDHUP */
+	/* A descriptor the peer passed (SCM_RIGHTS) with its request: the
+	 * next request handled borrows it (backup writes into it), then it is
+	 * closed. At most one is kept; any other is closed on arrival. */
+	int passed_fd;
 };
 
 struct cordon_operator {
@@ -167,6 +171,7 @@ static void conn_free(struct conn *c)
 	cordon_loop_unwatch(c->watch);
 	cordon_loop_timer_cancel(c->idle);
 	closep(&c->fd);
+	closep(&c->passed_fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -248,11 +253,13 @@ static void handle_line(struct conn *c, const char *line, size_t len)
 	 * not even whether its request was well-formed. */
 	r = cordon_operator_peer_check(c->fd, c->op->gid, &uid, &e);
 	if (r < 0) {
+		closep(&c->passed_fd);
 		(void)queue_error(c, NULL, &e);
 		return;
 	}
 	r = cordon_op_request_decode(line, len, &req, &e);
 	if (r < 0) {
+		closep(&c->passed_fd); /* it came with this request */
 		(void)queue_error(c, req.id, &e);
 		cordon_op_request_done(&req);
 		return;
@@ -262,7 +269,9 @@ static void handle_line(struct conn *c, const char *line, size_t len)
 		char *out;
 		size_t out_len;
 
+		req.fd = c->passed_fd;
 		r = cordon_operator_execute(c->op->d, &actor, &req, &result, &e);
+		closep(&c->passed_fd); /* one request's: never reused by the next */
 		if (r < 0)
 			r = queue_error(c, req.id, &e);
 		else {
@@ -352,6 +361,35 @@ static int process_input(struct conn *c)
 	return r;
 }
 
+/* recv() that also takes a descriptor the peer passed (SCM_RIGHTS, close-
+ * on-exec): kept in c->passed_fd when none is pending, else closed. The
+ * kernel closes any beyond the one the control buffer holds. */
+static ssize_t recv_passing_fd(struct conn *c, size_t room)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = {};
+	struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = room };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		int fd;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&fd, CMSG_DATA(h), sizeof(fd));
+		if (c->passed_fd < 0)
+			c->passed_fd = fd;
+		else
+			close(fd);
+	}
+	return n;
+}
+
 static void conn_event(struct cordon_loop *loop, int fd, uint32_t revents, void *userdata)
 {
 	struct conn *c = userdata;
@@ -366,7 +404,7 @@ static void conn_event(struct cordon_loop *loop, int fd, uint32_t revents, void 
 
 		if (room > READ_CHUNK)
 			room = READ_CHUNK;
-		n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
+		n = recv_passing_fd(c, room);
 		if (n == 0)
 			c->eof = true;
 		else if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -416,6 +454,7 @@ static void listen_event(struct cordon_loop *loop, int fd, uint32_t revents, voi
 		}
 		c->op = op;
 		c->fd = -EBADF;
+		c->passed_fd = -EBADF;
 		if (cordon_loop_watch(op->loop, cfd, EPOLLIN | EPOLLRDHUP, conn_event, c, &c->watch) < 0) {
 			free(c->in);
 			free(c);

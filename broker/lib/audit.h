@@ -37,6 +37,7 @@
 #define CORDON_AUDIT_BROKER_STOP	"broker.stop"
 #define CORDON_AUDIT_BROKER_RECOVERY	"broker.recovery"
 #define CORDON_AUDIT_BROKER_RELOAD	"broker.reload" /* profiles and config re-read (state: applied|refused) */
+#define CORDON_AUDIT_OPERATOR_BACKUP	"broker.backup" /* an operator took a copy of the database */
 #define CORDON_AUDIT_CHECKPOINT		"checkpoint"
 #define CORDON_AUDIT_RETENTION		"retention"
 #define CORDON_AUDIT_NETWORK_DENIED	"network.denied"

@@ -112,6 +112,13 @@ void cordon_db_get_counters(const struct cordon_db *db, struct cordon_db_counter
  * transaction is open), -errno. */
 int cordon_db_wal_checkpoint(struct cordon_db *db, unsigned min_pages);
 
+/* Online backup (db-backup.c): SQLite's backup API copies the database as
+ * of one commit (after committing an open group-commit batch) into a
+ * scratch file beside it ("<path>-backup", 0600, removed after), whose
+ * bytes then go to out_fd: a new, empty regular file open for writing,
+ * which is fsync'd. Writes *ret_bytes. Returns 0 or -errno with diag. */
+int cordon_db_backup_to_fd(struct cordon_db *db, int out_fd, uint64_t *ret_bytes, struct cordon_diag *diag);
+
 /* Test seam: faults to inject. Production code never sets these. */
 enum cordon_db_fault {
 	CORDON_DB_FAULT_AUDIT_APPEND = 1 << 0, /* every audit append fails with -EIO */

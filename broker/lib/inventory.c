@@ -2,6 +2,7 @@
 #include "inventory.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,4 +451,159 @@ int cordon_inventory_review(struct cordon_db *db, const struct cordon_actor *act
 	if (r < 0)
 		return r;
 	return db_tx_commit(&tx);
+}
+
+/* ---- bulk review ---- */
+
+_Static_assert(sizeof(((struct cordon_review_set *)0)->state) >= sizeof(crypto_hash_sha256_state),
+	       "cordon_review_set.state holds a crypto_hash_sha256_state");
+
+void cordon_review_set_init(struct cordon_review_set *s, const char *connector)
+{
+	crypto_hash_sha256_state *st = (crypto_hash_sha256_state *)(void *)s->state;
+	static const char tag[] = "cordon-review-set-v1\n";
+
+	s->n = 0;
+	crypto_hash_sha256_init(st);
+	crypto_hash_sha256_update(st, (const unsigned char *)tag, sizeof(tag) - 1);
+	crypto_hash_sha256_update(st, (const unsigned char *)connector, strlen(connector));
+	crypto_hash_sha256_update(st, (const unsigned char *)"\n", 1);
+}
+
+void cordon_review_set_add(struct cordon_review_set *s, const char *name, const char *fingerprint)
+{
+	crypto_hash_sha256_state *st = (crypto_hash_sha256_state *)(void *)s->state;
+
+	crypto_hash_sha256_update(st, (const unsigned char *)name, strlen(name));
+	crypto_hash_sha256_update(st, (const unsigned char *)"\n", 1);
+	crypto_hash_sha256_update(st, (const unsigned char *)fingerprint, strlen(fingerprint));
+	crypto_hash_sha256_update(st, (const unsigned char *)"\n", 1);
+	s->n++;
+}
+
+void cordon_review_set_final(struct cordon_review_set *s, char ret[static CORDON_REVIEW_SET_HEX_LEN + 1])
+{
+	uint8_t h[CORDON_HASH_LEN];
+
+	crypto_hash_sha256_final((crypto_hash_sha256_state *)(void *)s->state, h);
+	hex_encode(h, sizeof(h), ret);
+	sodium_memzero(s->state, sizeof(s->state));
+}
+
+bool cordon_inventory_awaits_review(enum cordon_inventory_state state)
+{
+	return state == CORDON_INVENTORY_PENDING_REVIEW || state == CORDON_INVENTORY_CHANGED;
+}
+
+void cordon_reviewed_tools_free(struct cordon_reviewed_tool *t, size_t n)
+{
+	for (size_t i = 0; t && i < n; i++) {
+		free(t[i].name);
+		free(t[i].fingerprint);
+	}
+	free(t);
+}
+
+/* What the walk inside the bulk review's transaction collects. */
+struct review_walk {
+	struct cordon_review_set set;
+	struct cordon_reviewed_tool *tools;
+	size_t n;
+};
+
+static int review_collect(const struct cordon_inventory_record *rec, void *userdata)
+{
+	struct review_walk *w = userdata;
+	struct cordon_reviewed_tool *t;
+
+	if (!cordon_inventory_awaits_review(rec->state))
+		return 0;
+	t = reallocarray(w->tools, w->n + 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	w->tools = t;
+	t[w->n] = (struct cordon_reviewed_tool){ .name = strdup(rec->name),
+						 .fingerprint = strdup(rec->fingerprint),
+						 .was = rec->state };
+	w->n++;
+	if (!t[w->n - 1].name || !t[w->n - 1].fingerprint)
+		return -ENOMEM;
+	cordon_review_set_add(&w->set, rec->name, rec->fingerprint);
+	return 0;
+}
+
+int cordon_inventory_review_all(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
+				const char *expected_set, struct cordon_reviewed_tool **ret_tools, size_t *ret_n)
+{
+	_cleanup_tx_ struct db_tx tx = {};
+	struct review_walk w = {};
+	char got[CORDON_REVIEW_SET_HEX_LEN + 1], who[128];
+	int r;
+
+	if (!cordon_actor_is_operator(actor))
+		return db_failf(db, EPERM, "only an operator may review tools");
+	if (!expected_set || !hex_is_lower_n(expected_set, CORDON_REVIEW_SET_HEX_LEN))
+		return db_failf(db, EINVAL, "invalid fingerprint set (64 lowercase hex digits)");
+	r = db_tx_begin(db, &tx);
+	if (r < 0)
+		return r;
+	r = cordon_connector_exists(db, connector);
+	if (r < 0)
+		return r;
+	/* The set is computed from the rows this transaction sees and is
+	 * about to update: nothing can change between the check and the
+	 * writes. */
+	cordon_review_set_init(&w.set, connector);
+	r = cordon_inventory_list(db, connector, 0, review_collect, &w);
+	cordon_review_set_final(&w.set, got);
+	if (r < 0)
+		goto fail;
+	if (w.n == 0) {
+		r = db_failf(db, EALREADY, "no tool of %s awaits review", connector);
+		goto fail;
+	}
+	if (strcmp(got, expected_set) != 0) {
+		r = db_failf(db, ESTALE, "the tools awaiting review are not the set shown (now %s)", got);
+		goto fail;
+	}
+	cordon_actor_describe(actor, who, sizeof(who));
+	for (size_t i = 0; i < w.n; i++) {
+		_cleanup_stmt_ sqlite3_stmt *st = NULL;
+
+		/* The fingerprint in the WHERE clause: only the definition the
+		 * operator was shown is pinned. */
+		r = db_prepare(db,
+			       "UPDATE tool_inventory SET state = ?5, pinned_fingerprint = fingerprint, "
+			       "pinned_definition = definition, reviewed_at = ?3, reviewed_by = ?4, updated_at = ?3 "
+			       "WHERE connector = ?1 AND name = ?2 AND fingerprint = ?6",
+			       &st);
+		if (r < 0)
+			goto fail;
+		if ((r = db_bind_text(db, st, 1, connector)) < 0 ||
+		    (r = db_bind_text(db, st, 2, w.tools[i].name)) < 0 ||
+		    (r = db_bind_int64(db, st, 3, (int64_t)cordon_db_now(db))) < 0 ||
+		    (r = db_bind_text(db, st, 4, who)) < 0 ||
+		    (r = db_bind_int64(db, st, 5, CORDON_INVENTORY_REVIEWED)) < 0 ||
+		    (r = db_bind_text(db, st, 6, w.tools[i].fingerprint)) < 0)
+			goto fail;
+		r = db_step_done(db, st);
+		if (r < 0)
+			goto fail;
+		r = audit_inventory(db, actor, connector, w.tools[i].name, CORDON_INVENTORY_REVIEWED,
+				    w.tools[i].fingerprint, "review-all");
+		if (r < 0)
+			goto fail;
+	}
+	r = policy_epoch_bump_tx(db, actor, "inventory-review", NULL);
+	if (r < 0)
+		goto fail;
+	r = db_tx_commit(&tx);
+	if (r < 0)
+		goto fail;
+	*ret_tools = w.tools;
+	*ret_n = w.n;
+	return 0;
+fail:
+	cordon_reviewed_tools_free(w.tools, w.n);
+	return r;
 }

@@ -60,6 +60,47 @@ int cordon_inventory_sync(struct cordon_db *db, const struct cordon_actor *actor
 int cordon_inventory_review(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
 			    const char *tool, const char *expected_fingerprint);
 
+/* The fingerprint set: what a bulk review approves, bound to what the
+ * operator was shown. SHA-256, as 64 lowercase hex, over
+ *   "cordon-review-set-v1\n" connector "\n"
+ * then for each tool awaiting review (pending_review or changed), by name
+ * (strcmp order, as cordon_inventory_list walks):
+ *   name "\n" fingerprint "\n"
+ * Tool names and fingerprints hold no newline (their alphabets), so the
+ * encoding is unambiguous. Pure code. */
+#define CORDON_REVIEW_SET_HEX_LEN 64
+struct cordon_review_set {
+	uint8_t state[384]; /* crypto_hash_sha256_state, opaque here */
+	size_t n;	    /* tools added */
+};
+void cordon_review_set_init(struct cordon_review_set *s, const char *connector);
+/* Adds one tool: call in name order, only for tools awaiting review. */
+void cordon_review_set_add(struct cordon_review_set *s, const char *name, const char *fingerprint);
+/* Writes the hex digest (NUL-terminated); s is finished. */
+void cordon_review_set_final(struct cordon_review_set *s, char ret[static CORDON_REVIEW_SET_HEX_LEN + 1]);
+/* Whether the state bit set of a tool awaiting review holds state. */
+bool cordon_inventory_awaits_review(enum cordon_inventory_state state);
+
+/* One tool a bulk review pinned. */
+struct cordon_reviewed_tool {
+	char *name, *fingerprint;
+	enum cordon_inventory_state was; /* pending_review or changed */
+};
+
+/* Bulk operator review: in one transaction, reviews every tool of connector
+ * awaiting review (as cordon_inventory_review does one), if and only if
+ * those tools and their fingerprints still hash to expected_set (the set
+ * `inventory show` printed); bumps the policy epoch once (reason
+ * "inventory-review", which revokes outstanding approvals like any policy
+ * change) and audits each tool with the operator as actor. All or nothing.
+ * Returns 0 and writes *ret_tools (free with cordon_reviewed_tools_free)
+ * and *ret_n; -EPERM for a non-operator, -EINVAL for a malformed set,
+ * -ENOENT for an unknown connector, -EALREADY when nothing awaits review,
+ * -ESTALE when the set differs (nothing changed). */
+int cordon_inventory_review_all(struct cordon_db *db, const struct cordon_actor *actor, const char *connector,
+				const char *expected_set, struct cordon_reviewed_tool **ret_tools, size_t *ret_n);
+void cordon_reviewed_tools_free(struct cordon_reviewed_tool *t, size_t n);
+
 struct cordon_inventory_record {
 	char *connector, *name;
 	enum cordon_inventory_state state;

@@ -164,6 +164,62 @@ static void test_help_and_usage(void **state)
 	assert_int_equal(json_array_size(f->d->events), 0);
 }
 
+/* Checks that f->err is exactly one JSON object naming code, with the
+ * schema version, and that nothing went to stdout. */
+static void assert_json_usage_error(struct fx *f, const char *code)
+{
+	json_error_t e;
+	json_t *v = json_loads(f->err, 0, &e);
+
+	if (!v)
+		fail_msg("stderr is not one JSON object (%s): %s", e.text, f->err);
+	assert_string_equal(f->out, "");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), code);
+	assert_true(json_is_string(json_object_get(json_object_get(v, "error"), "message")));
+	assert_int_equal(json_integer_value(json_object_get(v, "schema_version")), 1);
+	json_decref(v);
+}
+
+/* --json: cordonctl's own usage errors are one JSON object on stderr too,
+ * each class with its code; the exit code stays 2 and nothing reaches the
+ * daemon. */
+static void test_json_usage_errors(void **state)
+{
+	struct fx *f = *state;
+
+	/* unknown verb, with --json before or after it */
+	assert_int_equal(CTL(f, "--json", "frobnicate"), 2);
+	assert_json_usage_error(f, "unknown-command");
+	assert_int_equal(CTL(f, "grants", "frobnicate", "--json"), 2);
+	assert_json_usage_error(f, "unknown-command");
+	/* no command, no subcommand */
+	assert_int_equal(ctl_as(f, (uid_t)-1, true, (const char *[]){ "--json", NULL }), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "approvals"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	/* missing positional, missing option value, missing confirmation */
+	assert_int_equal(CTL(f, "--json", "grants", "add", "fs"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_non_null(strstr(f->err, "\"usage\": \"grants add CONNECTOR TOOL"));
+	assert_int_equal(CTL(f, "--json", "audit", "verify", "--key"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "revoke-all"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	assert_int_equal(CTL(f, "--json", "inventory", "review", "fs", "read_file"), 2);
+	assert_json_usage_error(f, "missing-argument");
+	/* bad option: unknown, before --json on the line; bad value; extra */
+	assert_int_equal(CTL(f, "status", "--bogus", "--json"), 2);
+	assert_json_usage_error(f, "unknown-option");
+	assert_int_equal(CTL(f, "--json", "audit", "tail", "--count", "0"), 2);
+	assert_json_usage_error(f, "invalid-argument");
+	assert_int_equal(CTL(f, "--json", "status", "extra"), 2);
+	assert_json_usage_error(f, "invalid-argument");
+	/* without --json the same errors stay plain text */
+	assert_int_equal(CTL(f, "status", "--bogus"), 2);
+	assert_string_equal(f->err, "cordonctl: unknown option --bogus\n");
+	assert_int_equal(json_array_size(f->d->events), 0);
+}
+
 static void test_connect_errors(void **state)
 {
 	struct fx *f = *state;
@@ -388,6 +444,164 @@ static void test_grants_inventory_audit(void **state)
 	assert_true(test_daemon_saw(f->d, "revoked_all"));
 }
 
+/* Bulk review: `inventory show` prints every tool awaiting review and the
+ * fingerprint set over them; `inventory review CONNECTOR --all
+ * --fingerprint-set H` reviews exactly those, and a set that no longer
+ * matches (a tool changed between show and review) changes nothing. */
+static void test_inventory_review_all(void **state)
+{
+	struct fx *f = *state;
+	char set[80], cmd[256];
+	json_t *v;
+	json_error_t e;
+
+	bt_tool_json(f->t, "zz_new_one", "First new tool");
+	bt_tool_json(f->t, "zz_new_two", "Second new tool");
+	bt_sync(f->t);
+	assert_int_equal(CTL(f, "inventory", "show", "fs", "--json"), 0);
+	v = json_loads(f->out, 0, &e);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "review_set"), "tools")), 2);
+	snprintf(set, sizeof(set), "%s",
+		 json_string_value(json_object_get(json_object_get(v, "review_set"), "fingerprint_set")));
+	json_decref(v);
+	assert_int_equal(strlen(set), 64);
+	/* The human form names every tool with its fingerprint and tier,
+	 * then the one command bound to them. */
+	assert_int_equal(CTL(f, "inventory", "show", "fs"), 0);
+	assert_non_null(strstr(f->out, "fs/zz_new_one  [pending_review]"));
+	assert_non_null(strstr(f->out, "fs/zz_new_two  [pending_review]"));
+	assert_non_null(strstr(f->out, bt_fp(f->t, "zz_new_two")));
+	assert_non_null(strstr(f->out, "2 tools above await review"));
+	snprintf(cmd, sizeof(cmd), "cordonctl inventory review fs --all --fingerprint-set %s\n", set);
+	assert_non_null(strstr(f->out, cmd));
+
+	/* usage: the set is required, and a tool name does not go with --all */
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all"), 2);
+	assert_non_null(strstr(f->err, "--fingerprint-set"));
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "zz_new_one", "--all", "--fingerprint-set", set), 2);
+	assert_int_equal(CTL(f, "inventory", "review-all", "fs", "--fingerprint-set", "XYZ"), 2);
+	assert_non_null(strstr(f->err, "invalid-argument"));
+
+	/* The definition changes after the show: the set is stale, nothing is
+	 * reviewed. */
+	bt_tool_json(f->t, "zz_new_three", "Arrived after the show");
+	bt_sync(f->t);
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all", "--fingerprint-set", set), 1);
+	assert_non_null(strstr(f->err, "stale"));
+	assert_false(test_daemon_saw(f->d, "policy_changed:fs"));
+	assert_int_equal(CTL(f, "inventory", "show", "fs", "--json"), 0);
+	v = json_loads(f->out, 0, &e);
+	assert_int_equal(json_array_size(json_object_get(v, "tools")), 3);
+	snprintf(set, sizeof(set), "%s",
+		 json_string_value(json_object_get(json_object_get(v, "review_set"), "fingerprint_set")));
+	json_decref(v);
+	assert_int_equal(CTL(f, "inventory", "review", "fs", "--all", "--fingerprint-set", set), 0);
+	assert_non_null(strstr(f->out, "fs: 3 tools reviewed"));
+	assert_non_null(strstr(f->out, "zz_new_three"));
+	assert_int_equal(CTL(f, "inventory", "show", "fs"), 0);
+	assert_non_null(strstr(f->out, "nothing to review"));
+	assert_int_equal(CTL(f, "--json", "inventory", "review-all", "fs", "--fingerprint-set", set), 1);
+	assert_non_null(strstr(f->err, "already-decided"));
+}
+
+/* A writer on its own connection (another process) appending audit records
+ * until stop is readable. Exits 0, or 1 when an append failed. */
+static pid_t start_writer(const char *db_path, int stop_fd)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct cordon_db_options o = { .busy_timeout_ms = 5000 };
+		struct cordon_db *db = NULL;
+		struct cordon_diag d = {};
+		struct cordon_actor sys = cordon_actor_system();
+		struct pollfd p = { .fd = stop_fd, .events = POLLIN };
+		unsigned n = 0;
+
+		CHILD_CHECK(cordon_db_open(db_path, &o, &db, &d) == 0);
+		while (poll(&p, 1, 0) == 0) {
+			struct cordon_audit_event ev = { CORDON_AUDIT_EVENT_INIT, .event = CORDON_AUDIT_CONNECTOR,
+							 .actor = &sys, .connector = "fs",
+							 .reason = "concurrent-writer" };
+
+			CHILD_CHECK(cordon_audit_append(db, &ev) == 0);
+			n++;
+			/* Between commits the server's connection (its busy
+			 * timeout is the fixture's 200 ms) gets its turn. */
+			(void)usleep(2000);
+		}
+		cordon_db_close(db);
+		_exit(n > 0 ? 0 : 1);
+	}
+	return pid;
+}
+
+/* cordonctl backup PATH: a consistent copy while another connection keeps
+ * writing; the copy opens with the current code and its audit chain
+ * verifies; the file is the operator's, 0600, never overwritten. */
+static void test_backup_under_concurrent_writes(void **state)
+{
+	struct fx *f = *state;
+	char path[4200];
+	struct cordon_db *b = NULL;
+	struct cordon_diag d = {};
+	struct cordon_audit_report rep;
+	struct stat st;
+	json_t *v;
+	json_error_t e;
+	int stop[2], status;
+	pid_t w;
+
+	snprintf(path, sizeof(path), "%s/backup.db", f->dir);
+	assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
+	w = start_writer(f->t->path, stop[0]);
+	for (int i = 0; i < 3; i++) {
+		char p[4300];
+
+		snprintf(p, sizeof(p), "%s.%d", path, i);
+		if (CTL(f, "--json", "backup", p) != 0)
+			fail_msg("backup: %s", f->err);
+		v = json_loads(f->out, 0, &e);
+		assert_non_null(v);
+		assert_true(json_integer_value(json_object_get(v, "bytes")) > 0);
+		json_decref(v);
+	}
+	assert_int_equal(write(stop[1], "x", 1), 1);
+	assert_int_equal(waitpid(w, &status, 0), w);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(stop[0]);
+	close(stop[1]);
+	for (int i = 0; i < 3; i++) {
+		char p[4300];
+
+		snprintf(p, sizeof(p), "%s.%d", path, i);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(st.st_uid, getuid());
+		assert_int_equal(cordon_db_open(p, NULL, &b, &d), 0);
+		assert_int_equal(cordon_audit_verify(b, &f->t->verifier, &rep), 0);
+		assert_int_equal(rep.verdict, CORDON_AUDIT_PASS);
+		assert_true(rep.last > 0);
+		cordon_db_close(b);
+	}
+	/* No scratch file is left in the state directory. */
+	{
+		char tmp[4300];
+
+		snprintf(tmp, sizeof(tmp), "%s-backup", f->t->path);
+		assert_int_equal(access(tmp, F_OK), -1);
+	}
+	/* Never overwrites; without a passed file the daemon refuses. */
+	snprintf(path, sizeof(path), "%s/backup.db.0", f->dir);
+	assert_int_equal(CTL(f, "backup", path), 1);
+	assert_non_null(strstr(f->err, "never overwrites"));
+	assert_int_equal(CTL(f, "--json", "backup"), 2);
+	assert_json_usage_error(f, "missing-argument");
+}
+
 static void test_audit_verify_failure_exit(void **state)
 {
 	struct fx *f = *state;
@@ -570,6 +784,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_help_and_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_usage_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_json, setup, teardown),
@@ -577,6 +792,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_approval_lookup_distinguishes_expired_consumed_denied_unknown,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants_inventory_audit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inventory_review_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backup_under_concurrent_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_verify_failure_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mcp_stdin_eof_waits_for_answers, setup, teardown),

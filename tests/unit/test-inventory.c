@@ -323,6 +323,146 @@ static void test_list_by_state(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* The fingerprint set over the tools awaiting review, as inventory show
+ * computes it: by name, pending_review and changed only. */
+static int set_add_cb(const struct cordon_inventory_record *rec, void *userdata)
+{
+	if (cordon_inventory_awaits_review(rec->state))
+		cordon_review_set_add(userdata, rec->name, rec->fingerprint);
+	return 0;
+}
+
+static void review_set_of(struct bt *t, char out[static CORDON_REVIEW_SET_HEX_LEN + 1])
+{
+	struct cordon_review_set s;
+
+	cordon_review_set_init(&s, "fs");
+	assert_int_equal(cordon_inventory_list(t->db, "fs", 0, set_add_cb, &s), 0);
+	cordon_review_set_final(&s, out);
+}
+
+static uint64_t epoch_of(struct bt *t)
+{
+	uint64_t e = 0;
+
+	assert_int_equal(cordon_db_policy_epoch(t->db, &e), 0);
+	return e;
+}
+
+/* The set's encoding is fixed (documented in inventory.h): a known vector. */
+static void test_review_set_vector(void **state)
+{
+	struct cordon_review_set s;
+	char hex[CORDON_REVIEW_SET_HEX_LEN + 1];
+
+	(void)state;
+	cordon_review_set_init(&s, "fs");
+	cordon_review_set_add(&s, "a", "00");
+	cordon_review_set_final(&s, hex);
+	/* printf 'cordon-review-set-v1\nfs\na\n00\n' | sha256sum */
+	assert_string_equal(hex, "576b91dc25da01c0ba29906388b7a5d2a163d801a34b2dbf60f2a70162a7b98a");
+}
+
+/* Bulk review: every tool awaiting review (new and changed) in one
+ * transaction, one epoch bump, each audited with the operator; a reviewed
+ * or gone tool is left alone. */
+static void test_review_all_reviews_exactly_the_set(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_reviewed_tool *done = NULL;
+	char set[CORDON_REVIEW_SET_HEX_LEN + 1];
+	json_t *tail = NULL, *rec;
+	uint64_t epoch;
+	size_t n = 0, i, reviews = 0;
+
+	bt_tool_json(t, "a_new", "A");
+	bt_tool_json(t, "b_changed", "B");
+	bt_tool_json(t, "c_reviewed", "C");
+	bt_sync(t);
+	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "b_changed", bt_fp(t, "b_changed")), 0);
+	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "c_reviewed", bt_fp(t, "c_reviewed")), 0);
+	readvertise(t, "b_changed", "B, but different");
+	bt_sync(t);
+	assert_int_equal(state_of(t, "b_changed"), CORDON_INVENTORY_CHANGED);
+	review_set_of(t, set);
+	epoch = epoch_of(t);
+
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(done[0].name, "a_new");
+	assert_int_equal(done[0].was, CORDON_INVENTORY_PENDING_REVIEW);
+	assert_string_equal(done[0].fingerprint, bt_fp(t, "a_new"));
+	assert_string_equal(done[1].name, "b_changed");
+	assert_int_equal(done[1].was, CORDON_INVENTORY_CHANGED);
+	cordon_reviewed_tools_free(done, n);
+	assert_int_equal(state_of(t, "a_new"), CORDON_INVENTORY_REVIEWED);
+	assert_int_equal(state_of(t, "b_changed"), CORDON_INVENTORY_REVIEWED);
+	/* No longer denied for its review state (it is not granted here). */
+	assert_int_not_equal(decide_reason(t, "b_changed", bt_fp(t, "b_changed")), CORDON_DENY_CHANGED);
+	assert_int_not_equal(decide_reason(t, "a_new", bt_fp(t, "a_new")), CORDON_DENY_PENDING_REVIEW);
+	assert_int_equal(epoch_of(t), epoch + 1);
+	/* One audit record per tool, the operator as actor. */
+	assert_int_equal(cordon_audit_tail(t->db, 20, &tail), 0);
+	json_array_foreach(tail, i, rec)
+	{
+		const char *reason = json_string_value(json_object_get(rec, "reason"));
+
+		if (reason && strcmp(reason, "review-all") == 0) {
+			reviews++;
+			assert_string_equal(json_string_value(json_object_get(json_object_get(rec, "actor"), "kind")),
+					    "operator");
+		}
+	}
+	json_decref(tail);
+	assert_int_equal(reviews, 2);
+	/* Nothing left: -EALREADY, no second bump. */
+	review_set_of(t, set);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), -EALREADY);
+	assert_int_equal(epoch_of(t), epoch + 1);
+}
+
+/* A set computed before the inventory changed is refused and nothing is
+ * reviewed: a new tool, a changed definition, one reviewed meanwhile. */
+static void test_review_all_stale_set_changes_nothing(void **state)
+{
+	struct bt *t = *state;
+	struct cordon_reviewed_tool *done = NULL;
+	char set[CORDON_REVIEW_SET_HEX_LEN + 1];
+	uint64_t epoch;
+	size_t n = 0;
+
+	bt_tool_json(t, "a", "A");
+	bt_tool_json(t, "b", "B");
+	bt_sync(t);
+	review_set_of(t, set);
+	epoch = epoch_of(t);
+	/* changed definition */
+	readvertise(t, "b", "B2");
+	bt_sync(t);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), -ESTALE);
+	assert_int_equal(state_of(t, "a"), CORDON_INVENTORY_PENDING_REVIEW);
+	/* a new tool */
+	review_set_of(t, set);
+	bt_tool_json(t, "c", "C");
+	bt_sync(t);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), -ESTALE);
+	/* one reviewed meanwhile */
+	review_set_of(t, set);
+	assert_int_equal(cordon_inventory_review(t->db, &t->op, "fs", "c", bt_fp(t, "c")), 0);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), -ESTALE);
+	assert_int_equal(state_of(t, "a"), CORDON_INVENTORY_PENDING_REVIEW);
+	assert_int_equal(state_of(t, "b"), CORDON_INVENTORY_PENDING_REVIEW);
+	assert_int_equal(epoch_of(t), epoch);
+	/* malformed sets, non-operators, unknown connectors */
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", "ABC", &done, &n), -EINVAL);
+	review_set_of(t, set);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->sys, "fs", set, &done, &n), -EPERM);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "nope", set, &done, &n), -ENOENT);
+	assert_int_equal(cordon_inventory_review_all(t->db, &t->op, "fs", set, &done, &n), 0);
+	cordon_reviewed_tools_free(done, n);
+	assert_int_equal(epoch_of(t), epoch + 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -343,6 +483,9 @@ int main(void)
 		T(test_sync_unknown_connector_is_enoent),
 		T(test_list_for_operator),
 		T(test_list_by_state),
+		T(test_review_set_vector),
+		T(test_review_all_reviews_exactly_the_set),
+		T(test_review_all_stale_set_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
