@@ -22,6 +22,7 @@
 
 #include "cleanup.h"
 #include "parse-util.h"
+#include "webhook-url.h"
 #include "yaml-strict.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024)
@@ -33,6 +34,7 @@ enum key_kind {
 	KIND_DURATION, /* uint64_t milliseconds, written in s, m or h */
 	KIND_SIZE,     /* uint64_t bytes, with an optional K, M or G */
 	KIND_COUNT,    /* unsigned */
+	KIND_WEBHOOK,  /* char *: "http://127.x.y.z[:port][/path]" (webhook.h) */
 };
 
 struct config_key {
@@ -67,6 +69,9 @@ static const struct config_key config_keys[] = {
 	/* Audit retention (issue 17): whole ranges up to a signed checkpoint. */
 	{ "audit_retain_days",      NULL,               KIND_COUNT,    1, 36500, NULL, F(audit_retain_days) },
 	{ "audit_retain_records",   NULL,               KIND_COUNT,    1000, 4000000000u, NULL, F(audit_retain_records) },
+	/* Issue 14: the approval webhook (webhook.h). */
+	{ "approval_webhook_url",   NULL,               KIND_WEBHOOK,  0, 0, NULL, F(approval_webhook_url) },
+	{ "approval_webhook_secret_file", NULL,         KIND_PATH,     0, 0, NULL, F(approval_webhook_secret_file) },
 };
 /* clang-format on */
 
@@ -74,7 +79,7 @@ static const struct config_key config_keys[] = {
 
 static bool kind_is_string(enum key_kind k)
 {
-	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP;
+	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK;
 }
 
 static char **field_str(struct cordon_daemon_config *c, const struct config_key *k)
@@ -187,6 +192,17 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 		if (r >= 0)
 			r = cordon_yaml_get_string(y, v, 64, &s);
 		break;
+	case KIND_WEBHOOK: {
+		struct cordon_webhook_url url;
+		char err[200];
+
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r >= 0 && cordon_webhook_url_parse(v->value, &url, err, sizeof(err)) < 0)
+			r = cordon_yaml_err(y, v, "%s", err);
+		if (r >= 0)
+			r = cordon_yaml_get_string(y, v, CORDON_WEBHOOK_URL_MAX - 1, &s);
+		break;
+	}
 	case KIND_DURATION:
 		r = cordon_yaml_get_duration(y, v, k->min, k->max, k->range, &u);
 		if (r >= 0)
@@ -496,6 +512,12 @@ int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_di
 		return cordon_diag_set(diag, EINVAL, "config",
 				       "held_arguments_per_uid (%llu bytes) exceeds held_arguments_max (%llu bytes)",
 				       (unsigned long long)c->held_per_uid, (unsigned long long)c->held_max);
+	/* The webhook signs every body: a URL without a secret (or a secret
+	 * without a URL) is a mistake, not a choice. */
+	if (!c->approval_webhook_url != !c->approval_webhook_secret_file)
+		return cordon_diag_set(diag, EINVAL, "config",
+				       "approval_webhook_url and approval_webhook_secret_file go together: give both "
+				       "or neither");
 	/* No --user as root: cordond drops to its private id
 	 * (CORDON_BROKER_PRIVATE_ID, resolved in privs_resolve()), never to a
 	 * shared account such as nobody. */

@@ -24,6 +24,8 @@
  *   initialize_timeout: 10s             # a connection that sends no initialize is closed
  *   audit_retain_days: 365              # audit records older than this are deleted (absent: kept)
  *   audit_retain_records: 10000000      # only the newest N audit records are kept (absent: all)
+ *   approval_webhook_url: http://127.0.0.1:8787/cordon  # POST per approval event (webhook.h)
+ *   approval_webhook_secret_file: /etc/cordon/webhook.secret  # HMAC key (root-owned, 0600)
  */
 
 #include <stdbool.h>
@@ -65,6 +67,9 @@ struct cordon_daemon_config {
 	/* Audit retention (cordon_audit_prune()); 0: that limit is off. */
 	unsigned audit_retain_days;
 	unsigned audit_retain_records;
+	/* The approval webhook (webhook.h); both NULL: off. */
+	char *approval_webhook_url;
+	char *approval_webhook_secret_file;
 	bool foreground_log_debug;
 };
 

@@ -473,7 +473,8 @@ struct cordon_daemon {
 	char **reload_argv;
 	int reload_argc;
 	char *config_path;
-	int stop_signal; /* the signal that stopped the loop (0: none) */
+	int stop_signal;		/* the signal that stopped the loop (0: none) */
+	struct cordon_webhook *webhook; /* NULL: no approval webhook configured */
 };
 
 /* daemon-state.c */

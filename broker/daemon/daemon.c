@@ -28,6 +28,7 @@
 #include "grants.h"
 #include "log.h"
 #include "parse-util.h"
+#include "webhook.h"
 #include "worker.h"
 
 /* ---- daemon.h ------------------------------------------------------------ */
@@ -206,6 +207,22 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* The approval webhook's deliveries (webhook.h), all zero without one. */
+static void webhook_metrics(FILE *f, struct cordon_daemon *d)
+{
+	struct cordon_webhook_stats st = {};
+
+	if (d->webhook)
+		cordon_webhook_get_stats(d->webhook, &st);
+	family(f, "cordon_webhook_deliveries_total", "counter",
+	       "Approval webhook bodies by result: delivered (2xx), failed (every attempt failed), dropped (queue "
+	       "full).");
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"delivered\"} %llu\n", (unsigned long long)st.delivered);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"failed\"} %llu\n", (unsigned long long)st.failed);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"dropped\"} %llu\n", (unsigned long long)st.dropped);
+	counter(f, "cordon_webhook_retries_total", "Approval webhook attempts after a body's first.", st.retries);
+}
+
 /* A label value in the exposition format: backslash, double quote and line
  * feed escaped (connector ids are [a-z0-9-] already; this is belt and
  * braces for whatever else ends up in a label). */
@@ -337,6 +354,7 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 		(unsigned long long)d->m.reloads_applied, (unsigned long long)d->m.reloads_refused);
 	family(f, "cordon_profiles_failed", "gauge", "Profiles in the profiles directory that did not load.");
 	fprintf(f, "cordon_profiles_failed %zu\n", d->n_bad_profiles_total);
+	webhook_metrics(f, d);
 	return ferror(f) ? -EIO : 0;
 }
 
