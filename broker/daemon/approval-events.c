@@ -6,10 +6,11 @@
 
 #include "approval-events.h"
 #include "approvals.h"
+#include "authz.h"
 #include "audit.h"
 #include "cleanup.h"
 #include "clock.h"
-#include "daemon-state.h"
+#include "daemon.h"
 
 bool approval_event_is(const char *event, bool with_consumed)
 {
@@ -27,15 +28,6 @@ bool approval_event_is(const char *event, bool with_consumed)
 	return false;
 }
 
-/* The uid of the open session `id`, or -1. */
-static long long session_uid(struct cordon_daemon *d, const char *id)
-{
-	for (struct dsession *s = id ? d->sessions : NULL; s; s = s->next)
-		if (!strcmp(s->id, id))
-			return (long long)s->cred.uid;
-	return -1;
-}
-
 static int set_time(json_t *o, const char *key, uint64_t usec)
 {
 	char buf[CORDON_TIME_STRING_MAX];
@@ -48,7 +40,7 @@ static int set_time(json_t *o, const char *key, uint64_t usec)
 static int add_info(struct cordon_daemon *d, json_t *o, const struct cordon_approval_info *info)
 {
 	char hint[96];
-	long long uid = session_uid(d, info->session);
+	long long uid = cordon_daemon_session_uid(d, info->session);
 
 	snprintf(hint, sizeof(hint), "cordonctl approvals show %s", info->display_code);
 	if (json_object_set_new(o, "display_code", json_string(info->display_code)) < 0 ||
@@ -82,7 +74,7 @@ json_t *approval_event_json(struct cordon_daemon *d, const json_t *rec)
 		return NULL;
 	/* The row may be gone (never: approvals are kept; but a log restored
 	 * beside another database must not break the watcher). */
-	if (cordon_approval_get(d->db, id, &info) == 0 && add_info(d, o, &info) < 0) {
+	if (cordon_approval_get(cordon_daemon_db(d), id, &info) == 0 && add_info(d, o, &info) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -125,7 +117,7 @@ json_t *approval_events_pending(struct cordon_daemon *d)
 
 	if (!w.arr)
 		return NULL;
-	if (cordon_approvals_list(d->db, &f, pending_one, &w) < 0) {
+	if (cordon_approvals_list(cordon_daemon_db(d), &f, pending_one, &w) < 0) {
 		json_decref(w.arr);
 		return NULL;
 	}

@@ -448,7 +448,7 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	if (r >= 0)
 		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
 	if (r >= 0 && d->webhook)
-		r = cordon_webhook_start(d->webhook, d->loop, d->db);
+		r = cordon_webhook_start(d->webhook, d);
 	if (r < 0) {
 		cordon_diag_set(diag, -r, "daemon", "cannot watch the sockets: %s", strerror(-r));
 		goto fail;

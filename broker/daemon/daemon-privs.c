@@ -294,6 +294,8 @@ int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 	*ret_report = json_pack("{s:s, s:i, s:[sss], s:b, s:b}", "landlock", "enforced", "abi", abi, "paths",
 				d->cfg.state_dir, d->cfg.runtime_dir, d->cfg.profiles_dir, "tcp_denied",
 				handled.net != 0, "scoped", handled.scoped != 0);
+	if (*ret_report && d->webhook && handled.net)
+		json_object_set_new(*ret_report, "tcp_connect_port", json_integer(cordon_webhook_port(d->webhook)));
 	return 0;
 }
 

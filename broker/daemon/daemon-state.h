@@ -400,6 +400,8 @@ struct daemon_metrics {
 		worker_lines_skipped;
 	uint64_t sessions_total, sessions_refused, gateway_errors;
 	uint64_t reloads_applied, reloads_refused;
+	/* The approval webhook (webhook.c). */
+	uint64_t webhook_delivered, webhook_failed, webhook_dropped, webhook_retries;
 };
 
 /* A file in the profiles directory that failed to load (at start-up, or at

@@ -28,7 +28,6 @@
 #include "grants.h"
 #include "log.h"
 #include "parse-util.h"
-#include "webhook.h"
 #include "worker.h"
 
 /* ---- daemon.h ------------------------------------------------------------ */
@@ -41,6 +40,14 @@ struct cordon_loop *cordon_daemon_loop(struct cordon_daemon *d)
 struct cordon_db *cordon_daemon_db(struct cordon_daemon *d)
 {
 	return d->db;
+}
+
+long long cordon_daemon_session_uid(struct cordon_daemon *d, const char *session)
+{
+	for (struct dsession *s = session ? d->sessions : NULL; s; s = s->next)
+		if (!strcmp(s->id, session))
+			return (long long)s->cred.uid;
+	return -1;
 }
 
 struct cordon_key *cordon_daemon_key(struct cordon_daemon *d)
@@ -207,20 +214,21 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
-/* The approval webhook's deliveries (webhook.h), all zero without one. */
+/* The approval webhook's deliveries (webhook.c counts them), all zero
+ * without one. */
 static void webhook_metrics(FILE *f, struct cordon_daemon *d)
 {
-	struct cordon_webhook_stats st = {};
-
-	if (d->webhook)
-		cordon_webhook_get_stats(d->webhook, &st);
 	family(f, "cordon_webhook_deliveries_total", "counter",
 	       "Approval webhook bodies by result: delivered (2xx), failed (every attempt failed), dropped (queue "
 	       "full).");
-	fprintf(f, "cordon_webhook_deliveries_total{result=\"delivered\"} %llu\n", (unsigned long long)st.delivered);
-	fprintf(f, "cordon_webhook_deliveries_total{result=\"failed\"} %llu\n", (unsigned long long)st.failed);
-	fprintf(f, "cordon_webhook_deliveries_total{result=\"dropped\"} %llu\n", (unsigned long long)st.dropped);
-	counter(f, "cordon_webhook_retries_total", "Approval webhook attempts after a body's first.", st.retries);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"delivered\"} %llu\n",
+		(unsigned long long)d->m.webhook_delivered);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"failed\"} %llu\n",
+		(unsigned long long)d->m.webhook_failed);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"dropped\"} %llu\n",
+		(unsigned long long)d->m.webhook_dropped);
+	counter(f, "cordon_webhook_retries_total", "Approval webhook attempts after a body's first.",
+		d->m.webhook_retries);
 }
 
 /* A label value in the exposition format: backslash, double quote and line

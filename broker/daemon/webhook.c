@@ -52,7 +52,8 @@ struct cordon_webhook {
 	uint8_t *secret; /* sodium_malloc */
 	size_t secret_len;
 	struct cordon_loop *loop;
-	uint64_t cursor; /* the last audit seq read */
+	struct daemon_metrics *m; /* counts deliveries (cordon_webhook_*_total) */
+	uint64_t cursor;	  /* the last audit seq read */
 	bool started;
 	/* The queue: a ring; q[head] is being delivered. */
 	struct wbody q[CORDON_WEBHOOK_QUEUE];
@@ -67,7 +68,7 @@ struct cordon_webhook {
 	size_t req_len, req_off;
 	char status[STATUS_LINE_MAX];
 	size_t status_len;
-	struct cordon_webhook_stats stats;
+	struct daemon_metrics unstarted; /* counts until cordon_webhook_start() */
 };
 
 /* ---- set-up --------------------------------------------------------------- */
@@ -146,6 +147,7 @@ int cordon_webhook_new(const char *url, const char *secret_path, struct cordon_w
 	if (!w)
 		return cordon_diag_set(diag, ENOMEM, "webhook", "out of memory");
 	w->fd = -EBADF;
+	w->m = &w->unstarted;
 	r = cordon_webhook_url_parse(url, &w->url, err, sizeof(err));
 	if (r < 0) {
 		free(w);
@@ -167,11 +169,6 @@ int cordon_webhook_new(const char *url, const char *secret_path, struct cordon_w
 uint16_t cordon_webhook_port(const struct cordon_webhook *w)
 {
 	return w->url.port;
-}
-
-void cordon_webhook_get_stats(const struct cordon_webhook *w, struct cordon_webhook_stats *ret)
-{
-	*ret = w->stats;
 }
 
 /* ---- one attempt ---------------------------------------------------------- */
@@ -239,7 +236,7 @@ static void attempt_failed(struct cordon_webhook *w, const char *why)
 	}
 	log_error("approval webhook http://%s%s: %s event not delivered after %u attempt(s): %s", w->url.host,
 		  w->url.path, b->event, w->attempt, why);
-	w->stats.failed++;
+	w->m->webhook_failed++;
 	body_pop(w);
 	next_body(w);
 }
@@ -247,7 +244,7 @@ static void attempt_failed(struct cordon_webhook *w, const char *why)
 static void attempt_done(struct cordon_webhook *w)
 {
 	attempt_close(w);
-	w->stats.delivered++;
+	w->m->webhook_delivered++;
 	body_pop(w);
 	next_body(w);
 }
@@ -387,7 +384,7 @@ static void attempt_start(struct cordon_webhook *w)
 
 	w->attempt++;
 	if (w->attempt > 1)
-		w->stats.retries++;
+		w->m->webhook_retries++;
 	w->state = W_CONNECTING;
 	if (build_request(w) < 0) {
 		attempt_failed(w, "out of memory");
@@ -427,11 +424,11 @@ int cordon_webhook_enqueue(struct cordon_webhook *w, const char *body, const cha
 		 * rather hears about the newest calls. */
 		unsigned victim = w->state == W_IDLE ? 0 : 1; /* from head */
 
-		if (w->stats.dropped % 100 == 0)
+		if (w->m->webhook_dropped % 100 == 0)
 			log_warning("approval webhook: queue full (%d bodies); dropping the oldest (%" PRIu64
 				    " dropped so far)",
-				    CORDON_WEBHOOK_QUEUE, w->stats.dropped + 1);
-		w->stats.dropped++;
+				    CORDON_WEBHOOK_QUEUE, w->m->webhook_dropped + 1);
+		w->m->webhook_dropped++;
 		free(w->q[(w->head + victim) % CORDON_WEBHOOK_QUEUE].text);
 		for (unsigned k = victim; k + 1 < w->n; k++)
 			w->q[(w->head + k) % CORDON_WEBHOOK_QUEUE] = w->q[(w->head + k + 1) % CORDON_WEBHOOK_QUEUE];
@@ -449,15 +446,17 @@ int cordon_webhook_enqueue(struct cordon_webhook *w, const char *body, const cha
 
 /* ---- events from the audit log ------------------------------------------- */
 
-int cordon_webhook_start(struct cordon_webhook *w, struct cordon_loop *loop, struct cordon_db *db)
+int cordon_webhook_start(struct cordon_webhook *w, struct cordon_daemon *d)
 {
 	int64_t last = 0, cps = 0, cpt = 0;
 	int r;
 
-	r = cordon_audit_position(db, &last, &cps, &cpt);
+	r = cordon_audit_position(d->db, &last, &cps, &cpt);
 	if (r < 0)
 		return r;
-	w->loop = loop;
+	d->m.webhook_dropped += w->unstarted.webhook_dropped;
+	w->m = &d->m;
+	w->loop = d->loop;
 	w->cursor = (uint64_t)last;
 	w->started = true;
 	if (w->n > 0 && w->state == W_IDLE)

@@ -43,13 +43,6 @@ struct cordon_webhook;
 #define CORDON_WEBHOOK_SECRET_MIN  16
 #define CORDON_WEBHOOK_SECRET_MAX  1024
 
-struct cordon_webhook_stats {
-	uint64_t delivered; /* a 2xx answer */
-	uint64_t failed;    /* every attempt failed */
-	uint64_t dropped;   /* pushed out of a full queue */
-	uint64_t retries;   /* attempts after the first */
-};
-
 /* Reads the secret file (call while privileged: it should be root-owned
  * and 0600 or 0400; refused when group or others may read or write it)
  * and checks the URL. Returns 0 and writes *ret, or -errno with diag. */
@@ -61,8 +54,8 @@ uint16_t cordon_webhook_port(const struct cordon_webhook *w);
 
 /* Starts delivering on loop, from the records after the audit log's
  * current end (approvals never survive a restart: recovery revokes them).
- * Returns 0 or -errno. */
-int cordon_webhook_start(struct cordon_webhook *w, struct cordon_loop *loop, struct cordon_db *db);
+ * Deliveries are counted in d's metrics from then on. Returns 0 or -errno. */
+int cordon_webhook_start(struct cordon_webhook *w, struct cordon_daemon *d);
 
 /* Reads the approval records appended since the last call and queues one
  * body for each (cordond's tick). */
@@ -70,8 +63,6 @@ void cordon_webhook_tick(struct cordon_webhook *w, struct cordon_daemon *d);
 
 /* Queues one body (a JSON object's text, copied). Public for the tests. */
 int cordon_webhook_enqueue(struct cordon_webhook *w, const char *body, const char *event);
-
-void cordon_webhook_get_stats(const struct cordon_webhook *w, struct cordon_webhook_stats *ret);
 
 /* hex HMAC-SHA-256(secret, timestamp "." body) into ret (65 bytes). */
 void cordon_webhook_sign(const uint8_t *secret, size_t secret_len, const char *timestamp, const char *body,
