@@ -444,6 +444,13 @@ int cordon_webhook_enqueue(struct cordon_webhook *w, const char *body, const cha
 	return 0;
 }
 
+const char *cordon_webhook_queued(const struct cordon_webhook *w, unsigned i, unsigned *ret_n)
+{
+	if (ret_n)
+		*ret_n = w->n;
+	return i < w->n ? w->q[(w->head + i) % CORDON_WEBHOOK_QUEUE].text : NULL;
+}
+
 /* ---- events from the audit log ------------------------------------------- */
 
 int cordon_webhook_start(struct cordon_webhook *w, struct cordon_daemon *d)

@@ -63,6 +63,9 @@ void cordon_webhook_tick(struct cordon_webhook *w, struct cordon_daemon *d);
 
 /* Queues one body (a JSON object's text, copied). Public for the tests. */
 int cordon_webhook_enqueue(struct cordon_webhook *w, const char *body, const char *event);
+/* The i-th body waiting (0: the oldest), or NULL; and how many wait. For
+ * the tests. */
+const char *cordon_webhook_queued(const struct cordon_webhook *w, unsigned i, unsigned *ret_n);
 
 /* hex HMAC-SHA-256(secret, timestamp "." body) into ret (65 bytes). */
 void cordon_webhook_sign(const uint8_t *secret, size_t secret_len, const char *timestamp, const char *body,

@@ -262,7 +262,8 @@ struct watcher {
 	size_t all_len;
 };
 
-static void watch_start(struct watcher *w)
+/* `cordonctl --json approvals watch [--after-seq AFTER]` (NULL: none). */
+static void watch_start(struct watcher *w, const char *after)
 {
 	int p[2];
 
@@ -271,7 +272,12 @@ static void watch_start(struct watcher *w)
 	assert_true(w->pid >= 0);
 	if (w->pid == 0) {
 		dup2(p[1], STDOUT_FILENO);
-		execl(C.cordonctl, "cordonctl", "--socket", C.opsock, "--json", "approvals", "watch", (char *)NULL);
+		if (after)
+			execl(C.cordonctl, "cordonctl", "--socket", C.opsock, "--json", "approvals", "watch",
+			      "--after-seq", after, (char *)NULL);
+		else
+			execl(C.cordonctl, "cordonctl", "--socket", C.opsock, "--json", "approvals", "watch",
+			      (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -358,7 +364,7 @@ static void test_watch_and_webhook_see_requested_then_approved(void **state)
 	reqs = received();
 	n_before = json_array_size(reqs);
 	json_decref(reqs);
-	watch_start(w);
+	watch_start(w, NULL);
 	rcd_session(&C, &p);
 	send_held_call(&p, 501, value);
 	ev = watch_event(w, "requested");
@@ -384,6 +390,23 @@ static void test_watch_and_webhook_see_requested_then_approved(void **state)
 	r = mcp_peer_wait(&p, 501, 20000);
 	assert_non_null(r);
 	json_decref(r);
+	watch_stop(w);
+	assert_null(strstr(w->all, value));
+
+	/* Resuming from the audit log: --after-seq 0 replays the same
+	 * approval's requested, approved and consumed, in that order. */
+	watch_start(w, "0");
+	for (const char *const *want = (const char *const[]){ "requested", "approved", "consumed", NULL }; *want;
+	     want++) {
+		for (;;) {
+			ev = watch_line(w);
+			if (!strcmp(json_string_value(json_object_get(ev, "display_code")) ?: "", code))
+				break;
+			json_decref(ev);
+		}
+		assert_string_equal(json_string_value(json_object_get(ev, "event")), *want);
+		json_decref(ev);
+	}
 	watch_stop(w);
 	assert_null(strstr(w->all, value));
 
