@@ -262,27 +262,67 @@ struct watcher {
 	size_t all_len;
 };
 
-/* `cordonctl --json approvals watch [--after-seq AFTER]` (NULL: none). */
-static void watch_start(struct watcher *w, const char *after)
+/* `cordonctl [--json] approvals watch [--after-seq AFTER]` (NULL: none). */
+static void watch_start_as(struct watcher *w, const char *after, bool json)
 {
-	int p[2];
+	const char *argv[12];
+	int p[2], n = 0;
 
+	argv[n++] = "cordonctl";
+	argv[n++] = "--socket";
+	argv[n++] = C.opsock;
+	if (json)
+		argv[n++] = "--json";
+	argv[n++] = "approvals";
+	argv[n++] = "watch";
+	if (after) {
+		argv[n++] = "--after-seq";
+		argv[n++] = after;
+	}
+	argv[n] = NULL;
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	w->pid = fork();
 	assert_true(w->pid >= 0);
 	if (w->pid == 0) {
 		dup2(p[1], STDOUT_FILENO);
-		if (after)
-			execl(C.cordonctl, "cordonctl", "--socket", C.opsock, "--json", "approvals", "watch",
-			      "--after-seq", after, (char *)NULL);
-		else
-			execl(C.cordonctl, "cordonctl", "--socket", C.opsock, "--json", "approvals", "watch",
-			      (char *)NULL);
+		execv(C.cordonctl, (char *const *)argv);
 		_exit(127);
 	}
 	close(p[1]);
 	w->out = p[0];
 	w->len = w->all_len = 0;
+}
+
+static void watch_start(struct watcher *w, const char *after)
+{
+	watch_start_as(w, after, true);
+}
+
+/* The next raw line the watcher prints (within 30 s; static). */
+static const char *watch_raw_line(struct watcher *w)
+{
+	static char line[4096];
+
+	for (;;) {
+		char *nl = memchr(w->buf, '\n', w->len);
+		struct pollfd pfd = { .fd = w->out, .events = POLLIN };
+		ssize_t k;
+
+		if (nl) {
+			snprintf(line, sizeof(line), "%.*s", (int)(nl - w->buf), w->buf);
+			w->len -= (size_t)(nl + 1 - w->buf);
+			memmove(w->buf, nl + 1, w->len);
+			return line;
+		}
+		assert_int_equal(poll(&pfd, 1, 30000), 1);
+		k = read(w->out, w->buf + w->len, sizeof(w->buf) - w->len);
+		assert_true(k > 0);
+		assert_true(w->all_len + (size_t)k < sizeof(w->all));
+		memcpy(w->all + w->all_len, w->buf + w->len, (size_t)k);
+		w->all_len += (size_t)k;
+		w->all[w->all_len] = 0;
+		w->len += (size_t)k;
+	}
 }
 
 /* The next line the watcher prints (within 30 s), parsed. */
@@ -406,6 +446,23 @@ static void test_watch_and_webhook_see_requested_then_approved(void **state)
 		}
 		assert_string_equal(json_string_value(json_object_get(ev, "event")), *want);
 		json_decref(ev);
+	}
+	watch_stop(w);
+	assert_null(strstr(w->all, value));
+
+	/* The human form: one line per event, code, connector/tool, tier,
+	 * the session's uid, the expiry of a request, who approved. */
+	watch_start_as(w, "0", false);
+	for (const char *const *want = (const char *const[]){ " requested ", " approved  ", NULL }; *want; want++) {
+		const char *line;
+
+		do
+			line = watch_raw_line(w);
+		while (!strstr(line, code));
+		fprintf(stderr, "approvals watch: %s\n", line);
+		assert_non_null(strstr(line, *want));
+		assert_non_null(strstr(line, "  fake/append  write  uid 0"));
+		assert_non_null(strstr(line, **want == ' ' && want[0][1] == 'r' ? "  expires 20" : "  by uid 0"));
 	}
 	watch_stop(w);
 	assert_null(strstr(w->all, value));
