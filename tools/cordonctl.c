@@ -789,6 +789,7 @@ static void usage(FILE *f)
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %s\n", c->usage);
 	fputs("  audit export [--since TIME] [--until TIME] [--after-seq N] [--follow]\n", f);
+	fputs("  approvals watch [--json] [--connector ID] [--after-seq N]\n", f);
 	fputs("  mcp [--connector ID]     bridge stdio to the gateway socket (for stdio MCP clients);\n"
 	      "                           --connector: that connector alone, under its own names\n\n"
 	      "Options:\n"
@@ -1385,6 +1386,123 @@ static int cmd_audit_export(const struct opts *o)
 	}
 }
 
+/* ---- cordonctl approvals watch ---- */
+
+/* One event line: JSON (the daemon's object as is) or a human line. Never
+ * an argument value: the daemon's events carry none. */
+static int print_event(const struct opts *o, const json_t *ev)
+{
+	const char *conn = str(ev, "connector");
+
+	if (o->connector && strcmp(conn, o->connector) != 0)
+		return 0;
+	if (o->json) {
+		char *line = json_dumps(ev, JSON_COMPACT);
+
+		if (!line)
+			return -ENOMEM;
+		puts(line);
+		free(line);
+		return 0;
+	}
+	printf("%s  %-9s %-9s %s/%s  %s", str(ev, "time"), str(ev, "event"), str(ev, "display_code"), conn,
+	       str(ev, "tool"), str(ev, "tier"));
+	if (json_is_integer(json_object_get(ev, "session_uid")))
+		printf("  uid %lld", num(ev, "session_uid"));
+	if (!strcmp(str(ev, "event"), "requested") || !strcmp(str(ev, "event"), "pending"))
+		printf("  expires %s", str(ev, "expires_at"));
+	if (json_is_integer(json_object_get(ev, "decided_by_uid")))
+		printf("  by uid %lld", num(ev, "decided_by_uid"));
+	if (json_is_string(json_object_get(ev, "reason")))
+		printf("  (%s)", str(ev, "reason"));
+	putchar('\n');
+	return 0;
+}
+
+/* Approval events as they happen, one line each, starting with the
+ * outstanding approvals. It polls approvals.watch every FOLLOW_POLL_MS on
+ * one connection with the audit seq it has read up to (like audit export
+ * --follow: the daemon keeps no watcher state, and the audit log is the
+ * source, so --after-seq resumes without losing an event). */
+static int cmd_approvals_watch(const struct opts *o)
+{
+	_cleanup_close_ int fd = -EBADF;
+	uint64_t after = 0, id = 1;
+	bool have_cursor = false;
+	int r;
+
+	if (o->help) {
+		printf("Usage: cordonctl approvals watch [--json] [--connector ID] [--after-seq N]\n\n"
+		       "Follows approvals: first the outstanding ones (event \"pending\"), then one line per\n"
+		       "event as it happens: requested, approved, denied, expired, revoked, consumed. Each\n"
+		       "line: time, event, display code, connector/tool, tier, the session's uid, expiry (for\n"
+		       "requested and pending), the deciding operator's uid, a reason. --json: one JSON object\n"
+		       "per line {event, seq, time, approval_id, display_code, connector, tool, tier, session,\n"
+		       "session_uid, expires_at (UTC, Z), state, reason, decided_by_uid, console_hint}. Never\n"
+		       "an argument value: `approvals show CODE` shows the call. It asks the daemon every %d ms;\n"
+		       "if the connection ends it names on stderr the seq to resume from (--after-seq N: the\n"
+		       "events after audit record N, without the outstanding list) and exits 1.\n",
+		       FOLLOW_POLL_MS);
+		return EXIT_OK;
+	}
+	if (o->n_pos != 2) {
+		fprintf(stderr, "Usage: cordonctl approvals watch [--json] [--connector ID] [--after-seq N]\n");
+		return EXIT_USAGE;
+	}
+	if (o->after_seq) {
+		if (parse_seq(o->after_seq, &after) < 0) {
+			fprintf(stderr, "cordonctl: --after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)\n",
+				o->after_seq);
+			return EXIT_USAGE;
+		}
+		have_cursor = true;
+	}
+	r = connect_unix(o->socket			      ? o->socket
+			 : getenv(CORDON_OPERATOR_SOCKET_ENV) ? getenv(CORDON_OPERATOR_SOCKET_ENV)
+							      : CORDON_OPERATOR_SOCKET_DEFAULT,
+			 &fd);
+	if (r != EXIT_OK)
+		return r;
+	for (;;) {
+		_cleanup_(json_decrefp) json_t *args = NULL, *result = NULL, *error = NULL;
+		const json_t *list, *ev;
+		uint64_t next;
+		size_t i;
+
+		args = have_cursor ? json_pack("{s:I}", "after_seq", (json_int_t)after) : json_object();
+		if (!args)
+			return EXIT_FAILED;
+		r = call_on(fd, id++, "approvals.watch", args, &result, &error);
+		if (r != EXIT_OK) {
+			if (have_cursor)
+				fprintf(stderr, "cordonctl: approvals watch stopped; resume with --after-seq %llu\n",
+					(unsigned long long)after);
+			return r == EXIT_PROTOCOL ? EXIT_FAILED : r;
+		}
+		if (error) {
+			const char *code = json_string_value(json_object_get(error, "code"));
+
+			fprintf(stderr, "cordonctl: %s: %s\n", code,
+				json_string_value(json_object_get(error, "message")));
+			return strcmp(code, CORDON_OP_E_DENIED) == 0 ? EXIT_DENIED : EXIT_FAILED;
+		}
+		list = json_object_get(result, have_cursor ? "events" : "pending");
+		json_array_foreach(list, i, ev) if (print_event(o, ev) < 0) return EXIT_FAILED;
+		if (fflush(stdout) != 0)
+			return EXIT_FAILED; /* the reader went away */
+		next = (uint64_t)json_integer_value(json_object_get(result, "next_seq"));
+		if (!have_cursor || next > after) {
+			bool more = next < (uint64_t)json_integer_value(json_object_get(result, "last_seq"));
+
+			after = next;
+			have_cursor = true;
+			if (more)
+				continue; /* more to page through */
+		}
+		(void)poll(NULL, 0, FOLLOW_POLL_MS);
+	}
+}
+
 static const struct command *find_command(const struct opts *o, int *ret_consumed)
 {
 	if (o->n_pos == 0)
@@ -1435,6 +1553,8 @@ int main(int argc, char **argv)
 		return cmd_mcp(&o);
 	if (strcmp(o.pos[0], "audit") == 0 && o.n_pos >= 2 && strcmp(o.pos[1], "export") == 0)
 		return cmd_audit_export(&o);
+	if (strcmp(o.pos[0], "approvals") == 0 && o.n_pos >= 2 && strcmp(o.pos[1], "watch") == 0)
+		return cmd_approvals_watch(&o);
 	if (strcmp(o.pos[0], "help") == 0) {
 		usage(stdout);
 		return EXIT_OK;

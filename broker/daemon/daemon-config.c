@@ -23,6 +23,7 @@
 #include "cleanup.h"
 #include "log.h"
 #include "parse-util.h"
+#include "webhook-url.h"
 #include "yaml-strict.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024)
@@ -35,6 +36,7 @@ enum key_kind {
 	KIND_SIZE,     /* uint64_t bytes, with an optional K, M or G */
 	KIND_COUNT,    /* unsigned */
 	KIND_LEVEL,    /* unsigned: a log.h LOG_LEVEL_* from its name */
+	KIND_WEBHOOK,  /* char *: "http://127.x.y.z[:port][/path]" (webhook.h) */
 };
 
 struct config_key {
@@ -71,6 +73,9 @@ static const struct config_key config_keys[] = {
 	{ "audit_retain_records",   NULL,               KIND_COUNT,    1000, 4000000000u, NULL, F(audit_retain_records) },
 	{ "http_session_idle",      NULL,               KIND_DURATION, 1, 86400, "1s to 24h", F(http_session_idle_ms) },
 	{ "log_level",              "--log-level",      KIND_LEVEL,    0, 0, NULL, F(log_level) },
+	/* Issue 14: the approval webhook (webhook.h). */
+	{ "approval_webhook_url",   NULL,               KIND_WEBHOOK,  0, 0, NULL, F(approval_webhook_url) },
+	{ "approval_webhook_secret_file", NULL,         KIND_PATH,     0, 0, NULL, F(approval_webhook_secret_file) },
 };
 /* clang-format on */
 
@@ -78,7 +83,7 @@ static const struct config_key config_keys[] = {
 
 static bool kind_is_string(enum key_kind k)
 {
-	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP;
+	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK;
 }
 
 static char **field_str(struct cordon_daemon_config *c, const struct config_key *k)
@@ -199,6 +204,17 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 		if (r >= 0)
 			r = cordon_yaml_get_string(y, v, 64, &s);
 		break;
+	case KIND_WEBHOOK: {
+		struct cordon_webhook_url url;
+		char err[200];
+
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r >= 0 && cordon_webhook_url_parse(v->value, &url, err, sizeof(err)) < 0)
+			r = cordon_yaml_err(y, v, "%s", err);
+		if (r >= 0)
+			r = cordon_yaml_get_string(y, v, CORDON_WEBHOOK_URL_MAX - 1, &s);
+		break;
+	}
 	case KIND_DURATION:
 		r = cordon_yaml_get_duration(y, v, k->min, k->max, k->range, &u);
 		if (r >= 0)
@@ -523,6 +539,12 @@ int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_di
 		return cordon_diag_set(diag, EINVAL, "config",
 				       "held_arguments_per_uid (%llu bytes) exceeds held_arguments_max (%llu bytes)",
 				       (unsigned long long)c->held_per_uid, (unsigned long long)c->held_max);
+	/* The webhook signs every body: a URL without a secret (or a secret
+	 * without a URL) is a mistake, not a choice. */
+	if (!c->approval_webhook_url != !c->approval_webhook_secret_file)
+		return cordon_diag_set(diag, EINVAL, "config",
+				       "approval_webhook_url and approval_webhook_secret_file go together: give both "
+				       "or neither");
 	/* No --user as root: cordond drops to its private id
 	 * (CORDON_BROKER_PRIVATE_ID, resolved in privs_resolve()), never to a
 	 * shared account such as nobody. */

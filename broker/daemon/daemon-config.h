@@ -25,6 +25,8 @@
  *   audit_retain_days: 365              # audit records older than this are deleted (absent: kept)
  *   audit_retain_records: 10000000      # only the newest N audit records are kept (absent: all)
  *   log_level: info                     # error, warning, notice, info or debug
+ *   approval_webhook_url: http://127.0.0.1:8787/cordon  # POST per approval event (webhook.h)
+ *   approval_webhook_secret_file: /etc/cordon/webhook.secret  # HMAC key (root-owned, 0600)
  */
 
 #include <stdbool.h>
@@ -71,6 +73,9 @@ struct cordon_daemon_config {
 	 * without DELETE. */
 	uint64_t http_session_idle_ms;
 	unsigned log_level; /* a log.h LOG_LEVEL_*; 0: not set (info) */
+	/* The approval webhook (webhook.h); both NULL: off. */
+	char *approval_webhook_url;
+	char *approval_webhook_secret_file;
 	bool foreground_log_debug;
 };
 

@@ -52,6 +52,7 @@
 #include "http.h"
 #include "log.h"
 #include "operator.h"
+#include "webhook.h"
 #include "worker-denials.h"
 #include "worker.h"
 
@@ -315,6 +316,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 	dlog_denials_flush(&d->denials_log, now, false);
 	db_tick(d);
 	audit_retention_tick(d, now);
+	cordon_webhook_tick(d->webhook, d);
 	if (now - last_sweep >= 5000) {
 		last_sweep = now;
 		approvals_expire_logged(d);
@@ -436,6 +438,13 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	r = daemon_profiles_load(d, diag);
 	if (r < 0)
 		goto fail;
+	/* The webhook's secret is root's file: read it now. */
+	if (d->cfg.approval_webhook_url) {
+		r = cordon_webhook_new(d->cfg.approval_webhook_url, d->cfg.approval_webhook_secret_file, &d->webhook,
+				       diag);
+		if (r < 0)
+			goto fail;
+	}
 
 	/* 2. The launcher helper keeps the privileges connectors need; fork it
 	 * before we drop ours. */
@@ -547,6 +556,8 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	}
 	if (r >= 0)
 		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
+	if (r >= 0 && d->webhook)
+		r = cordon_webhook_start(d->webhook, d);
 	if (r < 0) {
 		cordon_diag_set(diag, -r, "daemon", "cannot watch the sockets: %s", strerror(-r));
 		goto fail;
@@ -596,6 +607,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 	workers_kill_all(d);
 	if (d->tick)
 		cordon_loop_timer_cancel(d->tick);
+	cordon_webhook_free(d->webhook);
+	d->webhook = NULL;
 	if (d->w_signal)
 		cordon_loop_unwatch(d->w_signal);
 	if (d->w_spawner)

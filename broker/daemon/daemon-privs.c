@@ -17,7 +17,8 @@
  *    filesystem to the state and runtime directories (read-write, no
  *    execute, devices, FIFOs or sockets) and the profiles directory
  *    (read-only), denies TCP bind/connect (the HTTP listener is already
- *    bound) and scopes abstract sockets and signals. A broker compromised
+ *    bound; with an approval webhook, connect to its one port only) and
+ *    scopes abstract sockets and signals. A broker compromised
  *    through a parsing bug then cannot read credentials, profiles of other
  *    systems or the helper's files, and cannot connect anywhere.
  * Only after that does the daemon open the database and read any traffic. */
@@ -43,6 +44,7 @@
 #include "parse-util.h"
 #include "paths.h"
 #include "privdrop.h"
+#include "webhook.h"
 
 int privs_resolve(struct cordon_daemon *d, struct cordon_diag *diag)
 {
@@ -277,12 +279,23 @@ int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 	for (const char *const *p = d->spawner.sandbox_rw; p && *p; p++)
 		if ((r = add_path(rfd, &handled, *p, rw, diag)) < 0)
 			return r;
+	/* The approval webhook (webhook.h): TCP connect to its one port, and
+	 * no other (its address is on the loopback, checked by the config). */
+	if (d->webhook && handled.net) {
+		r = cordon_landlock_allow_port(rfd, &handled, cordon_webhook_port(d->webhook),
+					       LANDLOCK_ACCESS_NET_CONNECT_TCP);
+		if (r < 0)
+			return cordon_diag_set(diag, -r, "landlock", "cannot allow the webhook's port %u: %s",
+					       (unsigned)cordon_webhook_port(d->webhook), strerror(-r));
+	}
 	r = cordon_landlock_restrict(rfd);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "landlock", "restrict_self: %s", strerror(-r));
 	*ret_report = json_pack("{s:s, s:i, s:[sss], s:b, s:b}", "landlock", "enforced", "abi", abi, "paths",
 				d->cfg.state_dir, d->cfg.runtime_dir, d->cfg.profiles_dir, "tcp_denied",
 				handled.net != 0, "scoped", handled.scoped != 0);
+	if (*ret_report && d->webhook && handled.net)
+		json_object_set_new(*ret_report, "tcp_connect_port", json_integer(cordon_webhook_port(d->webhook)));
 	return 0;
 }
 

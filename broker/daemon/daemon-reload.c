@@ -374,6 +374,10 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 	RESTART_ONLY(gateway_group, "gateway_group");
 	RESTART_ONLY(http_listen, "http");
 	RESTART_ONLY(launcher, "launcher");
+	/* The secret is read while privileged, the port is in the Landlock
+	 * domain: both are fixed at start. */
+	RESTART_ONLY(approval_webhook_url, "approval_webhook_url");
+	RESTART_ONLY(approval_webhook_secret_file, "approval_webhook_secret_file");
 #undef RESTART_ONLY
 	if (d->cfg.line_max != nc->line_max)
 		json_array_append_new(ignored, json_string("line_max"));

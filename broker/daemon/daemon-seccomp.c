@@ -8,7 +8,9 @@
  * helper), SQLite on files beneath the state directory, libsodium (getrandom,
  * mlock, mprotect), jansson/libyaml (memory only) and libmicrohttpd in
  * external-loop mode. It never creates a socket, never forks or executes a
- * program (the helper does that), never mounts, traces or loads BPF. Anything
+ * program (the helper does that) — except the approval webhook's client
+ * socket: with a webhook configured, socket(AF_INET, ...) and connect are
+ * allowed (Landlock confines connect to the webhook's port) — never mounts, traces or loads BPF. Anything
  * not listed fails with EPERM (a missed rare path degrades into an error,
  * not a crash); the syscalls that would only serve an attacker — exec,
  * ptrace, process_vm_*, bpf, mount, unshare/setns, kexec, module loading,
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <libseccomp-include.h>
 
@@ -103,6 +106,11 @@ int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONBIO, 0));
 	if (r >= 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS, 0));
+	/* The approval webhook: an IPv4 TCP client socket, nothing else. */
+	if (r >= 0 && d->webhook)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET, 0));
+	if (r >= 0 && d->webhook)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
 	for (size_t i = 0; r >= 0 && spawns && i < ELEMENTSOF(spawn_extra); i++)
 		r = add(ctx, SCMP_ACT_ALLOW, spawn_extra[i]);
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fatal); i++) {
@@ -115,7 +123,8 @@ int privs_seccomp_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 	seccomp_release(ctx);
 	if (r < 0)
 		return cordon_diag_set(diag, -r, "seccomp", "cannot load cordond's own filter: %s", strerror(-r));
-	*ret_report = json_pack("{s:s, s:s, s:i, s:b}", "seccomp", "enforced", "default", "errno(EPERM)", "allowed",
-				(int)ELEMENTSOF(allowed) + 1, "spawner_exec", spawns);
+	*ret_report =
+		json_pack("{s:s, s:s, s:i, s:b, s:b}", "seccomp", "enforced", "default", "errno(EPERM)", "allowed",
+			  (int)ELEMENTSOF(allowed) + 1, "spawner_exec", spawns, "webhook_client", d->webhook != NULL);
 	return 0;
 }

@@ -417,6 +417,8 @@ struct daemon_metrics {
 		worker_lines_skipped;
 	uint64_t sessions_total, sessions_refused, gateway_errors;
 	uint64_t reloads_applied, reloads_refused;
+	/* The approval webhook (webhook.c). */
+	uint64_t webhook_delivered, webhook_failed, webhook_dropped, webhook_retries;
 };
 
 /* A file in the profiles directory that failed to load (at start-up, or at
@@ -494,7 +496,8 @@ struct cordon_daemon {
 	char **reload_argv;
 	int reload_argc;
 	char *config_path;
-	int stop_signal; /* the signal that stopped the loop (0: none) */
+	int stop_signal;		/* the signal that stopped the loop (0: none) */
+	struct cordon_webhook *webhook; /* NULL: no approval webhook configured */
 };
 
 /* daemon-state.c */

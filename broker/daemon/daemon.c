@@ -43,6 +43,14 @@ struct cordon_db *cordon_daemon_db(struct cordon_daemon *d)
 	return d->db;
 }
 
+long long cordon_daemon_session_uid(struct cordon_daemon *d, const char *session)
+{
+	for (struct dsession *s = session ? d->sessions : NULL; s; s = s->next)
+		if (!strcmp(s->id, session))
+			return (long long)s->cred.uid;
+	return -1;
+}
+
 struct cordon_key *cordon_daemon_key(struct cordon_daemon *d)
 {
 	return d->key;
@@ -207,6 +215,23 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* The approval webhook's deliveries (webhook.c counts them), all zero
+ * without one. */
+static void webhook_metrics(FILE *f, struct cordon_daemon *d)
+{
+	family(f, "cordon_webhook_deliveries_total", "counter",
+	       "Approval webhook bodies by result: delivered (2xx), failed (every attempt failed), dropped (queue "
+	       "full).");
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"delivered\"} %llu\n",
+		(unsigned long long)d->m.webhook_delivered);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"failed\"} %llu\n",
+		(unsigned long long)d->m.webhook_failed);
+	fprintf(f, "cordon_webhook_deliveries_total{result=\"dropped\"} %llu\n",
+		(unsigned long long)d->m.webhook_dropped);
+	counter(f, "cordon_webhook_retries_total", "Approval webhook attempts after a body's first.",
+		d->m.webhook_retries);
+}
+
 /* A label value in the exposition format: backslash, double quote and line
  * feed escaped (connector ids are [a-z0-9-] already; this is belt and
  * braces for whatever else ends up in a label). */
@@ -338,6 +363,7 @@ int cordon_daemon_write_metrics(struct cordon_daemon *d, FILE *f)
 		(unsigned long long)d->m.reloads_applied, (unsigned long long)d->m.reloads_refused);
 	family(f, "cordon_profiles_failed", "gauge", "Profiles in the profiles directory that did not load.");
 	fprintf(f, "cordon_profiles_failed %zu\n", d->n_bad_profiles_total);
+	webhook_metrics(f, d);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -30,6 +30,8 @@ struct cordon_profile;
 
 struct cordon_loop *cordon_daemon_loop(struct cordon_daemon *d);
 struct cordon_db *cordon_daemon_db(struct cordon_daemon *d);
+/* The uid of the open gateway session `session`, or -1 (none open). */
+long long cordon_daemon_session_uid(struct cordon_daemon *d, const char *session);
 struct cordon_key *cordon_daemon_key(struct cordon_daemon *d);
 /* The loaded profile of a connector, or NULL. */
 const struct cordon_profile *cordon_daemon_profile(struct cordon_daemon *d, const char *connector);

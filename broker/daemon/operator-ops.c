@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "inventory.h"
 #include "operator-display.h"
+#include "operator-watch.h"
 #include "operator.h"
 
 /* The newest rows an "all" listing shows. */
@@ -1307,6 +1308,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_approvals_list(d, req, &res, err);
 	else if (!strcmp(op, "approvals.show"))
 		r = op_approvals_show(d, actor, req, &res, err);
+	else if (!strcmp(op, "approvals.watch"))
+		r = op_approvals_watch(d, req, &res, err);
 	else if (!strcmp(op, "approvals.approve") || !strcmp(op, "approvals.deny"))
 		r = op_approvals_decide(d, actor, req, &res, err);
 	else if (!strcmp(op, "delegations.list"))

@@ -46,6 +46,7 @@ const struct cordon_op_spec cordon_op_table[] = {
 	{ "grants.remove",       true,  { S("connector", true), S("tool", true) } },
 	{ "approvals.list",      false, { B("all"), S("connector", false) } },
 	{ "approvals.show",      false, { S("id", true), B("reveal") } },
+	{ "approvals.watch",     false, { U("after_seq", (1ull << 53) - 1) } },
 	{ "approvals.approve",   true,  { S("id", true), S("code", false) } },
 	{ "approvals.deny",      true,  { S("id", true) } },
 	{ "delegations.list",    false, { B("all") } },

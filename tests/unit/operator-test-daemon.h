@@ -97,6 +97,14 @@ struct cordon_db *cordon_daemon_db(struct cordon_daemon *d)
 	return d->bt->db;
 }
 
+/* No gateway sessions here. */
+long long cordon_daemon_session_uid(struct cordon_daemon *d, const char *session)
+{
+	(void)d;
+	(void)session;
+	return -1;
+}
+
 struct cordon_key *cordon_daemon_key(struct cordon_daemon *d)
 {
 	return d->bt->key;

@@ -189,9 +189,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 19 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 21 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 19 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 21 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -291,6 +291,35 @@ static void test_audit_retention_keys(void **state)
 				       bad[i][7] == 'r' && bad[i][13] == 'd' ? "audit_retain_days" : "audit_retain_"));
 		cordon_daemon_config_done(&c);
 	}
+}
+
+/* The approval webhook (issue 14): http:// on the loopback with its
+ * secret file; https, a remote host and a URL alone are refused, each
+ * naming why. */
+static void test_approval_webhook_keys(void **state)
+{
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+
+	(void)state;
+	assert_int_equal(load("approval_webhook_url: http://127.0.0.1:8787/cordon\n"
+			      "approval_webhook_secret_file: /etc/cordon/webhook.secret\n",
+			      &c, &d),
+			 0);
+	assert_string_equal(c.approval_webhook_url, "http://127.0.0.1:8787/cordon");
+	assert_string_equal(c.approval_webhook_secret_file, "/etc/cordon/webhook.secret");
+	cordon_daemon_config_done(&c);
+	expect_bad("approval_webhook_url: https://127.0.0.1/x\n", 1, 23,
+		   "approval_webhook_url: https is not supported (cordond has no TLS client): use a local relay's "
+		   "http://127.0.0.1 URL");
+	expect_bad("approval_webhook_url: http://192.0.2.1/x\n", 1, 23,
+		   "approval_webhook_url: host 192.0.2.1 is not on the loopback (127.0.0.0/8): a remote endpoint "
+		   "needs a local relay");
+	/* A URL without a secret: the file loads, finishing refuses. */
+	assert_int_equal(load("state: /s\nprofiles: /p\napproval_webhook_url: http://127.0.0.1/x\n", &c, &d), 0);
+	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "go together"));
+	cordon_daemon_config_done(&c);
 }
 
 static void test_not_yaml_we_read(void **state)
@@ -519,7 +548,7 @@ int main(void)
 		cmocka_unit_test(test_not_yaml_we_read),     cmocka_unit_test(test_oversize_file),
 		cmocka_unit_test(test_not_a_file),	     cmocka_unit_test(test_resource_shares),
 		cmocka_unit_test(test_flags_override_file),  cmocka_unit_test(test_flag_errors),
-		cmocka_unit_test(test_audit_retention_keys),
+		cmocka_unit_test(test_audit_retention_keys), cmocka_unit_test(test_approval_webhook_keys),
 	};
 	int r;
 
