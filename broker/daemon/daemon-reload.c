@@ -362,10 +362,10 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 					       "cannot re-read %s: the launcher helper is gone (restart cordond)",
 					       d->config_path);
 
+		/* The helper's diag names the file and the rule it broke. */
 		r = d->spawner.config_read(d->spawner.userdata, &buf, &len, &hd);
 		if (r < 0)
-			return cordon_diag_set(diag, -r, "config", "the launcher helper did not hand over %s: %s",
-					       d->config_path, hd.message);
+			return cordon_diag_set(diag, -r, "config", "%s", hd.message);
 	}
 	r = buf ? cordon_daemon_config_parse_args_buffer(nc, d->reload_argc, d->reload_argv, buf, len, diag)
 		: cordon_daemon_config_parse_args(nc, d->reload_argc, d->reload_argv, diag);
