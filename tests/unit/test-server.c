@@ -533,6 +533,24 @@ static void test_config_read_directory_writable(void **state)
 	assert_int_equal(chmod(etc, 0755), 0);
 }
 
+/* As root, a file root does not own is refused: its owner could change
+ * what cordond enforces. (Not root, the helper accepts its own uid's file,
+ * which the other tests exercise.) */
+static void test_config_read_not_root_owned(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("  not root: the root-ownership rule does not apply\n");
+		return;
+	}
+	assert_int_equal(chown(config, 1000, 1000), 0);
+	config_request(38);
+	snprintf(want, sizeof(want), "configuration '%s' is owned by uid 1000, not root", config);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 38, EPERM, "config", want);
+}
+
 static void test_config_read_too_big(void **state)
 {
 	char want[8192], *big = malloc(CORDON_SERVE_MAX_CONFIG + 1);
@@ -608,6 +626,7 @@ int main(void)
 		TC(test_config_read_directory_writable),
 		TC(test_config_read_too_big),
 		TC(test_config_read_nul),
+		TC(test_config_read_not_root_owned),
 		T(test_config_read_none),
 		T(test_config_path_relative),
 	};
