@@ -14,7 +14,8 @@ static void usage(FILE *f)
 	      "  cordon-launch --check PROFILE...           validate profiles\n"
 	      "  cordon-launch --profile FILE [--root HOST:SANDBOX:ACCESS]... [--report FILE] [-- CMD ARGS...]\n"
 	      "                                             run a connector in its sandbox\n"
-	      "  cordon-launch --serve FD --profiles DIR    launcher helper for cordond (docs/privsep.md)\n",
+	      "  cordon-launch --serve FD --profiles DIR [--config FILE]\n"
+	      "                                             launcher helper for cordond (docs/privsep.md)\n",
 	      f);
 }
 

@@ -362,7 +362,8 @@ static int config_flag(struct cordon_daemon_config *c, const char *key, char *va
 	return 0;
 }
 
-int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, char **argv, struct cordon_diag *diag)
+static int parse_args(struct cordon_daemon_config *c, int argc, char **argv, const char *config_buf, size_t config_len,
+		      struct cordon_diag *diag)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -400,7 +401,8 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 	if (optind < argc)
 		return cordon_diag_set(diag, EINVAL, "config", "unexpected argument '%s'", argv[optind]);
 	if (config) {
-		r = cordon_daemon_config_load(c, config, diag);
+		r = config_buf ? cordon_daemon_config_load_buffer(c, config, config_buf, config_len, diag)
+			       : cordon_daemon_config_load(c, config, diag);
 		if (r < 0)
 			return r;
 	}
@@ -458,6 +460,17 @@ int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, ch
 			return r;
 	}
 	return 0;
+}
+
+int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, char **argv, struct cordon_diag *diag)
+{
+	return parse_args(c, argc, argv, NULL, 0, diag);
+}
+
+int cordon_daemon_config_parse_args_buffer(struct cordon_daemon_config *c, int argc, char **argv, const char *buf,
+					   size_t len, struct cordon_diag *diag)
+{
+	return parse_args(c, argc, argv, buf, len, diag);
 }
 
 /* Makes a flag path absolute and canonical: an existing path is resolved

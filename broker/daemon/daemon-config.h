@@ -99,6 +99,12 @@ int cordon_daemon_config_load_buffer(struct cordon_daemon_config *c, const char 
  * asked for (the caller prints usage), or -errno with diag. */
 int cordon_daemon_config_parse_args(struct cordon_daemon_config *c, int argc, char **argv, struct cordon_diag *diag);
 
+/* The same, but the --config file's contents are the len bytes at buf (read
+ * by the launcher helper at a reload) instead of the file read here; the
+ * messages still name the file. Without --config in argv, buf is unused. */
+int cordon_daemon_config_parse_args_buffer(struct cordon_daemon_config *c, int argc, char **argv, const char *buf,
+					   size_t len, struct cordon_diag *diag);
+
 /* Fills defaults and makes paths absolute (relative flag values are taken
  * relative to the working directory, which is what a newcomer typing
  * `cordond --state ./state` means). Returns 0 or -errno with diag. */

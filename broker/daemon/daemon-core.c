@@ -451,7 +451,11 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	if (spawner)
 		d->spawner = *spawner;
 	else {
-		r = cordon_daemon_launcher_spawner(d->cfg.launcher, d->cfg.profiles_dir, &d->spawner, diag);
+		/* The helper re-reads the --config file for a reload (cordond's
+		 * own sandbox would not see a file replaced by rename). */
+		const char *config = d->config_path && d->config_path[0] == '/' ? d->config_path : NULL;
+
+		r = cordon_daemon_launcher_spawner(d->cfg.launcher, d->cfg.profiles_dir, config, &d->spawner, diag);
 		if (r < 0)
 			goto fail;
 	}

@@ -93,6 +93,13 @@ static int ls_profiles(void *userdata, struct cordon_profile *const *ps, size_t 
 	return cordon_launcher_client_profiles(ls->lc, ps, n, ret_failed, 64, diag);
 }
 
+static int ls_config_read(void *userdata, char **ret, size_t *ret_len, struct cordon_diag *diag)
+{
+	struct lspawner *ls = userdata;
+
+	return cordon_launcher_client_config_read(ls->lc, ret, ret_len, diag);
+}
+
 static void ls_kill(void *userdata, uint32_t instance)
 {
 	struct lspawner *ls = userdata;
@@ -147,8 +154,8 @@ static void ls_free(void *userdata)
 	free(ls);
 }
 
-int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, struct cordon_spawner *ret,
-				   struct cordon_diag *diag)
+int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, const char *config_path,
+				   struct cordon_spawner *ret, struct cordon_diag *diag)
 {
 	struct cordon_launcher_handlers h = { .exited = on_exited,
 					      .net_denied = on_net_denied,
@@ -164,13 +171,14 @@ int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profil
 	if (!launch_binary)
 		launch_binary = CORDON_LIBEXEC_LAUNCH;
 	h.userdata = ls;
-	r = cordon_launcher_client_start(launch_binary, profiles_dir, &h, &ls->lc, diag);
+	r = cordon_launcher_client_start_config(launch_binary, profiles_dir, config_path, &h, &ls->lc, diag);
 	if (r < 0) {
 		free(ls);
 		return r;
 	}
 	*ret = (struct cordon_spawner){ .spawn = ls_spawn,
 					.profiles = ls_profiles,
+					.config_read = config_path ? ls_config_read : NULL,
 					.kill = ls_kill,
 					.reap = ls_reap,
 					.capabilities = ls_caps,

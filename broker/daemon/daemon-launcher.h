@@ -59,6 +59,14 @@ struct cordon_spawner {
 	 * for a spawner that starts from the profile spawn() is given. */
 	int (*profiles)(void *userdata, struct cordon_profile *const *ps, size_t n, char ret_failed[static 64],
 			struct cordon_diag *diag);
+	/* The bytes of cordond's --config file, read by the launcher helper
+	 * (root) at the path it was started with, with its owner, mode,
+	 * no-symlink and size checks (cordon_launcher_client_config_read()):
+	 * a reload sees a file replaced by rename, which cordond's own
+	 * sandbox would not let it open. 0 and *ret (malloc'd, NUL-terminated)
+	 * and *ret_len, or -errno with diag. NULL when the spawner was given
+	 * no configuration file: cordond then reads the file itself. */
+	int (*config_read)(void *userdata, char **ret, size_t *ret_len, struct cordon_diag *diag);
 	/* Kills an instance (idempotent). */
 	void (*kill)(void *userdata, uint32_t instance);
 	/* Reaps an instance whose stdout hit EOF; returns its wait status or
@@ -83,6 +91,8 @@ struct cordon_spawner {
 	const char *const *sandbox_rw;	 /* read + write */
 };
 
-/* The launcher-helper spawner (daemon-launcher.c). Started while privileged. */
-int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, struct cordon_spawner *ret,
-				   struct cordon_diag *diag);
+/* The launcher-helper spawner (daemon-launcher.c). Started while privileged.
+ * config_path (absolute, or NULL) is the configuration file the helper
+ * returns to config_read (left NULL in *ret when config_path is). */
+int cordon_daemon_launcher_spawner(const char *launch_binary, const char *profiles_dir, const char *config_path,
+				   struct cordon_spawner *ret, struct cordon_diag *diag);

@@ -264,10 +264,14 @@ int privs_sandbox_self(struct cordon_daemon *d, json_t **ret_report, struct cord
 		return r;
 	if ((r = add_path(rfd, &handled, d->cfg.profiles_dir, ro, diag)) < 0)
 		return r;
-	/* The --config file, read only, so a reload can read it again: this
-	 * one file (by its inode: a file that replaces it is not covered),
-	 * never its directory, where credentials may live. */
-	if (d->config_path) {
+	/* The --config file: a reload gets its bytes from the launcher
+	 * helper, which reads it at the path cordond started with (a file
+	 * replaced by rename included), so cordond itself needs no access.
+	 * Only a spawner without that (a test's in-process spawner) has
+	 * cordond read it: this one file, read only (by its inode: a file
+	 * that replaces it is not covered), never its directory, where
+	 * credentials may live. */
+	if (d->config_path && !d->spawner.config_read) {
 		r = cordon_landlock_allow_path(rfd, &handled, d->config_path, LANDLOCK_ACCESS_FS_READ_FILE);
 		if (r < 0)
 			return cordon_diag_set(diag, -r, "landlock", "cannot add a rule for '%s': %s", d->config_path,

@@ -339,24 +339,45 @@ static bool str_differs(const char *a, const char *b)
 }
 
 /* Parses the configuration as at start-up into *nc; fills `ignored` with
- * the names of the settings that changed but need a restart. */
+ * the names of the settings that changed but need a restart. The --config
+ * file's bytes come from the launcher helper when it was given the file
+ * (daemon-launcher.h, config_read): cordond's sandbox allows only the
+ * inode it started with, so a file replaced by rename could not be opened
+ * here. Without that (a test's in-process spawner), cordond reads the file
+ * itself. */
 static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *nc, json_t *ignored,
 			 struct cordon_diag *diag)
 {
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
 	int r;
 
 	cordon_daemon_config_init(nc);
 	if (!d->reload_argv)
 		return 1; /* started without flags (the tests' in-process daemon): nothing to re-read */
-	r = cordon_daemon_config_parse_args(nc, d->reload_argc, d->reload_argv, diag);
+	if (d->config_path && d->spawner.config_read) {
+		struct cordon_diag hd = {};
+
+		if (d->helper_lost)
+			return cordon_diag_set(diag, ECONNRESET, "config",
+					       "cannot re-read %s: the launcher helper is gone (restart cordond)",
+					       d->config_path);
+
+		/* The helper's diag names the file and the rule it broke. */
+		r = d->spawner.config_read(d->spawner.userdata, &buf, &len, &hd);
+		if (r < 0)
+			return cordon_diag_set(diag, -r, "config", "%s", hd.message);
+	}
+	r = buf ? cordon_daemon_config_parse_args_buffer(nc, d->reload_argc, d->reload_argv, buf, len, diag)
+		: cordon_daemon_config_parse_args(nc, d->reload_argc, d->reload_argv, diag);
 	if (r >= 0)
 		r = cordon_daemon_config_finish(nc, diag);
 	if (r < 0) {
-		/* The sandbox allows the config file cordond started with, by
-		 * its inode: one that was replaced since (as most editors save)
-		 * is out of reach until a restart; and cordond reads it as its
-		 * own user now, so the file's mode must let it. */
-		if (r == -EACCES && d->config_path)
+		/* Read by cordond itself: the sandbox allows the config file
+		 * cordond started with, by its inode, so one that was replaced
+		 * since is out of reach until a restart; and cordond reads it
+		 * as its own user now, so the file's mode must let it. */
+		if (r == -EACCES && d->config_path && !buf)
 			cordon_diag_set(diag, EACCES, "config",
 					"cannot read %s: permission denied (cordond may read only the file it "
 					"started with, as its own user: edit it in place, or restart cordond)",

@@ -345,6 +345,34 @@ int cordon_launcher_client_profiles(struct cordon_launcher_client *lc, struct co
 	return r;
 }
 
+int cordon_launcher_client_config_read(struct cordon_launcher_client *lc, char **ret, size_t *ret_len,
+				       struct cordon_diag *reterr_diag)
+{
+	struct cordon_serve_msg req, rep;
+	size_t len;
+	int r;
+
+	cordon_serve_msg_init(&req, CORDON_SERVE_CONFIG_READ, 0);
+	r = request(lc, &req, CORDON_SERVE_CONFIG_READ_REPLY, REQUEST_TIMEOUT_MS, &rep, reterr_diag);
+	if (r < 0)
+		return r;
+	r = reply_status(&rep, reterr_diag);
+	if (r >= 0 && !rep.json)
+		r = cordon_diag_set(reterr_diag, EBADMSG, "launcher", "the configuration reply carries no file");
+	if (r >= 0 && (len = strlen(rep.json)) > CORDON_SERVE_MAX_CONFIG)
+		r = cordon_diag_set(reterr_diag, EBADMSG, "launcher",
+				    "the configuration reply holds %zu bytes (at most %u)", len,
+				    CORDON_SERVE_MAX_CONFIG);
+	if (r < 0) {
+		cordon_serve_msg_clear(&rep);
+		return r;
+	}
+	*ret = TAKE_PTR(rep.json);
+	*ret_len = len;
+	cordon_serve_msg_clear(&rep);
+	return 0;
+}
+
 int cordon_launcher_client_spawn(struct cordon_launcher_client *lc, const char *connector, const char *tag,
 				 const struct cordon_serve_root *roots, size_t n_roots, struct cordon_launched *ret,
 				 struct cordon_diag *reterr_diag)
@@ -509,10 +537,17 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 				 const struct cordon_launcher_handlers *handlers, struct cordon_launcher_client **ret,
 				 struct cordon_diag *reterr_diag)
 {
+	return cordon_launcher_client_start_config(launch_binary, profiles_dir, NULL, handlers, ret, reterr_diag);
+}
+
+int cordon_launcher_client_start_config(const char *launch_binary, const char *profiles_dir, const char *config_path,
+					const struct cordon_launcher_handlers *handlers,
+					struct cordon_launcher_client **ret, struct cordon_diag *reterr_diag)
+{
 	struct cordon_launcher_client *lc;
 	struct cordon_serve_msg req, rep;
 	int sv[2] = { -EBADF, -EBADF }, ep[2] = { -EBADF, -EBADF };
-	char *argv[6];
+	char *argv[8];
 	pid_t pid;
 	int r, e = 0;
 	ssize_t n;
@@ -520,6 +555,9 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 	if (!launch_binary || launch_binary[0] != '/' || !profiles_dir || !profiles_dir[0])
 		return cordon_diag_set(reterr_diag, EINVAL, "launcher",
 				       "the launcher binary must be an absolute path and a profiles directory given");
+	if (config_path && config_path[0] != '/')
+		return cordon_diag_set(reterr_diag, EINVAL, "launcher", "the configuration path '%s' is not absolute",
+				       config_path);
 	lc = calloc(1, sizeof(*lc));
 	if (!lc)
 		return cordon_diag_set(reterr_diag, ENOMEM, "launcher", "out of memory");
@@ -541,7 +579,9 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 	argv[2] = (char *)"3";
 	argv[3] = (char *)"--profiles";
 	argv[4] = (char *)profiles_dir;
-	argv[5] = NULL;
+	argv[5] = config_path ? (char *)"--config" : NULL;
+	argv[6] = (char *)config_path;
+	argv[7] = NULL;
 
 	pid = fork();
 	if (pid < 0) {

@@ -47,6 +47,13 @@ int cordon_launcher_client_start(const char *launch_binary, const char *profiles
 				 const struct cordon_launcher_handlers *handlers, struct cordon_launcher_client **ret,
 				 struct cordon_diag *reterr_diag);
 
+/* The same, and the helper is given config_path (absolute; NULL: none) as
+ * the one file cordon_launcher_client_config_read() returns, for the
+ * helper's whole life: no later request can name another file. */
+int cordon_launcher_client_start_config(const char *launch_binary, const char *profiles_dir, const char *config_path,
+					const struct cordon_launcher_handlers *handlers,
+					struct cordon_launcher_client **ret, struct cordon_diag *reterr_diag);
+
 /* Closes the socket (the helper kills every instance and exits), reaps the
  * helper, frees. */
 void cordon_launcher_client_free(struct cordon_launcher_client *lc);
@@ -71,6 +78,15 @@ int cordon_launcher_client_probe(struct cordon_launcher_client *lc, json_t **ret
  * ("" when the refusal names none). Returns 0 on success. */
 int cordon_launcher_client_profiles(struct cordon_launcher_client *lc, struct cordon_profile *const *ps, size_t n,
 				    char *ret_failed, size_t size, struct cordon_diag *reterr_diag);
+
+/* The bytes of the configuration file the helper was started with, read
+ * by the helper (root) with its checks: no symlink, a regular file, file
+ * and directory writable only by root, at most CORDON_SERVE_MAX_CONFIG
+ * bytes, no NUL. Returns 0 and writes *ret (malloc'd, NUL-terminated) and
+ * *ret_len, or -errno with the helper's diag naming the file and the rule
+ * (-ENOENT when the helper has no configuration file). */
+int cordon_launcher_client_config_read(struct cordon_launcher_client *lc, char **ret, size_t *ret_len,
+				       struct cordon_diag *reterr_diag);
 
 struct cordon_launched {
 	uint32_t instance;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cordon-launch --serve FD --profiles DIR: the privileged launcher helper of
+/* cordon-launch --serve FD --profiles DIR [--config FILE]: the privileged launcher helper of
  * cordond (docs/privsep.md). This verb parses its arguments and sets the
  * process up (dies with cordond, ignores SIGPIPE, takes SIGTERM/SIGINT/
  * SIGHUP through a signalfd (SIGHUP is ignored there), opens and checks the profiles directory,
  * probes the kernel, removes a dead helper's cgroups, loads the egress
- * policy); the server itself is launcher/lib/serve.c. */
+ * policy); the server itself is launcher/lib/serve.c. --config names the
+ * one file a CONFIG_READ request returns (cordond's own --config, absolute,
+ * fixed here for the helper's life). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,7 +45,7 @@ int verb_serve(int argc, char **argv)
 	struct cordon_netpolicy_state *np = NULL;
 	struct cordon_server *s = NULL;
 	struct cordon_caps caps;
-	const char *dir = NULL;
+	const char *dir = NULL, *config = NULL;
 	uint64_t fd64;
 	sigset_t mask;
 	int type = 0, sock, r;
@@ -57,13 +59,21 @@ int verb_serve(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--profiles") == 0 && i + 1 < argc && !dir)
 			dir = argv[++i];
+		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc && !config)
+			config = argv[++i];
 		else {
-			log_error("--serve: unexpected argument '%s' (usage: --serve FD --profiles DIR)", argv[i]);
+			log_error(
+				"--serve: unexpected argument '%s' (usage: --serve FD --profiles DIR [--config FILE])",
+				argv[i]);
 			return 2;
 		}
 	}
 	if (!dir) {
 		log_error("--serve needs --profiles DIR");
+		return 2;
+	}
+	if (config && config[0] != '/') {
+		log_error("--serve: --config '%s' must be an absolute path", config);
 		return 2;
 	}
 
@@ -159,6 +169,7 @@ int verb_serve(int argc, char **argv)
 	r = cordon_server_new(&(struct cordon_server_options){ .sock = sock,
 							       .profiles_fd = profiles_fd,
 							       .profiles_dir = dir,
+							       .config_path = config,
 							       .caps = &caps,
 							       .netpolicy = np,
 							       .env = environ,

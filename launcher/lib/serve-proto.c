@@ -13,11 +13,18 @@
 #define HEADER_LEN 16u
 
 static const char *const type_names[_CORDON_SERVE_TYPE_MAX] = {
-	[CORDON_SERVE_PROBE] = "probe",	      [CORDON_SERVE_PROBE_REPLY] = "probe-reply",
-	[CORDON_SERVE_SPAWN] = "spawn",	      [CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
-	[CORDON_SERVE_KILL] = "kill",	      [CORDON_SERVE_KILL_REPLY] = "kill-reply",
-	[CORDON_SERVE_EXITED] = "exited",     [CORDON_SERVE_NET_DENIED] = "net-denied",
-	[CORDON_SERVE_PROFILES] = "profiles", [CORDON_SERVE_PROFILES_REPLY] = "profiles-reply",
+	[CORDON_SERVE_PROBE] = "probe",
+	[CORDON_SERVE_PROBE_REPLY] = "probe-reply",
+	[CORDON_SERVE_SPAWN] = "spawn",
+	[CORDON_SERVE_SPAWN_REPLY] = "spawn-reply",
+	[CORDON_SERVE_KILL] = "kill",
+	[CORDON_SERVE_KILL_REPLY] = "kill-reply",
+	[CORDON_SERVE_EXITED] = "exited",
+	[CORDON_SERVE_NET_DENIED] = "net-denied",
+	[CORDON_SERVE_PROFILES] = "profiles",
+	[CORDON_SERVE_PROFILES_REPLY] = "profiles-reply",
+	[CORDON_SERVE_CONFIG_READ] = "config-read",
+	[CORDON_SERVE_CONFIG_READ_REPLY] = "config-read-reply",
 };
 
 /* How many fds each type may carry. */
@@ -117,6 +124,7 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 
 	switch (m->type) {
 	case CORDON_SERVE_PROBE:
+	case CORDON_SERVE_CONFIG_READ:
 		break;
 	case CORDON_SERVE_SPAWN:
 		if (m->n_roots > CORDON_SERVE_MAX_ROOTS || (m->n_roots > 0 && !m->roots))
@@ -144,6 +152,7 @@ int cordon_serve_encode(const struct cordon_serve_msg *m, uint8_t *buf, size_t s
 	case CORDON_SERVE_SPAWN_REPLY:
 	case CORDON_SERVE_KILL_REPLY:
 	case CORDON_SERVE_PROFILES_REPLY:
+	case CORDON_SERVE_CONFIG_READ_REPLY:
 		put_u32(&w, (uint32_t)m->status);
 		put_u32(&w, m->instance);
 		put_u32(&w, (uint32_t)m->diag.error);
@@ -293,6 +302,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 
 	switch (m.type) {
 	case CORDON_SERVE_PROBE:
+	case CORDON_SERVE_CONFIG_READ:
 		break;
 	case CORDON_SERVE_SPAWN:
 		e = get_str(&r, "connector", m.connector, sizeof(m.connector));
@@ -330,6 +340,7 @@ int cordon_serve_decode(const uint8_t *buf, size_t len, struct cordon_serve_msg 
 	case CORDON_SERVE_SPAWN_REPLY:
 	case CORDON_SERVE_KILL_REPLY:
 	case CORDON_SERVE_PROFILES_REPLY:
+	case CORDON_SERVE_CONFIG_READ_REPLY:
 		e = get_u32(&r, "status", &u);
 		m.status = (int32_t)u;
 		if (e >= 0)

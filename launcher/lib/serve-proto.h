@@ -12,7 +12,11 @@
  * connector whose profile is in force at the helper (the copy it parsed,
  * never re-read), and every extra root is re-checked against that
  * profile's ceiling on disk, so a compromised broker cannot widen a
- * connector beyond a profile root wrote.
+ * connector beyond a profile root wrote. CONFIG_READ carries nothing: the
+ * helper answers with the bytes of the one configuration file it was
+ * started with (`--config FILE` on its command line, set by cordond while
+ * still privileged), read with the checks it applies to profiles; no
+ * request can name another file.
  *
  * Wire format (all integers little-endian):
  *   header:  u32 magic "CDN1" | u16 type | u16 flags (0) | u32 request id | u32 payload length
@@ -35,6 +39,9 @@
 /* Profiles one PROFILES message puts in force (each entry is about 100
  * bytes of JSON: well within CORDON_SERVE_MAX_JSON). */
 #define CORDON_SERVE_MAX_PROFILES 1024u
+/* The largest configuration file CONFIG_READ returns: cordond's config
+ * loader's own bound (broker/daemon/daemon-config.c, CONFIG_MAX_BYTES). */
+#define CORDON_SERVE_MAX_CONFIG (64u * 1024)
 
 enum cordon_serve_type {
 	CORDON_SERVE_PROBE = 1,	     /* broker -> helper: the capability report */
@@ -47,6 +54,9 @@ enum cordon_serve_type {
 	CORDON_SERVE_NET_DENIED,     /* helper -> broker, unsolicited: instance, json event */
 	CORDON_SERVE_PROFILES,	     /* broker -> helper: json {"<id>": "<sha256 hex>", ...}, the whole set in force */
 	CORDON_SERVE_PROFILES_REPLY, /* status, diag, json {"connector": id} naming the profile refused */
+	CORDON_SERVE_CONFIG_READ,    /* broker -> helper: no payload; the bytes of the helper's --config file */
+	CORDON_SERVE_CONFIG_READ_REPLY, /* status, diag, json: the file's text (no NUL, at most CORDON_SERVE_MAX_CONFIG)
+					 */
 	_CORDON_SERVE_TYPE_MAX,
 };
 
@@ -72,7 +82,7 @@ struct cordon_serve_msg {
 	struct cordon_serve_root *roots; /* SPAWN: n_roots of them; NULL when none */
 	uint32_t n_roots;		 /* at most CORDON_SERVE_MAX_ROOTS */
 	struct cordon_diag diag;	 /* replies with status < 0 */
-	char *json;			 /* PROFILES, the replies, EXITED, NET_DENIED; NULL otherwise */
+	char *json; /* PROFILES, the replies (CONFIG_READ_REPLY: the file), EXITED, NET_DENIED; NULL otherwise */
 	int fds[CORDON_SERVE_MAX_FDS];
 	unsigned n_fds;
 };

@@ -23,6 +23,13 @@
  *    running instances keep the sandbox they were built with;
  *  - every extra root is re-checked beneath the profile's ceiling by the
  *    kernel (openat2 RESOLVE_BENEATH + dev/ino), never by string prefix;
+ *  - CONFIG_READ returns the bytes of the configuration file named on the
+ *    helper's command line at its start (`--config FILE`, absolute), never
+ *    a file a request names, read with the profiles' rules (no symlink, a
+ *    regular file, directory and file writable only by root, a size bound):
+ *    cordond, sandboxed to its own directories after it dropped its
+ *    privileges, re-reads its configuration at a reload through this, so a
+ *    file replaced by rename (editors, dpkg conffiles) is seen;
  *  - malformed messages are answered with -EBADMSG (or dropped when they do
  *    not even name a request) and never end the loop.
  *
@@ -92,6 +99,7 @@ struct cordon_server {
 	int sigfd;
 	int profiles_fd;
 	const char *profiles_dir;
+	const char *config_path; /* NULL: CONFIG_READ is refused */
 	char **env;
 	void (*log)(enum log_level level, int error, const char *message, void *userdata);
 	void *userdata;
@@ -243,6 +251,80 @@ static int load_profile(struct cordon_server *s, const char *id, struct cordon_p
 	if (r < 0 && d && d->step[0] == '\0')
 		snprintf(d->step, sizeof(d->step), "profile");
 	return r;
+}
+
+/* The helper's own configuration file, re-read for cordond at a reload
+ * (CONFIG_READ). The path is fixed at start (cordon_server_options); the
+ * file is checked like a profile, since whoever could write it could change
+ * what cordond enforces (approval waits, shares, retention). */
+static int config_fail(struct cordon_diag *d, int r)
+{
+	if (d)
+		snprintf(d->step, sizeof(d->step), "config");
+	return r;
+}
+
+int cordon_server_read_config(const char *path, char **ret, size_t *ret_len, struct cordon_diag *d)
+{
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	_cleanup_free_ char *dir = NULL, *buf = NULL;
+	const char *base;
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX)
+		return cordon_diag_set(d, EINVAL, "config", "the configuration path must be absolute");
+	base = strrchr(path, '/') + 1;
+	if (!*base)
+		return cordon_diag_set(d, EINVAL, "config", "configuration '%s' names a directory", path);
+	dir = base - path > 1 ? strndup(path, (size_t)(base - path - 1)) : strdup("/");
+	if (!dir)
+		return cordon_diag_set(d, ENOMEM, "config", "out of memory");
+	/* The directory first: one that another user can write lets that user
+	 * put any file in place of this one. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cordon_diag_set(d, errno, "config", "configuration directory '%s': %m", dir);
+	if (fstat(dfd, &st) < 0)
+		return cordon_diag_set(d, errno, "config", "configuration directory '%s': %m", dir);
+	r = cordon_server_check_owner_mode(&st, "configuration directory", dir, d);
+	if (r < 0)
+		return config_fail(d, r);
+	fd = openat(dfd, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return cordon_diag_set(d, ELOOP, "config", "configuration '%s' is a symlink; refusing it",
+					       path);
+		return cordon_diag_set(d, errno, "config", "configuration '%s': %m", path);
+	}
+	if (fstat(fd, &st) < 0)
+		return cordon_diag_set(d, errno, "config", "configuration '%s': %m", path);
+	if (!S_ISREG(st.st_mode))
+		return cordon_diag_set(d, EINVAL, "config", "configuration '%s' is not a regular file", path);
+	r = cordon_server_check_owner_mode(&st, "configuration", path, d);
+	if (r < 0)
+		return config_fail(d, r);
+	if (st.st_size > (off_t)CORDON_SERVE_MAX_CONFIG)
+		return cordon_diag_set(d, EFBIG, "config", "configuration '%s' is larger than %u bytes", path,
+				       CORDON_SERVE_MAX_CONFIG);
+	buf = malloc(CORDON_SERVE_MAX_CONFIG + 1);
+	if (!buf)
+		return cordon_diag_set(d, ENOMEM, "config", "out of memory");
+	/* One more byte than the bound: a file that grew after fstat() is
+	 * still refused, never cut. */
+	n = read_full(fd, buf, CORDON_SERVE_MAX_CONFIG + 1);
+	if (n < 0)
+		return cordon_diag_set(d, (int)-n, "config", "reading '%s': %s", path, strerror((int)-n));
+	if (n > (ssize_t)CORDON_SERVE_MAX_CONFIG)
+		return cordon_diag_set(d, EFBIG, "config", "configuration '%s' is larger than %u bytes", path,
+				       CORDON_SERVE_MAX_CONFIG);
+	if (memchr(buf, '\0', (size_t)n))
+		return cordon_diag_set(d, EINVAL, "config", "configuration '%s' contains a NUL byte", path);
+	buf[n] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = (size_t)n;
+	return 0;
 }
 
 static struct cordon_profile *inforce_find(struct cordon_server *s, const char *id)
@@ -667,6 +749,28 @@ fail:
 	return r;
 }
 
+static int handle_config_read(struct cordon_server *s, const struct cordon_serve_msg *m)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct cordon_serve_msg rep;
+	struct cordon_diag d = { 0 };
+	size_t len = 0;
+	int r;
+
+	if (!s->config_path) {
+		cordon_diag_set(&d, ENOENT, "config", "the launcher helper was started without --config");
+		return reply_error(s, CORDON_SERVE_CONFIG_READ_REPLY, m->id, ENOENT, &d);
+	}
+	r = cordon_server_read_config(s->config_path, &buf, &len, &d);
+	if (r < 0) {
+		(void)server_log(s, LOG_LEVEL_WARNING, 0, "configuration not handed to cordond: %s", d.message);
+		return reply_error(s, CORDON_SERVE_CONFIG_READ_REPLY, m->id, -r, &d);
+	}
+	cordon_serve_msg_init(&rep, CORDON_SERVE_CONFIG_READ_REPLY, m->id);
+	rep.json = buf;
+	return send_or_lost(s, &rep);
+}
+
 static int handle_kill(struct cordon_server *s, const struct cordon_serve_msg *m)
 {
 	struct cordon_serve_msg rep;
@@ -718,7 +822,7 @@ static int reap(struct cordon_server *s, size_t i)
 static bool is_request_type(uint16_t t)
 {
 	return t == CORDON_SERVE_PROBE || t == CORDON_SERVE_SPAWN || t == CORDON_SERVE_KILL ||
-	       t == CORDON_SERVE_PROFILES;
+	       t == CORDON_SERVE_PROFILES || t == CORDON_SERVE_CONFIG_READ;
 }
 
 static void report_malformed(struct cordon_server *s, const struct cordon_diag *d)
@@ -789,6 +893,9 @@ int cordon_server_handle_one(struct cordon_server *s, short revents)
 		break;
 	case CORDON_SERVE_PROFILES:
 		r = handle_profiles(s, &m);
+		break;
+	case CORDON_SERVE_CONFIG_READ:
+		r = handle_config_read(s, &m);
 		break;
 	default:
 		cordon_diag_set(&d, EBADMSG, "serve", "malformed message: a %s message is not a request",
@@ -926,7 +1033,8 @@ int cordon_server_new(const struct cordon_server_options *opts, struct cordon_se
 {
 	struct cordon_server *s;
 
-	if (!opts || !ret || opts->sock < 0 || opts->profiles_fd < 0 || !opts->profiles_dir || !opts->caps)
+	if (!opts || !ret || opts->sock < 0 || opts->profiles_fd < 0 || !opts->profiles_dir || !opts->caps ||
+	    (opts->config_path && opts->config_path[0] != '/'))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -935,6 +1043,7 @@ int cordon_server_new(const struct cordon_server_options *opts, struct cordon_se
 	s->sigfd = opts->sigfd;
 	s->profiles_fd = opts->profiles_fd;
 	s->profiles_dir = opts->profiles_dir;
+	s->config_path = opts->config_path;
 	s->env = opts->env;
 	s->log = opts->log;
 	s->userdata = opts->userdata;

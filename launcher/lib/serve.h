@@ -23,6 +23,10 @@ struct cordon_server_options {
 	int sock;		  /* SOCK_SEQPACKET to cordond; not closed by the server */
 	int profiles_fd;	  /* O_DIRECTORY of the profiles directory; not closed */
 	const char *profiles_dir; /* its path, for diags */
+	/* The one configuration file CONFIG_READ returns (absolute; NULL:
+	 * CONFIG_READ is refused). Fixed for the server's life: no request
+	 * names a file. Borrowed. */
+	const char *config_path;
 	/* The start-up probe: the answer to the first PROBE (cordond's
 	 * handshake) and the capabilities every spawn is planned with;
 	 * later PROBEs probe the kernel again. Copied. */
@@ -51,6 +55,14 @@ int cordon_server_handle_one(struct cordon_server *s, short revents);
 /* Serves until cordond closes the socket or sigfd fires, then kills every
  * instance. Returns 0 on that normal end, else -errno. */
 int cordon_server_run(struct cordon_server *s);
+
+/* Reads the configuration file at path (absolute) as CONFIG_READ does: its
+ * directory and the file must pass cordon_server_check_owner_mode(), the
+ * file is opened without following a symlink, must be a regular file of at
+ * most CORDON_SERVE_MAX_CONFIG bytes and hold no NUL byte. Returns 0 and
+ * writes *ret (malloc'd, NUL-terminated) and *ret_len, or -errno with the
+ * diag (step "config") naming the file and the rule it broke. */
+int cordon_server_read_config(const char *path, char **ret, size_t *ret_len, struct cordon_diag *d);
 
 /* A profile (or its directory) must be writable only by its owner, and
  * that owner must be root when the helper runs as root. Returns 0, or

@@ -12,6 +12,7 @@
  * SIGHUP keeps open sessions); SIGTERM leaves a broker.stop audit record
  * naming the signal, and each reload one naming who asked. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -600,9 +602,9 @@ static void test_sighup_to_group_under_load(void **state)
 		mcp_peer_disconnect(&p[i]);
 }
 
-/* The config file is read again (written in place: the sandbox lets
- * cordond read that file): approval_wait applies to the next call; a
- * changed setting that needs a restart is named and ignored. */
+/* The config file is read again (written in place): approval_wait applies
+ * to the next call; a changed setting that needs a restart is named and
+ * ignored. */
 static void test_reload_applies_config(void **state)
 {
 	char *out = NULL;
@@ -626,28 +628,111 @@ static void test_reload_applies_config(void **state)
 	mcp_peer_disconnect(&p);
 	/* Still served where it was. */
 	assert_true(rcd_connectable(C.gateway));
-	/* A file that replaced it (a new inode, as editors save) is out of
-	 * cordond's sandbox: the reload is refused saying so. */
-	{
-		char tmp[800], *err = NULL;
-		int status = 0;
-		json_t *h = rcd_http_json(&C, "/health/detail", &status);
-		const char *ll = json_string_value(json_object_get(json_object_get(h, "broker_sandbox"), "landlock"));
-
-		snprintf(tmp, sizeof(tmp), "%s.new", config);
-		rcd_write(tmp, "approval_wait: 2s\n");
-		assert_int_equal(rename(tmp, config), 0);
-		if (ll && strcmp(ll, "enforced") == 0) {
-			assert_int_equal(reload(NULL, &err), 1);
-			assert_non_null(strstr(err, "cannot read "));
-			assert_non_null(strstr(err, "permission denied"));
-			printf("  replaced config file: %s", err);
-			free(err);
-		}
-		json_decref(h);
-	}
 	/* The next start (test_sigterm_audited) serves where the test looks. */
 	rcd_write(config, "approval_wait: 1s\n");
+}
+
+/* Puts len bytes at the config path through a file renamed over it (a new
+ * inode, as editors, Ansible and dpkg conffile updates do), with mode. */
+static void replace_config(const char *text, size_t len, mode_t mode)
+{
+	char tmp[800];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", config);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(fchmod(fd, mode), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(rename(tmp, config), 0);
+}
+
+/* The approval wait in force, as a held call's refusal states it: a write
+ * call in a new session is not approved and fails "within N s". */
+static void assert_approval_wait(unsigned seconds, const char *text)
+{
+	char want[64];
+	struct mcp_peer p;
+	json_t *r;
+
+	rcd_session(&C, &p);
+	r = mcp_peer_call(&p, "fake__append", json_pack("{s:s}", "text", text), 30000);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "isError")));
+	snprintf(want, sizeof(want), "was not approved within %u s", seconds);
+	if (!strstr(result_text(r), want))
+		fail_msg("expected '%s' in: %s", want, result_text(r));
+	json_decref(r);
+	mcp_peer_disconnect(&p);
+}
+
+/* A reload that must refuse the replaced file: exit 1, the message names
+ * the file and the rule. */
+static void assert_reload_refused(const char *rule)
+{
+	char *err = NULL;
+
+	assert_int_equal(reload(NULL, &err), 1);
+	if (!strstr(err, "cordond.yaml") || !strstr(err, rule))
+		fail_msg("expected the file and '%s' in: %s", rule, err);
+	printf("  %s", err);
+	free(err);
+}
+
+/* A config replaced by rename (a new inode, which cordond's own sandbox
+ * does not cover) is read by the launcher helper at the path cordond
+ * started with: the reload applies it. */
+static void test_reload_config_replaced(void **state)
+{
+	static const char text[] = "approval_wait: 2s\n";
+	char *out = NULL;
+	int status = 0;
+	json_t *h = rcd_http_json(&C, "/health/detail", &status);
+
+	(void)state;
+	/* Where Landlock is enforced, cordond itself could not open the new
+	 * inode: the helper is what makes this work. */
+	printf("  cordond's own sandbox: landlock %s\n",
+	       json_string_value(json_object_get(json_object_get(h, "broker_sandbox"), "landlock")));
+	json_decref(h);
+	replace_config(text, strlen(text), 0644);
+	assert_int_equal(reload(&out, NULL), 0);
+	assert_non_null(strstr(out, "reloaded"));
+	free(out);
+	assert_approval_wait(2, "replaced");
+}
+
+/* What the helper will not trust is refused, naming the file and the rule,
+ * and the configuration in force stays (2 s from the test before): a
+ * symlink in place of the file, a group-writable file, one over 64 KiB. */
+static void test_reload_config_replacement_refused(void **state)
+{
+	char other[800], *big;
+
+	(void)state;
+	snprintf(other, sizeof(other), "%s/other.yaml", C.dir);
+	rcd_write(other, "approval_wait: 3s\n");
+	assert_int_equal(unlink(config), 0);
+	assert_int_equal(symlink(other, config), 0);
+	assert_reload_refused("is a symlink; refusing it");
+	assert_int_equal(unlink(config), 0);
+	assert_int_equal(unlink(other), 0);
+
+	replace_config("approval_wait: 3s\n", 18, 0664);
+	assert_reload_refused("is group- or world-writable (mode 0664)");
+
+	big = malloc(64 * 1024 + 1);
+	assert_non_null(big);
+	memset(big, '#', 64 * 1024 + 1);
+	replace_config(big, 64 * 1024 + 1, 0644);
+	free(big);
+	assert_reload_refused("is larger than 65536 bytes");
+
+	assert_approval_wait(2, "refused");
+	/* The next start (test_sigterm_audited) reads a good file. */
+	replace_config("approval_wait: 1s\n", 18, 0644);
+	assert_int_equal(reload(NULL, NULL), 0);
 }
 
 /* The audit record `event` with `key` = `value` is in the last 200
@@ -748,6 +833,8 @@ int main(void)
 		cmocka_unit_test(test_sighup_keeps_sessions),
 		cmocka_unit_test(test_sighup_to_group_under_load),
 		cmocka_unit_test(test_reload_applies_config),
+		cmocka_unit_test(test_reload_config_replaced),
+		cmocka_unit_test(test_reload_config_replacement_refused),
 		cmocka_unit_test(test_sigterm_audited),
 		cmocka_unit_test(test_other_signals_logged),
 	};

@@ -148,7 +148,7 @@ static void test_round_trip_spawn(void **state)
 static void test_round_trip_replies(void **state)
 {
 	static const uint16_t types[] = { CORDON_SERVE_PROBE_REPLY, CORDON_SERVE_SPAWN_REPLY, CORDON_SERVE_KILL_REPLY,
-					  CORDON_SERVE_PROFILES_REPLY };
+					  CORDON_SERVE_PROFILES_REPLY, CORDON_SERVE_CONFIG_READ_REPLY };
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
@@ -197,6 +197,67 @@ static void test_round_trip_profiles(void **state)
 	assert_string_equal(cordon_serve_type_name(CORDON_SERVE_PROFILES_REPLY), "profiles-reply");
 	msg_free(out);
 	msg_free(in);
+}
+
+/* CONFIG_READ carries nothing (the helper knows its one file); its reply
+ * carries the file's text in the JSON field, up to the config bound, and
+ * a refusal's diag. A request with any payload is refused: no request can
+ * name a file. */
+static void test_round_trip_config_read(void **state)
+{
+	struct cordon_serve_msg *in = msg_new(CORDON_SERVE_CONFIG_READ, 21), *out;
+	struct cordon_diag d = { 0 };
+	struct cordon_serve_msg m;
+	int n;
+
+	(void)state;
+	out = round_trip(in);
+	assert_int_equal(out->type, CORDON_SERVE_CONFIG_READ);
+	assert_int_equal(out->id, 21);
+	assert_null(out->json);
+	msg_free(out);
+	n = cordon_serve_encode(in, buf, BUFSZ);
+	assert_int_equal(n, 16); /* the header alone */
+	msg_free(in);
+
+	/* A payload on the request (e.g. a path) is trailing bytes. */
+	memcpy(buf + 16, "\x05\0\0\0/etc/", 9);
+	buf[12] = 9;
+	assert_int_equal(cordon_serve_decode(buf, 25, &m, &d), -EBADMSG);
+	assert_non_null(strstr(d.message, "trailing bytes"));
+
+	/* The reply: the file's bytes, the largest the bound allows. */
+	in = msg_new(CORDON_SERVE_CONFIG_READ_REPLY, 21);
+	in->json = malloc(CORDON_SERVE_MAX_CONFIG + 1);
+	assert_non_null(in->json);
+	memset(in->json, 'x', CORDON_SERVE_MAX_CONFIG);
+	memcpy(in->json, "approval_wait: 5s\n#", 19);
+	in->json[CORDON_SERVE_MAX_CONFIG] = '\0';
+	out = round_trip(in);
+	assert_int_equal(out->status, 0);
+	assert_int_equal(strlen(out->json), CORDON_SERVE_MAX_CONFIG);
+	assert_memory_equal(out->json, "approval_wait: 5s\n#", 19);
+	msg_free(out);
+	msg_free(in);
+
+	/* A refusal names the file and the rule. */
+	in = msg_new(CORDON_SERVE_CONFIG_READ_REPLY, 22);
+	in->status = -ELOOP;
+	in->diag.error = ELOOP;
+	snprintf(in->diag.step, sizeof(in->diag.step), "config");
+	snprintf(in->diag.message, sizeof(in->diag.message),
+		 "configuration '/etc/cordon/cordond.yaml' is a symlink; refusing it");
+	out = round_trip(in);
+	assert_int_equal(out->status, -ELOOP);
+	assert_int_equal(out->diag.error, ELOOP);
+	assert_string_equal(out->diag.step, "config");
+	assert_string_equal(out->diag.message, in->diag.message);
+	assert_string_equal(out->json, "");
+	msg_free(out);
+	msg_free(in);
+
+	assert_string_equal(cordon_serve_type_name(CORDON_SERVE_CONFIG_READ), "config-read");
+	assert_string_equal(cordon_serve_type_name(CORDON_SERVE_CONFIG_READ_REPLY), "config-read-reply");
 }
 
 static void test_round_trip_events(void **state)
@@ -364,7 +425,7 @@ static void test_decode_rejections_header(void **state)
 	p.b[4] = 0;
 	assert_bad(p.b, p.n, "unknown type 0");
 	p.b[4] = _CORDON_SERVE_TYPE_MAX;
-	assert_bad(p.b, p.n, "unknown type 11");
+	assert_bad(p.b, p.n, "unknown type 13");
 	p.b[4] = 0;
 	p.b[5] = 1; /* type 256 */
 	assert_bad(p.b, p.n, "unknown type 256");
@@ -742,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_spawn),
 		cmocka_unit_test(test_round_trip_replies),
 		cmocka_unit_test(test_round_trip_profiles),
+		cmocka_unit_test(test_round_trip_config_read),
 		cmocka_unit_test(test_round_trip_events),
 		cmocka_unit_test(test_encode_rejections),
 		cmocka_unit_test(test_decode_rejections_header),

@@ -29,7 +29,7 @@
 #include "test-support.h"
 
 static char *base;
-static char profiles[4096], work[4096 + 16];
+static char profiles[4096], work[4096 + 16], etc[4096 + 16], config[4096 + 32];
 static int profiles_fd = -EBADF;
 static int sv[2] = { -EBADF, -EBADF }; /* sv[0]: "cordond", sv[1]: the server's */
 static struct cordon_server *server;
@@ -91,6 +91,9 @@ static int setup(void **state)
 	snprintf(work, sizeof(work), "%s/work", base);
 	assert_int_equal(mkdir(profiles, 0755), 0);
 	assert_int_equal(mkdir(work, 0755), 0);
+	snprintf(etc, sizeof(etc), "%s/etc", base);
+	snprintf(config, sizeof(config), "%s/cordond.yaml", etc);
+	assert_int_equal(mkdir(etc, 0755), 0);
 	write_profile("cat", work, 0644);
 	write_profile("noceil", NULL, 0644);
 	write_profile("ww", work, 0666);
@@ -424,17 +427,208 @@ static void test_eof_ends(void **state)
 	assert_int_equal(cordon_server_run(server), 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, server_start_in_force, server_stop)
+/* ---- CONFIG_READ ------------------------------------------------------------ */
+
+/* Writes path through a temporary file renamed over it (as editors and
+ * dpkg do), with mode. */
+static void write_config(const char *path, const char *text, size_t len, mode_t mode)
+{
+	char tmp[4096 + 64];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(fchmod(fd, mode), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static int server_start_config(void **state)
+{
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	n_log_lines = 0;
+	memset(&caps, 0, sizeof(caps));
+	write_config(config, "approval_wait: 5s\n", 18, 0644);
+	assert_int_equal(chmod(etc, 0755), 0);
+	assert_int_equal(cordon_server_new(&(struct cordon_server_options){ .sock = sv[1],
+									    .profiles_fd = profiles_fd,
+									    .profiles_dir = profiles,
+									    .config_path = config,
+									    .caps = &caps,
+									    .sigfd = -EBADF,
+									    .log = on_log },
+					   &server),
+			 0);
+	return 0;
+}
+
+static void config_request(uint32_t id)
+{
+	cordon_serve_msg_init(&req, CORDON_SERVE_CONFIG_READ, id);
+	request();
+}
+
+/* The file's bytes, and after a rename over the path, the new file's. */
+static void test_config_read_follows_rename(void **state)
+{
+	(void)state;
+	config_request(30);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 30, 0, "", "");
+	assert_string_equal(rep.json, "approval_wait: 5s\n");
+	write_config(config, "approval_wait: 7s\nsessions_per_uid: 3\n", 38, 0600);
+	config_request(31);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 31, 0, "", "");
+	assert_string_equal(rep.json, "approval_wait: 7s\nsessions_per_uid: 3\n");
+	assert_int_equal(n_log_lines, 0);
+}
+
+/* A symlink put in place of the file is refused (whatever it points to),
+ * and said so in the helper's log too. */
+static void test_config_read_symlink(void **state)
+{
+	char want[8192], other[4096 + 32];
+
+	(void)state;
+	snprintf(other, sizeof(other), "%s/other.yaml", etc);
+	write_config(other, "approval_wait: 9s\n", 18, 0644);
+	assert_int_equal(unlink(config), 0);
+	assert_int_equal(symlink(other, config), 0);
+	config_request(32);
+	snprintf(want, sizeof(want), "configuration '%s' is a symlink; refusing it", config);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 32, ELOOP, "config", want);
+	assert_string_equal(rep.json, "");
+	assert_int_equal(n_log_lines, 1);
+	assert_non_null(strstr(log_lines[0], want));
+	assert_int_equal(unlink(config), 0);
+	assert_int_equal(unlink(other), 0);
+}
+
+static void test_config_read_group_writable(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	write_config(config, "approval_wait: 9s\n", 18, 0664);
+	config_request(33);
+	snprintf(want, sizeof(want),
+		 "configuration '%s' is group- or world-writable (mode 0664); only its owner may write it", config);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 33, EPERM, "config", want);
+}
+
+/* A directory others can write lets them replace the file: refused. */
+static void test_config_read_directory_writable(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	assert_int_equal(chmod(etc, 0777), 0);
+	config_request(34);
+	snprintf(want, sizeof(want),
+		 "configuration directory '%s' is group- or world-writable (mode 0777); only its owner may write it",
+		 etc);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 34, EPERM, "config", want);
+	assert_int_equal(chmod(etc, 0755), 0);
+}
+
+/* As root, a file root does not own is refused: its owner could change
+ * what cordond enforces. (Not root, the helper accepts its own uid's file,
+ * which the other tests exercise.) */
+static void test_config_read_not_root_owned(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("  not root: the root-ownership rule does not apply\n");
+		return;
+	}
+	assert_int_equal(chown(config, 1000, 1000), 0);
+	config_request(38);
+	snprintf(want, sizeof(want), "configuration '%s' is owned by uid 1000, not root", config);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 38, EPERM, "config", want);
+}
+
+static void test_config_read_too_big(void **state)
+{
+	char want[8192], *big = malloc(CORDON_SERVE_MAX_CONFIG + 1);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, '#', CORDON_SERVE_MAX_CONFIG + 1);
+	write_config(config, big, CORDON_SERVE_MAX_CONFIG + 1, 0644);
+	free(big);
+	config_request(35);
+	snprintf(want, sizeof(want), "configuration '%s' is larger than %u bytes", config, CORDON_SERVE_MAX_CONFIG);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 35, EFBIG, "config", want);
+}
+
+static void test_config_read_nul(void **state)
+{
+	char want[8192];
+
+	(void)state;
+	write_config(config, "a: 1\n\0", 6, 0644);
+	config_request(36);
+	snprintf(want, sizeof(want), "configuration '%s' contains a NUL byte", config);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 36, EINVAL, "config", want);
+}
+
+/* A helper started without --config has no file to give. */
+static void test_config_read_none(void **state)
+{
+	(void)state;
+	config_request(37);
+	assert_reply(CORDON_SERVE_CONFIG_READ_REPLY, 37, ENOENT, "config",
+		     "the launcher helper was started without --config");
+}
+
+/* A relative path is refused at start: the file is named once, fully. */
+static void test_config_path_relative(void **state)
+{
+	struct cordon_server *s = NULL;
+
+	(void)state;
+	assert_int_equal(cordon_server_new(&(struct cordon_server_options){ .sock = sv[1],
+									    .profiles_fd = profiles_fd,
+									    .profiles_dir = profiles,
+									    .config_path = "etc/cordond.yaml",
+									    .caps = &caps,
+									    .sigfd = -EBADF },
+					   &s),
+			 -EINVAL);
+	assert_null(s);
+}
+
+#define T(f)  cmocka_unit_test_setup_teardown(f, server_start_in_force, server_stop)
+#define TC(f) cmocka_unit_test_setup_teardown(f, server_start_config, server_stop)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_malformed_request),	T(test_not_a_request_dropped),
-		T(test_unknown_profile),	T(test_invalid_connector_id),
-		T(test_world_writable_profile), T(test_root_outside_ceiling),
-		T(test_root_without_ceiling),	T(test_root_over_system_view),
-		T(test_root_not_canonical),	T(test_eof_ends),
-		T(test_profile_hash_mismatch),	T(test_profiles_set_malformed),
+		T(test_malformed_request),
+		T(test_not_a_request_dropped),
+		T(test_unknown_profile),
+		T(test_invalid_connector_id),
+		T(test_world_writable_profile),
+		T(test_root_outside_ceiling),
+		T(test_root_without_ceiling),
+		T(test_root_over_system_view),
+		T(test_root_not_canonical),
+		T(test_eof_ends),
+		T(test_profile_hash_mismatch),
+		T(test_profiles_set_malformed),
+		TC(test_config_read_follows_rename),
+		TC(test_config_read_symlink),
+		TC(test_config_read_group_writable),
+		TC(test_config_read_directory_writable),
+		TC(test_config_read_too_big),
+		TC(test_config_read_nul),
+		TC(test_config_read_not_root_owned),
+		T(test_config_read_none),
+		T(test_config_path_relative),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
