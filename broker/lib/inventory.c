@@ -594,9 +594,19 @@ int cordon_inventory_review_all(struct cordon_db *db, const struct cordon_actor 
 		if (r < 0)
 			goto fail;
 	}
-	r = policy_epoch_bump_tx(db, actor, "inventory-review", NULL);
+	/* One epoch for the whole review (earlier decisions of these tools are
+	 * stale: they were denied as unreviewed); approvals are revoked for
+	 * exactly the reviewed tools, as a grant change revokes its tool's
+	 * (policy_epoch_bump_tx). */
+	r = policy_epoch_add_tx(db, NULL);
 	if (r < 0)
 		goto fail;
+	for (size_t i = 0; i < w.n; i++) {
+		r = approvals_revoke_tx(db, actor, APPROVALS_TOOL, connector, w.tools[i].name, "inventory-review",
+					NULL);
+		if (r < 0)
+			goto fail;
+	}
 	r = db_tx_commit(&tx);
 	if (r < 0)
 		goto fail;
