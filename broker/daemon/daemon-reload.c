@@ -292,6 +292,7 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 	RESTART_ONLY(operator_group, "operator_group");
 	RESTART_ONLY(gateway_group, "gateway_group");
 	RESTART_ONLY(http_listen, "http");
+	RESTART_ONLY(mcp_http_listen, "mcp_http_listen");
 	RESTART_ONLY(launcher, "launcher");
 #undef RESTART_ONLY
 	if (d->cfg.line_max != nc->line_max)

@@ -72,3 +72,11 @@ cordon_add_test(NAME test-mcp-http
 add_dependencies(test-mcp-http fake-connector cordond cordonctl cordon-launch)
 set_tests_properties(test-mcp-http PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-mcp-http APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+
+# Issue 18: MCP over loopback TCP with agents' bearer tokens.
+cordon_add_test(NAME test-mcp-http-tcp
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-mcp-http-tcp.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
+add_dependencies(test-mcp-http-tcp fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-mcp-http-tcp PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-mcp-http-tcp APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

@@ -188,9 +188,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 18 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 19 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 18 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 19 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
