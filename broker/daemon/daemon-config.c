@@ -246,9 +246,8 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 		 * serve (yet). Refused, at start and at reload alike. */
 		if (r == -EADDRNOTAVAIL)
 			r = cordon_yaml_err(y, v,
-					    "%s: not a loopback address; serving MCP on a routable "
-					    "address needs TLS, which cordond does not provide (use 127.0.0.1 or "
-					    "[::1], or a TLS-terminating proxy on this host)",
+					    "%s: not a loopback address; serving MCP on a routable address needs TLS, "
+					    "which cordond does not provide (use 127.0.0.1 or [::1])",
 					    cordon_yaml_quote(v).s);
 		else if (r < 0)
 			r = cordon_yaml_err(y, v, "%s: not an address (expected 127.0.0.1:PORT or [::1]:PORT)",

@@ -389,6 +389,37 @@ static void test_revoke(void **state_)
 	assert_int_not_equal(rcd_ctl(&C, NULL, NULL, "agents", "add", "bot1", NULL), 0);
 }
 
+/* sessions_per_uid is per subject: an agent at its cap gets 429 naming
+ * it; another agent is not affected. */
+static void test_session_cap_per_agent(void **state_)
+{
+	_cleanup_free_ char *tok = agent_add("capped"), *other = agent_add("free");
+	char hdr[3][400], auth[200], hdr_other[400];
+	struct hresp r = {};
+
+	(void)state_;
+	for (int i = 0; i < 3; i++)
+		initialize(tok, hdr[i], sizeof(hdr[i]));
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", tok);
+	req("POST", auth, init_body, &r);
+	refused(&r, 429, "too many sessions for agent capped (at most 3 per subject)");
+	hresp_done(&r);
+	initialize(other, hdr_other, sizeof(hdr_other));
+	req("DELETE", hdr_other, NULL, &r);
+	assert_int_equal(r.status, 200);
+	hresp_done(&r);
+	for (int i = 0; i < 3; i++) {
+		req("DELETE", hdr[i], NULL, &r);
+		assert_int_equal(r.status, 200);
+		hresp_done(&r);
+	}
+	/* A slot again. */
+	initialize(tok, hdr[0], sizeof(hdr[0]));
+	req("DELETE", hdr[0], NULL, &r);
+	assert_int_equal(r.status, 200);
+	hresp_done(&r);
+}
+
 /* A routable listen address is refused at start, with the reason; nothing
  * is bound (the address is refused when the config is read). */
 static void test_non_loopback_refused(void **state_)
@@ -409,6 +440,13 @@ static void test_non_loopback_refused(void **state_)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
 	assert_non_null(strstr(out, "not a loopback address; serving MCP on a routable address needs TLS"));
 	free(out);
+	/* A reload that names one is refused too, and changes nothing. */
+	rcd_write(C.config, "mcp_http_listen: 0.0.0.0:8765\nsessions_per_uid: 3\n");
+	assert_int_not_equal(rcd_ctl(&C, NULL, &out, "reload", NULL), 0);
+	printf("reload: %s", out);
+	assert_non_null(strstr(out, "not a loopback address"));
+	free(out);
+	rcd_write(C.config, "mcp_http_listen: 127.0.0.1:0\nsessions_per_uid: 3\n");
 }
 
 /* The official SDK, by URL with an Authorization header (no forwarder). */
@@ -469,7 +507,7 @@ static int setup(void **state_)
 
 	(void)state_;
 	snprintf(cfg, sizeof(cfg), "%s/cordond.yaml", C.dir);
-	rcd_write(cfg, "mcp_http_listen: 127.0.0.1:0\n");
+	rcd_write(cfg, "mcp_http_listen: 127.0.0.1:0\nsessions_per_uid: 3\n");
 	C.config = strdup(cfg);
 	rcd_start(&C);
 	rcd_install(&C, "alpha");
@@ -481,8 +519,11 @@ static int setup(void **state_)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_token_session), cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_revoke),	      cmocka_unit_test(test_non_loopback_refused),
+		cmocka_unit_test(test_token_session),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_revoke),
+		cmocka_unit_test(test_session_cap_per_agent),
+		cmocka_unit_test(test_non_loopback_refused),
 		cmocka_unit_test(test_sdk),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
