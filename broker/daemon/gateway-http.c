@@ -28,7 +28,13 @@
  * Accept, and the body's size (cfg.line_max, the bound of a gateway line;
  * 413 beyond it). A session is found by its Mcp-Session-Id (128 random
  * bits) and only for the subject that created it on the same endpoint:
- * anyone else gets 404, as for a session that does not exist. */
+ * anyone else gets 404, as for a session that does not exist.
+ *
+ * On the TCP listener (mcp_http_listen, loopback only) there is no
+ * SO_PEERCRED: every request carries "Authorization: Bearer <token>" of an
+ * agent (agents.h), checked after Host and Origin on every request (401
+ * otherwise), and that agent is the subject: its own sessions, share and
+ * audit identity (DSUBJECT_AGENT | its id). */
 #include "gateway-http.h"
 
 #include <errno.h>

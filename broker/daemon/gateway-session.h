@@ -38,7 +38,8 @@ void session_flush(struct dsession *s);
  * hears nothing of connector). */
 void session_notify_all_list_changed(struct cordon_daemon *d, const char *connector);
 
-/* One uid's share (issue 11 findings 3 and 6): the entry of uid, created
+/* One subject's share (issue 11 findings 3 and 6; a subject is a uid or,
+ * over TCP, an agent: struct duid): the entry of subject, created
  * when create (NULL: none, or out of memory); put drops an entry that holds
  * nothing any more. */
 struct duid *uid_share_get(struct cordon_daemon *d, uint64_t subject, bool create);
