@@ -504,6 +504,37 @@ static void render_verify(const struct opts *o, const json_t *r)
 	printf("(checkpoint key: %s)\n", str(r, "key"));
 }
 
+static void render_agents(const struct opts *o, const json_t *r)
+{
+	size_t i;
+	const json_t *a;
+
+	(void)o;
+	if (json_array_size(r) == 0) {
+		puts("no agents");
+		return;
+	}
+	printf("%-20s %-24s %-24s %s\n", "NAME", "CREATED", "REVOKED", "CREATED BY");
+	json_array_foreach(r, i, a) printf(
+		"%-20s %-24s %-24s %s\n", str(a, "name"), str(a, "created_at"),
+		json_is_string(json_object_get(a, "revoked_at")) ? str(a, "revoked_at") : "-", str(a, "created_by"));
+}
+
+/* The token is printed this once: cordond keeps only its hash. */
+static void render_agent_added(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("agent %s added. Its bearer token (shown only now; cordond keeps only its hash):\n%s\n", str(r, "name"),
+	       str(r, "token"));
+}
+
+static void render_agent_revoked(const struct opts *o, const json_t *r)
+{
+	(void)o;
+	printf("agent %s revoked: its token is refused; %lld session%s ended\n", str(r, "name"),
+	       num(r, "sessions_ended"), num(r, "sessions_ended") == 1 ? "" : "s");
+}
+
 static void render_revoke_all(const struct opts *o, const json_t *r)
 {
 	(void)o;
@@ -643,6 +674,12 @@ static int build_approvals_list(const struct command *c, struct opts *o, json_t 
 	return o->connector ? json_object_set_new(args, "connector", json_string(o->connector)) : 0;
 }
 
+static int build_name(const struct command *c, struct opts *o, json_t *args)
+{
+	(void)c;
+	return json_object_set_new(args, "name", json_string(o->pos[0]));
+}
+
 static int build_all(const struct command *c, struct opts *o, json_t *args)
 {
 	(void)c;
@@ -761,6 +798,15 @@ static const struct command commands[] = {
 	  "Prints the daemon's checkpoint verifier key (\"name+id+base64\"), exactly what `audit verify\n"
 	  "--key` and `cordon-audit-verify DATABASE KEY` take: copy it off the host to check the log later.",
 	  0, 0, true, build_none, render_audit_key },
+	{ "agents", "list", "agents.list", "agents list [--all]",
+	  "MCP clients that connect over TCP with a bearer token. --all: revoked ones too.",
+	  0, 0, true, build_all, render_agents },
+	{ "agents", "add", "agents.add", "agents add NAME",
+	  "Adds an agent and prints its bearer token once (cordond keeps only a hash). NAME: 1-20 of\n"
+	  "a-z 0-9 - _. The agent is a subject of its own: its sessions, caps, budgets and audit identity.",
+	  1, 1, false, build_name, render_agent_added },
+	{ "agents", "revoke", "agents.revoke", "agents revoke NAME",
+	  "Revokes an agent's token; its sessions end at once.", 1, 1, false, build_name, render_agent_revoked },
 	{ "revoke-all", NULL, "revoke-all", "revoke-all --yes",
 	  "Empties every grant, revokes every pending approval and ends every delegation, in one transaction;\n"
 	  "then ends every running connector instance (shared and per-session, with every process in its cgroup).",

@@ -11,14 +11,14 @@
 
 #include "gateway-session.h"
 
-int approval_args_charge(struct cordon_daemon *d, uid_t uid, size_t len, char *ret_msg, size_t msg_size)
+int approval_args_charge(struct cordon_daemon *d, uint64_t subject, size_t len, char *ret_msg, size_t msg_size)
 {
-	return held_charge(d, uid, len, ret_msg, msg_size);
+	return held_charge(d, subject, len, ret_msg, msg_size);
 }
 
-void approval_args_uncharge(struct cordon_daemon *d, uid_t uid, size_t len)
+void approval_args_uncharge(struct cordon_daemon *d, uint64_t subject, size_t len)
 {
-	held_release(d, uid, len);
+	held_release(d, subject, len);
 }
 
 static struct dheld_args **find(struct cordon_daemon *d, const char *approval_id)
@@ -34,19 +34,19 @@ static void unlink_free(struct cordon_daemon *d, struct dheld_args **p)
 	struct dheld_args *e = *p;
 
 	*p = e->next;
-	held_release(d, e->uid, e->len);
+	held_release(d, e->subject, e->len);
 	free(e->jcs);
 	free(e);
 	d->n_held_args -= d->n_held_args > 0;
 }
 
 int approval_args_adopt(struct cordon_daemon *d, const struct cordon_approval_info *info, const char *session,
-			uid_t uid, const char *jcs, size_t len)
+			uint64_t subject, const char *jcs, size_t len)
 {
 	struct dheld_args *e;
 
 	if (find(d, info->id)) {
-		held_release(d, uid, len);
+		held_release(d, subject, len);
 		return 0;
 	}
 	e = calloc(1, sizeof(*e));
@@ -54,12 +54,12 @@ int approval_args_adopt(struct cordon_daemon *d, const struct cordon_approval_in
 		e->jcs = malloc(len ? len : 1);
 	if (!e || !e->jcs) {
 		free(e);
-		held_release(d, uid, len);
+		held_release(d, subject, len);
 		return -ENOMEM;
 	}
 	memcpy(e->jcs, jcs, len);
 	e->len = len;
-	e->uid = uid;
+	e->subject = subject;
 	e->expires_at = info->expires_at;
 	snprintf(e->approval_id, sizeof(e->approval_id), "%s", info->id);
 	snprintf(e->session, sizeof(e->session), "%s", session);

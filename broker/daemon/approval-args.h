@@ -27,7 +27,7 @@
 struct dheld_args {
 	char approval_id[CORDON_ID_STRING_MAX];
 	char session[CORDON_SESSION_ID_MAX];
-	uid_t uid;	     /* whose budget it is charged to */
+	uint64_t subject;    /* whose budget it is charged to (struct duid) */
 	uint64_t expires_at; /* µs, the approval's expiry when it was kept */
 	char *jcs;	     /* the canonical bytes the binding covers */
 	size_t len;
@@ -38,15 +38,15 @@ struct dheld_args {
  * requested: 0, or -EDQUOT / -ENOMEM with the refusal written to ret_msg
  * (nothing charged). The charge goes to approval_args_adopt() or back with
  * approval_args_uncharge(). */
-int approval_args_charge(struct cordon_daemon *d, uid_t uid, size_t len, char *ret_msg, size_t msg_size);
-void approval_args_uncharge(struct cordon_daemon *d, uid_t uid, size_t len);
+int approval_args_charge(struct cordon_daemon *d, uint64_t subject, size_t len, char *ret_msg, size_t msg_size);
+void approval_args_uncharge(struct cordon_daemon *d, uint64_t subject, size_t len);
 
 /* Keeps a copy of jcs for the requested approval info (asked by session,
  * charged to uid beforehand). When a copy of that approval is already kept
  * (a coalesced call) the charge goes back and nothing changes. Returns 0, or
  * -ENOMEM (the charge goes back; the operator then sees no arguments). */
 int approval_args_adopt(struct cordon_daemon *d, const struct cordon_approval_info *info, const char *session,
-			uid_t uid, const char *jcs, size_t len);
+			uint64_t subject, const char *jcs, size_t len);
 
 /* New reference: the kept arguments of approval_id, or NULL. */
 json_t *approval_args_get(struct cordon_daemon *d, const char *approval_id);

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -29,14 +31,15 @@
 #define CONFIG_MAX_BYTES (64u * 1024)
 
 enum key_kind {
-	KIND_PATH,     /* char *: absolute and canonical in the file; a flag may be relative */
-	KIND_NAME,     /* char *: a user or group name */
-	KIND_HTTP,     /* char *: "127.0.0.1:PORT" */
-	KIND_DURATION, /* uint64_t milliseconds, written in s, m or h */
-	KIND_SIZE,     /* uint64_t bytes, with an optional K, M or G */
-	KIND_COUNT,    /* unsigned */
-	KIND_LEVEL,    /* unsigned: a log.h LOG_LEVEL_* from its name */
-	KIND_WEBHOOK,  /* char *: "http://127.x.y.z[:port][/path]" (webhook.h) */
+	KIND_PATH,	 /* char *: absolute and canonical in the file; a flag may be relative */
+	KIND_NAME,	 /* char *: a user or group name */
+	KIND_HTTP,	 /* char *: "127.0.0.1:PORT" */
+	KIND_MCP_LISTEN, /* char *: a loopback "IPv4:PORT" or "[IPv6]:PORT" (issue 18) */
+	KIND_DURATION,	 /* uint64_t milliseconds, written in s, m or h */
+	KIND_SIZE,	 /* uint64_t bytes, with an optional K, M or G */
+	KIND_COUNT,	 /* unsigned */
+	KIND_LEVEL,	 /* unsigned: a log.h LOG_LEVEL_* from its name */
+	KIND_WEBHOOK,	 /* char *: "http://127.x.y.z[:port][/path]" (webhook.h) */
 };
 
 struct config_key {
@@ -59,6 +62,7 @@ static const struct config_key config_keys[] = {
 	{ "operator_group",         "--operator-group", KIND_NAME,     0, 0, NULL, F(operator_group) },
 	{ "gateway_group",          "--gateway-group",  KIND_NAME,     0, 0, NULL, F(gateway_group) },
 	{ "http",                   "--http",           KIND_HTTP,     0, 0, NULL, F(http_listen) },
+	{ "mcp_http_listen",        "--mcp-http-listen", KIND_MCP_LISTEN, 0, 0, NULL, F(mcp_http_listen) },
 	{ "approval_wait",          "--approval-wait",  KIND_DURATION, 1, 3600, "1s to 1h", F(approval_wait_ms) },
 	{ "result_cap",             "--result-cap",     KIND_SIZE,     1024, 64ull << 20, "1K to 64M", F(result_cap) },
 	{ "launcher",               "--launcher",       KIND_PATH,     0, 0, NULL, F(launcher) },
@@ -83,7 +87,7 @@ static const struct config_key config_keys[] = {
 
 static bool kind_is_string(enum key_kind k)
 {
-	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK;
+	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK || k == KIND_MCP_LISTEN;
 }
 
 static char **field_str(struct cordon_daemon_config *c, const struct config_key *k)
@@ -159,6 +163,49 @@ static bool http_listen_valid(const char *s)
 	return parse_u64(s + 10, &port) >= 0 && port > 0 && port < 65536;
 }
 
+/* mcp_http_listen: "IPv4:PORT" or "[IPv6]:PORT", an IP literal and a port
+ * of at most 5 digits (0: any free port). Returns 0 for a loopback
+ * address, -EADDRNOTAVAIL for any other, -EINVAL when it is not an
+ * address. (gateway_http_tcp_listen() parses it again to bind.) */
+static int mcp_listen_check(const char *s)
+{
+	char host[64];
+	const char *port;
+	size_t hl;
+	struct in_addr a4;
+	struct in6_addr a6;
+	uint64_t p;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		hl = (size_t)(end - s - 1);
+		if (hl >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, s + 1, hl);
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+
+		if (!colon || (size_t)(colon - s) >= sizeof(host))
+			return -EINVAL;
+		hl = (size_t)(colon - s);
+		memcpy(host, s, hl);
+		port = colon + 1;
+	}
+	host[hl] = 0;
+	if (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port) || parse_u64(port, &p) < 0 ||
+	    p > 65535)
+		return -EINVAL;
+	if (s[0] != '[' && inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127 ? 0 : -EADDRNOTAVAIL;
+	if (s[0] == '[' && inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6) ? 0 : -EADDRNOTAVAIL;
+	return -EINVAL;
+}
+
 static bool name_valid(const char *s)
 {
 	size_t n = strlen(s);
@@ -213,6 +260,26 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 			r = cordon_yaml_err(y, v, "%s", err);
 		if (r >= 0)
 			r = cordon_yaml_get_string(y, v, CORDON_WEBHOOK_URL_MAX - 1, &s);
+		break;
+	}
+	case KIND_MCP_LISTEN: {
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r < 0)
+			break;
+		r = mcp_listen_check(v->value);
+		/* MCP carries the agent's token and every call's arguments: on a
+		 * routable address it would need TLS, which cordond does not
+		 * serve (yet). Refused, at start and at reload alike. */
+		if (r == -EADDRNOTAVAIL)
+			r = cordon_yaml_err(y, v,
+					    "%s: not a loopback address; serving MCP on a routable address needs TLS, "
+					    "which cordond does not provide (use 127.0.0.1 or [::1])",
+					    cordon_yaml_quote(v).s);
+		else if (r < 0)
+			r = cordon_yaml_err(y, v, "%s: not an address (expected 127.0.0.1:PORT or [::1]:PORT)",
+					    cordon_yaml_quote(v).s);
+		if (r >= 0)
+			r = cordon_yaml_get_string(y, v, 64, &s);
 		break;
 	}
 	case KIND_DURATION:
@@ -374,6 +441,7 @@ static int parse_args(struct cordon_daemon_config *c, int argc, char **argv, con
 		{ "operator-group", required_argument, NULL, 'O' },
 		{ "gateway-group", required_argument, NULL, 'G' },
 		{ "http", required_argument, NULL, 'H' },
+		{ "mcp-http-listen", required_argument, NULL, 'M' },
 		{ "approval-wait", required_argument, NULL, 'w' },
 		{ "result-cap", required_argument, NULL, 'R' },
 		{ "launcher", required_argument, NULL, 'L' },
@@ -431,6 +499,9 @@ static int parse_args(struct cordon_daemon_config *c, int argc, char **argv, con
 			break;
 		case 'H':
 			key = "http";
+			break;
+		case 'M':
+			key = "mcp_http_listen";
 			break;
 		case 'w':
 			key = "approval_wait";

@@ -53,8 +53,9 @@ struct cordon_daemon_config {
 			     * CORDON_BROKER_PRIVATE_ID (paths.h); "nobody" is refused */
 	char *operator_group;
 	char *gateway_group;
-	char *http_listen; /* "127.0.0.1:PORT" or NULL */
-	char *launcher;	   /* cordon-launch binary */
+	char *http_listen;     /* "127.0.0.1:PORT" or NULL */
+	char *mcp_http_listen; /* MCP over TCP, loopback only: "127.0.0.1:PORT", "[::1]:PORT" or NULL */
+	char *launcher;	       /* cordon-launch binary */
 	uint64_t approval_wait_ms;
 	uint64_t result_cap;
 	uint64_t line_max; /* gateway and worker line bound */

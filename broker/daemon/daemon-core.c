@@ -85,6 +85,14 @@ static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
 			d->gateway_gid != (gid_t)-1 ? d->gateway_gid : d->run_gid, &d->mcp_http_fd, diag);
 	if (r < 0)
 		return r;
+	/* MCP over loopback TCP (mcp_http_listen, issue 18): bound here, as
+	 * root if we started as root, before Landlock denies TCP bind; the
+	 * config admits loopback addresses only. */
+	if (d->cfg.mcp_http_listen) {
+		r = gateway_http_tcp_listen(d->cfg.mcp_http_listen, &d->mcp_tcp_fd, &d->mcp_tcp_port, diag);
+		if (r < 0)
+			return r;
+	}
 	/* operator.sock and http.sock: 0660, owner root (or us), group the
 	 * operator group; the operator surface re-checks SO_PEERCRED. */
 	snprintf(path, sizeof(path), "%s/operator.sock", d->cfg.runtime_dir);
@@ -312,6 +320,7 @@ static void on_tick(struct cordon_loop *loop, void *userdata)
 
 	gateway_tick(d);
 	gateway_http_tick(d->mcp_http);
+	gateway_http_tick(d->mcp_http_tcp);
 	workers_tick(d, now);
 	dlog_denials_flush(&d->denials_log, now, false);
 	db_tick(d);
@@ -378,6 +387,7 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	if (!d)
 		return cordon_diag_set(diag, ENOMEM, "daemon", "out of memory");
 	d->gateway_fd = d->operator_fd = d->http_fd = d->mcp_http_fd = d->signal_fd = d->notify_fd = -EBADF;
+	d->mcp_tcp_fd = -EBADF;
 	d->started_ms = cordon_loop_now_ms();
 	/* Own copies of the config strings. */
 	d->cfg = *cfg;
@@ -389,6 +399,7 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	DUP(operator_group);
 	DUP(gateway_group);
 	DUP(http_listen);
+	DUP(mcp_http_listen);
 	DUP(launcher);
 #undef DUP
 	if (!d->cfg.profiles_dir || !d->cfg.state_dir || !d->cfg.runtime_dir) {
@@ -557,6 +568,15 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 		r = gateway_http_start(d, d->mcp_http_fd, NULL, &d->mcp_http, diag);
 		if (r < 0)
 			goto fail;
+		if (d->mcp_tcp_fd >= 0) {
+			const struct gw_http_options to = { .tcp = true };
+
+			r = gateway_http_start(d, d->mcp_tcp_fd, &to, &d->mcp_http_tcp, diag);
+			if (r < 0)
+				goto fail;
+			log_info("MCP over HTTP on TCP port %d (%s): bearer tokens of cordonctl agents",
+				 d->mcp_tcp_port, d->cfg.mcp_http_listen);
+		}
 	}
 	if (r >= 0)
 		r = cordon_loop_timer(d->loop, TICK_MS, on_tick, d, &d->tick);
@@ -606,6 +626,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 	d->op = NULL;
 	gateway_http_free(d->mcp_http);
 	d->mcp_http = NULL;
+	gateway_http_free(d->mcp_http_tcp);
+	d->mcp_http_tcp = NULL;
 	if (d->loop)
 		gateway_stop(d);
 	workers_kill_all(d);
@@ -636,6 +658,8 @@ void cordon_daemon_free(struct cordon_daemon *d)
 		close(d->http_fd);
 	if (d->mcp_http_fd >= 0)
 		close(d->mcp_http_fd);
+	if (d->mcp_tcp_fd >= 0)
+		close(d->mcp_tcp_fd);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	if (d->notify_fd >= 0)

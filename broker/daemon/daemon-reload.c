@@ -394,6 +394,7 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 	RESTART_ONLY(operator_group, "operator_group");
 	RESTART_ONLY(gateway_group, "gateway_group");
 	RESTART_ONLY(http_listen, "http");
+	RESTART_ONLY(mcp_http_listen, "mcp_http_listen");
 	RESTART_ONLY(launcher, "launcher");
 	/* The secret is read while privileged, the port is in the Landlock
 	 * domain: both are fixed at start. */

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "actions.h"
+#include "agents.h"
 #include "approvals.h"
 #include "broker.h"
 #include "checkpoint.h"
@@ -277,10 +278,10 @@ struct dcall {
 	int decide_r;
 	uint64_t decide_batch;
 	struct dcall *next_decided;
-	/* Argument bytes charged to held_uid's budget (held_charge) from
+	/* Argument bytes charged to held_subject's budget (held_charge) from
 	 * admission until call_free; 0 when nothing was charged. */
 	uint64_t held_bytes;
-	uid_t held_uid;
+	uint64_t held_subject;
 	/* issue 13 (Tasks, gateway-task.c): params.task of a task-augmented
 	 * tools/call ({"ttl": N} or {}; NULL: a plain call); whether it goes
 	 * to the connector as a task (its tool and capabilities allow it);
@@ -310,6 +311,11 @@ struct dsession {
 	const struct dtransport *transport; /* NULL: the gateway socket */
 	void *transport_data;
 	struct ucred cred;
+	/* Who the session acts for (issue 18): the key of its share (struct
+	 * duid), the peer's uid, or DSUBJECT_AGENT | the agent's id for a
+	 * bearer token over TCP; agent is the agent's name ("" for a uid). */
+	uint64_t subject;
+	char agent[CORDON_AGENT_NAME_MAX + 1];
 	struct cordon_watch *watch;
 	struct dbuf rbuf, wbuf;
 	bool discarding; /* inside an oversize line: drop until newline */
@@ -342,8 +348,9 @@ struct dsession {
 /* One local uid's share of the gateway (issue 11 findings 3 and 6): its
  * sessions and the call-argument bytes its calls hold. An entry lives while
  * either is non-zero (an in-flight call outlives its session). */
+#define DSUBJECT_AGENT (1ull << 32)
 struct duid {
-	uid_t uid;
+	uint64_t subject; /* a uid, or DSUBJECT_AGENT | an agent's id */
 	unsigned sessions;
 	uint64_t held_bytes;
 };
@@ -460,8 +467,10 @@ struct cordon_daemon {
 	const struct worker_events *worker_events; /* NULL until gateway_start */
 	const struct dtask_hooks *task_hooks;	   /* NULL until gateway_start */
 	int gateway_fd, operator_fd, http_fd;
-	int mcp_http_fd;	  /* mcp-http.sock (gateway-http.c) */
-	struct gw_http *mcp_http; /* NULL until serving */
+	int mcp_http_fd;	      /* mcp-http.sock (gateway-http.c) */
+	struct gw_http *mcp_http;     /* NULL until serving */
+	int mcp_tcp_fd, mcp_tcp_port; /* mcp_http_listen (-EBADF: none) */
+	struct gw_http *mcp_http_tcp; /* its gateway-http.c instance */
 	int signal_fd;
 	int notify_fd;
 	json_t *self_sandbox;

@@ -83,6 +83,10 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
  * instances were ended. */
 unsigned cordon_daemon_revoked_all(struct cordon_daemon *d);
 
+/* After agents.revoke (committed): ends every session of that agent (its
+ * token is refused from the next request on). Returns how many ended. */
+unsigned cordon_daemon_agent_revoked(struct cordon_daemon *d, int64_t agent_id);
+
 /* The origin line of the daemon's signed audit checkpoints. */
 #define CORDON_DAEMON_AUDIT_ORIGIN "cordon/cordond/audit"
 

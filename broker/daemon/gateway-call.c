@@ -105,7 +105,7 @@ void call_free(struct dcall *c)
 {
 	/* The held-argument budget (issue 11 finding 3) gets its bytes back. */
 	if (c->held_bytes && c->d)
-		held_release(c->d, c->held_uid, c->held_bytes);
+		held_release(c->d, c->held_subject, c->held_bytes);
 	if (c->s)
 		for (struct dcall **p = &c->s->calls; *p; p = &(*p)->next)
 			if (*p == c) {
@@ -255,7 +255,10 @@ static const char *call_subject(const struct dcall *c, char buf[static 24])
 {
 	if (!c->s)
 		return NULL;
-	snprintf(buf, 24, "uid:%u", (unsigned)c->s->cred.uid);
+	if (c->s->subject & DSUBJECT_AGENT)
+		snprintf(buf, 24, "agent:%u", (unsigned)(c->s->subject & 0xffffffffu));
+	else
+		snprintf(buf, 24, "uid:%u", (unsigned)c->s->subject);
 	return buf;
 }
 
@@ -612,14 +615,14 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 		{
 			char why[400];
 
-			if (approval_args_charge(d, c->s->cred.uid, c->args_len, why, sizeof(why)) < 0) {
+			if (approval_args_charge(d, c->s->subject, c->args_len, why, sizeof(why)) < 0) {
 				call_fail(c, "%s", why);
 				return;
 			}
 		}
 		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
 		if (r < 0)
-			approval_args_uncharge(d, c->s->cred.uid, c->args_len);
+			approval_args_uncharge(d, c->s->subject, c->args_len);
 		if (r == -EDQUOT) {
 			call_fail(c, "cordon: too many approvals are pending; this call was refused.");
 			return;
@@ -629,9 +632,9 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 			return;
 		}
 		if (info.state == CORDON_APPROVAL_REQUESTED)
-			(void)approval_args_adopt(d, &info, c->s->id, c->s->cred.uid, c->args_jcs, c->args_len);
+			(void)approval_args_adopt(d, &info, c->s->id, c->s->subject, c->args_jcs, c->args_len);
 		else
-			approval_args_uncharge(d, c->s->cred.uid, c->args_len);
+			approval_args_uncharge(d, c->s->subject, c->args_len);
 		if (!info.coalesced)
 			d->m.approvals_requested++;
 		snprintf(c->approval_id, sizeof(c->approval_id), "%s", info.id);
@@ -935,13 +938,13 @@ void call_start(struct dsession *s, const json_t *id, const json_t *params, stru
 	{
 		char why[400];
 
-		if (held_charge(d, s->cred.uid, c->args_len, why, sizeof(why)) < 0) {
+		if (held_charge(d, s->subject, c->args_len, why, sizeof(why)) < 0) {
 			session_send_error(s, id, GATEWAY_ERR_HELD_BUDGET, "%s", why);
 			call_free(c);
 			return;
 		}
 		c->held_bytes = c->args_len;
-		c->held_uid = s->cred.uid;
+		c->held_subject = s->subject;
 	}
 	c->next = s->calls;
 	s->calls = c;

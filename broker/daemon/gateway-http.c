@@ -28,7 +28,13 @@
  * Accept, and the body's size (cfg.line_max, the bound of a gateway line;
  * 413 beyond it). A session is found by its Mcp-Session-Id (128 random
  * bits) and only for the subject that created it on the same endpoint:
- * anyone else gets 404, as for a session that does not exist. */
+ * anyone else gets 404, as for a session that does not exist.
+ *
+ * On the TCP listener (mcp_http_listen, loopback only) there is no
+ * SO_PEERCRED: every request carries "Authorization: Bearer <token>" of an
+ * agent (agents.h), checked after Host and Origin on every request (401
+ * otherwise), and that agent is the subject: its own sessions, share and
+ * audit identity (DSUBJECT_AGENT | its id). */
 #include "gateway-http.h"
 
 #include <errno.h>
@@ -43,11 +49,15 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include "cleanup.h"
 #include "dbuf.h"
+#include "agents.h"
+#include "gateway-session.h"
 #include "gateway.h"
 #include "hex-util.h"
+#include "http.h"
 #include "log.h"
 #include "loop.h"
 #include "parse-util.h"
@@ -108,7 +118,7 @@ struct hsess {
 	struct hsess *prev, *next;
 	struct dsession *s;
 	char sid[2 * SID_BYTES + 1];
-	uid_t uid;
+	uint64_t subject; /* struct dsession's: a uid, or DSUBJECT_AGENT | id */
 	char bound[CORDON_CONNECTOR_ID_MAX + 1];
 	struct hstream *streams;
 	struct hstream *standing;
@@ -140,6 +150,11 @@ struct hreq {
 	bool accept_sse;
 	bool too_large;
 	struct ucred cred;
+	/* The subject: cred.uid on the Unix socket; on TCP the agent whose
+	 * bearer token the request carries (is_agent). */
+	uint64_t subject;
+	bool is_agent;
+	struct cordon_agent_info agent;
 	struct dbuf body;
 };
 
@@ -566,7 +581,7 @@ static void hsess_free(struct hsess *hs)
 	free(hs);
 }
 
-static struct hsess *hsess_new(struct gw_http *g, const struct ucred *cred, const char *connector, int *ret_why)
+static struct hsess *hsess_new(struct gw_http *g, const struct hreq *rq, const char *connector, int *ret_why)
 {
 	struct hsess *hs = calloc(1, sizeof(*hs));
 	uint8_t rnd[SID_BYTES];
@@ -582,7 +597,7 @@ static struct hsess *hsess_new(struct gw_http *g, const struct ucred *cred, cons
 	}
 	hex_encode(rnd, sizeof(rnd), hs->sid);
 	hs->g = g;
-	hs->uid = cred->uid;
+	hs->subject = rq->subject;
 	snprintf(hs->bound, sizeof(hs->bound), "%s", connector);
 	hs->last_ms = cordon_loop_now_ms();
 	hs->standing = stream_new(hs, true);
@@ -595,7 +610,7 @@ static struct hsess *hsess_new(struct gw_http *g, const struct ucred *cred, cons
 	if (g->sessions)
 		g->sessions->prev = hs;
 	g->sessions = hs;
-	hs->s = gateway_session_new(g->d, cred, &http_transport, hs, ret_why);
+	hs->s = gateway_session_new(g->d, &rq->cred, rq->is_agent ? &rq->agent : NULL, &http_transport, hs, ret_why);
 	if (!hs->s) {
 		hsess_free(hs);
 		return NULL;
@@ -624,7 +639,7 @@ static struct hsess *hsess_find(struct gw_http *g, struct MHD_Connection *conn, 
 		return NULL;
 	for (struct hsess *hs = g->sessions; hs; hs = hs->next)
 		if (sid_equal(hs->sid, sid))
-			return hs->s && hs->uid == rq->cred.uid && !strcmp(hs->bound, rq->connector) ? hs : NULL;
+			return hs->s && hs->subject == rq->subject && !strcmp(hs->bound, rq->connector) ? hs : NULL;
 	return NULL;
 }
 
@@ -708,6 +723,64 @@ static bool version_known(const char *v)
 	return false;
 }
 
+/* 401 with the challenge of RFC 6750: error is NULL when the request had
+ * no credentials, "invalid_token" when its token is not one cordond
+ * accepts (malformed, unknown and revoked are not told apart). */
+static enum MHD_Result unauthorized(struct MHD_Connection *conn, const char *error, const char *msg)
+{
+	json_t *v = json_pack("{s:s, s:n, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+			      "message", msg, "data", "io.cordon/refused_by", "cordon");
+	char *t = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	struct MHD_Response *resp;
+	enum MHD_Result r;
+
+	json_decref(v);
+	if (!t)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(strlen(t), t, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(t);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				      error ? "Bearer realm=\"cordon\", error=\"invalid_token\""
+					    : "Bearer realm=\"cordon\"");
+	common_headers(resp);
+	r = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+/* On TCP: the agent of the request's "Authorization: Bearer <token>"
+ * (cordonctl agents add), checked on every request, so a revoked token is
+ * refused from the next request on. Sets rq->is_agent and returns MHD_YES,
+ * or queues the 401. */
+static enum MHD_Result authenticate(struct gw_http *g, struct MHD_Connection *conn, struct hreq *rq)
+{
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	int r;
+
+	if (!auth)
+		return unauthorized(conn, NULL,
+				    "Unauthorized: MCP over TCP needs an Authorization: Bearer token (cordonctl agents "
+				    "add NAME)");
+	if (strncasecmp(auth, "Bearer ", 7) != 0)
+		return unauthorized(conn, "invalid_token", "Unauthorized: the Authorization scheme must be Bearer");
+	auth += 7;
+	while (*auth == ' ')
+		auth++;
+	r = cordon_agent_authenticate(g->d->db, auth, &rq->agent);
+	if (r == -EACCES)
+		return unauthorized(conn, "invalid_token",
+				    "Unauthorized: the bearer token is not valid or was revoked");
+	if (r < 0)
+		return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32000, "cordond: cannot check the token now");
+	rq->is_agent = true;
+	rq->subject = DSUBJECT_AGENT | (uint64_t)rq->agent.id;
+	return MHD_YES;
+}
+
 /* The first call for a request: its headers. Returns MHD_YES to read on
  * (rq set), or the result of queuing a refusal. */
 static enum MHD_Result request_head(struct gw_http *g, struct MHD_Connection *conn, const char *url, const char *method,
@@ -722,9 +795,16 @@ static enum MHD_Result request_head(struct gw_http *g, struct MHD_Connection *co
 	const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	socklen_t len = sizeof(rq->cred);
 
-	/* The subject: the peer's credentials, never anything it sent. */
-	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &rq->cred, &len) < 0)
-		return MHD_NO;
+	/* The subject on the Unix socket: the peer's credentials, never
+	 * anything it sent. On TCP there are none: the bearer token is
+	 * checked below, after Host and Origin. */
+	if (g->o.tcp) {
+		rq->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	} else {
+		if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &rq->cred, &len) < 0)
+			return MHD_NO;
+		rq->subject = rq->cred.uid;
+	}
 	if (!strncmp(url, "/mcp/", 5)) {
 		if (!connector_id_is_valid(url + 5))
 			return refuse(conn, MHD_HTTP_NOT_FOUND, -32000, "Not found: '%.80s' is not a connector id",
@@ -743,6 +823,12 @@ static enum MHD_Result request_head(struct gw_http *g, struct MHD_Connection *co
 		return refuse(conn, MHD_HTTP_FORBIDDEN, -32000,
 			      "Forbidden: Origin '%.80s' is not allowed (only http(s)://localhost, 127.0.0.1 or [::1])",
 			      origin);
+	if (g->o.tcp) {
+		enum MHD_Result r = authenticate(g, conn, rq);
+
+		if (r != MHD_YES || !rq->is_agent)
+			return r;
+	}
 	if (pv && !version_known(pv))
 		return refuse(conn, MHD_HTTP_BAD_REQUEST, -32000,
 			      "Bad Request: unsupported MCP-Protocol-Version '%.40s' (supported: 2025-11-25, "
@@ -870,13 +956,16 @@ static enum MHD_Result do_post(struct gw_http *g, struct MHD_Connection *conn, s
 			return refuse(conn, MHD_HTTP_BAD_REQUEST, -32000,
 				      "Bad Request: no Mcp-Session-Id; a session starts with initialize");
 		}
-		hs = hsess_new(g, &rq->cred, rq->connector, &why);
+		hs = hsess_new(g, rq, rq->connector, &why);
 		if (!hs) {
+			char who[48];
+
 			json_decref(m);
 			if (why == -EDQUOT)
 				return refuse(conn, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-					      "cordond: too many sessions for uid %u (at most %u per uid)",
-					      (unsigned)rq->cred.uid, gateway_sessions_per_uid(g->d));
+					      "cordond: too many sessions for %s (at most %u per subject)",
+					      subject_text(g->d, rq->subject, who, sizeof(who)),
+					      gateway_sessions_per_uid(g->d));
 			return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, -32000, "cordond: too many sessions");
 		}
 		if (rq->connector[0] && gateway_session_bind(hs->s, rq->connector) < 0) {
@@ -1094,6 +1183,34 @@ void gateway_http_tick(struct gw_http *g)
 			hsess_free(hs);
 		}
 	}
+}
+
+int gateway_http_tcp_listen(const char *addr, int *ret_fd, int *ret_port, struct cordon_diag *diag)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+	_cleanup_close_ int fd = -EBADF;
+	int one = 1, r;
+
+	r = cordon_http_parse_listen(addr, &ss, &len, diag);
+	if (r < 0)
+		return r;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return cordon_diag_set(diag, errno, "mcp-http", "socket: %s", strerror(errno));
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		return cordon_diag_set(diag, errno, "mcp-http", "mcp_http_listen %s: bind: %s", addr, strerror(errno));
+	if (listen(fd, 64) < 0)
+		return cordon_diag_set(diag, errno, "mcp-http", "mcp_http_listen %s: listen: %s", addr,
+				       strerror(errno));
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, (socklen_t *)&len) < 0)
+		return cordon_diag_set(diag, errno, "mcp-http", "getsockname: %s", strerror(errno));
+	*ret_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	*ret_fd = TAKE_FD(fd);
+	return 0;
 }
 
 int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct gw_http_options *o,

@@ -14,8 +14,11 @@
  *   DELETE ends the session.
  *
  * The listener is a Unix socket (the peer's SO_PEERCRED uid is the
- * subject, as on gateway.sock); there is no TCP listener yet (it needs
- * bearer tokens: an identity that crosses TCP). */
+ * subject, as on gateway.sock) and, with mcp_http_listen, a loopback TCP
+ * socket where every request carries "Authorization: Bearer <token>" of
+ * an agent (cordonctl agents add): the agent is the subject. One
+ * gateway_http_start() per listener; a session is found only on the
+ * listener that created it. */
 
 #include "daemon-state.h"
 #include "diag.h"
@@ -26,13 +29,18 @@ struct gw_http_options {
 	unsigned keepalive_sec;	   /* an SSE comment on a quiet stream; 0: 15 */
 	unsigned conn_timeout_sec; /* MHD idle connection timeout; 0: 60 */
 	unsigned max_connections;  /* 0: 2 * max_sessions + 16 */
+	bool tcp;		   /* a TCP listener: bearer tokens, no SO_PEERCRED */
 };
+
+/* Binds and listens on addr (mcp_http_listen: loopback only, port 0 picks
+ * one). Returns 0 with the socket and its port, or -errno with diag. */
+int gateway_http_tcp_listen(const char *addr, int *ret_fd, int *ret_port, struct cordon_diag *diag);
 
 /* Serves MCP over HTTP on the listening Unix socket fd (stays the
  * caller's). o may be NULL (defaults). Returns 0 and *ret, or -errno with
  * diag. */
-int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct gw_http_options *o,
-		       struct gw_http **ret, struct cordon_diag *diag);
+int gateway_http_start(struct cordon_daemon *d, int listen_fd, const struct gw_http_options *o, struct gw_http **ret,
+		       struct cordon_diag *diag);
 /* From the daemon's tick: idle sessions, keep-alives, cut streams nobody
  * resumed. */
 void gateway_http_tick(struct gw_http *g);

@@ -38,10 +38,10 @@
 #define TRIM_AFTER_BYTES (8u * 1024 * 1024)
 #define TRIM_INTERVAL_MS 1000u
 
-struct duid *uid_share_get(struct cordon_daemon *d, uid_t uid, bool create)
+struct duid *uid_share_get(struct cordon_daemon *d, uint64_t subject, bool create)
 {
 	for (size_t i = 0; i < d->n_uids; i++)
-		if (d->uids[i].uid == uid)
+		if (d->uids[i].subject == subject)
 			return &d->uids[i];
 	if (!create)
 		return NULL;
@@ -54,7 +54,7 @@ struct duid *uid_share_get(struct cordon_daemon *d, uid_t uid, bool create)
 		d->uids = n;
 		d->cap_uids = nc;
 	}
-	d->uids[d->n_uids] = (struct duid){ .uid = uid };
+	d->uids[d->n_uids] = (struct duid){ .subject = subject };
 	return &d->uids[d->n_uids++];
 }
 
@@ -76,10 +76,25 @@ static const char *size_text(uint64_t b, char *buf, size_t size)
 	return buf;
 }
 
-int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size)
+const char *subject_text(const struct cordon_daemon *d, uint64_t subject, char *buf, size_t size)
 {
-	struct duid *u = uid_share_get(d, uid, true);
-	char lim[32];
+	if (!(subject & DSUBJECT_AGENT)) {
+		snprintf(buf, size, "uid %u", (unsigned)subject);
+		return buf;
+	}
+	for (const struct dsession *s = d->sessions; s; s = s->next)
+		if (s->subject == subject) {
+			snprintf(buf, size, "agent %s", s->agent);
+			return buf;
+		}
+	snprintf(buf, size, "agent #%llu", (unsigned long long)(subject & ~DSUBJECT_AGENT));
+	return buf;
+}
+
+int held_charge(struct cordon_daemon *d, uint64_t subject, uint64_t bytes, char *ret_msg, size_t msg_size)
+{
+	struct duid *u = uid_share_get(d, subject, true);
+	char lim[32], who[48];
 
 	if (!u) {
 		snprintf(ret_msg, msg_size, "cordon: refused: out of memory; nothing was sent");
@@ -87,9 +102,9 @@ int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_ms
 	}
 	if (u->held_bytes + bytes > d->cfg.held_per_uid) {
 		snprintf(ret_msg, msg_size,
-			 "cordon: refused: the arguments held for uid %u would exceed the per-uid budget of %s "
+			 "cordon: refused: the arguments held for %s would exceed the per-uid budget of %s "
 			 "(%llu bytes held, %llu in this call); nothing was sent",
-			 (unsigned)uid, size_text(d->cfg.held_per_uid, lim, sizeof(lim)),
+			 subject_text(d, subject, who, sizeof(who)), size_text(d->cfg.held_per_uid, lim, sizeof(lim)),
 			 (unsigned long long)u->held_bytes, (unsigned long long)bytes);
 		uid_share_put(d, u);
 		return -EDQUOT;
@@ -108,9 +123,9 @@ int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_ms
 	return 0;
 }
 
-void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes)
+void held_release(struct cordon_daemon *d, uint64_t subject, uint64_t bytes)
 {
-	struct duid *u = uid_share_get(d, uid, false);
+	struct duid *u = uid_share_get(d, subject, false);
 
 	if (u) {
 		u->held_bytes -= bytes < u->held_bytes ? bytes : u->held_bytes;

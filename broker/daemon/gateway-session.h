@@ -38,19 +38,22 @@ void session_flush(struct dsession *s);
  * hears nothing of connector). */
 void session_notify_all_list_changed(struct cordon_daemon *d, const char *connector);
 
-/* One uid's share (issue 11 findings 3 and 6): the entry of uid, created
+/* One subject's share (issue 11 findings 3 and 6; a subject is a uid or,
+ * over TCP, an agent: struct duid): the entry of subject, created
  * when create (NULL: none, or out of memory); put drops an entry that holds
  * nothing any more. */
-struct duid *uid_share_get(struct cordon_daemon *d, uid_t uid, bool create);
+struct duid *uid_share_get(struct cordon_daemon *d, uint64_t subject, bool create);
 void uid_share_put(struct cordon_daemon *d, struct duid *u);
 
 /* The JSON-RPC error a call beyond a held-argument budget gets. */
 #define GATEWAY_ERR_HELD_BUDGET (-32001)
 /* Charges `bytes` of held call arguments to uid: 0, or -EDQUOT (nothing
  * charged) with a message naming the budget that would be exceeded. */
-int held_charge(struct cordon_daemon *d, uid_t uid, uint64_t bytes, char *ret_msg, size_t msg_size);
+int held_charge(struct cordon_daemon *d, uint64_t subject, uint64_t bytes, char *ret_msg, size_t msg_size);
 /* Returns bytes charged by held_charge (memory goes back to the OS on the
  * next tick when a large amount was released, see held_trim). */
-void held_release(struct cordon_daemon *d, uid_t uid, uint64_t bytes);
+void held_release(struct cordon_daemon *d, uint64_t subject, uint64_t bytes);
+/* A subject as a refusal names it: "uid 1000" or "agent ci-bot". */
+const char *subject_text(const struct cordon_daemon *d, uint64_t subject, char *buf, size_t size);
 /* From the tick: malloc_trim once enough held memory was released. */
 void held_trim(struct cordon_daemon *d, uint64_t now);

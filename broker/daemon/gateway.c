@@ -42,6 +42,7 @@
 #include "canon.h"
 #include "cleanup.h"
 #include "dbuf.h"
+#include "daemon.h"
 #include "gateway-call.h"
 #include "gateway-pass.h"
 #include "gateway-relay.h"
@@ -532,7 +533,7 @@ static void session_close(struct dsession *s)
 	(void)cordon_session_end(d->db, s->id);
 	approval_args_session_ended(d, s->id);
 	{
-		struct duid *u = uid_share_get(d, s->cred.uid, false);
+		struct duid *u = uid_share_get(d, s->subject, false);
 
 		if (u) {
 			u->sessions -= u->sessions > 0;
@@ -565,8 +566,10 @@ static void session_close(struct dsession *s)
  * NULL with *ret_why set: -EUSERS (cfg.max_sessions reached), -EDQUOT (the
  * uid's share reached) or -ENOMEM. fd may be -EBADF (another transport
  * sets s->transport before anything is sent). */
-static struct dsession *session_admit(struct cordon_daemon *d, int fd, const struct ucred *cred, int *ret_why)
+static struct dsession *session_admit(struct cordon_daemon *d, int fd, const struct ucred *cred,
+				      const struct cordon_agent_info *agent, int *ret_why)
 {
+	uint64_t subject = agent ? DSUBJECT_AGENT | (uint64_t)agent->id : cred->uid;
 	struct dsession *s;
 	struct duid *u;
 	uint64_t rnd64 = 0;
@@ -580,7 +583,7 @@ static struct dsession *session_admit(struct cordon_daemon *d, int fd, const str
 	/* One uid's share: idle or not, its sessions cannot take every slot
 	 * (connections that never initialize are also closed after
 	 * cfg.initialize_timeout_ms, see gateway_tick). */
-	u = uid_share_get(d, cred->uid, true);
+	u = uid_share_get(d, subject, true);
 	if (!u || u->sessions >= sessions_per_uid(d)) {
 		if (u)
 			uid_share_put(d, u);
@@ -597,14 +600,23 @@ static struct dsession *session_admit(struct cordon_daemon *d, int fd, const str
 	s->d = d;
 	s->fd = fd;
 	s->cred = *cred;
+	s->subject = subject;
+	if (agent)
+		snprintf(s->agent, sizeof(s->agent), "%s", agent->name);
 	s->accepted_ms = cordon_loop_now_ms();
 	/* Session ids must never repeat across restarts: delegations and
 	 * approvals are keyed by them. 64 random bits beside the counter. */
 	if (getrandom(&rnd64, sizeof(rnd64), 0) != sizeof(rnd64))
 		rnd64 = ((uint64_t)cordon_loop_now_ms() << 20) ^ (uint64_t)getpid();
 	rnd = (uint32_t)rnd64;
-	snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x%08x", (unsigned long long)++d->session_counter,
-		 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
+	/* The id names its subject (the audit's actor is the session): an
+	 * agent's name is at most 20 bytes, so the id fits in 63. */
+	if (agent)
+		snprintf(s->id, sizeof(s->id), "gw-%llu-a%s-%08x%08x", (unsigned long long)++d->session_counter,
+			 agent->name, rnd, (uint32_t)(rnd64 >> 32));
+	else
+		snprintf(s->id, sizeof(s->id), "gw-%llu-u%u-%08x%08x", (unsigned long long)++d->session_counter,
+			 (unsigned)s->cred.uid, rnd, (uint32_t)(rnd64 >> 32));
 	u->sessions++;
 	s->next = d->sessions;
 	if (d->sessions)
@@ -633,7 +645,7 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 			close(fd);
 			continue;
 		}
-		s = session_admit(d, fd, &cred, &why);
+		s = session_admit(d, fd, &cred, NULL, &why);
 		if (!s) {
 			char busy[240];
 			int n;
@@ -662,10 +674,11 @@ static void on_accept(struct cordon_loop *loop, int lfd, uint32_t revents, void 
 	}
 }
 
-struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred *cred, const struct dtransport *t,
-				     void *data, int *ret_why)
+struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred *cred,
+				     const struct cordon_agent_info *agent, const struct dtransport *t, void *data,
+				     int *ret_why)
 {
-	struct dsession *s = session_admit(d, -EBADF, cred, ret_why);
+	struct dsession *s = session_admit(d, -EBADF, cred, agent, ret_why);
 
 	if (!s)
 		return NULL;
@@ -677,6 +690,29 @@ struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred
 unsigned gateway_sessions_per_uid(const struct cordon_daemon *d)
 {
 	return sessions_per_uid(d);
+}
+
+unsigned cordon_daemon_agent_revoked(struct cordon_daemon *d, int64_t agent_id)
+{
+	return gateway_end_subject(d, DSUBJECT_AGENT | (uint64_t)agent_id);
+}
+
+unsigned gateway_end_subject(struct cordon_daemon *d, uint64_t subject)
+{
+	unsigned n = 0;
+	struct dsession *s = d->sessions;
+
+	/* Ending one session may end others' calls: rescan from the head. */
+	while (s) {
+		if (s->subject != subject) {
+			s = s->next;
+			continue;
+		}
+		gateway_session_end(s);
+		n++;
+		s = d->sessions;
+	}
+	return n;
 }
 
 int gateway_session_bind(struct dsession *s, const char *connector)

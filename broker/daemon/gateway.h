@@ -21,12 +21,17 @@ void gateway_tick(struct cordon_daemon *d);
  * dsession, admitted against the same caps, fed the same messages and
  * closed the same way as a gateway-socket connection's. */
 struct ucred;
-/* A new session of the subject cred whose output goes to t (data: the
- * transport's own, in s->transport_data). Returns it, or NULL with
- * *ret_why: -EUSERS (max_sessions reached), -EDQUOT (the uid's
- * sessions_per_uid reached) or -ENOMEM. */
-struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred *cred, const struct dtransport *t,
-				     void *data, int *ret_why);
+/* A new session of the subject cred (or, when agent is not NULL, of that
+ * agent: issue 18) whose output goes to t (data: the transport's own, in
+ * s->transport_data). Returns it, or NULL with *ret_why: -EUSERS
+ * (max_sessions reached), -EDQUOT (the subject's sessions_per_uid
+ * reached) or -ENOMEM. */
+struct dsession *gateway_session_new(struct cordon_daemon *d, const struct ucred *cred,
+				     const struct cordon_agent_info *agent, const struct dtransport *t, void *data,
+				     int *ret_why);
+/* Ends every session of subject (a struct duid key) at once, as
+ * gateway_session_end() does. Returns how many. */
+unsigned gateway_end_subject(struct cordon_daemon *d, uint64_t subject);
 /* The per-uid session cap in force (for a refusal's message). */
 unsigned gateway_sessions_per_uid(const struct cordon_daemon *d);
 /* cordon/bind without its answer: 0, -EALREADY (initialized or bound) or

@@ -30,6 +30,7 @@
 #include "hex-util.h"
 #include "policy.h"
 #include "inventory.h"
+#include "operator-agents.h"
 #include "operator-display.h"
 #include "operator-watch.h"
 #include "operator.h"
@@ -1328,6 +1329,8 @@ int cordon_operator_execute(struct cordon_daemon *d, const struct cordon_actor *
 		r = op_audit_export(d, req, &res, err);
 	else if (!strcmp(op, "audit.key"))
 		r = op_audit_key(d, &res, err);
+	else if (!strncmp(op, "agents.", 7))
+		r = operator_agents_execute(d, actor, req, &res, err);
 	else if (!strcmp(op, "revoke-all"))
 		r = op_revoke_all(d, actor, &res, err);
 	else if (!strcmp(op, "reload"))

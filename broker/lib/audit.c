@@ -207,6 +207,7 @@ static int record_encode(const struct cordon_audit_event *ev, uint64_t seq, uint
 	r |= set_str(o, "fingerprint", ev->fingerprint);
 	r |= set_str(o, "path", ev->path);
 	r |= set_str(o, "access", ev->access);
+	r |= set_str(o, "agent", ev->agent);
 	if (ev->generation >= 0)
 		r |= set_int(o, "generation", ev->generation);
 	if (ev->count >= 0)

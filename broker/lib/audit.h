@@ -41,6 +41,8 @@
 #define CORDON_AUDIT_CHECKPOINT		"checkpoint"
 #define CORDON_AUDIT_RETENTION		"retention"
 #define CORDON_AUDIT_NETWORK_DENIED	"network.denied"
+#define CORDON_AUDIT_AGENT_ADDED	"agent.added" /* a bearer token issued (agents.h) */
+#define CORDON_AUDIT_AGENT_REVOKED	"agent.revoked"
 
 struct cordon_audit_event {
 	const char *event; /* one of the CORDON_AUDIT_* types */
@@ -59,6 +61,7 @@ struct cordon_audit_event {
 	const char *fingerprint; /* tool fingerprint, hex */
 	const char *path;	 /* delegation path (operator-visible authority) */
 	const char *access;	 /* delegation access: "read" | "read-write" */
+	const char *agent;	 /* agent name (agent.added/revoked), never its token */
 	int64_t generation;	 /* connector launch generation, or -1 */
 	int64_t count;		 /* an object count (revoke-all, recovery), or -1 */
 };

@@ -217,6 +217,21 @@ static const char migration_3[] = "CREATE TABLE audit_pruned ("
 				  "  pruned_at INTEGER NOT NULL"
 				  ") STRICT;";
 
+/* Agents (issue 18): the bearer tokens of MCP clients that reach cordond
+ * over TCP. token_hash is SHA-256 of the token (32 random bytes, so an
+ * unkeyed hash cannot be searched); the token itself is never stored. A
+ * name is unique among the agents not revoked; id never repeats (it keys
+ * the agent's sessions and budgets). */
+static const char migration_4[] = "CREATE TABLE agents ("
+				  "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+				  "  name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 20),"
+				  "  token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),"
+				  "  created_at INTEGER NOT NULL,"
+				  "  created_by TEXT NOT NULL,"
+				  "  revoked_at INTEGER"
+				  ") STRICT;"
+				  "CREATE UNIQUE INDEX agents_live_name ON agents(name) WHERE revoked_at IS NULL;";
+
 /* The numbers the migrations above store, check and default to, tied to the
  * enums the code binds in their place (no SQL statement spells a state as a
  * number). Stored values never change: an enum that needs a new value gets
@@ -248,6 +263,7 @@ const char *const cordon_db_migrations[] = {
 	migration_1,
 	migration_2,
 	migration_3,
+	migration_4,
 };
 
 const unsigned cordon_db_n_migrations = sizeof(cordon_db_migrations) / sizeof(cordon_db_migrations[0]);

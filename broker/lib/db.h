@@ -29,7 +29,7 @@
 
 struct cordon_db;
 
-#define CORDON_DB_SCHEMA_VERSION 3
+#define CORDON_DB_SCHEMA_VERSION 4
 
 struct cordon_db_options {
 	const struct cordon_clock *clock; /* NULL: the real clock */

@@ -79,3 +79,11 @@ cordon_add_test(NAME test-cordond-log-events
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-cordond-log-events.c
   LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 240)
 add_dependencies(test-cordond-log-events fake-connector cordond cordonctl cordon-launch)
+
+# Issue 18: MCP over loopback TCP with agents' bearer tokens.
+cordon_add_test(NAME test-mcp-http-tcp
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-mcp-http-tcp.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
+add_dependencies(test-mcp-http-tcp fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-mcp-http-tcp PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-mcp-http-tcp APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

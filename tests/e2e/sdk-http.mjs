@@ -9,11 +9,14 @@
 // Prints {"tools": [...], "echo": text, "held": {"progress": N, "text": ...},
 //         "cancelled": message, "session": id}
 //   node sdk-http.mjs SOCKET PATH
+//   node sdk-http.mjs http://127.0.0.1:PORT PATH TOKEN   (TCP, no forwarder:
+//     the SDK sends Authorization: Bearer TOKEN on every request)
 import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-const [sock, path] = process.argv.slice(2);
+const [sock, path, token] = process.argv.slice(2);
+const direct = sock.startsWith('http://');
 const server = net.createServer((c) => {
   const u = net.createConnection(sock);
   c.pipe(u);
@@ -22,9 +25,15 @@ const server = net.createServer((c) => {
   c.on('error', end);
   u.on('error', end);
 });
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const url = new URL(`http://127.0.0.1:${server.address().port}${path}`);
-const transport = new StreamableHTTPClientTransport(url);
+let url;
+if (direct) {
+  url = new URL(`${sock}${path}`);
+} else {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  url = new URL(`http://127.0.0.1:${server.address().port}${path}`);
+}
+const transport = new StreamableHTTPClientTransport(
+  url, token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
 const client = new Client({ name: 'cordon-e2e-http', version: '1.0.0' });
 await client.connect(transport);
 const out = { session: transport.sessionId };
@@ -50,5 +59,5 @@ try {
 }
 await transport.terminateSession();
 await client.close();
-server.close();
+if (!direct) server.close();
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -188,6 +188,13 @@ void cordon_daemon_delegations_changed(struct cordon_daemon *d, const char *conn
 	test_daemon_event(d, "delegations_changed:", connector);
 }
 
+unsigned cordon_daemon_agent_revoked(struct cordon_daemon *d, int64_t agent_id)
+{
+	(void)agent_id;
+	test_daemon_event(d, "agent_revoked", "");
+	return 0;
+}
+
 unsigned cordon_daemon_revoked_all(struct cordon_daemon *d)
 {
 	test_daemon_event(d, "revoked_all", "");

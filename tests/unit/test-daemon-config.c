@@ -189,9 +189,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 21 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 22 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 21 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 22 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -264,6 +264,41 @@ static void test_log_level(void **state)
 	cordon_daemon_config_done(&c);
 	expect_flag_bad("--log-level", "verbose",
 			"--log-level: must be error, warning, notice, info or debug (got \"verbose\")");
+}
+
+/* mcp_http_listen (issue 18): loopback IPv4 or IPv6 literals and a port;
+ * a routable address is refused with the reason, anything else as not an
+ * address. */
+static void test_mcp_http_listen(void **state)
+{
+	static const char *const good[] = { "127.0.0.1:8765", "127.0.0.2:0", "[::1]:65535" };
+	static const char *const not_loopback[] = { "0.0.0.0:8765", "192.168.1.2:80", "[::]:80", "[2001:db8::1]:1" };
+	static const char *const not_address[] = { "localhost:80",  "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536",
+						   "127.0.0.1:12a", "[::1]80",	 "::1:80",     "127.0.0.1:123456" };
+	struct cordon_daemon_config c;
+	struct cordon_diag d = {};
+	char text[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "mcp_http_listen: '%s'\n", good[i]);
+		assert_int_equal(load(text, &c, &d), 0);
+		assert_string_equal(c.mcp_http_listen, good[i]);
+		cordon_daemon_config_done(&c);
+	}
+	for (size_t i = 0; i < sizeof(not_loopback) / sizeof(not_loopback[0]); i++) {
+		snprintf(text, sizeof(text), "mcp_http_listen: '%s'\n", not_loopback[i]);
+		assert_int_equal(load(text, &c, &d), -EINVAL);
+		assert_non_null(
+			strstr(d.message, "not a loopback address; serving MCP on a routable address needs TLS"));
+		cordon_daemon_config_done(&c);
+	}
+	for (size_t i = 0; i < sizeof(not_address) / sizeof(not_address[0]); i++) {
+		snprintf(text, sizeof(text), "mcp_http_listen: '%s'\n", not_address[i]);
+		assert_int_equal(load(text, &c, &d), -EINVAL);
+		assert_non_null(strstr(d.message, "not an address (expected 127.0.0.1:PORT or [::1]:PORT)"));
+		cordon_daemon_config_done(&c);
+	}
 }
 
 /* Audit retention keys: off by default, counts in range, the bad value
@@ -549,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_file),	     cmocka_unit_test(test_resource_shares),
 		cmocka_unit_test(test_flags_override_file),  cmocka_unit_test(test_flag_errors),
 		cmocka_unit_test(test_audit_retention_keys), cmocka_unit_test(test_approval_webhook_keys),
+		cmocka_unit_test(test_mcp_http_listen),
 	};
 	int r;
 
