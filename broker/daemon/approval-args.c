@@ -11,16 +11,6 @@
 
 #include "gateway-session.h"
 
-int approval_args_charge(struct cordon_daemon *d, uint64_t subject, size_t len, char *ret_msg, size_t msg_size)
-{
-	return held_charge(d, subject, len, ret_msg, msg_size);
-}
-
-void approval_args_uncharge(struct cordon_daemon *d, uint64_t subject, size_t len)
-{
-	held_release(d, subject, len);
-}
-
 static struct dheld_args **find(struct cordon_daemon *d, const char *approval_id)
 {
 	for (struct dheld_args **p = &d->held_args; *p; p = &(*p)->next)
@@ -40,33 +30,32 @@ static void unlink_free(struct cordon_daemon *d, struct dheld_args **p)
 	d->n_held_args -= d->n_held_args > 0;
 }
 
-int approval_args_adopt(struct cordon_daemon *d, const struct cordon_approval_info *info, const char *session,
-			uint64_t subject, const char *jcs, size_t len)
+int approval_args_take(struct cordon_daemon *d, const char *approval_id, const char *session, uint64_t subject,
+		       char **jcs, size_t len)
 {
+	struct cordon_approval_info info;
 	struct dheld_args *e;
 
-	if (find(d, info->id)) {
-		held_release(d, subject, len);
+	if (find(d, approval_id) || !d->db)
 		return 0;
-	}
+	/* Only an approval that can still be decided needs its arguments. */
+	if (cordon_approval_get(d->db, approval_id, &info) < 0 || info.state != CORDON_APPROVAL_REQUESTED ||
+	    cordon_db_now(d->db) >= info.expires_at)
+		return 0;
 	e = calloc(1, sizeof(*e));
-	if (e)
-		e->jcs = malloc(len ? len : 1);
-	if (!e || !e->jcs) {
-		free(e);
-		held_release(d, subject, len);
-		return -ENOMEM;
-	}
-	memcpy(e->jcs, jcs, len);
+	if (!e)
+		return 0;
+	e->jcs = *jcs;
+	*jcs = NULL;
 	e->len = len;
 	e->subject = subject;
-	e->expires_at = info->expires_at;
-	snprintf(e->approval_id, sizeof(e->approval_id), "%s", info->id);
+	e->expires_at = info.expires_at;
+	snprintf(e->approval_id, sizeof(e->approval_id), "%s", approval_id);
 	snprintf(e->session, sizeof(e->session), "%s", session);
 	e->next = d->held_args;
 	d->held_args = e;
 	d->n_held_args++;
-	return 0;
+	return 1;
 }
 
 json_t *approval_args_get(struct cordon_daemon *d, const char *approval_id)

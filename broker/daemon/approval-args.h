@@ -7,10 +7,13 @@
  * looks (its approval_wait passed, the client cancelled or timed out), but
  * `cordonctl approvals show` still prints what the approval would run.
  *
- * One copy per approval (identical calls coalesce into one), charged to the
- * held-argument budgets of the asking session's uid and of all
- * (held_arguments_per_uid, held_arguments_max; gateway-session.c) and
- * bounded in number by the pending-approval caps. A copy is freed as soon
+ * While the asking call waits, its own copy is the one shown; when the call
+ * ends with the approval still pending, its copy moves here with its charge
+ * on the held-argument budgets of the asking subject and of all
+ * (held_arguments_per_uid, held_arguments_max; gateway-session.c), so the
+ * same bytes are never held or charged twice. One copy per approval
+ * (identical calls coalesce into one), bounded in number by the
+ * pending-approval caps. A copy is freed as soon
  * as its approval stops being requested: decided by an operator, expired,
  * revoked (a grant or tier change of its tool, relaunch, revoke-all,
  * session end). The table never holds the arguments (approvals.h), so they
@@ -34,19 +37,14 @@ struct dheld_args {
 	struct dheld_args *next;
 };
 
-/* Charges len bytes to uid's and the global budget before an approval is
- * requested: 0, or -EDQUOT / -ENOMEM with the refusal written to ret_msg
- * (nothing charged). The charge goes to approval_args_adopt() or back with
- * approval_args_uncharge(). */
-int approval_args_charge(struct cordon_daemon *d, uint64_t subject, size_t len, char *ret_msg, size_t msg_size);
-void approval_args_uncharge(struct cordon_daemon *d, uint64_t subject, size_t len);
-
-/* Keeps a copy of jcs for the requested approval info (asked by session,
- * charged to uid beforehand). When a copy of that approval is already kept
- * (a coalesced call) the charge goes back and nothing changes. Returns 0, or
- * -ENOMEM (the charge goes back; the operator then sees no arguments). */
-int approval_args_adopt(struct cordon_daemon *d, const struct cordon_approval_info *info, const char *session,
-			uint64_t subject, const char *jcs, size_t len);
+/* Takes over a held call's canonical arguments (*jcs, len bytes, already
+ * charged to subject's and the global held budget) for approval_id, when
+ * the call ends while that approval is still requested and unexpired and
+ * no copy is kept yet: returns 1, *jcs is NULL and the charge is the
+ * approval's from now on. Otherwise returns 0 and changes nothing (the
+ * caller frees and releases as usual). */
+int approval_args_take(struct cordon_daemon *d, const char *approval_id, const char *session, uint64_t subject,
+		       char **jcs, size_t len);
 
 /* New reference: the kept arguments of approval_id, or NULL. */
 json_t *approval_args_get(struct cordon_daemon *d, const char *approval_id);

@@ -103,6 +103,12 @@ unsigned session_calls(const struct dsession *s)
 
 void call_free(struct dcall *c)
 {
+	/* A call that ends while its approval still waits (its wait passed,
+	 * the client cancelled) hands its arguments and their charge to the
+	 * approval (approval-args.h, issue 14). */
+	if (c->state == DC_WAIT_APPROVAL && c->approval_id[0] && c->args_jcs && c->held_bytes == c->args_len && c->d &&
+	    c->s && approval_args_take(c->d, c->approval_id, c->s->id, c->held_subject, &c->args_jcs, c->args_len) > 0)
+		c->held_bytes = 0;
 	/* The held-argument budget (issue 11 finding 3) gets its bytes back. */
 	if (c->held_bytes && c->d)
 		held_release(c->d, c->held_subject, c->held_bytes);
@@ -609,20 +615,12 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 		d->m.calls_approve++;
 		if (c->idem_key && call_replay_stored(c))
 			return;
-		/* The approval keeps its own copy of the arguments, charged
-		 * now, so the operator sees them however long it takes
-		 * (approval-args.h, issue 14). */
-		{
-			char why[400];
-
-			if (approval_args_charge(d, c->s->subject, c->args_len, why, sizeof(why)) < 0) {
-				call_fail(c, "%s", why);
-				return;
-			}
-		}
+		/* While this call waits it holds the arguments (charged at
+		 * admission); if it ends with the approval still pending, its
+		 * copy and charge pass to the approval (call_free,
+		 * approval-args.h), so the operator never decides blind and
+		 * nothing is held twice. */
 		r = cordon_approval_request(d->db, d->key, &lim, &cv, &info);
-		if (r < 0)
-			approval_args_uncharge(d, c->s->subject, c->args_len);
 		if (r == -EDQUOT) {
 			call_fail(c, "cordon: too many approvals are pending; this call was refused.");
 			return;
@@ -631,10 +629,6 @@ static void call_decided(struct dcall *c, int r, int batch_r)
 			call_fail(c, "cordon: the approval could not be requested; nothing was sent.");
 			return;
 		}
-		if (info.state == CORDON_APPROVAL_REQUESTED)
-			(void)approval_args_adopt(d, &info, c->s->id, c->s->subject, c->args_jcs, c->args_len);
-		else
-			approval_args_uncharge(d, c->s->subject, c->args_len);
 		if (!info.coalesced)
 			d->m.approvals_requested++;
 		snprintf(c->approval_id, sizeof(c->approval_id), "%s", info.id);
