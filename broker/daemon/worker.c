@@ -820,7 +820,10 @@ static void worker_died(struct dworker *w, const char *why, bool crashed)
 			c->failing = true;
 		d->m.instance_crashes++;
 		snprintf(c->last_error, sizeof(c->last_error), "instance %s %s", w->tag, why);
-		worker_log(w, LOG_LEVEL_WARNING, "%s (crash %u)", why, c->crashes);
+		/* The reason itself is in the cordon.instance.exited event
+		 * (worker-denials.c): one line per stop names it. */
+		worker_log(w, LOG_LEVEL_WARNING, "crash %u of this connector in a row; next start in %llu ms",
+			   c->crashes, (unsigned long long)(c->next_start_ms - now));
 	}
 	while (w->reqs) {
 		struct dwreq *q = w->reqs;
