@@ -51,6 +51,11 @@ int verb_serve(int argc, char **argv)
 	int type = 0, sock, r;
 	socklen_t sl = sizeof(type);
 
+	/* Under cordond's unit, stderr is the journal: the helper's lines
+	 * carry their priorities too (cordond's log, docs/cordond.md). Any
+	 * other stderr keeps the plain "cordon-launch: ..." lines. */
+	if (log_journal_stream_matches(getenv("JOURNAL_STREAM"), STDERR_FILENO))
+		(void)log_open_stderr();
 	/* argv[0] is "--serve". */
 	if (argc < 2 || parse_u64(argv[1], &fd64) < 0 || fd64 < 3 || fd64 > INT_MAX) {
 		log_error("--serve needs a socket fd number (>= 3)");

@@ -261,8 +261,10 @@ static void scenario(bool journal)
 	assert_null(strstr(all, "T0KEN-VALUE"));
 	assert_null(strstr(all, code)); /* the expired approval's display code */
 	{
-		regex_t re;
-		unsigned lines = 0;
+		regex_t re, helper;
+		unsigned lines = 0, helper_lines = 0;
+
+		assert_int_equal(regcomp(&helper, "^<[2-7]>cordon-launch: ", REG_EXTENDED | REG_NOSUB), 0);
 
 		assert_int_equal(
 			regcomp(&re,
@@ -270,14 +272,23 @@ static void scenario(bool journal)
 				REG_EXTENDED | REG_NOSUB),
 			0);
 		for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
-			if (strncmp(line, "cordon-launch", 13) == 0) /* the helper's own lines */
+			/* The helper's own lines: under the journal they carry their
+			 * priority too (verb-serve.c), else plain. */
+			if (journal ? regexec(&helper, line, 0, NULL, 0) == 0
+				    : strncmp(line, "cordon-launch", 13) == 0) {
+				helper_lines++;
 				continue;
+			}
+			if (journal && strstr(line, "cordon-launch:"))
+				fail_msg("a helper line without its priority: %s", line);
 			if (regexec(&re, line, 0, NULL, 0) != 0)
 				fail_msg("a line of another form: %s", line);
 			lines++;
 		}
 		regfree(&re);
-		printf("  %s: %u cordond lines, every one prefixed\n", journal ? "journal" : "plain", lines);
+		regfree(&helper);
+		printf("  %s: %u cordond lines, every one prefixed; %u helper lines\n", journal ? "journal" : "plain",
+		       lines, helper_lines);
 	}
 	free(all);
 	rcd_teardown(&C, false);
