@@ -165,6 +165,30 @@ static int usage_error(const struct opts *o, const char *code, const char *usage
 	return EXIT_USAGE;
 }
 
+/* --json was given: cli_error() prints one JSON object, like usage_error(). */
+static bool json_errors;
+
+/* An error of cordonctl itself on the way to or from the daemon (cannot
+ * connect, protocol): one line, or with --json one JSON object on stderr
+ * shaped like the daemon's errors, so --json output never mixes forms. */
+static void cli_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cli_error(const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json_errors) {
+		_cleanup_(json_decrefp) json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+
+		if (e)
+			print_json_to(stderr, e, true);
+	} else
+		fprintf(stderr, "cordonctl: %s\n", msg);
+}
+
 /* A time from the daemon (RFC 3339 UTC with microseconds) as the operator
  * reads it: UTC, ISO 8601, to the second, with its zone ("...T13:50:00Z"). */
 static const char *when(const json_t *o, const char *k, char buf[static 32])
@@ -930,7 +954,7 @@ static int connect_unix(const char *path, int *ret_fd)
 	_cleanup_close_ int fd = -EBADF;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "cordonctl: socket path too long: %s\n", path);
+		cli_error("invalid-argument", "socket path too long: %s", path);
 		return EXIT_USAGE;
 	}
 	strcpy(sa.sun_path, path);
@@ -938,9 +962,12 @@ static int connect_unix(const char *path, int *ret_fd)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
-		fprintf(stderr, "cordonctl: cannot connect to %s: %s\n", path, strerror(e));
 		if (e == EACCES || e == EPERM)
-			fprintf(stderr, "cordonctl: the operator socket is for root and the operator group\n");
+			cli_error("permission-denied",
+				  "cannot connect to %s: %s (the operator socket is for root and the operator group)",
+				  path, strerror(e));
+		else
+			cli_error("cannot-connect", "cannot connect to %s: %s", path, strerror(e));
 		return (e == EACCES || e == EPERM) ? EXIT_DENIED : EXIT_CONNECT;
 	}
 	*ret_fd = TAKE_FD(fd);
@@ -1005,11 +1032,11 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 	if (r != EXIT_OK)
 		return r;
 	if (cordon_op_request_encode(1, op, args, &line, &len) < 0) {
-		fprintf(stderr, "cordonctl: cannot encode the request\n");
+		cli_error("protocol", "cannot encode the request");
 		return EXIT_PROTOCOL;
 	}
 	if ((pass_fd >= 0 ? send_with_fd(fd, line, len, pass_fd) : write_all(fd, line, len)) < 0) {
-		fprintf(stderr, "cordonctl: sending to %s: %s\n", socket_path, strerror(errno));
+		cli_error("cannot-connect", "sending to %s: %s", socket_path, strerror(errno));
 		return EXIT_CONNECT;
 	}
 	for (;;) {
@@ -1020,7 +1047,7 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 			char *t;
 
 			if (cap > CORDON_OP_MAX_RESPONSE) {
-				fprintf(stderr, "cordonctl: response too large\n");
+				cli_error("protocol", "response too large");
 				return EXIT_PROTOCOL;
 			}
 			cap = cap ? cap * 2 : 131072;
@@ -1033,7 +1060,7 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			fprintf(stderr, "cordonctl: the daemon closed the connection without an answer\n");
+			cli_error("protocol", "the daemon closed the connection without an answer");
 			return EXIT_PROTOCOL;
 		}
 		nl = memchr(buf + n, '\n', (size_t)k);
@@ -1046,7 +1073,7 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 	if (cordon_op_response_decode(buf, n, 1, &ok, &v, &e) < 0) {
 		/* A "busy" line carries id null and decodes as an error below;
 		 * anything else malformed is a protocol error. */
-		fprintf(stderr, "cordonctl: %s\n", e.message);
+		cli_error("protocol", "%s", e.message);
 		return EXIT_PROTOCOL;
 	}
 	if (ok)
@@ -1269,11 +1296,11 @@ static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json
 	bool ok;
 
 	if (cordon_op_request_encode(id, op, args, &line, &len) < 0) {
-		fprintf(stderr, "cordonctl: cannot encode the request\n");
+		cli_error("protocol", "cannot encode the request");
 		return EXIT_PROTOCOL;
 	}
 	if (write_all(fd, line, len) < 0) {
-		fprintf(stderr, "cordonctl: sending to the daemon: %s\n", strerror(errno));
+		cli_error("cannot-connect", "sending to the daemon: %s", strerror(errno));
 		return EXIT_CONNECT;
 	}
 	for (;;) {
@@ -1284,7 +1311,7 @@ static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json
 			char *t;
 
 			if (cap > CORDON_OP_MAX_RESPONSE) {
-				fprintf(stderr, "cordonctl: response too large\n");
+				cli_error("protocol", "response too large");
 				return EXIT_PROTOCOL;
 			}
 			cap = cap ? cap * 2 : 131072;
@@ -1297,7 +1324,7 @@ static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			fprintf(stderr, "cordonctl: the daemon closed the connection without an answer\n");
+			cli_error("protocol", "the daemon closed the connection without an answer");
 			return EXIT_PROTOCOL;
 		}
 		nl = memchr(buf + n, '\n', (size_t)k);
@@ -1308,7 +1335,7 @@ static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json
 		}
 	}
 	if (cordon_op_response_decode(buf, n, id, &ok, &v, &e) < 0) {
-		fprintf(stderr, "cordonctl: %s\n", e.message);
+		cli_error("protocol", "%s", e.message);
 		return EXIT_PROTOCOL;
 	}
 	if (ok)
@@ -1589,6 +1616,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_args(argc, argv, &o) != 0)
 		return EXIT_USAGE;
+	json_errors = o.json;
 	if (o.n_pos == 0 && o.json && !o.help)
 		return usage_error(&o, "missing-argument", NULL, "no command (see cordonctl --help)");
 	if (o.n_pos == 0) {

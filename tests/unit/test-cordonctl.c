@@ -228,6 +228,12 @@ static void test_connect_errors(void **state)
 	assert_int_equal(
 		ctl_as(f, (uid_t)-1, true, (const char *[]){ "--socket", "/nonexistent/op.sock", "status", NULL }), 3);
 	assert_non_null(strstr(f->err, "cannot connect to /nonexistent/op.sock"));
+	/* --json: the same error is one JSON object on stderr, nothing else */
+	assert_int_equal(ctl_as(f, (uid_t)-1, true,
+				(const char *[]){ "--json", "--socket", "/nonexistent/op.sock", "status", NULL }),
+			 3);
+	assert_json_usage_error(f, "cannot-connect");
+	assert_non_null(strstr(f->err, "cannot connect to /nonexistent/op.sock"));
 	/* CORDON_OPERATOR_SOCKET is honoured when --socket is absent */
 	snprintf(env, sizeof(env), "%s", f->path);
 	setenv("CORDON_OPERATOR_SOCKET", env, 1);
