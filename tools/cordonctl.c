@@ -990,7 +990,6 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Sends one request and reads one response line. */
 /* Sends the request line with fd attached (SCM_RIGHTS) to its first byte. */
 static int send_with_fd(int sock, const char *p, size_t n, int fd)
 {
@@ -1015,28 +1014,25 @@ static int send_with_fd(int sock, const char *p, size_t n, int fd)
 	return write_all(sock, p + w, n - (size_t)w);
 }
 
-/* Sends one request (with pass_fd attached unless it is -1) and reads one
- * response line. */
-static int call(const char *socket_path, const char *op, json_t *args, int pass_fd, json_t **ret_result,
-		json_t **ret_error)
+/* One request on an open connection (id counts up), one response line. A
+ * response line is at most CORDON_OP_MAX_RESPONSE bytes. pass_fd, unless it
+ * is -1, goes with the request (SCM_RIGHTS). Returns EXIT_OK
+ * with *ret_result or *ret_error set, or an exit code. */
+static int call_on(int fd, uint64_t id, const char *op, const json_t *args, int pass_fd, json_t **ret_result,
+		   json_t **ret_error)
 {
-	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *line = NULL, *buf = NULL;
 	size_t len, cap = 0, n = 0;
 	struct cordon_op_error e = {};
 	json_t *v = NULL;
 	bool ok;
-	int r;
 
-	r = connect_unix(socket_path, &fd);
-	if (r != EXIT_OK)
-		return r;
-	if (cordon_op_request_encode(1, op, args, &line, &len) < 0) {
+	if (cordon_op_request_encode(id, op, args, &line, &len) < 0) {
 		cli_error("protocol", "cannot encode the request");
 		return EXIT_PROTOCOL;
 	}
 	if ((pass_fd >= 0 ? send_with_fd(fd, line, len, pass_fd) : write_all(fd, line, len)) < 0) {
-		cli_error("cannot-connect", "sending to %s: %s", socket_path, strerror(errno));
+		cli_error("cannot-connect", "sending to the daemon: %s", strerror(errno));
 		return EXIT_CONNECT;
 	}
 	for (;;) {
@@ -1070,9 +1066,7 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 			break;
 		}
 	}
-	if (cordon_op_response_decode(buf, n, 1, &ok, &v, &e) < 0) {
-		/* A "busy" line carries id null and decodes as an error below;
-		 * anything else malformed is a protocol error. */
+	if (cordon_op_response_decode(buf, n, id, &ok, &v, &e) < 0) {
 		cli_error("protocol", "%s", e.message);
 		return EXIT_PROTOCOL;
 	}
@@ -1081,6 +1075,20 @@ static int call(const char *socket_path, const char *op, json_t *args, int pass_
 	else
 		*ret_error = v;
 	return EXIT_OK;
+}
+
+/* Connects to socket_path and sends one request (with pass_fd attached
+ * unless it is -1): call_on() on a fresh connection. */
+static int call(const char *socket_path, const char *op, json_t *args, int pass_fd, json_t **ret_result,
+		json_t **ret_error)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = connect_unix(socket_path, &fd);
+	if (r != EXIT_OK)
+		return r;
+	return call_on(fd, 1, op, args, pass_fd, ret_result, ret_error);
 }
 
 /* ---- cordonctl mcp: byte relay ---- */
@@ -1284,67 +1292,6 @@ static int cmd_mcp(const struct opts *o)
 /* How often --follow asks for new records when it has read them all. */
 #define FOLLOW_POLL_MS 1000
 
-/* One request on an open connection (id counts up), one response line. A
- * response line is at most CORDON_OP_MAX_RESPONSE bytes. Returns EXIT_OK
- * with *ret_result or *ret_error set, or an exit code. */
-static int call_on(int fd, uint64_t id, const char *op, const json_t *args, json_t **ret_result, json_t **ret_error)
-{
-	_cleanup_free_ char *line = NULL, *buf = NULL;
-	size_t len, cap = 0, n = 0;
-	struct cordon_op_error e = {};
-	json_t *v = NULL;
-	bool ok;
-
-	if (cordon_op_request_encode(id, op, args, &line, &len) < 0) {
-		cli_error("protocol", "cannot encode the request");
-		return EXIT_PROTOCOL;
-	}
-	if (write_all(fd, line, len) < 0) {
-		cli_error("cannot-connect", "sending to the daemon: %s", strerror(errno));
-		return EXIT_CONNECT;
-	}
-	for (;;) {
-		ssize_t k;
-		char *nl;
-
-		if (cap - n < 65536) {
-			char *t;
-
-			if (cap > CORDON_OP_MAX_RESPONSE) {
-				cli_error("protocol", "response too large");
-				return EXIT_PROTOCOL;
-			}
-			cap = cap ? cap * 2 : 131072;
-			t = realloc(buf, cap);
-			if (!t)
-				return EXIT_FAILED;
-			buf = t;
-		}
-		k = recv(fd, buf + n, cap - n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			cli_error("protocol", "the daemon closed the connection without an answer");
-			return EXIT_PROTOCOL;
-		}
-		nl = memchr(buf + n, '\n', (size_t)k);
-		n += (size_t)k;
-		if (nl) {
-			n = (size_t)(nl - buf);
-			break;
-		}
-	}
-	if (cordon_op_response_decode(buf, n, id, &ok, &v, &e) < 0) {
-		cli_error("protocol", "%s", e.message);
-		return EXIT_PROTOCOL;
-	}
-	if (ok)
-		*ret_result = v;
-	else
-		*ret_error = v;
-	return EXIT_OK;
-}
-
 /* Strict decimal seq for --after-seq: digits only, no sign, no leading
  * zero, at most 2^53 - 1 (what the protocol carries). */
 static int parse_seq(const char *s, uint64_t *ret)
@@ -1415,7 +1362,7 @@ static int cmd_audit_export(const struct opts *o)
 		if (!args || (o->since && json_object_set_new(args, "since", json_string(o->since)) < 0) ||
 		    (o->until && json_object_set_new(args, "until", json_string(o->until)) < 0))
 			return EXIT_FAILED;
-		r = call_on(fd, id++, "audit.export", args, &result, &error);
+		r = call_on(fd, id++, "audit.export", args, -1, &result, &error);
 		if (r != EXIT_OK) {
 			if (o->follow)
 				fprintf(stderr, "cordonctl: audit export stopped; resume with --after-seq %llu\n",
@@ -1545,7 +1492,7 @@ static int cmd_approvals_watch(const struct opts *o)
 		args = have_cursor ? json_pack("{s:I}", "after_seq", (json_int_t)after) : json_object();
 		if (!args)
 			return EXIT_FAILED;
-		r = call_on(fd, id++, "approvals.watch", args, &result, &error);
+		r = call_on(fd, id++, "approvals.watch", args, -1, &result, &error);
 		if (r != EXIT_OK) {
 			if (have_cursor)
 				fprintf(stderr, "cordonctl: approvals watch stopped; resume with --after-seq %llu\n",
