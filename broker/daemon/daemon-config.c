@@ -40,6 +40,7 @@ enum key_kind {
 	KIND_COUNT,	 /* unsigned */
 	KIND_LEVEL,	 /* unsigned: a log.h LOG_LEVEL_* from its name */
 	KIND_WEBHOOK,	 /* char *: "http://127.x.y.z[:port][/path]" (webhook.h) */
+	KIND_HOSTS,	 /* char *: "name[,name...]", the Host names of mcp_http_listen */
 };
 
 struct config_key {
@@ -63,6 +64,11 @@ static const struct config_key config_keys[] = {
 	{ "gateway_group",          "--gateway-group",  KIND_NAME,     0, 0, NULL, F(gateway_group) },
 	{ "http",                   "--http",           KIND_HTTP,     0, 0, NULL, F(http_listen) },
 	{ "mcp_http_listen",        "--mcp-http-listen", KIND_MCP_LISTEN, 0, 0, NULL, F(mcp_http_listen) },
+	/* Issue 18: TLS on mcp_http_listen (PEM files, read as root at start)
+	 * and the Host names a routable listener answers to. */
+	{ "mcp_http_tls_cert",      NULL,               KIND_PATH,     0, 0, NULL, F(mcp_http_tls_cert) },
+	{ "mcp_http_tls_key",       NULL,               KIND_PATH,     0, 0, NULL, F(mcp_http_tls_key) },
+	{ "mcp_http_hosts",         NULL,               KIND_HOSTS,    0, 0, NULL, F(mcp_http_hosts) },
 	{ "approval_wait",          "--approval-wait",  KIND_DURATION, 1, 3600, "1s to 1h", F(approval_wait_ms) },
 	{ "result_cap",             "--result-cap",     KIND_SIZE,     1024, 64ull << 20, "1K to 64M", F(result_cap) },
 	{ "launcher",               "--launcher",       KIND_PATH,     0, 0, NULL, F(launcher) },
@@ -87,7 +93,8 @@ static const struct config_key config_keys[] = {
 
 static bool kind_is_string(enum key_kind k)
 {
-	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK || k == KIND_MCP_LISTEN;
+	return k == KIND_PATH || k == KIND_NAME || k == KIND_HTTP || k == KIND_WEBHOOK || k == KIND_MCP_LISTEN ||
+	       k == KIND_HOSTS;
 }
 
 static char **field_str(struct cordon_daemon_config *c, const struct config_key *k)
@@ -206,6 +213,63 @@ static int mcp_listen_check(const char *s)
 	return -EINVAL;
 }
 
+#define HOSTS_MAX     16
+#define HOSTS_LEN_MAX 1024
+
+/* One name of mcp_http_hosts: a DNS name (labels of 1 to 63 of a-z A-Z
+ * 0-9 -, not starting or ending with -), an IPv4 literal or a bracketed
+ * IPv6 literal. */
+static bool host_name_valid(const char *s, size_t n)
+{
+	char buf[64];
+	struct in6_addr a6;
+	size_t label = 0;
+
+	if (n == 0 || n > 253)
+		return false;
+	if (s[0] == '[') {
+		if (n < 3 || s[n - 1] != ']' || n - 2 >= sizeof(buf))
+			return false;
+		memcpy(buf, s + 1, n - 2);
+		buf[n - 2] = 0;
+		return inet_pton(AF_INET6, buf, &a6) == 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (ch == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return false;
+			label = 0;
+		} else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+			   (ch == '-' && label > 0)) {
+			if (++label > 63)
+				return false;
+		} else
+			return false;
+	}
+	return label > 0 && s[n - 1] != '-';
+}
+
+/* mcp_http_hosts: "name[,name...]", at most HOSTS_MAX names. */
+static bool hosts_valid(const char *s)
+{
+	unsigned count = 0;
+
+	if (strlen(s) > HOSTS_LEN_MAX)
+		return false;
+	for (const char *p = s;;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (!host_name_valid(p, n) || ++count > HOSTS_MAX)
+			return false;
+		if (!end)
+			return true;
+		p = end + 1;
+	}
+}
+
 static bool name_valid(const char *s)
 {
 	size_t n = strlen(s);
@@ -267,14 +331,10 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 		if (r < 0)
 			break;
 		r = mcp_listen_check(v->value);
-		/* MCP carries the agent's token and every call's arguments: on a
-		 * routable address it would need TLS, which cordond does not
-		 * serve (yet). Refused, at start and at reload alike. */
+		/* A routable address is checked against the TLS keys in
+		 * cordon_daemon_config_finish(), once the whole file is read. */
 		if (r == -EADDRNOTAVAIL)
-			r = cordon_yaml_err(y, v,
-					    "%s: not a loopback address; serving MCP on a routable address needs TLS, "
-					    "which cordond does not provide (use 127.0.0.1 or [::1])",
-					    cordon_yaml_quote(v).s);
+			r = 0;
 		else if (r < 0)
 			r = cordon_yaml_err(y, v, "%s: not an address (expected 127.0.0.1:PORT or [::1]:PORT)",
 					    cordon_yaml_quote(v).s);
@@ -282,6 +342,16 @@ static int config_set(struct cordon_yaml_ctx *y, const struct config_key *k, con
 			r = cordon_yaml_get_string(y, v, 64, &s);
 		break;
 	}
+	case KIND_HOSTS:
+		r = cordon_yaml_expect(y, v, CORDON_YAML_SCALAR);
+		if (r >= 0 && !hosts_valid(v->value))
+			r = cordon_yaml_err(y, v,
+					    "%s: expected a comma-separated list of at most %d host names or IP "
+					    "addresses (e.g. mcp.example.org,10.0.0.5,[fd00::5]), no ports or spaces",
+					    cordon_yaml_quote(v).s, HOSTS_MAX);
+		if (r >= 0)
+			r = cordon_yaml_get_string(y, v, HOSTS_LEN_MAX, &s);
+		break;
 	case KIND_DURATION:
 		r = cordon_yaml_get_duration(y, v, k->min, k->max, k->range, &u);
 		if (r >= 0)
@@ -629,6 +699,21 @@ int cordon_daemon_config_finish(struct cordon_daemon_config *c, struct cordon_di
 		return cordon_diag_set(diag, EINVAL, "config",
 				       "approval_webhook_url and approval_webhook_secret_file go together: give both "
 				       "or neither");
+	/* MCP carries the agent's token and every call's arguments: on a
+	 * routable address only over TLS. Refused at start and at reload
+	 * alike. */
+	if (!c->mcp_http_tls_cert != !c->mcp_http_tls_key)
+		return cordon_diag_set(diag, EINVAL, "config",
+				       "mcp_http_tls_cert and mcp_http_tls_key go together: give both or neither");
+	if (c->mcp_http_tls_cert && !c->mcp_http_listen)
+		return cordon_diag_set(diag, EINVAL, "config",
+				       "mcp_http_tls_cert and mcp_http_tls_key need mcp_http_listen");
+	if (c->mcp_http_listen && mcp_listen_check(c->mcp_http_listen) == -EADDRNOTAVAIL && !c->mcp_http_tls_cert)
+		return cordon_diag_set(
+			diag, EINVAL, "config",
+			"mcp_http_listen '%s': not a loopback address; serving MCP on a routable address needs TLS: "
+			"set mcp_http_tls_cert and mcp_http_tls_key (or use 127.0.0.1 or [::1])",
+			c->mcp_http_listen);
 	/* No --user as root: cordond drops to its private id
 	 * (CORDON_BROKER_PRIVATE_ID, resolved in privs_resolve()), never to a
 	 * shared account such as nobody. */

@@ -53,9 +53,12 @@ struct cordon_daemon_config {
 			     * CORDON_BROKER_PRIVATE_ID (paths.h); "nobody" is refused */
 	char *operator_group;
 	char *gateway_group;
-	char *http_listen;     /* "127.0.0.1:PORT" or NULL */
-	char *mcp_http_listen; /* MCP over TCP, loopback only: "127.0.0.1:PORT", "[::1]:PORT" or NULL */
-	char *launcher;	       /* cordon-launch binary */
+	char *http_listen;	 /* "127.0.0.1:PORT" or NULL */
+	char *mcp_http_listen;	 /* MCP over TCP: "IPv4:PORT", "[IPv6]:PORT" or NULL; routable only with TLS */
+	char *mcp_http_tls_cert; /* PEM certificate chain of mcp_http_listen, or NULL */
+	char *mcp_http_tls_key;	 /* its PEM private key (root- or run-user-owned, 0600), or NULL */
+	char *mcp_http_hosts;	 /* "name[,name...]": Host names it answers besides loopback, or NULL */
+	char *launcher;		 /* cordon-launch binary */
 	uint64_t approval_wait_ms;
 	uint64_t result_cap;
 	uint64_t line_max; /* gateway and worker line bound */

@@ -87,9 +87,10 @@ static int bind_sockets(struct cordon_daemon *d, struct cordon_diag *diag)
 		return r;
 	/* MCP over loopback TCP (mcp_http_listen, issue 18): bound here, as
 	 * root if we started as root, before Landlock denies TCP bind; the
-	 * config admits loopback addresses only. */
+	 * config admits a routable address only with TLS. */
 	if (d->cfg.mcp_http_listen) {
-		r = gateway_http_tcp_listen(d->cfg.mcp_http_listen, &d->mcp_tcp_fd, &d->mcp_tcp_port, diag);
+		r = gateway_http_tcp_listen(d->cfg.mcp_http_listen, d->mcp_tls_cert != NULL, &d->mcp_tcp_fd,
+					    &d->mcp_tcp_port, diag);
 		if (r < 0)
 			return r;
 	}
@@ -400,7 +401,12 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	DUP(gateway_group);
 	DUP(http_listen);
 	DUP(mcp_http_listen);
+	DUP(mcp_http_tls_cert);
+	DUP(mcp_http_tls_key);
+	DUP(mcp_http_hosts);
 	DUP(launcher);
+	DUP(approval_webhook_url);
+	DUP(approval_webhook_secret_file);
 #undef DUP
 	if (!d->cfg.profiles_dir || !d->cfg.state_dir || !d->cfg.runtime_dir) {
 		r = cordon_diag_set(diag, EINVAL, "config", "profiles, state and runtime directories are required");
@@ -453,6 +459,15 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 	if (d->cfg.approval_webhook_url) {
 		r = cordon_webhook_new(d->cfg.approval_webhook_url, d->cfg.approval_webhook_secret_file, &d->webhook,
 				       diag);
+		if (r < 0)
+			goto fail;
+	}
+	/* So are the TLS certificate and key of mcp_http_listen. */
+	if (d->cfg.mcp_http_tls_cert) {
+		r = gateway_http_tls_read(d->cfg.mcp_http_tls_cert, "mcp_http_tls_cert", false, &d->mcp_tls_cert, diag);
+		if (r >= 0)
+			r = gateway_http_tls_read(d->cfg.mcp_http_tls_key, "mcp_http_tls_key", true, &d->mcp_tls_key,
+						  diag);
 		if (r < 0)
 			goto fail;
 	}
@@ -569,13 +584,18 @@ int cordon_daemon_new_args(const struct cordon_daemon_config *cfg, const struct 
 		if (r < 0)
 			goto fail;
 		if (d->mcp_tcp_fd >= 0) {
-			const struct gw_http_options to = { .tcp = true };
+			const struct gw_http_options to = {
+				.tcp = true,
+				.tls_cert = d->mcp_tls_cert,
+				.tls_key = d->mcp_tls_key,
+				.hosts = d->cfg.mcp_http_hosts,
+			};
 
 			r = gateway_http_start(d, d->mcp_tcp_fd, &to, &d->mcp_http_tcp, diag);
 			if (r < 0)
 				goto fail;
-			log_info("MCP over HTTP on TCP port %d (%s): bearer tokens of cordonctl agents",
-				 d->mcp_tcp_port, d->cfg.mcp_http_listen);
+			log_info("MCP over HTTP%s on TCP port %d (%s): bearer tokens of cordonctl agents",
+				 d->mcp_tls_cert ? "S (TLS)" : "", d->mcp_tcp_port, d->cfg.mcp_http_listen);
 		}
 	}
 	if (r >= 0)
@@ -628,6 +648,10 @@ void cordon_daemon_free(struct cordon_daemon *d)
 	d->mcp_http = NULL;
 	gateway_http_free(d->mcp_http_tcp);
 	d->mcp_http_tcp = NULL;
+	/* libmicrohttpd kept pointers to them until it stopped. */
+	gateway_http_tls_free(d->mcp_tls_cert);
+	gateway_http_tls_free(d->mcp_tls_key);
+	d->mcp_tls_cert = d->mcp_tls_key = NULL;
 	if (d->loop)
 		gateway_stop(d);
 	workers_kill_all(d);

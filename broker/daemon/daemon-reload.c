@@ -395,6 +395,9 @@ static int reload_config(struct cordon_daemon *d, struct cordon_daemon_config *n
 	RESTART_ONLY(gateway_group, "gateway_group");
 	RESTART_ONLY(http_listen, "http");
 	RESTART_ONLY(mcp_http_listen, "mcp_http_listen");
+	RESTART_ONLY(mcp_http_tls_cert, "mcp_http_tls_cert");
+	RESTART_ONLY(mcp_http_tls_key, "mcp_http_tls_key");
+	RESTART_ONLY(mcp_http_hosts, "mcp_http_hosts");
 	RESTART_ONLY(launcher, "launcher");
 	/* The secret is read while privileged, the port is in the Landlock
 	 * domain: both are fixed at start. */

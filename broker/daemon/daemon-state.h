@@ -467,10 +467,11 @@ struct cordon_daemon {
 	const struct worker_events *worker_events; /* NULL until gateway_start */
 	const struct dtask_hooks *task_hooks;	   /* NULL until gateway_start */
 	int gateway_fd, operator_fd, http_fd;
-	int mcp_http_fd;	      /* mcp-http.sock (gateway-http.c) */
-	struct gw_http *mcp_http;     /* NULL until serving */
-	int mcp_tcp_fd, mcp_tcp_port; /* mcp_http_listen (-EBADF: none) */
-	struct gw_http *mcp_http_tcp; /* its gateway-http.c instance */
+	int mcp_http_fd;		  /* mcp-http.sock (gateway-http.c) */
+	struct gw_http *mcp_http;	  /* NULL until serving */
+	int mcp_tcp_fd, mcp_tcp_port;	  /* mcp_http_listen (-EBADF: none) */
+	struct gw_http *mcp_http_tcp;	  /* its gateway-http.c instance */
+	char *mcp_tls_cert, *mcp_tls_key; /* PEM, sodium_malloc'd (mcp_http_tls_*); NULL: no TLS */
 	int signal_fd;
 	int notify_fd;
 	json_t *self_sandbox;

@@ -30,7 +30,9 @@
  * bits) and only for the subject that created it on the same endpoint:
  * anyone else gets 404, as for a session that does not exist.
  *
- * On the TCP listener (mcp_http_listen, loopback only) there is no
+ * On the TCP listener (mcp_http_listen; a routable address only with TLS,
+ * mcp_http_tls_cert and mcp_http_tls_key, and then Host and Origin may
+ * also name the mcp_http_hosts) there is no
  * SO_PEERCRED: every request carries "Authorization: Bearer <token>" of an
  * agent (agents.h), checked after Host and Origin on every request (401
  * otherwise), and that agent is the subject: its own sessions, share and
@@ -38,6 +40,7 @@
 #include "gateway-http.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -46,10 +49,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
+
+#include <sodium.h>
 
 #include "cleanup.h"
 #include "dbuf.h"
@@ -677,7 +684,54 @@ static bool authority_is_loopback(const char *a, size_t n)
 	return false;
 }
 
-static bool origin_allowed(const char *o)
+/* Whether authority a (host[:port]) names one of hosts ("name[,name...]",
+ * mcp_http_hosts, validated by the config), case-insensitively, any port. */
+static bool authority_in_hosts(const char *hosts, const char *a, size_t n)
+{
+	size_t hl;
+
+	if (!hosts)
+		return false;
+	if (n && a[0] == '[') {
+		const char *end = memchr(a, ']', n);
+
+		if (!end)
+			return false;
+		hl = (size_t)(end - a) + 1;
+	} else {
+		const char *colon = memchr(a, ':', n);
+
+		hl = colon ? (size_t)(colon - a) : n;
+	}
+	if (hl == 0)
+		return false;
+	if (hl < n) {
+		if (a[hl] != ':' || hl + 1 == n || n - hl - 1 > 5)
+			return false;
+		for (size_t i = hl + 1; i < n; i++)
+			if (a[i] < '0' || a[i] > '9')
+				return false;
+	}
+	for (const char *p = hosts;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == hl && !strncasecmp(p, a, hl))
+			return true;
+		if (!end)
+			return false;
+		p = end + 1;
+	}
+}
+
+/* Whether Host (or an Origin's authority) is one this listener answers
+ * to: a loopback name, or on a TLS listener one of mcp_http_hosts. */
+static bool authority_allowed(const struct gw_http *g, const char *a, size_t n)
+{
+	return authority_is_loopback(a, n) || (g->o.tls_cert && authority_in_hosts(g->o.hosts, a, n));
+}
+
+static bool origin_allowed(const struct gw_http *g, const char *o)
 {
 	const char *rest;
 
@@ -687,7 +741,11 @@ static bool origin_allowed(const char *o)
 		rest = o + 8;
 	else
 		return false; /* "null", or another scheme */
-	return authority_is_loopback(rest, strlen(rest));
+	/* A configured name only as an https origin: its pages came over
+	 * TLS too. */
+	if (authority_is_loopback(rest, strlen(rest)))
+		return true;
+	return o[4] == 's' && g->o.tls_cert && authority_in_hosts(g->o.hosts, rest, strlen(rest));
 }
 
 /* Whether an Accept header admits type ("a/b"): the type itself, "a/ *"
@@ -815,14 +873,15 @@ static enum MHD_Result request_head(struct gw_http *g, struct MHD_Connection *co
 			      "Not found: the MCP endpoints are /mcp and /mcp/<connector>");
 	/* DNS rebinding: a browser page of another site that made its name
 	 * resolve to this machine still sends its own Host and Origin. */
-	if (!host || !authority_is_loopback(host, strlen(host)))
+	if (!host || !authority_allowed(g, host, strlen(host)))
 		return refuse(conn, MHD_HTTP_FORBIDDEN, -32000,
-			      "Forbidden: Host '%.80s' is not a loopback name (localhost, 127.0.0.1, [::1])",
-			      host ? host : "");
-	if (origin && !origin_allowed(origin))
+			      "Forbidden: Host '%.80s' is not a loopback name (localhost, 127.0.0.1, [::1])%s",
+			      host ? host : "", g->o.tls_cert ? " nor one of mcp_http_hosts" : "");
+	if (origin && !origin_allowed(g, origin))
 		return refuse(conn, MHD_HTTP_FORBIDDEN, -32000,
-			      "Forbidden: Origin '%.80s' is not allowed (only http(s)://localhost, 127.0.0.1 or [::1])",
-			      origin);
+			      "Forbidden: Origin '%.80s' is not allowed (only http(s)://localhost, 127.0.0.1 or "
+			      "[::1]%s)",
+			      origin, g->o.tls_cert ? ", or https:// and a name of mcp_http_hosts" : "");
 	if (g->o.tcp) {
 		enum MHD_Result r = authenticate(g, conn, rq);
 
@@ -1185,14 +1244,16 @@ void gateway_http_tick(struct gw_http *g)
 	}
 }
 
-int gateway_http_tcp_listen(const char *addr, int *ret_fd, int *ret_port, struct cordon_diag *diag)
+int gateway_http_tcp_listen(const char *addr, bool tls, int *ret_fd, int *ret_port, struct cordon_diag *diag)
 {
 	struct sockaddr_storage ss;
 	unsigned len;
 	_cleanup_close_ int fd = -EBADF;
 	int one = 1, r;
 
-	r = cordon_http_parse_listen(addr, &ss, &len, diag);
+	/* A routable address only for TLS (the config refuses it without;
+	 * this is the second lock). */
+	r = tls ? cordon_http_parse_listen_any(addr, &ss, &len, diag) : cordon_http_parse_listen(addr, &ss, &len, diag);
 	if (r < 0)
 		return r;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -1211,6 +1272,69 @@ int gateway_http_tcp_listen(const char *addr, int *ret_fd, int *ret_port, struct
 						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	*ret_fd = TAKE_FD(fd);
 	return 0;
+}
+
+#define TLS_PEM_MAX (64u * 1024)
+
+int gateway_http_tls_read(const char *path, const char *what, bool secret, char **ret, struct cordon_diag *diag)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+	size_t len = 0, size;
+	char *buf;
+
+	if (sodium_init() < 0)
+		return cordon_diag_set(diag, EIO, "mcp-http", "libsodium cannot start");
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cordon_diag_set(diag, errno, "mcp-http", "%s '%s': %s", what, path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cordon_diag_set(diag, EINVAL, "mcp-http", "%s '%s' is not a regular file", what, path);
+	/* Like a credential file: whoever reads the key can impersonate
+	 * cordond to every agent. */
+	if (secret && ((st.st_mode & 077) != 0 || (st.st_uid != 0 && st.st_uid != geteuid())))
+		return cordon_diag_set(diag, EPERM, "mcp-http",
+				       "%s '%s' must be owned by root (or cordond's user) and not readable or "
+				       "writable by group or others (chmod 0600)",
+				       what, path);
+	if (st.st_size <= 0 || (uint64_t)st.st_size > TLS_PEM_MAX)
+		return cordon_diag_set(diag, EFBIG, "mcp-http", "%s '%s': must be 1 byte to %u KiB of PEM", what, path,
+				       TLS_PEM_MAX / 1024);
+	size = (size_t)st.st_size + 1;
+	buf = sodium_malloc(size + 1);
+	if (!buf)
+		return cordon_diag_set(diag, ENOMEM, "mcp-http", "%s: out of memory", what);
+	/* One byte more than fstat said: a file that grew is refused. */
+	while (len < size) {
+		ssize_t n = read(fd, buf + len, size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			gateway_http_tls_free(buf);
+			return cordon_diag_set(diag, e, "mcp-http", "%s '%s': %s", what, path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	if (len != size - 1 || memchr(buf, 0, len) || !strstr(buf, "-----BEGIN ")) {
+		gateway_http_tls_free(buf);
+		return cordon_diag_set(diag, EINVAL, "mcp-http", "%s '%s': not a PEM file (or it changed while read)",
+				       what, path);
+	}
+	*ret = buf;
+	return 0;
+}
+
+void gateway_http_tls_free(char *pem)
+{
+	/* sodium_free() wipes it. */
+	if (pem)
+		sodium_free(pem);
 }
 
 int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct gw_http_options *o,
@@ -1235,14 +1359,41 @@ int gateway_http_start(struct cordon_daemon *d, int unix_listen_fd, const struct
 	/* External epoll, driven by cordond's loop (like http.c); suspended
 	 * connections are how a stream waits for its next event. No
 	 * MHD_USE_ERROR_LOG: nothing logs behind the daemon's back. */
-	g->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, g,
-				  MHD_OPTION_LISTEN_SOCKET, unix_listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-				  g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, g->o.conn_timeout_sec,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-				  request_completed, g, MHD_OPTION_END);
-	if (!g->mhd) {
+	if (g->o.tls_cert && (!g->o.tls_key || !g->o.tcp)) {
 		free(g);
-		return cordon_diag_set(diag, EINVAL, "mcp-http", "libmicrohttpd refused to start on the MCP socket");
+		return cordon_diag_set(diag, EINVAL, "mcp-http", "TLS needs a TCP listener, a certificate and a key");
+	}
+	if (g->o.tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		free(g);
+		return cordon_diag_set(diag, ENOTSUP, "mcp-http",
+				       "mcp_http_tls_cert: this libmicrohttpd was built without TLS (GnuTLS); "
+				       "serve MCP on 127.0.0.1 without the TLS keys, or install a libmicrohttpd "
+				       "with TLS");
+	}
+	/* With TLS, MHD keeps the PEM pointers (the caller keeps them alive
+	 * until gateway_http_free()). The options after the TLS ones are
+	 * the same either way. */
+	if (g->o.tls_cert)
+		g->mhd = MHD_start_daemon(
+			MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TLS, 0, NULL, NULL, handler, g,
+			MHD_OPTION_HTTPS_MEM_CERT, g->o.tls_cert, MHD_OPTION_HTTPS_MEM_KEY, g->o.tls_key,
+			MHD_OPTION_LISTEN_SOCKET, unix_listen_fd, MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections,
+			MHD_OPTION_CONNECTION_TIMEOUT, g->o.conn_timeout_sec, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			(size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, request_completed, g, MHD_OPTION_END);
+	else
+		g->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, g,
+					  MHD_OPTION_LISTEN_SOCKET, unix_listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+					  g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, g->o.conn_timeout_sec,
+					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+					  MHD_OPTION_NOTIFY_COMPLETED, request_completed, g, MHD_OPTION_END);
+	if (!g->mhd) {
+		bool tls = g->o.tls_cert != NULL;
+
+		free(g);
+		return cordon_diag_set(diag, EINVAL, "mcp-http",
+				       tls ? "libmicrohttpd refused to start TLS on the MCP TCP socket (is "
+					     "mcp_http_tls_key the key of mcp_http_tls_cert, both PEM?)"
+					   : "libmicrohttpd refused to start on the MCP socket");
 	}
 	info = MHD_get_daemon_info(g->mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	r = info ? cordon_loop_watch(g->loop, info->epoll_fd, EPOLLIN, mhd_event, g, &g->watch) : -EINVAL;

@@ -30,11 +30,25 @@ struct gw_http_options {
 	unsigned conn_timeout_sec; /* MHD idle connection timeout; 0: 60 */
 	unsigned max_connections;  /* 0: 2 * max_sessions + 16 */
 	bool tcp;		   /* a TCP listener: bearer tokens, no SO_PEERCRED */
+	/* TCP only: PEM certificate chain and key (gateway_http_tls_read();
+	 * kept alive by the caller until gateway_http_free()), both NULL: no
+	 * TLS; hosts: "name[,name...]" (mcp_http_hosts) the Host and Origin
+	 * checks admit besides the loopback names, or NULL. */
+	const char *tls_cert, *tls_key;
+	const char *hosts;
 };
 
-/* Binds and listens on addr (mcp_http_listen: loopback only, port 0 picks
+/* Reads the PEM file path (what: its config key, for messages) into a
+ * NUL-terminated sodium_malloc'd buffer, at most 64 KiB. secret (a key):
+ * the file must be owned by root or the caller's euid and have no group
+ * or other access. Returns 0 or -errno with diag. */
+int gateway_http_tls_read(const char *path, const char *what, bool secret, char **ret, struct cordon_diag *diag);
+/* Wipes and frees what gateway_http_tls_read() returned; NULL is fine. */
+void gateway_http_tls_free(char *pem);
+
+/* Binds and listens on addr (mcp_http_listen: a routable address only with tls, port 0 picks
  * one). Returns 0 with the socket and its port, or -errno with diag. */
-int gateway_http_tcp_listen(const char *addr, int *ret_fd, int *ret_port, struct cordon_diag *diag);
+int gateway_http_tcp_listen(const char *addr, bool tls, int *ret_fd, int *ret_port, struct cordon_diag *diag);
 
 /* Serves MCP over HTTP on the listening Unix socket fd (stays the
  * caller's). o may be NULL (defaults). Returns 0 and *ret, or -errno with

@@ -345,7 +345,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *connection, con
 	}
 }
 
-int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsigned *ret_len, struct cordon_diag *diag)
+static int parse_listen(const char *s, bool routable, struct sockaddr_storage *ret, unsigned *ret_len,
+			struct cordon_diag *diag)
 {
 	char host[64];
 	const char *colon, *p;
@@ -391,7 +392,7 @@ int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsign
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ret;
 
 		if (s[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-			if ((ntohl(in4->sin_addr.s_addr) >> 24) != 127)
+			if (!routable && (ntohl(in4->sin_addr.s_addr) >> 24) != 127)
 				return cordon_diag_set(diag, EADDRNOTAVAIL, "http",
 						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])",
 						       s);
@@ -401,7 +402,7 @@ int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsign
 			return 0;
 		}
 		if (s[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-			if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			if (!routable && !IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
 				return cordon_diag_set(diag, EADDRNOTAVAIL, "http",
 						       "listen address \"%s\" is not loopback (127.0.0.0/8 or [::1])",
 						       s);
@@ -412,6 +413,17 @@ int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsign
 		}
 	}
 	return cordon_diag_set(diag, EINVAL, "http", "listen address \"%s\": host must be an IP literal", s);
+}
+
+int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsigned *ret_len, struct cordon_diag *diag)
+{
+	return parse_listen(s, false, ret, ret_len, diag);
+}
+
+int cordon_http_parse_listen_any(const char *s, struct sockaddr_storage *ret, unsigned *ret_len,
+				 struct cordon_diag *diag)
+{
+	return parse_listen(s, true, ret, ret_len, diag);
 }
 
 static int listener_start(struct cordon_http *h, int fd, bool detail, bool tcp, struct cordon_diag *diag)

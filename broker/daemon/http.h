@@ -64,3 +64,7 @@ int cordon_http_tcp_port(const struct cordon_http *h);
  * -EINVAL/-EADDRNOTAVAIL with diag. */
 struct sockaddr_storage;
 int cordon_http_parse_listen(const char *s, struct sockaddr_storage *ret, unsigned *ret_len, struct cordon_diag *diag);
+/* The same, any IP address (mcp_http_listen over TLS: the config has
+ * refused a routable one without it). */
+int cordon_http_parse_listen_any(const char *s, struct sockaddr_storage *ret, unsigned *ret_len,
+				 struct cordon_diag *diag);

@@ -87,3 +87,12 @@ cordon_add_test(NAME test-mcp-http-tcp
 add_dependencies(test-mcp-http-tcp fake-connector cordond cordonctl cordon-launch)
 set_tests_properties(test-mcp-http-tcp PROPERTIES FIXTURES_REQUIRED npm)
 set_property(TEST test-mcp-http-tcp APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")
+
+# Issue 18: MCP over TLS on a routable address, in a network namespace of
+# the test's own (only loopback up).
+cordon_add_test(NAME test-mcp-http-tls
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test-mcp-http-tls.c
+  LABELS e2e LIBS cordon-test-harness RUN_SERIAL TIMEOUT 300)
+add_dependencies(test-mcp-http-tls fake-connector cordond cordonctl cordon-launch)
+set_tests_properties(test-mcp-http-tls PROPERTIES FIXTURES_REQUIRED npm)
+set_property(TEST test-mcp-http-tls APPEND PROPERTY ENVIRONMENT "CORDON_E2E_NODE_DIR=${CMAKE_BINARY_DIR}/tests/e2e/node")

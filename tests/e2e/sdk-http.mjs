@@ -10,13 +10,14 @@
 //         "cancelled": message, "session": id}
 //   node sdk-http.mjs SOCKET PATH
 //   node sdk-http.mjs http://127.0.0.1:PORT PATH TOKEN   (TCP, no forwarder:
-//     the SDK sends Authorization: Bearer TOKEN on every request)
+//     the SDK sends Authorization: Bearer TOKEN on every request; https://
+//     too, the certificate trusted through NODE_EXTRA_CA_CERTS)
 import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const [sock, path, token] = process.argv.slice(2);
-const direct = sock.startsWith('http://');
+const direct = /^https?:\/\//.test(sock);
 const server = net.createServer((c) => {
   const u = net.createConnection(sock);
   c.pipe(u);

@@ -189,9 +189,9 @@ static void test_duplicate_key(void **state)
 static void test_unknown_key(void **state)
 {
 	(void)state;
-	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 22 keys accepted here)");
+	expect_bad("state: /a\nstat: /b\n", 2, 1, "stat: unknown key (not one of the 25 keys accepted here)");
 	/* A flag's spelling is not a key. */
-	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 22 keys accepted here)");
+	expect_bad("max-sessions: 8\n", 1, 1, "max-sessions: unknown key (not one of the 25 keys accepted here)");
 	expect_bad("[a]: 1\n", 1, 1, "mapping keys must be strings, got a list");
 }
 
@@ -286,12 +286,49 @@ static void test_mcp_http_listen(void **state)
 		assert_string_equal(c.mcp_http_listen, good[i]);
 		cordon_daemon_config_done(&c);
 	}
+	/* A routable address: read, then refused as a whole config without
+	 * the TLS keys, accepted with them (issue 18). */
 	for (size_t i = 0; i < sizeof(not_loopback) / sizeof(not_loopback[0]); i++) {
-		snprintf(text, sizeof(text), "mcp_http_listen: '%s'\n", not_loopback[i]);
-		assert_int_equal(load(text, &c, &d), -EINVAL);
-		assert_non_null(
-			strstr(d.message, "not a loopback address; serving MCP on a routable address needs TLS"));
+		char tls[400];
+
+		snprintf(text, sizeof(text), "state: /s\nprofiles: /p\nmcp_http_listen: '%s'\n", not_loopback[i]);
+		assert_int_equal(load(text, &c, &d), 0);
+		assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
+		assert_non_null(strstr(d.message,
+				       "not a loopback address; serving MCP on a routable address needs TLS: "
+				       "set mcp_http_tls_cert and mcp_http_tls_key"));
 		cordon_daemon_config_done(&c);
+		snprintf(tls, sizeof(tls),
+			 "%smcp_http_tls_cert: /etc/c.pem\nmcp_http_tls_key: /etc/k.pem\nmcp_http_hosts: "
+			 "mcp.example.org,10.0.0.5,[fd00::5]\n",
+			 text);
+		assert_int_equal(load(tls, &c, &d), 0);
+		assert_int_equal(cordon_daemon_config_finish(&c, &d), 0);
+		assert_string_equal(c.mcp_http_hosts, "mcp.example.org,10.0.0.5,[fd00::5]");
+		cordon_daemon_config_done(&c);
+	}
+	/* The keys go together, and only with a listener. */
+	assert_int_equal(load("state: /s\nprofiles: /p\nmcp_http_listen: 0.0.0.0:1\nmcp_http_tls_cert: /c\n", &c, &d),
+			 0);
+	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "go together"));
+	cordon_daemon_config_done(&c);
+	assert_int_equal(load("state: /s\nprofiles: /p\nmcp_http_tls_cert: /c\nmcp_http_tls_key: /k\n", &c, &d), 0);
+	assert_int_equal(cordon_daemon_config_finish(&c, &d), -EINVAL);
+	assert_non_null(strstr(d.message, "need mcp_http_listen"));
+	cordon_daemon_config_done(&c);
+	/* mcp_http_hosts: names, IPv4 and bracketed IPv6 literals, no ports,
+	 * spaces, empty entries or bad labels. */
+	{
+		static const char *const bad_hosts[] = { "a.example,", ",a",   "a b",  "a:443", "-a.example",
+							 "a-.example", "a..b", "[::1", "[zz]",	"a,,b" };
+
+		for (size_t i = 0; i < sizeof(bad_hosts) / sizeof(bad_hosts[0]); i++) {
+			snprintf(text, sizeof(text), "mcp_http_hosts: '%s'\n", bad_hosts[i]);
+			assert_int_equal(load(text, &c, &d), -EINVAL);
+			assert_non_null(strstr(d.message, "comma-separated list"));
+			cordon_daemon_config_done(&c);
+		}
 	}
 	for (size_t i = 0; i < sizeof(not_address) / sizeof(not_address[0]); i++) {
 		snprintf(text, sizeof(text), "mcp_http_listen: '%s'\n", not_address[i]);
