@@ -27,6 +27,10 @@
  *   log_level: info                     # error, warning, notice, info or debug
  *   approval_webhook_url: http://127.0.0.1:8787/cordon  # POST per approval event (webhook.h)
  *   approval_webhook_secret_file: /etc/cordon/webhook.secret  # HMAC key (root-owned, 0600)
+ *   mcp_http_listen: 0.0.0.0:8443       # MCP over TCP; a routable address only with TLS:
+ *   mcp_http_tls_cert: /etc/cordon/mcp-tls.crt  # PEM chain
+ *   mcp_http_tls_key: /etc/cordon/mcp-tls.key   # PEM key (root-owned, 0600)
+ *   mcp_http_hosts: mcp.example.org,10.0.0.5    # Host names admitted besides loopback
  */
 
 #include <stdbool.h>
