@@ -734,18 +734,20 @@ static bool authority_allowed(const struct gw_http *g, const char *a, size_t n)
 static bool origin_allowed(const struct gw_http *g, const char *o)
 {
 	const char *rest;
+	bool https = false;
 
 	if (!strncasecmp(o, "http://", 7))
 		rest = o + 7;
-	else if (!strncasecmp(o, "https://", 8))
+	else if (!strncasecmp(o, "https://", 8)) {
 		rest = o + 8;
-	else
+		https = true;
+	} else
 		return false; /* "null", or another scheme */
 	/* A configured name only as an https origin: its pages came over
 	 * TLS too. */
 	if (authority_is_loopback(rest, strlen(rest)))
 		return true;
-	return o[4] == 's' && g->o.tls_cert && authority_in_hosts(g->o.hosts, rest, strlen(rest));
+	return https && g->o.tls_cert && authority_in_hosts(g->o.hosts, rest, strlen(rest));
 }
 
 /* Whether an Accept header admits type ("a/b"): the type itself, "a/ *"
