@@ -14,8 +14,9 @@
  *   DELETE ends the session.
  *
  * The listener is a Unix socket (the peer's SO_PEERCRED uid is the
- * subject, as on gateway.sock) and, with mcp_http_listen, a loopback TCP
- * socket where every request carries "Authorization: Bearer <token>" of
+ * subject, as on gateway.sock) and, with mcp_http_listen, a TCP socket
+ * (loopback, or any address over TLS: mcp_http_tls_cert and
+ * mcp_http_tls_key) where every request carries "Authorization: Bearer <token>" of
  * an agent (cordonctl agents add): the agent is the subject. One
  * gateway_http_start() per listener; a session is found only on the
  * listener that created it. */
