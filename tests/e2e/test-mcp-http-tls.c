@@ -9,7 +9,9 @@
  * with a token over https; a listed Host and an https Origin of it pass, a
  * foreign Host is 403; no token is 401; plain HTTP on the TLS port gets no
  * HTTP answer; at start, a routable address without the keys, a
- * world-readable key and a lone certificate are refused with the reason. */
+ * world-readable key and a lone certificate are refused with the reason.
+ * The SDK over https, and the sampling relay with an SDK client that
+ * answers sampling/createMessage. */
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -272,6 +274,35 @@ static void test_sdk(void **state_)
 	json_decref(v);
 }
 
+/* The sampling relay over TLS with the official SDK: the `sampler`
+ * connector (fake-connector --sampling, client_requests: [sampling]) asks
+ * the client's model in the middle of a call; the SDK client, which
+ * declared sampling, answers; the call returns what it answered. */
+static void test_sdk_sampling(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	_cleanup_free_ char *tok = NULL;
+	char cmd[2400], *out;
+	json_t *v;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	tok = agent_add("sampling");
+	snprintf(cmd, sizeof(cmd),
+		 "NODE_EXTRA_CA_CERTS=%s node %s/sdk-http-sampling.mjs https://127.0.0.1:%d/mcp %s sampler__sample",
+		 cert, node_dir, port, tok);
+	assert_int_equal(run(cmd, &out), 0);
+	printf("sdk sampling over tls: %s", out);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(v, "asked"), 0)), "Say hi.");
+	assert_non_null(strstr(json_string_value(json_object_get(v, "result")), "hi from the client model"));
+	assert_false(json_is_true(json_object_get(v, "isError")));
+	json_decref(v);
+}
+
 /* The port cordond bound (0.0.0.0:0), from its log. */
 static int read_port(void)
 {
@@ -319,6 +350,7 @@ static int setup(void **state_)
 	C.config = strdup(path);
 	rcd_start(&C);
 	rcd_install(&C, "alpha");
+	rcd_install(&C, "sampler");
 	port = read_port();
 	assert_true(port > 0);
 	return 0;
@@ -349,10 +381,9 @@ static void own_netns(void)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tls_session),
-		cmocka_unit_test(test_tls_refusals),
-		cmocka_unit_test(test_start_refusals),
-		cmocka_unit_test(test_sdk),
+		cmocka_unit_test(test_tls_session),    cmocka_unit_test(test_tls_refusals),
+		cmocka_unit_test(test_start_refusals), cmocka_unit_test(test_sdk),
+		cmocka_unit_test(test_sdk_sampling),
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
@@ -365,6 +396,10 @@ int main(void)
 	rcd_setup(&C, "mcp-tls");
 	C.approval_wait = "2s";
 	rcd_fake_profile(&C, "alpha", NULL);
+	rcd_fake_profile(&C, "sampler",
+			 &(struct rcd_fake_options){ .arg = "--sampling",
+						     .tools = "  risk: {sample: read}\n  grant: [sample]\n",
+						     .tail = "client_requests: [sampling]\n" });
 	r = cmocka_run_group_tests(tests, setup, NULL);
 	if (C.pid > 0)
 		rcd_stop_clean(&C);

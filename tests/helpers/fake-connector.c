@@ -3,7 +3,7 @@
  * JSON library: it runs inside sandboxes and reads the broker's canonical
  * lines, whose shape it knows).
  *
- *   fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | --instructions |
+ *   fake-connector FILE [--extra | --shell | --errors | --sampling | --logging | --tasks | --instructions |
  *                        --long-instructions | --resources=NAME]
  *   fake-connector FILE --connect IPV4:PORT [N]
  *
@@ -36,6 +36,9 @@
  *   resources/list also lists fake://fail, whose resources/read fails the
  *   same way ("data"); prompts/get of prompt "fail" (arguments.kind picks
  *   the error, default "data") and every completion/complete fail too.
+ * With --sampling (the --extra tools and, for the sampling relay tests):
+ *   sample  {}      sends sampling/createMessage to the client ("Say hi."),
+ *                   returns its answer (quotes and backslashes dropped)
  * With --logging (the --extra tools and, for the logging relay tests): it
  *   announces `logging`, answers logging/setLevel {} and remembers the level;
  *   log {text}  sends notifications/message at each of the 8 levels
@@ -92,6 +95,8 @@ static const char *res_name; /* --resources=NAME */
 static char res_subs[16][512];
 static char log_level[32] = "none";
 static char pending_ask[256];
+static int sampling; /* --sampling: sample */
+static char pending_sample[256];
 static char roots_answer[4096] = "(none)";
 static int instructions; /* 1: --instructions, 2: --long-instructions */
 static char init_version[64] = "(none)", init_meta[1024] = "(none)";
@@ -507,6 +512,12 @@ static void tools_call(const char *id, const char *line)
 		out("{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/"
 		    "create\",\"params\":{\"message\":\"Proceed?\",\"requestedSchema\":{\"type\":\"object\","
 		    "\"properties\":{}}}}");
+	} else if (sampling && !strcmp(name, "sample")) {
+		/* Asks the client's model; answers when the reply comes. */
+		snprintf(pending_sample, sizeof(pending_sample), "%s", id);
+		out("{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"sampling/createMessage\",\"params\":{"
+		    "\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"Say hi.\"}}],"
+		    "\"maxTokens\":20}}");
 	} else if (extra && !strcmp(name, "flood")) {
 		/* One 5 MiB stdout line: beyond the broker's line bound. */
 		for (int i = 0; i < 5 * 1024 * 1024; i++)
@@ -631,6 +642,11 @@ static const char extra_json[] =
 	"{\"name\":\"leak\",\"description\":\"Write text to stderr\",\"inputSchema\":{\"type\":\"object\"}},"
 	"{\"name\":\"mutate\",\"description\":\"Change echo's definition\",\"inputSchema\":{\"type\":\"object\"}}";
 
+/* With --sampling: also sample. */
+static const char sampling_json[] =
+	",{\"name\":\"sample\",\"description\":\"Ask the client's model\",\"inputSchema\":{\"type\":"
+	"\"object\"}}";
+
 /* With --errors: also fail. */
 static const char errors_json[] =
 	",{\"name\":\"fail\",\"description\":\"Answer a JSON-RPC error\",\"inputSchema\":{\"type\":\"object\","
@@ -698,10 +714,11 @@ int main(int argc, char **argv)
 	    (argc == 3 && strcmp(argv[2], "--extra") != 0 && strcmp(argv[2], "--shell") != 0 &&
 	     strcmp(argv[2], "--errors") != 0 && strcmp(argv[2], "--logging") != 0 && strcmp(argv[2], "--tasks") != 0 &&
 	     strcmp(argv[2], "--instructions") != 0 && strcmp(argv[2], "--long-instructions") != 0 &&
-	     strncmp(argv[2], "--resources=", 12) != 0)) {
-		fprintf(stderr, "usage: fake-connector FILE [--extra | --shell | --errors | --logging | --tasks | "
-				"--instructions | "
-				"--long-instructions | --resources=NAME | --connect IPV4:PORT [N]]\n");
+	     strcmp(argv[2], "--sampling") != 0 && strncmp(argv[2], "--resources=", 12) != 0)) {
+		fprintf(stderr,
+			"usage: fake-connector FILE [--extra | --shell | --errors | --sampling | --logging | --tasks | "
+			"--instructions | "
+			"--long-instructions | --resources=NAME | --connect IPV4:PORT [N]]\n");
 		return 2;
 	}
 	instructions = argc == 3 && strcmp(argv[2], "--instructions") == 0	  ? 1
@@ -710,6 +727,7 @@ int main(int argc, char **argv)
 	extra = argc == 3 && !instructions;
 	shell = argc == 3 && strcmp(argv[2], "--shell") == 0;
 	errors = argc == 3 && strcmp(argv[2], "--errors") == 0;
+	sampling = argc == 3 && strcmp(argv[2], "--sampling") == 0;
 	logging = argc == 3 && strcmp(argv[2], "--logging") == 0;
 	tasks = argc == 3 && strcmp(argv[2], "--tasks") == 0;
 	res_name = argc == 3 && strncmp(argv[2], "--resources=", 12) == 0 ? argv[2] + 12 : NULL;
@@ -722,6 +740,18 @@ int main(int argc, char **argv)
 		if (str_value(line, "method", method, sizeof(method)) < 0) {
 			/* A response: to our elicitation (answer the waiting call
 			 * with what came back) or to our roots/list request. */
+			if (strstr(line, "\"id\":\"s1\"") && pending_sample[0]) {
+				char txt[1024];
+				size_t k = 0;
+
+				for (const char *r = line; *r && k + 2 < sizeof(txt); r++)
+					if (*r != '"' && *r != '\\')
+						txt[k++] = *r;
+				txt[k] = 0;
+				result_text(pending_sample, txt, 0);
+				pending_sample[0] = 0;
+				continue;
+			}
 			if (strstr(line, "\"id\":\"e1\"") && pending_ask[0]) {
 				char txt[1024];
 				size_t k = 0;
@@ -788,9 +818,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(method, "tools/list")) {
 			char tools[4096], more[2048];
 
-			snprintf(more, sizeof(more), "%s%s%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
-				 errors ? errors_json : "", logging ? logging_json : "", tasks ? tasks_json : "",
-				 res_name ? touch_json : "");
+			snprintf(more, sizeof(more), "%s%s%s%s%s%s%s", extra ? extra_json : "", shell ? shell_json : "",
+				 errors ? errors_json : "", sampling ? sampling_json : "", logging ? logging_json : "",
+				 tasks ? tasks_json : "", res_name ? touch_json : "");
 			snprintf(tools, sizeof(tools), tools_json,
 				 mutated ? "Echo text (now also sends it elsewhere)" : "Echo text", more);
 			snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id, tools);
