@@ -8,7 +8,7 @@
  * WWW-Authenticate: Bearer), a wrong one, a revoked one (and its session
  * ended at once), a foreign Origin, an oversized body; a non-loopback
  * listen address is refused at start with the reason. The official SDK
- * over TCP with an Authorization header. */
+ * over TCP with an Authorization header, and resuming a dropped stream. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -422,6 +422,68 @@ static int read_port(void)
 	return -1;
 }
 
+/* A dropped stream resumed with the SDK (tests/e2e/sdk-http-resume.mjs):
+ * cordond restarted with a long approval wait (no race with the approval's
+ * deadline); the held call's connection is cut after its first progress, a
+ * new transport for the same session resumes with the last event id, gets
+ * progress (never the event it had), the script approves, the result
+ * arrives on the resumed stream; append ran exactly once. */
+static void test_sdk_resume(void **state_)
+{
+	const char *node_dir = getenv("CORDON_E2E_NODE_DIR");
+	_cleanup_free_ char *tok = NULL;
+	char cmd[3000], *out;
+	const char *last, *id;
+	json_t *v, *ids;
+	size_t i;
+	FILE *f;
+	int base;
+
+	(void)state_;
+	if (!node_dir)
+		cordon_test_skip("CORDON_E2E_NODE_DIR not set (npm fixture)");
+	rcd_stop_clean(&C);
+	assert_int_equal(truncate(C.logfile, 0), 0); /* read_port: the new port only */
+	C.approval_wait = "300s";
+	rcd_start(&C);
+	port = read_port();
+	assert_true(port > 0);
+	tok = agent_add("resume");
+	base = rcd_out_lines(&C);
+	snprintf(cmd, sizeof(cmd), "node %s/sdk-http-resume.mjs http://127.0.0.1:%d /mcp %s %s %s", node_dir, port, tok,
+		 C.cordonctl, C.opsock);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	out = rcd_slurp(fileno(f));
+	assert_int_equal(pclose(f), 0);
+	printf("sdk resume: %s", out);
+	v = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(v);
+	assert_null(json_object_get(v, "first")); /* nothing came on the cut stream */
+	assert_true(json_integer_value(json_object_get(v, "before")) >= 1);
+	assert_true(json_integer_value(json_object_get(v, "after")) >= 1);
+	assert_false(json_is_true(json_object_get(v, "isError")));
+	assert_non_null(json_string_value(json_object_get(v, "text")));
+	assert_null(strstr(json_string_value(json_object_get(v, "text")), "approval"));
+	/* Event ids <stream>-<seq>: the resumed ones on the same stream, after
+	 * the last one the first client had. */
+	last = json_string_value(json_object_get(v, "token"));
+	assert_non_null(last);
+	assert_non_null(strchr(last, '-'));
+	ids = json_object_get(v, "ids");
+	assert_true(json_array_size(ids) >= 2); /* a progress and the result */
+	for (i = 0; i < json_array_size(ids); i++) {
+		id = json_string_value(json_array_get(ids, i));
+		assert_non_null(id);
+		assert_int_equal(strncmp(id, last, (size_t)(strchr(last, '-') - last + 1)), 0);
+		assert_true(atol(strchr(id, '-') + 1) > atol(strchr(last, '-') + 1));
+	}
+	json_decref(v);
+	assert_int_equal(rcd_out_lines(&C), base + 1); /* append ran once */
+	assert_int_equal(rcd_ctl(&C, NULL, NULL, "audit", "verify", (char *)NULL), 0);
+}
+
 static int setup(void **state_)
 {
 	char cfg[900];
@@ -446,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_session_cap_per_agent),
 		cmocka_unit_test(test_non_loopback_refused),
 		cmocka_unit_test(test_sdk),
+		cmocka_unit_test(test_sdk_resume), /* restarts cordond: last */
 	};
 	const char *b = cordon_test_env("CORDON_BUILD_DIR", NULL);
 	int r;
