@@ -652,18 +652,19 @@ static struct hsess *hsess_find(struct gw_http *g, struct MHD_Connection *conn, 
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* Whether an authority (a Host header, or the host[:port] of an origin)
- * names this machine's loopback: localhost, 127.0.0.1, [::1], any port. */
-static bool authority_is_loopback(const char *a, size_t n)
+/* Splits authority a (a Host header, or the host[:port] of an origin; n
+ * bytes) into its host, "[v6]" kept whole: the host's length, or 0 when a
+ * is malformed (an open bracket, an empty host, a port that is not 1 to 5
+ * digits). */
+static size_t authority_host_len(const char *a, size_t n)
 {
-	static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
 	size_t hl;
 
 	if (n && a[0] == '[') {
 		const char *end = memchr(a, ']', n);
 
 		if (!end)
-			return false;
+			return 0;
 		hl = (size_t)(end - a) + 1;
 	} else {
 		const char *colon = memchr(a, ':', n);
@@ -671,14 +672,23 @@ static bool authority_is_loopback(const char *a, size_t n)
 		hl = colon ? (size_t)(colon - a) : n;
 	}
 	if (hl < n) {
-		/* A port: digits only. */
 		if (a[hl] != ':' || hl + 1 == n || n - hl - 1 > 5)
-			return false;
+			return 0;
 		for (size_t i = hl + 1; i < n; i++)
 			if (a[i] < '0' || a[i] > '9')
-				return false;
+				return 0;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+	return hl;
+}
+
+/* Whether an authority names this machine's loopback: localhost,
+ * 127.0.0.1, [::1], any port. */
+static bool authority_is_loopback(const char *a, size_t n)
+{
+	static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+	size_t hl = authority_host_len(a, n);
+
+	for (size_t i = 0; hl && i < ELEMENTSOF(names); i++)
 		if (strlen(names[i]) == hl && !strncasecmp(a, names[i], hl))
 			return true;
 	return false;
@@ -688,30 +698,10 @@ static bool authority_is_loopback(const char *a, size_t n)
  * mcp_http_hosts, validated by the config), case-insensitively, any port. */
 static bool authority_in_hosts(const char *hosts, const char *a, size_t n)
 {
-	size_t hl;
+	size_t hl = authority_host_len(a, n);
 
-	if (!hosts)
+	if (!hosts || hl == 0)
 		return false;
-	if (n && a[0] == '[') {
-		const char *end = memchr(a, ']', n);
-
-		if (!end)
-			return false;
-		hl = (size_t)(end - a) + 1;
-	} else {
-		const char *colon = memchr(a, ':', n);
-
-		hl = colon ? (size_t)(colon - a) : n;
-	}
-	if (hl == 0)
-		return false;
-	if (hl < n) {
-		if (a[hl] != ':' || hl + 1 == n || n - hl - 1 > 5)
-			return false;
-		for (size_t i = hl + 1; i < n; i++)
-			if (a[i] < '0' || a[i] > '9')
-				return false;
-	}
 	for (const char *p = hosts;;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
