@@ -165,6 +165,19 @@ static int usage_error(const struct opts *o, const char *code, const char *usage
 	return EXIT_USAGE;
 }
 
+/* The operator socket: --socket, else $CORDON_OPERATOR_SOCKET, else the
+ * default path. */
+static const char *operator_socket(const struct opts *o)
+{
+	const char *env = getenv(CORDON_OPERATOR_SOCKET_ENV);
+
+	return o->socket ? o->socket : env ? env : CORDON_OPERATOR_SOCKET_DEFAULT;
+}
+
+/* The verbs dispatched outside the command table. */
+#define AUDIT_EXPORT_USAGE    "audit export [--since TIME] [--until TIME] [--after-seq N] [--follow]"
+#define APPROVALS_WATCH_USAGE "approvals watch [--json] [--connector ID] [--after-seq N]"
+
 /* --json was given: cli_error() prints one JSON object, like usage_error(). */
 static bool json_errors;
 
@@ -1333,24 +1346,15 @@ static int cmd_audit_export(const struct opts *o)
 		       FOLLOW_POLL_MS);
 		return EXIT_OK;
 	}
-	if (o->n_pos != 2) {
-		fprintf(stderr, "Usage: cordonctl audit export [--since TIME] [--until TIME] [--after-seq N] "
-				"[--follow]\n");
-		return EXIT_USAGE;
-	}
-	if (o->after_seq && parse_seq(o->after_seq, &after) < 0) {
-		fprintf(stderr, "cordonctl: --after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)\n",
-			o->after_seq);
-		return EXIT_USAGE;
-	}
-	if (o->follow && o->until) {
-		fprintf(stderr, "cordonctl: --follow and --until exclude each other\n");
-		return EXIT_USAGE;
-	}
-	r = connect_unix(o->socket			      ? o->socket
-			 : getenv(CORDON_OPERATOR_SOCKET_ENV) ? getenv(CORDON_OPERATOR_SOCKET_ENV)
-							      : CORDON_OPERATOR_SOCKET_DEFAULT,
-			 &fd);
+	if (o->n_pos != 2)
+		return usage_error(o, "invalid-argument", AUDIT_EXPORT_USAGE, "too many arguments");
+	if (o->after_seq && parse_seq(o->after_seq, &after) < 0)
+		return usage_error(o, "invalid-argument", AUDIT_EXPORT_USAGE,
+				   "--after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)", o->after_seq);
+	if (o->follow && o->until)
+		return usage_error(o, "invalid-argument", AUDIT_EXPORT_USAGE,
+				   "--follow and --until exclude each other");
+	r = connect_unix(operator_socket(o), &fd);
 	if (r != EXIT_OK)
 		return r;
 	for (;;) {
@@ -1465,22 +1469,16 @@ static int cmd_approvals_watch(const struct opts *o)
 		       FOLLOW_POLL_MS);
 		return EXIT_OK;
 	}
-	if (o->n_pos != 2) {
-		fprintf(stderr, "Usage: cordonctl approvals watch [--json] [--connector ID] [--after-seq N]\n");
-		return EXIT_USAGE;
-	}
+	if (o->n_pos != 2)
+		return usage_error(o, "invalid-argument", APPROVALS_WATCH_USAGE, "too many arguments");
 	if (o->after_seq) {
-		if (parse_seq(o->after_seq, &after) < 0) {
-			fprintf(stderr, "cordonctl: --after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)\n",
-				o->after_seq);
-			return EXIT_USAGE;
-		}
+		if (parse_seq(o->after_seq, &after) < 0)
+			return usage_error(o, "invalid-argument", APPROVALS_WATCH_USAGE,
+					   "--after-seq \"%s\" is not a record number (0 to 2^53-1, decimal)",
+					   o->after_seq);
 		have_cursor = true;
 	}
-	r = connect_unix(o->socket			      ? o->socket
-			 : getenv(CORDON_OPERATOR_SOCKET_ENV) ? getenv(CORDON_OPERATOR_SOCKET_ENV)
-							      : CORDON_OPERATOR_SOCKET_DEFAULT,
-			 &fd);
+	r = connect_unix(operator_socket(o), &fd);
 	if (r != EXIT_OK)
 		return r;
 	for (;;) {
@@ -1639,10 +1637,7 @@ int main(int argc, char **argv)
 	    (o.fingerprint && strcmp(c->op, "inventory.review") == 0 &&
 	     json_object_set_new(args, "fingerprint", json_string(o.fingerprint)) < 0))
 		return usage_error(&o, "invalid-argument", c->usage, "invalid arguments");
-	if (!o.socket)
-		o.socket = getenv(CORDON_OPERATOR_SOCKET_ENV);
-	if (!o.socket)
-		o.socket = CORDON_OPERATOR_SOCKET_DEFAULT;
+	o.socket = operator_socket(&o);
 
 	/* backup PATH: cordonctl creates the file, as the operator running it,
 	 * new (O_EXCL) and 0600, and passes it to cordond, which writes the

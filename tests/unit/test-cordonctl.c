@@ -214,6 +214,11 @@ static void test_json_usage_errors(void **state)
 	assert_json_usage_error(f, "invalid-argument");
 	assert_int_equal(CTL(f, "--json", "status", "extra"), 2);
 	assert_json_usage_error(f, "invalid-argument");
+	/* the verbs dispatched outside the command table too */
+	assert_int_equal(CTL(f, "--json", "audit", "export", "--after-seq", "x"), 2);
+	assert_json_usage_error(f, "invalid-argument");
+	assert_int_equal(CTL(f, "--json", "approvals", "watch", "extra"), 2);
+	assert_json_usage_error(f, "invalid-argument");
 	/* without --json the same errors stay plain text */
 	assert_int_equal(CTL(f, "status", "--bogus"), 2);
 	assert_string_equal(f->err, "cordonctl: unknown option --bogus\n");
